@@ -1,0 +1,204 @@
+"""The Three-view Cardinality Structure (TVCS): which element belongs to which group.
+
+A TVCS over ``p`` elements has three views (Yang et al., "On the projection operator to a
+three-view cardinality constrained set", ICML 2017, Definition 1):
+
+* view 0 is the whole set, capped by ``total``;
+* view 1 is a set of disjoint groups, group ``g`` capped by ``caps1[g]``;
+* view 2 is a second set of disjoint groups, group ``h`` capped by ``caps2[h]``.
+
+An element may belong to no group of view 1 or view 2 (label ``-1``); it is then limited on
+that side by the total only. The matrix case puts rows in view 1 and columns in view 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+
+__all__ = ["TVCSStructure"]
+
+
+def _as_caps(value, length: int, name: str) -> np.ndarray:
+    """Validate caps given as a scalar or one per group; return an int64 array of ``length``."""
+    arr = np.asarray(value)
+    if arr.dtype == np.bool_ or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise ValueError(f"{name} must be a non-negative integer or an array of them, got {value!r}")
+    if arr.ndim == 0:
+        arr = np.full(length, arr)
+    elif arr.ndim != 1 or arr.shape[0] != length:
+        raise ValueError(
+            f"{name} must be a scalar or have length {length}, got shape {np.shape(value)}"
+        )
+    if np.issubdtype(arr.dtype, np.floating):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite, got NaN or infinity")
+        if np.any(arr != np.round(arr)):
+            bad = int(np.flatnonzero(arr != np.round(arr))[0])
+            raise ValueError(f"{name} must be integers, got {arr[bad].item()!r} at position {bad}")
+    if np.any(arr < 0):
+        bad = int(np.flatnonzero(arr < 0)[0])
+        raise ValueError(f"{name} must be non-negative, got {arr[bad].item()!r} at position {bad}")
+    return arr.astype(np.int64)
+
+
+def _as_total(total, n_elements: int) -> int:
+    """Validate the total cap; ``None`` means no cap beyond the number of elements."""
+    if total is None:
+        return n_elements
+    if isinstance(total, bool) or not isinstance(total, Real | np.number):
+        raise ValueError(f"total must be a non-negative integer or None, got {total!r}")
+    if isinstance(total, Integral | np.integer):
+        value = int(total)
+    else:
+        if not np.isfinite(total) or float(total) != round(float(total)):
+            raise ValueError(f"total must be a non-negative integer or None, got {total!r}")
+        value = int(total)
+    if value < 0:
+        raise ValueError(f"total must be non-negative, got {value}")
+    return min(value, n_elements)
+
+
+def _as_labels(labels, name: str) -> np.ndarray:
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of group labels, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        if not np.issubdtype(arr.dtype, np.floating) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must hold integer group labels (-1 = no group)")
+    arr = arr.astype(np.int64)
+    if np.any(arr < -1):
+        bad = int(np.flatnonzero(arr < -1)[0])
+        raise ValueError(f"{name} labels must be >= -1 (-1 = no group), got {arr[bad]} at {bad}")
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class TVCSStructure:
+    """Group membership and caps of a Three-view Cardinality Structure.
+
+    Build one with :meth:`from_matrix` or :meth:`from_labels`; the constructors validate.
+
+    Attributes
+    ----------
+    n_elements : int
+        Number of elements ``p``.
+    caps1 : ndarray of int64, shape (n_groups1,)
+        Cap of each view-1 group (rows in the matrix case).
+    caps2 : ndarray of int64, shape (n_groups2,)
+        Cap of each view-2 group (columns in the matrix case).
+    total : int
+        Cap on the whole support (view 0), at most ``n_elements``.
+    shape : tuple of int or None
+        ``(n_rows, n_cols)`` for a matrix structure, where element ``i * n_cols + j`` is in
+        row group ``i`` and column group ``j``; ``None`` for a general structure.
+    """
+
+    n_elements: int
+    caps1: np.ndarray
+    caps2: np.ndarray
+    total: int
+    shape: tuple[int, int] | None = None
+    _labels1: np.ndarray | None = None
+    _labels2: np.ndarray | None = None
+
+    @classmethod
+    def from_matrix(cls, shape, *, max_per_row, max_per_col, total=None) -> TVCSStructure:
+        """Rows as view 1 and columns as view 2 of an ``n_rows x n_cols`` matrix.
+
+        Parameters
+        ----------
+        shape : tuple of two non-negative ints
+        max_per_row : int or array-like of int, shape (n_rows,)
+        max_per_col : int or array-like of int, shape (n_cols,)
+        total : int or None
+            Cap on the number of selected entries; ``None`` means no total cap.
+        """
+        if len(shape) != 2 or any(
+            isinstance(s, bool) or not isinstance(s, Integral | np.integer) or s < 0 for s in shape
+        ):
+            raise ValueError(f"shape must be two non-negative integers, got {shape!r}")
+        n_rows, n_cols = int(shape[0]), int(shape[1])
+        caps1 = _as_caps(max_per_row, n_rows, "max_per_row")
+        caps2 = _as_caps(max_per_col, n_cols, "max_per_col")
+        p = n_rows * n_cols
+        return cls(p, caps1, caps2, _as_total(total, p), (n_rows, n_cols))
+
+    @classmethod
+    def from_labels(cls, labels1, labels2, *, caps1, caps2, total=None) -> TVCSStructure:
+        """A general TVCS from one view-1 and one view-2 group label per element.
+
+        Parameters
+        ----------
+        labels1, labels2 : array-like of int, shape (p,)
+            Group of each element in view 1 / view 2, numbered from 0; ``-1`` = no group.
+        caps1 : int or array-like of int, shape (n_groups1,)
+            Cap of each view-1 group; ``n_groups1`` is ``len(caps1)`` when an array is given,
+            else ``max(labels1) + 1``.
+        caps2 : int or array-like of int, shape (n_groups2,)
+            The same for view 2.
+        total : int or None
+            Cap on the whole support; ``None`` means no total cap.
+        """
+        l1 = _as_labels(labels1, "labels1")
+        l2 = _as_labels(labels2, "labels2")
+        if l1.shape != l2.shape:
+            raise ValueError(
+                f"labels1 and labels2 must have the same length, got {l1.shape[0]} and {l2.shape[0]}"
+            )
+        caps = []
+        for labels, value, name in ((l1, caps1, "caps1"), (l2, caps2, "caps2")):
+            n_groups = np.size(value) if np.ndim(value) == 1 else int(labels.max(initial=-1)) + 1
+            arr = _as_caps(value, n_groups, name)
+            if labels.size and labels.max() >= n_groups:
+                raise ValueError(
+                    f"{name} has {n_groups} groups but a label {int(labels.max())} refers to "
+                    f"group {int(labels.max())}"
+                )
+            caps.append(arr)
+        p = int(l1.shape[0])
+        return cls(p, caps[0], caps[1], _as_total(total, p), None, l1, l2)
+
+    @property
+    def labels1(self) -> np.ndarray:
+        """View-1 group of every element, shape (p,), ``-1`` = no group."""
+        if self._labels1 is not None:
+            return self._labels1
+        n_rows, n_cols = self.shape
+        return np.repeat(np.arange(n_rows, dtype=np.int64), n_cols)
+
+    @property
+    def labels2(self) -> np.ndarray:
+        """View-2 group of every element, shape (p,), ``-1`` = no group."""
+        if self._labels2 is not None:
+            return self._labels2
+        n_rows, n_cols = self.shape
+        return np.tile(np.arange(n_cols, dtype=np.int64), n_rows)
+
+    def is_feasible(self, support) -> bool:
+        """Whether a support (bool, shape (p,) or the matrix shape) satisfies every cap."""
+        return not self.violations(support)
+
+    def violations(self, support) -> list[str]:
+        """Human-readable list of the caps a support breaks (empty if feasible)."""
+        s = np.asarray(support, dtype=bool).reshape(-1)
+        if s.shape[0] != self.n_elements:
+            raise ValueError(f"support has {s.shape[0]} elements, structure has {self.n_elements}")
+        problems = []
+        if int(s.sum()) > self.total:
+            problems.append(f"total: {int(s.sum())} selected > cap {self.total}")
+        for name, labels, caps in (
+            ("view 1", self.labels1, self.caps1),
+            ("view 2", self.labels2, self.caps2),
+        ):
+            chosen = labels[s]
+            counts = np.bincount(chosen[chosen >= 0], minlength=caps.shape[0])
+            over = np.flatnonzero(counts > caps)
+            problems.extend(
+                f"{name} group {g}: {counts[g]} selected > cap {caps[g]}" for g in over[:10]
+            )
+        return problems
