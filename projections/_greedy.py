@@ -38,7 +38,11 @@ def greedy_support(weights: np.ndarray, structure) -> np.ndarray:
     positive = np.flatnonzero(weights > 0)
     order = positive[np.argsort(-weights[positive], kind="stable")]
     return _accept_in_order(
-        order, structure.labels1, structure.labels2, structure.caps1, structure.caps2,
+        order,
+        structure.labels1,
+        structure.labels2,
+        structure.caps1,
+        structure.caps2,
         structure.total,
     )
 

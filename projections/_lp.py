@@ -27,9 +27,7 @@ def constraint_matrix(structure, elements: np.ndarray) -> tuple[sp.csr_matrix, n
     in2 = l2 >= 0
     rows = np.concatenate([np.zeros(k, np.int64), 1 + l1[in1], 1 + g1 + l2[in2]])
     columns = np.concatenate([cols, cols[in1], cols[in2]])
-    A = sp.csr_matrix(
-        (np.ones(rows.shape[0]), (rows, columns)), shape=(1 + g1 + g2, k)
-    )
+    A = sp.csr_matrix((np.ones(rows.shape[0]), (rows, columns)), shape=(1 + g1 + g2, k))
     caps = np.concatenate([[structure.total], structure.caps1, structure.caps2]).astype(float)
     return A, caps
 
@@ -37,7 +35,9 @@ def constraint_matrix(structure, elements: np.ndarray) -> tuple[sp.csr_matrix, n
 def solve(weights, structure, *, warm_start=None, time_limit: float | None = None) -> MethodOutput:
     """Solve the LP with HiGHS' dual simplex and round its (integral) vertex solution."""
     if time_limit is not None and not time_limit > 0:
-        raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit}")
+        raise ValueError(
+            f"time_limit must be a positive number of seconds or None, got {time_limit}"
+        )
     support = np.zeros(weights.shape[0], dtype=bool)
     elements = np.flatnonzero(weights > 0)
     if elements.size == 0:

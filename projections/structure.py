@@ -27,7 +27,9 @@ def _as_caps(value, length: int, name: str) -> np.ndarray:
     if arr.dtype == np.bool_ or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     ):
-        raise ValueError(f"{name} must be a non-negative integer or an array of them, got {value!r}")
+        raise ValueError(
+            f"{name} must be a non-negative integer or an array of them, got {value!r}"
+        )
     if arr.ndim == 0:
         arr = np.full(length, arr)
     elif arr.ndim != 1 or arr.shape[0] != length:
@@ -148,7 +150,8 @@ class TVCSStructure:
         l2 = _as_labels(labels2, "labels2")
         if l1.shape != l2.shape:
             raise ValueError(
-                f"labels1 and labels2 must have the same length, got {l1.shape[0]} and {l2.shape[0]}"
+                "labels1 and labels2 must have the same length, "
+                f"got {l1.shape[0]} and {l2.shape[0]}"
             )
         caps = []
         for labels, value, name in ((l1, caps1, "caps1"), (l2, caps2, "caps2")):
