@@ -1,0 +1,205 @@
+"""Every TVCS projection method against the same feasibility and optimality checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from brute_force import brute_force_optimum, highs_optimum
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from projections import TVCSStructure
+from projections.tvcs import METHODS, project, project_matrix
+
+EXACT_METHODS = ("exact", "lp")
+
+
+@st.composite
+def tiny_instances(draw):
+    """General TVCS instances with p <= 12: ties, zeros, caps of 0 and above group sizes."""
+    p = draw(st.integers(1, 12))
+    n1 = draw(st.integers(1, 4))
+    n2 = draw(st.integers(1, 4))
+    labels1 = draw(st.lists(st.integers(-1, n1 - 1), min_size=p, max_size=p))
+    labels2 = draw(st.lists(st.integers(-1, n2 - 1), min_size=p, max_size=p))
+    caps1 = draw(st.lists(st.integers(0, p + 1), min_size=n1, max_size=n1))
+    caps2 = draw(st.lists(st.integers(0, p + 1), min_size=n2, max_size=n2))
+    total = draw(st.integers(0, p + 2))
+    values = draw(
+        st.lists(
+            st.one_of(st.sampled_from([0.0, 1.0, -1.0, 2.0]), st.floats(-10, 10)),
+            min_size=p,
+            max_size=p,
+        )
+    )
+    structure = TVCSStructure.from_labels(labels1, labels2, caps1=caps1, caps2=caps2, total=total)
+    return np.array(values), structure
+
+
+def random_matrix_instance(rng, n, m, budget_fraction):
+    V = rng.standard_normal((n, m))
+    rows = rng.integers(1, max(1, m // 4) + 1, n)
+    cols = rng.integers(1, max(1, n // 4) + 1, m)
+    total = int(budget_fraction * min(rows.sum(), cols.sum()))
+    return V, rows, cols, total
+
+
+def assert_valid_projection(v, structure, result):
+    """Feasible, zero weights never selected, x = v on the support, objective consistent."""
+    support = result.support.reshape(-1)
+    flat_v = np.asarray(v).reshape(-1)
+    assert result.x.shape == np.shape(v)
+    assert result.support.shape == np.shape(v)
+    assert structure.violations(support) == []
+    assert not np.any(support & (flat_v == 0))
+    np.testing.assert_array_equal(result.x.reshape(-1), np.where(support, flat_v, 0))
+    assert result.objective == pytest.approx(float(np.sum(flat_v[support] ** 2)), rel=1e-12)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instance=tiny_instances())
+def test_every_method_is_feasible_and_exact_methods_match_brute_force(method, instance):
+    v, structure = instance
+    result = project(v, structure, method=method)
+    assert_valid_projection(v, structure, result)
+    best = brute_force_optimum(v**2, structure)
+    assert result.objective <= best * (1 + 1e-12) + 1e-12
+    if method in EXACT_METHODS or result.optimal:
+        assert result.objective == pytest.approx(best, rel=1e-9, abs=1e-12)
+    if method == "exact":
+        assert result.optimal
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 4),
+    m=st.integers(1, 4),
+    data=st.data(),
+)
+def test_exact_matches_brute_force_on_tiny_matrices(n, m, data):
+    V = np.array(data.draw(st.lists(st.floats(-5, 5), min_size=n * m, max_size=n * m)))
+    V = V.reshape(n, m)
+    rows = data.draw(st.lists(st.integers(0, m + 1), min_size=n, max_size=n))
+    cols = data.draw(st.lists(st.integers(0, n + 1), min_size=m, max_size=m))
+    total = data.draw(st.one_of(st.none(), st.integers(0, n * m + 1)))
+    result = project_matrix(V, max_per_row=rows, max_per_col=cols, total=total)
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
+    assert_valid_projection(V, structure, result)
+    assert result.objective == pytest.approx(
+        brute_force_optimum(V.ravel() ** 2, structure), rel=1e-9
+    )
+
+
+@pytest.mark.parametrize(
+    ("n", "m", "budget_fraction", "seed"),
+    [(20, 60, 0.8, 0), (20, 60, 0.1, 1), (40, 200, 0.8, 2), (40, 200, 0.3, 3), (60, 400, 0.8, 4)],
+)
+def test_exact_objective_equals_highs_on_medium_random_matrices(n, m, budget_fraction, seed):
+    V, rows, cols, total = random_matrix_instance(
+        np.random.default_rng(seed), n, m, budget_fraction
+    )
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
+    result = project(V, structure)
+    assert_valid_projection(V, structure, result)
+    assert result.optimal
+    assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_is_feasible_on_a_random_matrix(method):
+    V, rows, cols, total = random_matrix_instance(np.random.default_rng(7), 15, 40, 0.8)
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
+    result = project(
+        V, structure, method=method, **({"time_limit": 2.0} if method == "pgd" else {})
+    )
+    assert_valid_projection(V, structure, result)
+    assert result.method == method
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_vector_with_feasible_support_is_returned_unchanged(method):
+    rng = np.random.default_rng(3)
+    V = rng.standard_normal((6, 9)) * (rng.random((6, 9)) < 0.3)
+    V[0, 0] = 1e-9  # tiny but non-zero: must survive
+    support = V != 0
+    rows = support.sum(axis=1)
+    cols = support.sum(axis=0)
+    result = project_matrix(
+        V, max_per_row=rows, max_per_col=cols, total=int(support.sum()), method=method
+    )
+    if method == "pgd" and not result.optimal:
+        pytest.skip(
+            f"pgd did not finish here ({result.message}); its output is only checked feasible"
+        )
+    np.testing.assert_array_equal(result.support, support)
+    np.testing.assert_array_equal(result.x, V)
+
+
+def test_exact_projection_is_idempotent():
+    V, rows, cols, total = random_matrix_instance(np.random.default_rng(11), 30, 90, 0.5)
+    once = project_matrix(V, max_per_row=rows, max_per_col=cols, total=total)
+    twice = project_matrix(once.x, max_per_row=rows, max_per_col=cols, total=total)
+    np.testing.assert_array_equal(twice.x, once.x)
+
+
+def test_exact_is_deterministic_and_does_not_mutate_its_input():
+    V, rows, cols, total = random_matrix_instance(np.random.default_rng(5), 25, 70, 0.8)
+    V = np.round(V, 1)  # many ties
+    copy = V.copy()
+    first = project_matrix(V, max_per_row=rows, max_per_col=cols, total=total)
+    second = project_matrix(V, max_per_row=rows, max_per_col=cols, total=total)
+    np.testing.assert_array_equal(first.support, second.support)
+    np.testing.assert_array_equal(V, copy)
+
+
+def test_exact_needs_more_than_one_candidate_round_and_still_matches_highs():
+    # Large budgets leave rows unsaturated, so the cap+2 candidate graph misses entries and
+    # the certificate must add them.
+    V, rows, cols, total = random_matrix_instance(np.random.default_rng(0), 100, 1000, 0.8)
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
+    result = project(V, structure)
+    assert "1 flow solve" not in result.message
+    assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+
+
+def test_warm_started_projection_equals_cold_projection():
+    rng = np.random.default_rng(8)
+    V, rows, cols, total = random_matrix_instance(rng, 40, 120, 0.6)
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
+    first = project(V, structure)
+    nearby = V + 0.05 * rng.standard_normal(V.shape)
+    cold = project(nearby, structure)
+    warm = project(nearby, structure, warm_start=first.warm_start)
+    assert warm.optimal
+    assert warm.objective == pytest.approx(cold.objective, rel=1e-12)
+
+
+def test_weights_spanning_many_orders_of_magnitude_stay_exact():
+    rng = np.random.default_rng(9)
+    V = rng.standard_normal((8, 12)) * 10.0 ** rng.integers(-12, 6, (8, 12))
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=3, max_per_col=2, total=15)
+    result = project(V, structure)
+    assert_valid_projection(V, structure, result)
+    assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+
+
+def test_unknown_method_error_lists_the_valid_choices():
+    structure = TVCSStructure.from_matrix((2, 2), max_per_row=1, max_per_col=1)
+    with pytest.raises(ValueError, match="'exact', 'lp', 'pgd', 'greedy'"):
+        project(np.ones(4), structure, method="simplex")
+
+
+@pytest.mark.parametrize(
+    ("v", "message"),
+    [
+        (np.ones(5), r"shape \(5,\)"),
+        (np.array([1.0, np.nan, 0, 1]), "finite"),
+        (np.array([1.0, np.inf, 0, 1]), "finite"),
+        (np.array(["a", "b", "c", "d"]), "real-valued"),
+    ],
+)
+def test_bad_vectors_are_rejected_with_a_clear_message(v, message):
+    structure = TVCSStructure.from_matrix((2, 2), max_per_row=1, max_per_col=1)
+    with pytest.raises(ValueError, match=message):
+        project(v, structure)
