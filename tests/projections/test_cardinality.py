@@ -1,0 +1,59 @@
+"""Top-k and exclusive-group projections equal brute force on small inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from brute_force import brute_force_optimum
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from projections import TVCSStructure
+from projections.cardinality import project_exclusive_groups, project_top_k
+
+values = st.lists(
+    st.one_of(st.sampled_from([0.0, 1.0, -1.0]), st.floats(-10, 10)), min_size=1, max_size=10
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(v=values, k=st.integers(0, 12))
+def test_top_k_keeps_the_k_largest_magnitudes(v, k):
+    v = np.array(v)
+    result = project_top_k(v, k=k)
+    assert result.support.sum() <= k
+    assert not np.any(result.support & (v == 0))
+    structure = TVCSStructure.from_labels(
+        np.full(v.size, -1),
+        np.full(v.size, -1),
+        caps1=np.zeros(0, int),
+        caps2=np.zeros(0, int),
+        total=k,
+    )
+    assert result.objective == pytest.approx(brute_force_optimum(v**2, structure), rel=1e-12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), v=values)
+def test_exclusive_groups_projection_is_feasible_and_optimal(data, v):
+    v = np.array(v)
+    labels = data.draw(st.lists(st.integers(-1, 2), min_size=v.size, max_size=v.size))
+    caps = data.draw(st.lists(st.integers(0, 3), min_size=3, max_size=3))
+    total = data.draw(st.one_of(st.none(), st.integers(0, 12)))
+    result = project_exclusive_groups(v, labels, caps=caps, total=total)
+    structure = TVCSStructure.from_labels(
+        labels, np.full(v.size, -1), caps1=caps, caps2=np.zeros(0, int), total=total
+    )
+    assert structure.is_feasible(result.support)
+    assert result.objective == pytest.approx(brute_force_optimum(v**2, structure), rel=1e-12)
+
+
+def test_top_k_works_on_matrices_and_breaks_ties_towards_the_lower_index():
+    V = np.array([[1.0, -2.0], [2.0, 0.5]])
+    result = project_top_k(V, k=1)
+    np.testing.assert_array_equal(result.x, [[0.0, -2.0], [0.0, 0.0]])
+
+
+def test_top_k_rejects_a_negative_k():
+    with pytest.raises(ValueError, match="k must be a non-negative integer"):
+        project_top_k(np.ones(3), k=-1)

@@ -1,0 +1,72 @@
+"""TVCSStructure validates at the edge and reports which caps a support breaks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from projections import TVCSStructure
+
+
+def test_matrix_structure_puts_rows_in_view_one_and_columns_in_view_two():
+    s = TVCSStructure.from_matrix((2, 3), max_per_row=[1, 2], max_per_col=1, total=None)
+    np.testing.assert_array_equal(s.labels1, [0, 0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(s.labels2, [0, 1, 2, 0, 1, 2])
+    np.testing.assert_array_equal(s.caps2, [1, 1, 1])
+    assert s.total == 6
+
+
+def test_total_above_the_number_of_elements_is_clipped():
+    s = TVCSStructure.from_matrix((2, 2), max_per_row=2, max_per_col=2, total=100)
+    assert s.total == 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_per_row": -1, "max_per_col": 1}, "max_per_row must be non-negative"),
+        ({"max_per_row": 1.5, "max_per_col": 1}, "max_per_row must be integers"),
+        ({"max_per_row": [1], "max_per_col": 1}, "max_per_row must be a scalar or have length 2"),
+        ({"max_per_row": np.nan, "max_per_col": 1}, "max_per_row must be finite"),
+        ({"max_per_row": 1, "max_per_col": np.inf}, "max_per_col must be finite"),
+        ({"max_per_row": 1, "max_per_col": "3"}, "max_per_col must be a non-negative integer"),
+        ({"max_per_row": 1, "max_per_col": 1, "total": -2}, "total must be non-negative"),
+        ({"max_per_row": 1, "max_per_col": 1, "total": 2.5}, "total must be a non-negative"),
+        ({"max_per_row": 1, "max_per_col": 1, "total": True}, "total must be a non-negative"),
+    ],
+)
+def test_bad_matrix_caps_raise_a_value_error_naming_the_field(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TVCSStructure.from_matrix((2, 3), **kwargs)
+
+
+def test_a_negative_or_fractional_shape_is_rejected():
+    with pytest.raises(ValueError, match="shape must be two non-negative integers"):
+        TVCSStructure.from_matrix((2, -1), max_per_row=1, max_per_col=1)
+    with pytest.raises(ValueError, match="shape must be two non-negative integers"):
+        TVCSStructure.from_matrix((2.0, 3), max_per_row=1, max_per_col=1)
+
+
+@pytest.mark.parametrize(
+    ("labels1", "labels2", "caps1", "message"),
+    [
+        ([0, 1], [0], [1, 1], "same length"),
+        ([0, -2], [0, 0], [1, 1], "labels1 labels must be >= -1"),
+        ([0, 0.5], [0, 0], [1, 1], "labels1 must hold integer group labels"),
+        ([0, 3], [0, 0], [1, 1], "caps1 has 2 groups but a label 3"),
+        ([[0, 1]], [0, 0], [1, 1], "labels1 must be a 1-D array"),
+    ],
+)
+def test_bad_labels_raise_a_value_error_naming_the_problem(labels1, labels2, caps1, message):
+    with pytest.raises(ValueError, match=message):
+        TVCSStructure.from_labels(labels1, labels2, caps1=caps1, caps2=1)
+
+
+def test_violations_name_each_broken_cap():
+    s = TVCSStructure.from_labels([0, 0, -1, 1], [-1, 0, 0, 1], caps1=[1, 1], caps2=[1, 1], total=2)
+    assert s.violations([True, False, False, True]) == []
+    problems = s.violations([True, True, True, False])
+    assert "total: 3 selected > cap 2" in problems
+    assert "view 1 group 0: 2 selected > cap 1" in problems
+    assert "view 2 group 0: 2 selected > cap 1" in problems
+    assert not s.is_feasible([True, True, False, False])
