@@ -1,0 +1,1 @@
+"""The assignment app: crowdsourcing task assignment (the numeric core is in ``engine``)."""
