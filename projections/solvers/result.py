@@ -1,0 +1,67 @@
+"""The result object every IHT-family solver returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["SolverResult"]
+
+
+@dataclass(frozen=True, eq=False)
+class SolverResult:
+    """Outcome of :func:`~projections.solvers.iht`, :func:`~projections.solvers.stochastic_iht`
+    or :func:`~projections.solvers.gradmp`.
+
+    Attributes
+    ----------
+    solution : ndarray of float, shape of ``w0`` (or the loss's ``feature_shape``)
+        The returned iterate ``w``. For :func:`~projections.solvers.stochastic_iht` with an
+        oracle that has ``value``, the best evaluated iterate, not necessarily the last one.
+    support : ndarray of bool, same shape as ``solution``
+        Support chosen by the projection that produced ``solution`` (``solution != 0`` when
+        no projection ran, e.g. ``max_iter=0``).
+    iterations : int
+        Number of completed iterations (gradient + projection steps).
+    history : ndarray of float, shape (n_evaluations,)
+        Objective ``f(w)`` (the loss as given, whatever the direction of optimisation) at the
+        iterations listed in ``history_iterations``; ``history[0]`` is ``f(w0)``. Empty when
+        the objective cannot be evaluated (a stochastic oracle without ``value``).
+    history_iterations : ndarray of int, shape (n_evaluations,)
+        Iteration number of each ``history`` entry (``0`` = the starting point). For
+        :func:`~projections.solvers.iht` and :func:`~projections.solvers.gradmp` this is
+        ``0, 1, ..., iterations``.
+    converged : bool
+        Whether the solver's own stopping criterion was met (not merely ``max_iter``, a time
+        limit or a callback).
+    message : str
+        One line on how the run ended.
+    seconds : float
+        Wall time of the whole run.
+    projection_seconds : float
+        Part of ``seconds`` spent inside projection calls.
+    n_projections : int
+        Number of projection calls (all of them: backtracking trials and, for GradMP, the
+        doubled-cap projections of the gradient).
+    n_warm_started : int
+        How many of those calls received the previous call's ``result.warm_start``.
+    step : float or None
+        Final step size (after any backtracking); ``None`` when no step was taken.
+    objective : float
+        ``f(solution)`` when it was evaluated, else ``nan``.
+    """
+
+    solution: np.ndarray
+    support: np.ndarray
+    iterations: int
+    history: np.ndarray
+    converged: bool
+    message: str
+    seconds: float
+    projection_seconds: float
+    history_iterations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    n_projections: int = 0
+    n_warm_started: int = 0
+    step: float | None = None
+    objective: float = float("nan")
