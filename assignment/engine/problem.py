@@ -1,0 +1,186 @@
+"""The assignment problem: quality matrix, caps, budget, prior and eligibility.
+
+``n`` workers (rows ``i``) and ``m`` tasks (columns ``j``); ``quality[i, j]`` is the probability
+that worker ``i`` labels task ``j`` correctly. An assignment is a bool matrix ``X`` with
+
+* at most ``budget`` pairs in all (the paper's ``s^total``),
+* at most ``max_tasks_per_worker[i]`` tasks in row ``i`` (``s^task``),
+* at most ``max_workers_per_task[j]`` workers in column ``j`` (``s^worker``),
+* no pair outside ``eligible``.
+
+These are the three views of a TVCS (Yang et al., ICML 2017, eq. 8) with rows as view 1 and
+columns as view 2; ineligible pairs are never selected because the projection gets weight 0
+there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from numbers import Integral, Real
+
+import numpy as np
+
+from projections import TVCSStructure
+
+__all__ = ["AssignmentProblem"]
+
+
+def _caps(value, length: int, name: str, per: str) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype == np.bool_ or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise ValueError(f"{name} must be an integer or one integer per {per}, got {value!r}")
+    if arr.ndim == 0:
+        arr = np.full(length, arr)
+    if arr.shape != (length,):
+        raise ValueError(
+            f"{name} must be an integer or one per {per} (length {length}), got shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(
+            f"{name} must be finite, got NaN or infinity at {per} "
+            f"{int(np.flatnonzero(~np.isfinite(arr))[0])}"
+        )
+    if np.any(arr != np.round(arr)):
+        bad = int(np.flatnonzero(arr != np.round(arr))[0])
+        raise ValueError(f"{name} must be whole numbers, got {arr[bad].item()!r} at {per} {bad}")
+    if np.any(arr < 0):
+        bad = int(np.flatnonzero(arr < 0)[0])
+        raise ValueError(f"{name} must be non-negative, got {arr[bad].item()!r} at {per} {bad}")
+    return arr.astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class AssignmentProblem:
+    """A validated assignment problem.
+
+    Parameters
+    ----------
+    quality : array-like of float, shape (n_workers, n_tasks)
+        ``P(worker i labels task j correctly)``, finite, in [0, 1]. Values below 0.5 are legal
+        (the Bayes vote then inverts that worker's answers).
+    max_workers_per_task : int or array-like of int, shape (n_tasks,)
+    max_tasks_per_worker : int or array-like of int, shape (n_workers,)
+    budget : int
+        Total number of (worker, task) pairs at most.
+    prior : float or array-like of float, shape (n_tasks,), default 0.5
+        ``P(label of task j = 1)``, in the open interval (0, 1).
+    eligible : array-like of bool, shape (n_workers, n_tasks), optional
+        Pairs that may be assigned; default all.
+
+    Raises
+    ------
+    ValueError
+        Naming the field: shape mismatch, NaN, values outside their range, negative or
+        fractional caps or budget.
+    """
+
+    quality: np.ndarray
+    max_workers_per_task: np.ndarray
+    max_tasks_per_worker: np.ndarray
+    budget: int
+    prior: np.ndarray
+    eligible: np.ndarray | None
+
+    def __init__(
+        self,
+        quality,
+        *,
+        max_workers_per_task,
+        max_tasks_per_worker,
+        budget,
+        prior=0.5,
+        eligible=None,
+    ) -> None:
+        q = np.asarray(quality)
+        if q.ndim != 2:
+            raise ValueError(f"quality must be a 2-D workers x tasks matrix, got shape {q.shape}")
+        if not (np.issubdtype(q.dtype, np.floating) or np.issubdtype(q.dtype, np.integer)):
+            raise ValueError(f"quality must hold numbers, got dtype {q.dtype}")
+        q = q.astype(np.float64)  # a copy: the problem owns its data
+        if not np.all(np.isfinite(q)):
+            i, j = np.argwhere(~np.isfinite(q))[0]
+            raise ValueError(f"quality must be finite, got {q[i, j]} at worker {i}, task {j}")
+        if np.any((q < 0) | (q > 1)):
+            i, j = np.argwhere((q < 0) | (q > 1))[0]
+            raise ValueError(f"quality must be in [0, 1], got {q[i, j]} at worker {i}, task {j}")
+        n, m = q.shape
+        per_task = _caps(max_workers_per_task, m, "max_workers_per_task", "task")
+        per_worker = _caps(max_tasks_per_worker, n, "max_tasks_per_worker", "worker")
+        if isinstance(budget, bool) or not isinstance(budget, Real | np.number):
+            raise ValueError(f"budget must be a non-negative integer, got {budget!r}")
+        if not isinstance(budget, Integral | np.integer):
+            if not np.isfinite(budget) or float(budget) != round(float(budget)):
+                raise ValueError(f"budget must be a whole number, got {budget!r}")
+        if budget < 0:
+            raise ValueError(f"budget must be non-negative, got {budget!r}")
+        pr = np.asarray(prior, dtype=np.float64) if np.ndim(prior) else np.asarray(prior)
+        if not (np.issubdtype(pr.dtype, np.floating) or np.issubdtype(pr.dtype, np.integer)):
+            raise ValueError(f"prior must be a number or one per task, got {prior!r}")
+        pr = np.broadcast_to(pr.astype(np.float64), (m,)) if pr.ndim == 0 else pr
+        if pr.shape != (m,):
+            raise ValueError(
+                f"prior must be a number or one per task (length {m}), got shape {pr.shape}"
+            )
+        if not np.all((pr > 0) & (pr < 1)):
+            bad = int(np.flatnonzero(~((pr > 0) & (pr < 1)))[0])
+            raise ValueError(
+                f"prior must be in the open interval (0, 1), got {pr[bad]} at task {bad}"
+            )
+        el = None
+        if eligible is not None:
+            el = np.asarray(eligible)
+            if el.shape != q.shape:
+                raise ValueError(
+                    f"eligible must have the shape of quality {q.shape}, got {el.shape}"
+                )
+            if el.dtype != np.bool_:
+                if not np.all((el == 0) | (el == 1)):
+                    raise ValueError("eligible must be a bool (or 0/1) matrix")
+            el = el.astype(bool)
+        for name, value in (
+            ("quality", q),
+            ("max_workers_per_task", per_task),
+            ("max_tasks_per_worker", per_worker),
+            ("budget", int(budget)),
+            ("prior", np.array(pr, dtype=np.float64)),
+            ("eligible", el),
+        ):
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+            object.__setattr__(self, name, value)
+
+    @property
+    def n_workers(self) -> int:
+        return self.quality.shape[0]
+
+    @property
+    def n_tasks(self) -> int:
+        return self.quality.shape[1]
+
+    @cached_property
+    def structure(self) -> TVCSStructure:
+        """The caps as a TVCS: rows (workers) are view 1, columns (tasks) view 2."""
+        return TVCSStructure.from_matrix(
+            self.quality.shape,
+            max_per_row=self.max_tasks_per_worker,
+            max_per_col=self.max_workers_per_task,
+            total=self.budget,
+        )
+
+    def is_feasible(self, assignment) -> bool:
+        """Whether a bool matrix respects every cap and the eligibility mask."""
+        a = np.asarray(assignment, dtype=bool)
+        if a.shape != self.quality.shape:
+            return False
+        if self.eligible is not None and np.any(a & ~self.eligible):
+            return False
+        return self.structure.is_feasible(a)
+
+    def mask(self, weights: np.ndarray) -> np.ndarray:
+        """``weights`` with ineligible pairs set to 0, so projections never select them."""
+        if self.eligible is None:
+            return weights
+        return np.where(self.eligible, weights, 0.0)
