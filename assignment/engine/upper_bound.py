@@ -1,0 +1,103 @@
+"""An upper bound on the expected accuracy any assignment can reach (for evaluation).
+
+Drop the per-worker caps. Then tasks no longer compete for workers, and task ``j`` given ``k``
+workers does best with its ``k`` most reliable eligible ones (reliability ``max(Q, 1 - Q)``:
+a more informative worker never lowers the Bayes vote's accuracy), reaching ``a_j(k)``. What is
+left is a multiple-choice knapsack: pick one ``k_j <= max_workers_per_task[j]`` per task with
+``sum_j k_j <= budget`` to maximise ``sum_j a_j(k_j)``.
+
+Its LP relaxation is solved exactly by walking the upper concave envelopes of the ``a_j`` in
+order of decreasing slope (Sinha & Zoltners 1979); that value is the bound returned. Stopping
+before the one segment that does not fit gives an integral knapsack solution, so the exact
+knapsack optimum lies between the two, which differ by less than ``1 / n_tasks``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from assignment.engine.accuracy import MAX_EXACT_WORKERS, task_accuracy
+from assignment.engine.problem import AssignmentProblem
+
+__all__ = ["UpperBound", "accuracy_upper_bound"]
+
+
+@dataclass(frozen=True)
+class UpperBound:
+    """``value``: the bound (mean accuracy over tasks); ``integral``: a knapsack solution's
+    value below it; ``workers_per_task``: that solution's ``k_j``, shape (n_tasks,)."""
+
+    value: float
+    integral: float
+    workers_per_task: np.ndarray
+
+
+def _upper_hull(acc: np.ndarray) -> list[int]:
+    """Indices of the upper concave envelope of the points ``(k, acc[k])``."""
+    hull: list[int] = []
+    for k in range(acc.shape[0]):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            # drop b when it lies on or below the chord from a to k
+            if (acc[b] - acc[a]) * (k - a) <= (acc[k] - acc[a]) * (b - a):
+                hull.pop()
+            else:
+                break
+        hull.append(k)
+    return hull
+
+
+def accuracy_upper_bound(problem: AssignmentProblem) -> UpperBound:
+    """The per-worker-cap-free bound described in the module docstring.
+
+    Raises
+    ------
+    ValueError
+        If a task may take more than ``MAX_EXACT_WORKERS`` workers (its ``a_j(k)`` would not
+        be exact).
+    """
+    q = problem.quality
+    m = q.shape[1]
+    reliability = np.maximum(q, 1.0 - q)
+    if problem.eligible is not None:
+        reliability = np.where(problem.eligible, reliability, -1.0)
+    n_eligible = (reliability >= 0).sum(axis=0)
+    k_max = np.minimum(problem.max_workers_per_task, n_eligible)
+    top = int(k_max.max(initial=0))
+    if top > MAX_EXACT_WORKERS:
+        raise ValueError(
+            f"the upper bound needs exact accuracies of up to {top} workers on a task; "
+            f"at most {MAX_EXACT_WORKERS} are supported"
+        )
+    order = np.argsort(-reliability, axis=0, kind="stable")[:top]
+    ranked = np.take_along_axis(q, order, axis=0)  # (top, m): best first
+    acc = np.empty((top + 1, m))
+    for k in range(top + 1):
+        acc[k] = task_accuracy(ranked[:k], np.ones((k, m), bool), prior=problem.prior)
+    segments = []  # (slope, task, workers, gain)
+    for j in range(m):
+        hull = _upper_hull(acc[: k_max[j] + 1, j])
+        for a, b in itertools.pairwise(hull):
+            gain = acc[b, j] - acc[a, j]
+            if gain > 0:
+                segments.append((gain / (b - a), j, b - a, gain))
+    segments.sort(key=lambda s: (-s[0], s[1]))
+    base = float(acc[0].sum())
+    left = problem.budget
+    k_chosen = np.zeros(m, dtype=np.int64)
+    integral = base
+    fractional = 0.0
+    for slope, j, size, gain in segments:
+        if size <= left:
+            left -= size
+            k_chosen[j] += size
+            integral += gain
+        else:
+            fractional = slope * left
+            break
+    return UpperBound(
+        value=(integral + fractional) / m, integral=integral / m, workers_per_task=k_chosen
+    )
