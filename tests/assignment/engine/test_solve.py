@@ -1,0 +1,137 @@
+"""solve(): every method returns a feasible assignment, exactly evaluated, for every cap mix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from assignment.engine.accuracy import expected_accuracy
+from assignment.engine.problem import AssignmentProblem
+from assignment.engine.solve import METHODS, solve
+
+FAST = {"tvcs-iht": {"max_iter": 15, "eval_every": 5}}
+
+
+def options(method):
+    return FAST.get(method, {})
+
+
+def make_problem(seed=0, n=12, m=30, r=0.2, **kwargs):
+    rng = np.random.default_rng(seed)
+    q = kwargs.pop("quality", None)
+    if q is None:
+        q = rng.uniform(0.5, 0.9, (n, m))
+    n, m = q.shape
+    per_task = kwargs.pop("max_workers_per_task", max(1, round(r * n)))
+    per_worker = kwargs.pop("max_tasks_per_worker", max(1, round(r * m)))
+    budget = kwargs.pop("budget", int(0.8 * min(m * np.max(per_task), n * np.max(per_worker))))
+    return AssignmentProblem(
+        q,
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=per_worker,
+        budget=budget,
+        **kwargs,
+    )
+
+
+CAP_CASES = {
+    "figure-4 like": {},
+    "budget 0": {"budget": 0},
+    "worker caps of 0": {"max_tasks_per_worker": 0},
+    "task caps of 0 for half the tasks": {"max_workers_per_task": np.tile([0, 3], 15)},
+    "budget above every cap": {"budget": 10_000},
+    "uncoverable tasks": {"eligible": np.tile(np.arange(30) % 3 != 0, (12, 1))},
+    "skewed priors": {"prior": np.linspace(0.05, 0.95, 30)},
+}
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("case", list(CAP_CASES))
+def test_every_method_returns_a_feasible_exactly_evaluated_assignment(method, case):
+    problem = make_problem(**CAP_CASES[case])
+    result = solve(problem, method=method, seed=1, **options(method))
+    assert result.assignment.shape == problem.quality.shape
+    assert problem.is_feasible(result.assignment)
+    assert result.accuracy_standard_error is None
+    assert result.expected_accuracy == pytest.approx(
+        expected_accuracy(problem.quality, result.assignment, prior=problem.prior), abs=1e-12
+    )
+    if problem.budget == 0:
+        assert result.n_assigned == 0
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_same_seed_gives_the_same_answer(method):
+    problem = make_problem(seed=3)
+    first = solve(problem, method=method, seed=7, **options(method))
+    second = solve(problem, method=method, seed=7, **options(method))
+    np.testing.assert_array_equal(first.assignment, second.assignment)
+
+
+def test_tvcs_iht_is_never_worse_than_its_starting_point():
+    for seed in range(3):
+        problem = make_problem(seed=seed, n=20, m=60, r=0.1)
+        result = solve(problem, method="tvcs-iht", seed=seed, max_iter=30, eval_every=5)
+        assert result.expected_accuracy >= result.details["start_accuracy"] - 1e-12
+
+
+def test_tvcs_iht_beats_random_on_a_figure_4_instance():
+    problem = make_problem(seed=0, n=40, m=200, r=0.05)
+    iht = solve(problem, method="tvcs-iht", seed=0, max_iter=40)
+    rand = solve(problem, method="random", seed=0)
+    assert iht.expected_accuracy > rand.expected_accuracy + 0.02
+
+
+ROBUSTNESS = {
+    "spammers (Q = 0.5)": lambda rng: np.where(rng.random((12, 30)) < 0.5, 0.5, 0.8),
+    "adversarial (Q < 0.5)": lambda rng: rng.uniform(0.05, 0.95, (12, 30)),
+    "near 0 and 1": lambda rng: np.where(rng.random((12, 30)) < 0.5, 1e-9, 1 - 1e-9),
+    "exact 0 and 1": lambda rng: rng.integers(0, 2, (12, 30)).astype(float),
+    "skill x difficulty": lambda rng: (
+        0.5 + 0.45 * np.outer(rng.uniform(0, 1, 12), rng.uniform(0.2, 1, 30))
+    ),
+}
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("case", list(ROBUSTNESS))
+def test_methods_behave_sensibly_beyond_uniform_quality(method, case):
+    rng = np.random.default_rng(5)
+    problem = make_problem(quality=ROBUSTNESS[case](rng), prior=0.3)
+    result = solve(problem, method=method, seed=0, **options(method))
+    assert problem.is_feasible(result.assignment)
+    assert np.isfinite(result.expected_accuracy)
+    if method != "random":
+        rand = np.mean(
+            [solve(problem, method="random", seed=s).expected_accuracy for s in range(3)]
+        )
+        assert result.expected_accuracy >= rand - 0.02
+
+
+def test_progress_is_reported_and_ends_at_one():
+    calls = []
+    solve(
+        make_problem(),
+        method="tvcs-iht",
+        seed=0,
+        max_iter=10,
+        eval_every=5,
+        progress=lambda f, msg: calls.append((f, msg)),
+    )
+    assert calls
+    assert calls[-1][0] == 1.0
+    assert all(0 <= f <= 1 for f, _ in calls)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"method": "simplex"}, "method must be one of 'tvcs-iht', 'random', 'q-lp', 'greedy'"),
+        ({"method": "random", "speed": 3}, "unknown option"),
+        ({"method": "random", "seed": 1.5}, "seed must be an integer"),
+        ({"method": "random", "progress": 3}, "progress must be a callable"),
+    ],
+)
+def test_bad_arguments_are_rejected_with_the_valid_choices(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        solve(make_problem(), **kwargs)
