@@ -4,3 +4,32 @@ Problem definition, exact expected accuracy of the Bayes vote, the assignment me
 (stochastic IHT with the exact TVCS projection and the baselines), quality estimation from gold
 questions and aggregation of collected answers.
 """
+
+from assignment.engine.accuracy import (
+    AccuracyEstimate,
+    estimate_accuracy,
+    expected_accuracy,
+    task_accuracy,
+)
+from assignment.engine.aggregate import AggregateResult, aggregate
+from assignment.engine.problem import AssignmentProblem
+from assignment.engine.quality import QualityEstimate, estimate_quality
+from assignment.engine.solve import METHODS, SolveResult, solve
+from assignment.engine.upper_bound import UpperBound, accuracy_upper_bound
+
+__all__ = [
+    "METHODS",
+    "AccuracyEstimate",
+    "AggregateResult",
+    "AssignmentProblem",
+    "QualityEstimate",
+    "SolveResult",
+    "UpperBound",
+    "accuracy_upper_bound",
+    "aggregate",
+    "estimate_accuracy",
+    "estimate_quality",
+    "expected_accuracy",
+    "solve",
+    "task_accuracy",
+]
