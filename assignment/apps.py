@@ -1,0 +1,9 @@
+"""Django app configuration of the assignment app."""
+
+from django.apps import AppConfig
+
+
+class AssignmentConfig(AppConfig):
+    name = "assignment"
+    verbose_name = "Task assignment"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,212 @@
+"""Project data: workers, tasks, gold questions and answers, quality matrices, answers.
+
+Every row belongs to one project and every project to one owner. Database constraints (unique
+external ids per project, value ranges) back up the validation the import services do first.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+def default_labels() -> list[str]:
+    """Binary labels, the default label set of a project."""
+    return ["0", "1"]
+
+
+class Project(models.Model):
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects"
+    )
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    labels = models.JSONField(
+        default=default_labels, help_text="The label set; binary ['0', '1'] by default."
+    )
+    default_prior = models.FloatField(default=0.5, help_text="P(label = 1) for tasks without one.")
+    default_max_workers_per_task = models.PositiveIntegerField(default=3)
+    default_max_tasks_per_worker = models.PositiveIntegerField(default=100)
+    default_budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Total assignments; empty = as many as the caps allow."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["owner_id", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="project_name_unique_per_owner"),
+            models.CheckConstraint(
+                condition=Q(default_prior__gt=0) & Q(default_prior__lt=1),
+                name="project_prior_in_open_unit_interval",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Worker(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="workers")
+    external_id = models.CharField(max_length=200)
+    name = models.CharField(max_length=200, blank=True)
+    max_tasks = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Own cap; empty = the project's default."
+    )
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["project_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="worker_id_unique_per_project"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Task(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tasks")
+    external_id = models.CharField(max_length=200)
+    category = models.CharField(max_length=200)
+    max_workers = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Own cap; empty = the project's default."
+    )
+    prior = models.FloatField(
+        null=True, blank=True, help_text="P(label = 1); empty = the project's default."
+    )
+    payload = models.JSONField(default=dict, blank=True, help_text="Free data, e.g. a URL.")
+
+    class Meta:
+        ordering = ["project_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="task_id_unique_per_project"
+            ),
+            models.CheckConstraint(
+                condition=Q(prior__isnull=True) | (Q(prior__gt=0) & Q(prior__lt=1)),
+                name="task_prior_in_open_unit_interval",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class GoldItem(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="gold_items")
+    external_id = models.CharField(max_length=200)
+    category = models.CharField(max_length=200)
+    true_label = models.CharField(max_length=100)
+
+    class Meta:
+        ordering = ["project_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], name="gold_item_id_unique_per_project"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class GoldAnswer(models.Model):
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="gold_answers")
+    item = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="answers")
+    answer = models.CharField(max_length=100)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["worker", "item"], name="one_gold_answer_per_worker")
+        ]
+
+
+class QualitySource(models.TextChoices):
+    ESTIMATED = "estimated", "estimated from gold answers"
+    UPLOADED = "uploaded", "uploaded"
+
+
+def _array_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _array_from(data) -> np.ndarray:
+    return np.load(io.BytesIO(bytes(data)), allow_pickle=False)
+
+
+class QualityMatrix(models.Model):
+    """A workers x tasks quality matrix, stored as one ``.npy`` blob (not one row per pair).
+
+    ``worker_ids`` and ``task_ids`` are the primary keys of the rows and columns, in order;
+    ``gold_counts`` how many gold answers each worker had (estimated matrices).
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="quality_matrices")
+    source = models.CharField(max_length=20, choices=QualitySource.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    n_workers = models.PositiveIntegerField()
+    n_tasks = models.PositiveIntegerField()
+    values_blob = models.BinaryField()
+    worker_ids_blob = models.BinaryField()
+    task_ids_blob = models.BinaryField()
+    gold_counts_blob = models.BinaryField(null=True, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["project_id", "-created_at", "-id"]
+        verbose_name_plural = "quality matrices"
+
+    def __str__(self) -> str:
+        return f"{self.project} quality ({self.source}, {self.n_workers}x{self.n_tasks})"
+
+    def set_arrays(self, *, values, worker_ids, task_ids, gold_counts=None) -> None:
+        values = np.asarray(values, dtype=np.float64)
+        self.n_workers, self.n_tasks = values.shape
+        self.values_blob = _array_bytes(values)
+        self.worker_ids_blob = _array_bytes(np.asarray(worker_ids, dtype=np.int64))
+        self.task_ids_blob = _array_bytes(np.asarray(task_ids, dtype=np.int64))
+        self.gold_counts_blob = (
+            None if gold_counts is None else _array_bytes(np.asarray(gold_counts, np.int64))
+        )
+
+    @property
+    def values(self) -> np.ndarray:
+        return _array_from(self.values_blob)
+
+    @property
+    def worker_ids(self) -> np.ndarray:
+        return _array_from(self.worker_ids_blob)
+
+    @property
+    def task_ids(self) -> np.ndarray:
+        return _array_from(self.task_ids_blob)
+
+    @property
+    def gold_counts(self) -> np.ndarray | None:
+        return None if self.gold_counts_blob is None else _array_from(self.gold_counts_blob)
+
+
+class Answer(models.Model):
+    """A label collected after an assignment."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="answers")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="answers")
+    label = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["worker", "task"], name="one_answer_per_worker_task")
+        ]

@@ -1,0 +1,1 @@
+"""Django project configuration for tvcs-assign (settings come from the environment)."""

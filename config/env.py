@@ -1,0 +1,90 @@
+"""Typed readers of environment variables that fail loudly.
+
+Every setting that can come from the environment is read here, through one of these helpers;
+a malformed value raises ``ImproperlyConfigured`` naming the variable and what it accepts,
+instead of silently falling back to a default.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str | None = None) -> str | None:
+    """The variable's value, or ``default`` when it is unset."""
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    """``1/true/yes/on`` or ``0/false/no/off`` (any case); anything else is an error."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(
+        f"{name} must be one of 1/0, true/false, yes/no, on/off; got {raw!r}"
+    )
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    """A whole number, at least ``minimum`` when given."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, got {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list; blanks are dropped."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return list(default)
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
+    """A ``DATABASES['default']`` entry from ``sqlite:///path`` or ``postgres://...``.
+
+    ``sqlite:///relative/path`` and ``sqlite:////absolute/path`` follow the usual convention;
+    ``postgres://user:password@host:port/dbname`` (or ``postgresql://``) uses psycopg2.
+    """
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        path = unquote(parts.path[1:] if parts.path.startswith("/") else parts.path)
+        if not path:
+            raise ImproperlyConfigured(f"{name}: sqlite URL needs a file path, got {url!r}")
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": path}
+    if parts.scheme in {"postgres", "postgresql"}:
+        dbname = unquote(parts.path.lstrip("/"))
+        if not dbname:
+            raise ImproperlyConfigured(f"{name}: PostgreSQL URL needs a database name, got {url!r}")
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": dbname,
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(parts.port or ""),
+            "CONN_MAX_AGE": 60,
+        }
+    raise ImproperlyConfigured(
+        f"{name} must start with sqlite:// or postgres:// (or postgresql://), got {url!r}"
+    )

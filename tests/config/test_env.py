@@ -1,0 +1,67 @@
+"""Settings helpers read the environment strictly and say what they accept."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import database_from_url, env_bool, env_int, env_list
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("1", True), ("TRUE", True), ("off", False)])
+def test_booleans_accept_the_usual_spellings(monkeypatch, raw, expected):
+    monkeypatch.setenv("X_FLAG", raw)
+    assert env_bool("X_FLAG", not expected) is expected
+
+
+def test_a_malformed_boolean_fails_loudly(monkeypatch):
+    monkeypatch.setenv("X_FLAG", "maybe")
+    with pytest.raises(ImproperlyConfigured, match="X_FLAG must be one of"):
+        env_bool("X_FLAG", False)
+
+
+def test_integers_are_checked_against_their_minimum(monkeypatch):
+    monkeypatch.setenv("X_INT", "0")
+    with pytest.raises(ImproperlyConfigured, match="X_INT must be at least 1"):
+        env_int("X_INT", 5, minimum=1)
+    monkeypatch.setenv("X_INT", "ten")
+    with pytest.raises(ImproperlyConfigured, match="X_INT must be a whole number"):
+        env_int("X_INT", 5)
+
+
+def test_unset_variables_take_their_defaults(monkeypatch):
+    monkeypatch.delenv("X_UNSET", raising=False)
+    assert env_int("X_UNSET", 7) == 7
+    assert env_list("X_UNSET", ["a"]) == ["a"]
+
+
+def test_lists_split_on_commas_and_drop_blanks(monkeypatch):
+    monkeypatch.setenv("X_LIST", "a, b,,c ")
+    assert env_list("X_LIST", []) == ["a", "b", "c"]
+
+
+def test_postgres_urls_become_psycopg2_settings():
+    db = database_from_url("postgres://u%40x:p%2Fw@db.example:6543/tvcs")
+    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert (db["USER"], db["PASSWORD"], db["HOST"], db["PORT"], db["NAME"]) == (
+        "u@x",
+        "p/w",
+        "db.example",
+        "6543",
+        "tvcs",
+    )
+
+
+def test_sqlite_urls_give_a_file_path(tmp_path):
+    db = database_from_url(f"sqlite:///{tmp_path}/sub/db.sqlite3")
+    assert db == {"ENGINE": "django.db.backends.sqlite3", "NAME": f"{tmp_path}/sub/db.sqlite3"}
+    assert (tmp_path / "sub").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [("mysql://x/y", "must start with sqlite://"), ("postgres://h:1/", "needs a database name")],
+)
+def test_unsupported_database_urls_are_rejected(url, message):
+    with pytest.raises(ImproperlyConfigured, match=message):
+        database_from_url(url)
