@@ -210,3 +210,96 @@ class Answer(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["worker", "task"], name="one_answer_per_worker_task")
         ]
+
+
+class Method(models.TextChoices):
+    TVCS_IHT = "tvcs-iht", "stochastic IHT with the exact TVCS projection"
+    RANDOM = "random", "random maximal assignment"
+    Q_LP = "q-lp", "Q-based LP (Ho, Jabbari & Vaughan 2013)"
+    GREEDY = "greedy", "greedy marginal gain"
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class Comparison(models.Model):
+    """Several runs requested together: methods (and optionally budgets) side by side."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="comparisons")
+    methods = models.JSONField()
+    budgets = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.project} comparison {self.pk}"
+
+
+class AssignmentRun(models.Model):
+    """One computation of an assignment, with its lifecycle (see ``services.run_*``).
+
+    queued -> running -> succeeded | failed | cancelled; queued -> cancelled. The assignment is
+    stored as an ``.npy`` blob of (row, column) index pairs into the quality matrix used.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="runs")
+    comparison = models.ForeignKey(
+        Comparison, on_delete=models.CASCADE, related_name="runs", null=True, blank=True
+    )
+    quality_matrix = models.ForeignKey(QualityMatrix, on_delete=models.PROTECT, related_name="runs")
+    method = models.CharField(max_length=20, choices=Method.choices)
+    budget = models.PositiveIntegerField()
+    max_workers_per_task = models.PositiveIntegerField()
+    max_tasks_per_worker = models.PositiveIntegerField()
+    seed = models.BigIntegerField(null=True, blank=True)
+    options = models.JSONField(default=dict, blank=True)
+
+    status = models.CharField(
+        max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    progress = models.PositiveSmallIntegerField(default=0)
+    progress_message = models.CharField(max_length=300, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+
+    expected_accuracy = models.FloatField(null=True, blank=True)
+    accuracy_standard_error = models.FloatField(null=True, blank=True)
+    n_assigned = models.PositiveIntegerField(null=True, blank=True)
+    assignment_blob = models.BinaryField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(progress__lte=100), name="run_progress_at_most_100"),
+            models.CheckConstraint(
+                condition=Q(status__in=[s.value for s in RunStatus]), name="run_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(method__in=[m.value for m in Method]), name="run_method_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} {self.method} run {self.pk} ({self.status})"
+
+    def set_pairs(self, rows, cols) -> None:
+        pairs = np.stack([np.asarray(rows, np.int32), np.asarray(cols, np.int32)], axis=1)
+        self.assignment_blob = _array_bytes(pairs)
+        self.n_assigned = int(pairs.shape[0])
+
+    @property
+    def pairs(self) -> np.ndarray | None:
+        """(k, 2) int32 array of (row, column) indices into the quality matrix, or None."""
+        return None if self.assignment_blob is None else _array_from(self.assignment_blob)
