@@ -101,3 +101,31 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("TVCS_LOG_LEVEL", "INFO")},
 }
+
+# --- Celery -----------------------------------------------------------------------------------
+# Default: kombu's filesystem transport under DATA_DIR, a broker that needs no server (all
+# workers on this machine). Production: CELERY_BROKER_URL=redis://host:6379/0 or amqp://...
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _broker_dir = DATA_DIR / "broker"
+    (_broker_dir / "queue").mkdir(parents=True, exist_ok=True)
+    (_broker_dir / "processed").mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_IGNORE_RESULT = True  # results live in the database (AssignmentRun)
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+#: Soft and hard time limits of one assignment run, in seconds.
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("TVCS_RUN_SOFT_TIME_LIMIT", 3600, minimum=1)
+CELERY_TASK_TIME_LIMIT = env_int("TVCS_RUN_TIME_LIMIT", 3900, minimum=1)
+#: A running run whose heartbeat is older than this many seconds is presumed dead.
+TVCS_RUN_STALE_AFTER = env_int("TVCS_RUN_STALE_AFTER", 120, minimum=5)
+#: How many times a run whose worker died is re-queued before it is marked failed.
+TVCS_RUN_MAX_ATTEMPTS = env_int("TVCS_RUN_MAX_ATTEMPTS", 2, minimum=1)
