@@ -37,12 +37,21 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-from projections._mincostflow import build_residual_graph, min_cost_circulation
+from projections._mincostflow import (
+    add_arcs,
+    build_residual_graph,
+    flows_by_ident,
+    refine,
+    select_active,
+    start_eps,
+    worst_inactive,
+)
 from projections.result import MethodOutput
 
 logger = logging.getLogger(__name__)
@@ -51,6 +60,10 @@ logger = logging.getLogger(__name__)
 SLACK = 2
 #: Cost-scaling factor between phases.
 ALPHA = 16
+#: Between phases, non-candidates with reduced cost below ``-CHECK_SLACK * eps`` join the graph.
+CHECK_SLACK = 1
+#: A refine at ``eps`` works on the arcs whose residual reduced cost is below ``ACTIVE * eps``.
+ACTIVE = 64
 
 
 @dataclass(frozen=True)
@@ -103,8 +116,17 @@ def _top_per_group(weights, elements, labels, keep, n_groups):
 
 
 @njit(cache=True)
-def _violations(weights, elements, in_graph, tails, heads, price, factor, multiplier):
-    """Indices into ``elements`` of non-candidates whose reduced cost is below -1; max violation."""
+def _costs(weights, elements, factor, multiplier):
+    """Integer arc costs (before the sign): ``round(w * factor) * multiplier``, half up."""
+    out = np.empty(elements.shape[0], dtype=np.int64)
+    for t in range(elements.shape[0]):
+        out[t] = np.int64(weights[elements[t]] * factor + 0.5) * multiplier
+    return out
+
+
+@njit(cache=True)
+def _violations(weights, elements, in_graph, tails, heads, price, factor, multiplier, slack):
+    """Non-candidates (indices into ``elements``) with reduced cost below ``-slack``; worst."""
     out = np.empty(elements.shape[0], dtype=np.int64)
     n_out = 0
     worst = 0
@@ -113,25 +135,12 @@ def _violations(weights, elements, in_graph, tails, heads, price, factor, multip
             continue
         c = np.int64(weights[elements[t]] * factor + 0.5) * multiplier
         reduced = -c + price[tails[t]] - price[heads[t]]
-        if reduced < -1:
+        if reduced < -slack:
             out[n_out] = t
             n_out += 1
             if -reduced > worst:
                 worst = -reduced
     return out[:n_out], worst
-
-
-@njit(cache=True)
-def _start_eps(first, head, rescap, cost, price):
-    """Smallest eps for which the current circulation is eps-optimal for ``price``."""
-    worst = 1
-    for v in range(first.shape[0] - 1):
-        for a in range(first[v], first[v + 1]):
-            if rescap[a] > 0:
-                reduced = cost[a] + price[v] - price[head[a]]
-                if -reduced > worst:
-                    worst = -reduced
-    return worst
 
 
 @njit(cache=True)
@@ -151,29 +160,6 @@ def _complete(order, selected, labels1, labels2, left1, left2, room):
                 left1[g] -= 1
             if h >= 0:
                 left2[h] -= 1
-
-
-@njit(cache=True)
-def _load_flow(rescap, rev, arc_of, selected, tails, heads, g1, g2):
-    """Route one unit through every selected candidate arc (a feasible circulation)."""
-    n_cand = selected.shape[0]
-    total = 0
-    for t in range(n_cand):
-        if not selected[t]:
-            continue
-        path = (
-            arc_of[g1 + t],
-            arc_of[tails[t]] if tails[t] < g1 else -1,
-            arc_of[g1 + n_cand + heads[t] - g1] if heads[t] < g1 + g2 else -1,
-        )
-        for a in path:
-            if a >= 0:
-                rescap[a] -= 1
-                rescap[rev[a]] += 1
-        total += 1
-    a = arc_of[g1 + n_cand + g2]
-    rescap[a] -= total
-    rescap[rev[a]] += total
 
 
 def _same_structure(a, b) -> bool:
@@ -236,6 +222,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     warm_start : ExactState, optional
         From an earlier call with the same structure.
     """
+    clock = time.perf_counter()
     p = structure.n_elements
     support = np.zeros(p, dtype=bool)
     elements = _positive_elements(weights, structure)
@@ -273,53 +260,116 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         in_graph |= selected_before
     else:
         price = np.zeros(n_nodes, dtype=np.int64)
-        selected_before = None
-
-    rounds = 0
-    refines = 0
-    while True:
-        rounds += 1
-        cand = np.flatnonzero(in_graph)
-        costs = np.rint(w[cand] * factor).astype(np.int64) * multiplier
-        arc_tails = np.concatenate(
-            [np.full(g1, source), tails[cand], g1 + np.arange(g2), [sink]]
-        ).astype(np.int64)
-        arc_heads = np.concatenate(
-            [np.arange(g1), heads[cand], np.full(g2, sink), [source]]
-        ).astype(np.int64)
-        caps = np.concatenate(
-            [structure.caps1, np.ones(cand.size, np.int64), structure.caps2, [structure.total]]
-        ).astype(np.int64)
-        arc_costs = np.concatenate([np.zeros(g1, np.int64), -costs, np.zeros(g2 + 1, np.int64)])
-        first, head, rescap, cost, rev, arc_of = build_residual_graph(
-            n_nodes, arc_tails, arc_heads, caps, arc_costs
-        )
-        if selected_before is not None:
-            _load_flow(rescap, rev, arc_of, selected_before[cand], tails[cand], heads[cand], g1, g2)
-        eps = _start_eps(first, head, rescap, cost, price)
-        r, pushes, relabels = min_cost_circulation(
-            first, head, rescap, cost, rev, price, eps, ALPHA
-        )
-        refines += r
-        chosen = rescap[arc_of[g1 : g1 + cand.size]] == 0
-        logger.debug(
-            "exact round %d: %d candidate arcs, eps0 %d, %d refines, %d pushes, %d relabels",
-            rounds,
-            cand.size,
-            eps,
-            r,
-            pushes,
-            relabels,
-        )
         selected_before = np.zeros(elements.size, dtype=bool)
-        selected_before[cand[chosen]] = True
-        bad, _ = _violations(weights, elements, in_graph, tails, heads, price, factor, multiplier)
-        if bad.size == 0:
-            break
+
+    # The fixed arcs S -> view-1 groups, view-2 groups -> T and T -> S, then one arc per
+    # candidate element; a warm start routes one unit through every element it selected.
+    cand = np.flatnonzero(in_graph)
+    loaded = selected_before[cand]
+    sel_t, sel_h = tails[cand][loaded], heads[cand][loaded]
+    fixed_tails = np.concatenate([np.full(g1, source), g1 + np.arange(g2), [sink]])
+    fixed_heads = np.concatenate([np.arange(g1), np.full(g2, sink), [source]])
+    fixed_caps = np.concatenate([structure.caps1, structure.caps2, [structure.total]])
+    fixed_flows = np.concatenate(
+        [
+            np.bincount(sel_t[sel_t < g1], minlength=g1),
+            np.bincount(sel_h[sel_h < g1 + g2] - g1, minlength=g2),
+            [sel_t.size],
+        ]
+    )
+    fixed_costs = np.zeros(g1 + g2 + 1, np.int64)
+    graph = build_residual_graph(
+        n_nodes,
+        np.concatenate([fixed_tails, tails[cand]]).astype(np.int64),
+        np.concatenate([fixed_heads, heads[cand]]).astype(np.int64),
+        np.concatenate([fixed_caps, np.ones(cand.size, np.int64)]).astype(np.int64),
+        np.concatenate([fixed_costs, -_costs(weights, elements[cand], factor, multiplier)]),
+        np.concatenate([fixed_flows, loaded]).astype(np.int64),
+    )
+    n_fixed = g1 + g2 + 1
+
+    def add_candidates(bad):
+        nonlocal graph, cand
+        new_costs = -_costs(weights, elements[bad], factor, multiplier)
+        ones = np.ones(bad.size, np.int64)
+        id0 = n_fixed + cand.size
+        if not add_arcs(*graph, tails[bad], heads[bad], ones, new_costs, id0):
+            # No room left: rebuild, keeping the flow.
+            first, last, _, _, rescap, _, _, ident = graph
+            flows = flows_by_ident(first, last, rescap, ident, id0)
+            old_costs = _costs(weights, elements[cand], factor, multiplier)
+            all_cand = np.concatenate([cand, bad])
+            graph = build_residual_graph(
+                n_nodes,
+                np.concatenate([fixed_tails, tails[all_cand]]).astype(np.int64),
+                np.concatenate([fixed_heads, heads[all_cand]]).astype(np.int64),
+                np.concatenate([fixed_caps, np.ones(all_cand.size, np.int64)]).astype(np.int64),
+                np.concatenate([fixed_costs, -old_costs, new_costs]),
+                np.concatenate([flows, np.zeros(bad.size, np.int64)]),
+            )
+        cand = np.concatenate([cand, bad])
         in_graph[bad] = True
 
+    logger.debug("exact setup and candidate graph: %.3f s", time.perf_counter() - clock)
+    clock = time.perf_counter()
+    rounds = 1
+    refines = 0
+    first, last, act, head, rescap, cost, rev, ident = graph
+    eps = start_eps(first, last, head, rescap, cost, price)
+    while True:
+        while eps > 1:
+            eps = max(1, eps // ALPHA)
+            first, last, act, head, rescap, cost, rev, ident = graph
+            n_active = select_active(*graph, price, ACTIVE * eps)
+            selected = time.perf_counter()
+            pushes, relabels = refine(first, act, head, rescap, cost, rev, price, eps)
+            refines += 1
+            solved = time.perf_counter()
+            bad, worst = _violations(
+                weights, elements, in_graph, tails, heads, price, factor, multiplier, eps
+            )
+            if bad.size:
+                add_candidates(bad)
+                rounds += 1
+                # The flow is only worst-optimal on the new graph: rescale from there.
+                eps = max(eps, worst)
+            logger.debug(
+                "exact refine eps %d: %d active arcs in %.3f s, %d pushes, %d relabels, %.3f s; "
+                "%d candidates, %d violators (worst %d) added in %.3f s",
+                eps,
+                n_active // 2,
+                selected - clock,
+                pushes,
+                relabels,
+                solved - selected,
+                cand.size,
+                bad.size,
+                worst,
+                time.perf_counter() - solved,
+            )
+            clock = time.perf_counter()
+        first, last, act, head, rescap, cost, rev, ident = graph
+        worst = worst_inactive(first, last, act, head, rescap, cost, price)
+        if worst > 1:
+            logger.debug("exact restart at eps %d: inactive arcs not 1-optimal", worst)
+            eps = worst
+            continue
+        bad, worst = _violations(
+            weights, elements, in_graph, tails, heads, price, factor, multiplier, 1
+        )
+        if bad.size == 0:
+            break
+        add_candidates(bad)
+        rounds += 1
+        eps = worst
+        logger.debug("exact restart at eps %d after %d violators", eps, bad.size)
+
+    first, last, act, head, rescap, cost, rev, ident = graph
+    flows = flows_by_ident(first, last, rescap, ident, n_fixed + cand.size)
+    selected_before = np.zeros(elements.size, dtype=bool)
+    selected_before[cand[flows[n_fixed:] > 0]] = True
     support[elements[selected_before]] = True
-    zero_cost = np.rint(w * factor) == 0
+    zero_cost = np.floor(w * factor + 0.5) == 0
     if zero_cost.any():
         _fill_zero_cost(support, weights, elements[zero_cost], structure)
     state = ExactState(structure, support.copy(), price.astype(np.float64) / unit)
@@ -327,7 +377,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         support=support,
         optimal=True,
         iterations=refines,
-        message=f"optimal: {rounds} flow solve(s), {int(in_graph.sum())} candidate elements of "
-        f"{elements.size}, certificate on all",
+        message=f"optimal: {rounds} candidate round(s), {int(in_graph.sum())} candidate "
+        f"elements of {elements.size}, certificate on all",
         warm_start=state,
     )

@@ -3,6 +3,18 @@
 Goldberg (1997), "An efficient implementation of a scaling minimum-cost flow algorithm",
 J. Algorithms 22(1). Integer capacities and costs (int64); with every cost a multiple of
 ``n_nodes + 1``, an ``eps = 1`` optimal circulation is optimal (Goldberg & Tarjan 1990).
+
+Graph layout: a CSR array of residual arcs with spare room after every node's arcs. Node ``v``
+owns slots ``first[v]`` to ``first[v + 1]``; ``first[v]`` to ``last[v]`` are in use, and the
+*active* ones, ``first[v]`` to ``act[v]``, come first. ``ident[a]`` is ``k`` for the forward arc
+of input arc ``k`` and ``-1 - k`` for its reverse; it moves with the arc.
+
+Only active arcs take part in a refine; an inactive pair keeps its flow. :func:`select_active`
+keeps active the pairs whose residual reduced cost is small compared with eps (far from the
+boundary, an arc's flow no longer changes); :func:`worst_inactive` checks that the inactive
+arcs are still eps-optimal, which makes the result optimal on the whole graph. ``refine``
+starts from any pseudoflow (it saturates every active arc of negative reduced cost), so arcs
+may be added between refines with any reduced cost.
 """
 
 from __future__ import annotations
@@ -12,52 +24,193 @@ from numba import njit
 
 
 @njit(cache=True)
-def build_residual_graph(n_nodes, tails, heads, caps, costs):
-    """Return the CSR residual graph (first, head, rescap, cost, rev, arc_of_input).
+def build_residual_graph(n_nodes, tails, heads, caps, costs, flows):
+    """Return the graph ``(first, last, act, head, rescap, cost, rev, ident)``, all active.
 
-    Arc ``k`` of the input becomes the forward residual arc ``arc_of_input[k]``; its paired
-    reverse arc (capacity 0, cost ``-costs[k]``) is ``rev[arc_of_input[k]]``.
+    Input arc ``k`` carries ``flows[k]`` units. Every node gets spare room for about an eighth
+    more arcs (see :func:`add_arcs`).
     """
     n_arcs = tails.shape[0]
-    degree = np.zeros(n_nodes + 1, dtype=np.int64)
+    degree = np.zeros(n_nodes, dtype=np.int64)
     for k in range(n_arcs):
-        degree[tails[k] + 1] += 1
-        degree[heads[k] + 1] += 1
-    first = np.cumsum(degree)
-    fill = first[:-1].copy()
-    head = np.empty(2 * n_arcs, dtype=np.int64)
-    rescap = np.empty(2 * n_arcs, dtype=np.int64)
-    cost = np.empty(2 * n_arcs, dtype=np.int64)
-    rev = np.empty(2 * n_arcs, dtype=np.int64)
-    arc_of_input = np.empty(n_arcs, dtype=np.int64)
+        degree[tails[k]] += 1
+        degree[heads[k]] += 1
+    first = np.empty(n_nodes + 1, dtype=np.int64)
+    first[0] = 0
+    for v in range(n_nodes):
+        first[v + 1] = first[v] + degree[v] + degree[v] // 8 + 4
+    last = first[:-1].copy()
+    size = first[n_nodes]
+    head = np.zeros(size, dtype=np.int64)
+    rescap = np.zeros(size, dtype=np.int64)
+    cost = np.zeros(size, dtype=np.int64)
+    rev = np.zeros(size, dtype=np.int64)
+    ident = np.zeros(size, dtype=np.int64)
     for k in range(n_arcs):
         u = tails[k]
         v = heads[k]
-        a = fill[u]
-        fill[u] += 1
-        b = fill[v]
-        fill[v] += 1
+        a = last[u]
+        last[u] += 1
+        b = last[v]
+        last[v] += 1
+        head[a] = v
+        rescap[a] = caps[k] - flows[k]
+        cost[a] = costs[k]
+        rev[a] = b
+        ident[a] = k
+        head[b] = u
+        rescap[b] = flows[k]
+        cost[b] = -costs[k]
+        rev[b] = a
+        ident[b] = -1 - k
+    act = last.copy()
+    return first, last, act, head, rescap, cost, rev, ident
+
+
+@njit(cache=True)
+def _swap(head, rescap, cost, rev, ident, x, y):
+    """Exchange the arcs in slots ``x`` and ``y`` of one node, keeping ``rev`` consistent."""
+    if x == y:
+        return
+    rx = rev[x]
+    ry = rev[y]
+    head[x], head[y] = head[y], head[x]
+    rescap[x], rescap[y] = rescap[y], rescap[x]
+    cost[x], cost[y] = cost[y], cost[x]
+    ident[x], ident[y] = ident[y], ident[x]
+    rev[x] = ry
+    rev[y] = rx
+    rev[ry] = x
+    rev[rx] = y
+
+
+@njit(cache=True)
+def add_arcs(first, last, act, head, rescap, cost, rev, ident, tails, heads, caps, costs, id0):
+    """Add active arcs with zero flow, numbered from ``id0``, in the spare room.
+
+    Returns False and changes nothing when some node lacks the room.
+    """
+    n_nodes = first.shape[0] - 1
+    n_arcs = tails.shape[0]
+    need = np.zeros(n_nodes, dtype=np.int64)
+    for k in range(n_arcs):
+        need[tails[k]] += 1
+        need[heads[k]] += 1
+    for v in range(n_nodes):
+        if last[v] + need[v] > first[v + 1]:
+            return False
+    for k in range(n_arcs):
+        u = tails[k]
+        v = heads[k]
+        a = last[u]
+        last[u] += 1
+        b = last[v]
+        last[v] += 1
         head[a] = v
         rescap[a] = caps[k]
         cost[a] = costs[k]
         rev[a] = b
+        ident[a] = id0 + k
         head[b] = u
         rescap[b] = 0
         cost[b] = -costs[k]
         rev[b] = a
-        arc_of_input[k] = a
-    return first, head, rescap, cost, rev, arc_of_input
+        ident[b] = -1 - (id0 + k)
+        _swap(head, rescap, cost, rev, ident, a, act[u])
+        act[u] += 1
+        _swap(head, rescap, cost, rev, ident, b, act[v])
+        act[v] += 1
+    return True
 
 
 @njit(cache=True)
-def _refine(first, head, rescap, cost, rev, price, eps):
+def flows_by_ident(first, last, rescap, ident, n_arcs):
+    """Flow on every input arc."""
+    flows = np.zeros(n_arcs, dtype=np.int64)
+    for v in range(first.shape[0] - 1):
+        for a in range(first[v], last[v]):
+            k = ident[a]
+            if k < 0:
+                flows[-1 - k] = rescap[a]
+    return flows
+
+
+@njit(cache=True)
+def start_eps(first, last, head, rescap, cost, price):
+    """Smallest eps (at least 1) for which the pseudoflow is eps-optimal for ``price``."""
+    worst = 1
+    for v in range(first.shape[0] - 1):
+        for a in range(first[v], last[v]):
+            if rescap[a] > 0:
+                reduced = cost[a] + price[v] - price[head[a]]
+                if -reduced > worst:
+                    worst = -reduced
+    return worst
+
+
+@njit(cache=True)
+def select_active(first, last, act, head, rescap, cost, rev, ident, price, threshold):
+    """Make active exactly the pairs with a residual arc of reduced cost below ``threshold``.
+
+    Returns the number of active arc slots.
+    """
+    n_nodes = first.shape[0] - 1
+    mark = np.zeros(head.shape[0], dtype=np.bool_)
+    for v in range(n_nodes):
+        pv = price[v]
+        for a in range(first[v], last[v]):
+            if rescap[a] > 0 and cost[a] + pv - price[head[a]] < threshold:
+                mark[a] = True
+                mark[rev[a]] = True
+    total = 0
+    for v in range(n_nodes):
+        lo = first[v]
+        hi = last[v]
+        while True:
+            while lo < hi and mark[lo]:
+                lo += 1
+            while lo < hi and not mark[hi - 1]:
+                hi -= 1
+            if lo >= hi:
+                break
+            # slot lo is inactive and slot hi - 1 active: exchange them (marks included)
+            _swap(head, rescap, cost, rev, ident, lo, hi - 1)
+            mark[lo] = True
+            mark[hi - 1] = False
+            lo += 1
+            hi -= 1
+        act[v] = lo
+        total += lo - first[v]
+    return total
+
+
+@njit(cache=True)
+def worst_inactive(first, last, act, head, rescap, cost, price):
+    """Largest ``-reduced cost`` over inactive residual arcs (0 if none is negative)."""
+    worst = 0
+    for v in range(first.shape[0] - 1):
+        pv = price[v]
+        for a in range(act[v], last[v]):
+            if rescap[a] > 0:
+                reduced = cost[a] + pv - price[head[a]]
+                if -reduced > worst:
+                    worst = -reduced
+    return worst
+
+
+@njit(cache=True)
+def refine(first, act, head, rescap, cost, rev, price, eps):
+    """Turn the pseudoflow into an eps-optimal circulation on the active arcs.
+
+    ``price`` is updated in place. Returns (pushes, relabels).
+    """
     n_nodes = first.shape[0] - 1
     excess = np.zeros(n_nodes, dtype=np.int64)
     # Saturate every residual arc of negative reduced cost: the result is 0-optimal but
     # leaves excesses and deficits.
     for v in range(n_nodes):
         pv = price[v]
-        for a in range(first[v], first[v + 1]):
+        for a in range(first[v], act[v]):
             r = rescap[a]
             if r > 0 and cost[a] + pv - price[head[a]] < 0:
                 rescap[a] = 0
@@ -83,7 +236,7 @@ def _refine(first, head, rescap, cost, rev, price, eps):
         if q_head == size:
             q_head = 0
         in_queue[v] = False
-        end = first[v + 1]
+        end = act[v]
         pv = price[v]
         a = current[v]
         while excess[v] > 0:
@@ -124,23 +277,3 @@ def _refine(first, head, rescap, cost, rev, price, eps):
             a += 1
         current[v] = a
     return pushes, relabels
-
-
-@njit(cache=True)
-def min_cost_circulation(first, head, rescap, cost, rev, price, eps_start, alpha):
-    """Make the circulation in ``rescap`` optimal; ``price`` is updated in place.
-
-    The circulation must be ``eps_start``-optimal for ``price`` on entry (for example the zero
-    circulation with ``eps_start = max |cost|``). Returns (refines, pushes, relabels).
-    """
-    eps = eps_start
-    refines = 0
-    pushes = 0
-    relabels = 0
-    while eps > 1:
-        eps = max(1, eps // alpha)
-        p, r = _refine(first, head, rescap, cost, rev, price, eps)
-        refines += 1
-        pushes += p
-        relabels += r
-    return refines, pushes, relabels
