@@ -1,0 +1,455 @@
+"""Greedy marginal gain with a two-step lookahead (DESIGN.md §4, "greedy marginal gain").
+
+Method
+------
+Start from the empty assignment and repeat one *move* until the budget is spent or no move
+helps. A move adds to one task ``j`` either
+
+* a **single** worker ``i``: feasible when ``i`` is eligible for ``j``, not yet on ``j``, below
+  its ``max_tasks_per_worker``, ``j`` is below its ``max_workers_per_task`` and one unit of
+  budget is left; its gain ``g1`` is the exact increase of ``A_j`` (the task's expected
+  accuracy, :mod:`assignment.engine.accuracy`); or
+* a **pair** of distinct workers ``a < b``: feasible when both are feasible singles and ``j``
+  and the budget have room for two; its gain ``g2`` is the exact increase of ``A_j`` from
+  adding both at once.
+
+Moves are compared by **gain per assignment used**: a single is worth ``g1``, a pair
+``g2 / 2``. Each step makes the move of largest worth over all tasks; on one task a pair is
+made only if ``g2 / 2 > g1 + GAIN_TOL`` where ``g1`` is the task's best single gain (so a pair
+must beat the best single by more than rounding noise; ties go to the single). The run stops
+with ``"budget spent"``, with ``"no positive gain"`` when feasible additions remain but none is
+worth more than ``GAIN_TOL = 1e-12`` (the gain of a second worker under prior 0.5 is exactly 0
+mathematically, a few 1e-17 in floating point), or with ``"no feasible addition"``.
+
+The objective is ``mean_j A_j``; a move changes only its own task, so the increase of the
+objective is the gain divided by ``n_tasks`` and tasks can be compared by ``A_j`` gains.
+
+Why a pair ("look two steps ahead")
+    Under prior 0.5 two workers are exactly as accurate as the better one alone (when they
+    disagree the more reliable one decides, or it is a tie), so from one worker every single
+    addition has gain 0 (or replaces the first worker by a better one) and a one-step greedy
+    would never build a majority of three. Looking two steps ahead here means: on every task,
+    also evaluate every feasible *pair* of additions jointly, exactly, and let the pair
+    compete with single additions at its per-assignment worth ``g2 / 2``. It is not a search
+    over two consecutive moves on different tasks. Gains that need three or more new workers
+    at once stay invisible: one dominant worker with weight above the sum of any two others
+    gets no company, although three or more of them could outvote it.
+
+Pair search restriction
+    With ``c`` feasible workers for a task, all ``c (c - 1) / 2`` pairs are scored when
+    ``c <= PAIR_EXHAUSTIVE_MAX = 16``. Otherwise only pairs within the union of the
+    ``PAIR_TOP_GAIN = 8`` best candidates by single gain and the ``PAIR_TOP_RELIABLE = 8``
+    most reliable candidates (largest ``|log(Q / (1 - Q))|``) are scored (at most 120 pairs).
+    A more reliable worker never makes the Bayes vote worse (a less reliable one is a garbled
+    copy of it), so the best pair is almost always among the most reliable; the single-gain
+    list covers workers whose weight happens to be what the current vote needs. This is a
+    heuristic: the tests check it against the exhaustive pair search on random states.
+
+Tie rules
+    Between tasks of equal worth: the lowest task index, where worths are compared after
+    rounding to a multiple of ``GAIN_TOL``. Within a task, among the moves whose gain is within
+    ``GAIN_TOL`` of the best: the lowest worker index (singles), the lexicographically lowest
+    ``(a, b)`` (pairs). So gains that are equal in exact arithmetic but differ by rounding noise
+    (symmetric qualities, ``Q`` of 0 and 1, repeated values) still tie (except in the rare
+    case that the noise straddles a rounding boundary). The result is a deterministic function
+    of the problem.
+
+Implementation
+--------------
+Per task the exact distribution of the vote sum of its current workers is kept: the
+correctness patterns ``c`` of its ``k`` workers give sums ``S(c) = sum_i (2 c_i - 1) w_i``
+(``w_i`` the log-odds of the clipped quality) with probabilities ``p(c)``; the atoms are kept
+sorted by ``S``, atoms whose sums differ by at most ``1e-12 * (1 + sum_i |w_i|)`` (a thousand
+times below the tie tolerance of :mod:`~assignment.engine.accuracy`) are merged, together with
+the tail ``T[x] = P(S >= s_x)``. Given ``y = 1`` the vote sum is ``S``, given ``y = 0`` it is
+``-S``, so with ``t = r - tol`` and ``t' = tol - r`` (the threshold and tie tolerance of the
+accuracy module, ``tol`` including the new workers' weights) a candidate ``(w, q)`` gives ::
+
+    A' = pi [q P(S >= t - w) + (1 - q) P(S >= t + w)]
+         + (1 - pi) [q P(S > t' - w) + (1 - q) P(S > t' + w)]
+
+four binary searches in the sorted sums, done for all candidates of a task at once
+(``np.searchsorted``); a pair needs eight. At most ``2^k`` atoms (``k + 1`` when all qualities
+of the task are equal); a task is never given more than ``MAX_EXACT_WORKERS = 20`` workers.
+Atoms are cached up to ``2^16`` per task and ``2^23`` in all (128 MiB); beyond that (17 to 20
+workers) they are rebuilt when needed, which costs tens of milliseconds per move on such a task.
+
+The moves are chosen by a lazy priority queue over tasks keyed by the worth of the task's best
+move. A task's state changes only when a move is made on it (it is then re-evaluated), and
+otherwise its options only shrink (workers reach their caps, the budget falls below 2), so a
+stored worth is an upper bound of the current one. When a task is popped its stored move is
+checked: if still feasible it is made (its worth is current and no other task can beat it),
+otherwise the task is re-evaluated and pushed back. (With the pair restriction, the re-evaluated
+candidate list can bring in pairs that were not scored before; the queue is then exact with
+respect to the pairs actually scored.)
+
+Measured on one core, Q uniform in [0.5, 0.9], prior 0.5: 100 workers x 1,000 tasks with 4 per
+task and budget 3,200 in about 0.2 s; 200 x 10,000 with 8 per task and budget 64,000 in about
+4 s.
+
+Limitations
+-----------
+Like any greedy it is myopic where workers are scarce: a worker who is excellent on two tasks
+but may take only one goes to the task where he gains more now, even if the other task has no
+substitute (on random 3 x 2 problems this costs up to 0.15 of mean accuracy on a few per cent
+of them; see the tests). And see above for gains that need three new workers at once.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from assignment.engine.accuracy import EPS, MAX_EXACT_WORKERS, TIE_RTOL, expected_accuracy
+from assignment.engine.problem import AssignmentProblem
+
+__all__ = [
+    "GAIN_TOL",
+    "PAIR_EXHAUSTIVE_MAX",
+    "PAIR_TOP_GAIN",
+    "PAIR_TOP_RELIABLE",
+    "greedy_assignment",
+]
+
+#: Moves worth at most this (accuracy of one task per assignment) are no improvement; a pair
+#: must beat the task's best single by more than this.
+GAIN_TOL = 1e-12
+#: Up to this many feasible workers for a task, every pair is scored.
+PAIR_EXHAUSTIVE_MAX = 16
+#: Otherwise pairs are scored within this many best workers by single gain ...
+PAIR_TOP_GAIN = 8
+#: ... together with this many most reliable workers.
+PAIR_TOP_RELIABLE = 8
+
+# Atoms whose sums differ by at most this times (1 + sum |w|) are merged.
+_MERGE_RTOL = 1e-12
+# A task's atoms are cached if there are at most _ATOM_CACHE_MAX of them (1 MiB of sums and
+# tail) and all cached atoms stay within _ATOM_CACHE_TOTAL (128 MiB); otherwise they are rebuilt
+# from the task's workers whenever needed (tens of milliseconds at 17-20 workers).
+_ATOM_CACHE_MAX = 1 << 16
+_ATOM_CACHE_TOTAL = 1 << 23
+
+
+# --------------------------------------------------------------------------- task distribution
+
+
+def _extend(s: np.ndarray, p: np.ndarray, w: float, q: float, abs_sum: float):
+    """Atoms ``(s, p)`` (sorted sums, probabilities) after adding a worker ``(w, q)``.
+
+    ``abs_sum`` is ``sum |w|`` including the new worker (for the merge tolerance). The two
+    shifted copies of ``s`` are each sorted, so the stable sort (numpy's timsort for floats,
+    which finds the two runs) merges them in linear time.
+    """
+    s2 = np.concatenate((s + w, s - w))
+    p2 = np.concatenate((p * q, p * (1.0 - q)))
+    order = np.argsort(s2, kind="stable")
+    s2, p2 = s2[order], p2[order]
+    starts = np.flatnonzero(np.diff(s2) > _MERGE_RTOL * (1.0 + abs_sum)) + 1
+    if starts.size + 1 < s2.size:
+        starts = np.concatenate(([0], starts))
+        s2, p2 = s2[starts], np.add.reduceat(p2, starts)
+    return s2, p2
+
+
+def _tail(p: np.ndarray) -> np.ndarray:
+    """``T`` with ``T[x] = sum(p[x:])`` and ``T[len(p)] = 0``."""
+    t = np.zeros(p.shape[0] + 1)
+    t[:-1] = np.cumsum(p[::-1])[::-1]
+    return t
+
+
+def _atoms(w: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted sums and tail of the vote-sum distribution of workers ``(w, q)`` (in order)."""
+    s, p = np.zeros(1), np.ones(1)
+    abs_sum = 0.0
+    for wi, qi in zip(w.tolist(), q.tolist(), strict=True):
+        abs_sum += abs(wi)
+        s, p = _extend(s, p, wi, qi, abs_sum)
+    return s, _tail(p)
+
+
+def _accuracy_with(s, tail, prior, r, tol, shifts, probs):
+    """``A`` after adding workers whose sum is ``shifts[c]`` with probability ``probs[c]``.
+
+    ``shifts``, ``probs``: shape (combinations, candidates) (or (candidates,) for one
+    combination); ``tol`` broadcasts against the candidates. Returns shape (candidates,).
+    """
+    p1 = probs * tail[np.searchsorted(s, (r - tol) - shifts, side="left")]
+    p0 = probs * tail[np.searchsorted(s, (tol - r) - shifts, side="right")]
+    if p1.ndim == 2:
+        p1, p0 = p1.sum(axis=0), p0.sum(axis=0)
+    return prior * p1 + (1.0 - prior) * p0
+
+
+def _single_accuracies(s, tail, prior, r, abs_sum, w, q):
+    """Accuracy of the task after adding each candidate ``(w[c], q[c])`` alone."""
+    tol = TIE_RTOL * (1.0 + abs(r) + abs_sum + np.abs(w))
+    return _accuracy_with(s, tail, prior, r, tol, np.stack((w, -w)), np.stack((q, 1.0 - q)))
+
+
+def _pair_accuracies(s, tail, prior, r, abs_sum, wa, qa, wb, qb):
+    """Accuracy of the task after adding both ``(wa[c], qa[c])`` and ``(wb[c], qb[c])``."""
+    tol = TIE_RTOL * (1.0 + abs(r) + abs_sum + np.abs(wa) + np.abs(wb))
+    shifts = np.stack((wa + wb, wa - wb, wb - wa, -wa - wb))
+    fa, fb = 1.0 - qa, 1.0 - qb
+    probs = np.stack((qa * qb, qa * fb, fa * qb, fa * fb))
+    return _accuracy_with(s, tail, prior, r, tol, shifts, probs)
+
+
+def _pair_subset(single_gain: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Positions (ascending) of the candidates among which pairs are scored.
+
+    All of them if there are at most ``PAIR_EXHAUSTIVE_MAX``; otherwise the union of the
+    ``PAIR_TOP_GAIN`` best by single gain and the ``PAIR_TOP_RELIABLE`` largest ``|w|``
+    (stable sorts: lower positions first on ties).
+    """
+    c = single_gain.shape[0]
+    if c <= PAIR_EXHAUSTIVE_MAX:
+        return np.arange(c)
+    by_gain = np.argsort(-single_gain, kind="stable")[:PAIR_TOP_GAIN]
+    by_reliability = np.argsort(-np.abs(w), kind="stable")[:PAIR_TOP_RELIABLE]
+    return np.union1d(by_gain, by_reliability)
+
+
+def _first_best(gains: np.ndarray) -> int:
+    """The lowest position whose gain is within ``GAIN_TOL`` of the largest."""
+    return int(np.flatnonzero(gains >= gains.max() - GAIN_TOL)[0])
+
+
+_TRIU_CACHE: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _triu(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs ``(a, b)``, ``a < b < size``, in lexicographic order (cached)."""
+    if size not in _TRIU_CACHE:
+        _TRIU_CACHE[size] = np.triu_indices(size, 1)
+    return _TRIU_CACHE[size]
+
+
+# --------------------------------------------------------------------------- the greedy state
+
+
+class _Greedy:
+    """Per-task distributions, loads and the evaluation of a task's best move."""
+
+    def __init__(self, problem: AssignmentProblem) -> None:
+        n, m = problem.quality.shape
+        qt = np.clip(np.ascontiguousarray(problem.quality.T), EPS, 1.0 - EPS)  # (m, n)
+        self.q = qt
+        self.w = np.log(qt) - np.log1p(-qt)
+        self.eligible = (
+            None if problem.eligible is None else np.ascontiguousarray(problem.eligible.T)
+        )
+        self.prior = problem.prior
+        self.r = np.log1p(-self.prior) - np.log(self.prior)
+        self.task_cap = np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS)
+        self.worker_cap = problem.max_tasks_per_worker
+        self.assigned = np.zeros((m, n), dtype=bool)  # transposed assignment
+        self.load = np.zeros(n, dtype=np.int64)
+        self.open_worker = self.load < self.worker_cap
+        self.workers: list[list[int]] = [[] for _ in range(m)]
+        self.abs_sum = np.zeros(m)
+        self.cache: list[tuple[np.ndarray, np.ndarray] | None] = [
+            (np.zeros(1), np.array([1.0, 0.0])) for _ in range(m)
+        ]
+        self.cached_atoms = m
+        self.acc = np.array([self._current_accuracy(j) for j in range(m)])
+        self.evaluations = 0
+
+    # -- distributions
+
+    def _dist(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        cached = self.cache[j]
+        if cached is not None:
+            return cached
+        idx = np.array(self.workers[j], dtype=np.intp)
+        return _atoms(self.w[j, idx], self.q[j, idx])
+
+    def _current_accuracy(self, j: int) -> float:
+        s, tail = self._dist(j)
+        empty = np.zeros(1)
+        tol = TIE_RTOL * (1.0 + abs(self.r[j]) + self.abs_sum[j])
+        return float(_accuracy_with(s, tail, self.prior[j], self.r[j], tol, empty, empty + 1)[0])
+
+    # -- moves
+
+    def candidates(self, j: int) -> np.ndarray:
+        """Workers that may be added to task ``j`` now (ascending), ignoring the task cap."""
+        ok = self.open_worker & ~self.assigned[j]
+        if self.eligible is not None:
+            ok &= self.eligible[j]
+        return np.flatnonzero(ok)
+
+    def evaluate(self, j: int, budget_left: int):
+        """The best move on task ``j``: ``(worth, workers, gain)`` or None if none helps."""
+        room = int(self.task_cap[j]) - len(self.workers[j])
+        if room < 1 or budget_left < 1:
+            return None
+        cand = self.candidates(j)
+        if cand.size == 0:
+            return None
+        self.evaluations += 1
+        s, tail = self._dist(j)
+        prior, r, abs_sum, acc = self.prior[j], self.r[j], self.abs_sum[j], self.acc[j]
+        w, q = self.w[j, cand], self.q[j, cand]
+        g1 = _single_accuracies(s, tail, prior, r, abs_sum, w, q) - acc
+        best = _first_best(g1)
+        worth, move, gain = float(g1[best]), (int(cand[best]),), float(g1[best])
+        if (
+            room >= 2
+            and budget_left >= 2
+            and cand.size >= 2
+            and worth + GAIN_TOL < 0.5 * (1.0 - acc)  # else no pair can beat the single
+        ):
+            sub = _pair_subset(g1, w)
+            ia, ib = _triu(sub.shape[0])
+            a, b = sub[ia], sub[ib]
+            g2 = _pair_accuracies(s, tail, prior, r, abs_sum, w[a], q[a], w[b], q[b]) - acc
+            k = _first_best(g2)
+            if 0.5 * g2[k] > worth + GAIN_TOL:
+                worth, move, gain = 0.5 * float(g2[k]), (int(cand[a[k]]), int(cand[b[k]])), g2[k]
+        if worth <= GAIN_TOL:
+            return None
+        return worth, move, float(gain)
+
+    def still_feasible(self, move: tuple[int, ...], budget_left: int) -> bool:
+        return budget_left >= len(move) and all(self.open_worker[i] for i in move)
+
+    def apply(self, j: int, move: tuple[int, ...]) -> None:
+        s, tail = self._dist(j)
+        p = tail[:-1] - tail[1:]
+        for i in move:
+            self.assigned[j, i] = True
+            self.load[i] += 1
+            if self.load[i] >= self.worker_cap[i]:
+                self.open_worker[i] = False
+            self.workers[j].append(i)
+            self.abs_sum[j] += abs(self.w[j, i])
+            s, p = _extend(s, p, self.w[j, i], self.q[j, i], self.abs_sum[j])
+        old = self.cache[j]
+        self.cached_atoms -= 0 if old is None else old[0].shape[0]
+        if s.shape[0] <= _ATOM_CACHE_MAX and self.cached_atoms + s.shape[0] <= _ATOM_CACHE_TOTAL:
+            self.cache[j] = (s, _tail(p))
+            self.cached_atoms += s.shape[0]
+        else:
+            self.cache[j] = None
+        self.acc[j] = self._current_accuracy(j)
+
+    def any_feasible(self) -> bool:
+        """Whether some (worker, task) pair could still be added (ignoring the budget)."""
+        counts = np.fromiter((len(ws) for ws in self.workers), np.int64, len(self.workers))
+        ok = (~self.assigned) & self.open_worker[None, :] & (counts < self.task_cap)[:, None]
+        if self.eligible is not None:
+            ok &= self.eligible
+        return bool(ok.any())
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def _entry(j: int, best: tuple[float, tuple[int, ...], float]):
+    """Heap entry of task ``j``: worths are compared in units of ``GAIN_TOL`` (rounded), so
+    worths equal up to rounding noise tie and go to the lowest task."""
+    worth, move, gain = best
+    return (-round(worth / GAIN_TOL), j, move, gain)
+
+
+def greedy_assignment(
+    problem: AssignmentProblem, *, progress: Callable[[float, str], object] | None = None
+) -> tuple[np.ndarray, dict]:
+    """Greedy marginal gain with a two-step (pair) lookahead; see the module docstring.
+
+    Parameters
+    ----------
+    problem : AssignmentProblem
+    progress : callable, optional
+        ``progress(fraction, message)``, called about every 1% of the budget (fraction =
+        assignments made / budget) and once at the end with fraction 1.
+
+    Returns
+    -------
+    assignment : ndarray of bool, shape (n_workers, n_tasks)
+        Feasible for ``problem``.
+    info : dict
+        ``steps`` (moves made), ``singles_added``, ``pairs_added``, ``assigned`` (pairs
+        (worker, task) in the assignment), ``stopped`` (``"budget spent"``,
+        ``"no positive gain"`` or ``"no feasible addition"``), ``initial_accuracy`` and
+        ``accuracy`` (exact expected accuracy of the empty and the returned assignment,
+        :func:`~assignment.engine.accuracy.expected_accuracy`), ``evaluations`` (task
+        evaluations, a measure of work) and ``seconds``.
+
+    Raises
+    ------
+    TypeError
+        If ``problem`` is not an :class:`AssignmentProblem`.
+    ValueError
+        If ``progress`` is neither None nor callable.
+    """
+    if not isinstance(problem, AssignmentProblem):
+        raise TypeError(f"problem must be an AssignmentProblem, got {type(problem).__name__}")
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be callable or None, got {progress!r}")
+    start = time.perf_counter()
+    m = problem.n_tasks
+    state = _Greedy(problem)
+    initial_accuracy = expected_accuracy(
+        problem.quality, np.zeros(problem.quality.shape, dtype=bool), prior=problem.prior
+    )
+    budget = problem.budget
+    budget_left = budget
+
+    heap: list[tuple[int, int, tuple[int, ...], float]] = []
+    for j in range(m):
+        best = state.evaluate(j, budget_left)
+        if best is not None:
+            heap.append(_entry(j, best))
+    heapq.heapify(heap)
+
+    steps = pairs = 0
+    report_every = max(1, math.ceil(budget / 100))
+    next_report = report_every
+    while budget_left > 0 and heap:
+        _, j, move, _ = heapq.heappop(heap)
+        if not state.still_feasible(move, budget_left):
+            best = state.evaluate(j, budget_left)
+            if best is not None:
+                heapq.heappush(heap, _entry(j, best))
+            continue
+        state.apply(j, move)
+        budget_left -= len(move)
+        steps += 1
+        pairs += len(move) == 2
+        best = state.evaluate(j, budget_left)
+        if best is not None:
+            heapq.heappush(heap, _entry(j, best))
+        used = budget - budget_left
+        if progress is not None and used >= next_report:
+            progress(used / budget, f"{used}/{budget} assigned, accuracy {state.acc.mean():.4f}")
+            next_report = (used // report_every + 1) * report_every
+
+    if budget_left == 0:
+        stopped = "budget spent"
+    elif state.any_feasible():
+        stopped = "no positive gain"
+    else:
+        stopped = "no feasible addition"
+    assignment = np.ascontiguousarray(state.assigned.T)
+    accuracy = expected_accuracy(problem.quality, assignment, prior=problem.prior)
+    if progress is not None:
+        progress(1.0, f"done ({stopped}), accuracy {accuracy:.4f}")
+    info = {
+        "steps": steps,
+        "singles_added": steps - pairs,
+        "pairs_added": pairs,
+        "assigned": budget - budget_left,
+        "stopped": stopped,
+        "initial_accuracy": initial_accuracy,
+        "accuracy": accuracy,
+        "evaluations": state.evaluations,
+        "seconds": time.perf_counter() - start,
+    }
+    return assignment, info
