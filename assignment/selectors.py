@@ -1,0 +1,208 @@
+"""Reads: the numbers the admin (and later the API) shows, computed in one place.
+
+Selectors only read. Each takes keyword-only arguments and returns either a queryset (for
+lists the caller paginates) or a frozen dataclass (for summaries the caller renders).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
+from django.db.models.functions import Coalesce
+
+from assignment.models import (
+    Answer,
+    AssignmentRun,
+    GoldAnswer,
+    GoldItem,
+    Project,
+    QualityMatrix,
+    Task,
+    Worker,
+)
+
+#: How many of a project's latest runs its summary lists.
+RECENT_RUNS = 10
+
+_MATRIX_BLOBS = ("values_blob", "worker_ids_blob", "task_ids_blob", "gold_counts_blob")
+
+
+@dataclass(frozen=True)
+class QualityMatrixStatistics:
+    """Summary of one stored quality matrix; the value statistics are None for an empty one."""
+
+    matrix_id: int
+    source: str
+    created_at: datetime
+    n_workers: int
+    n_tasks: int
+    mean: float | None
+    std: float | None
+    min: float | None
+    max: float | None
+    #: Rows whose gold count is 0; None when the matrix stores no gold counts (uploaded).
+    workers_without_gold: int | None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: int
+    method: str
+    status: str
+    budget: int
+    n_assigned: int | None
+    expected_accuracy: float | None
+    accuracy_standard_error: float | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ProjectStatistics:
+    workers: int
+    active_workers: int
+    #: Workers with no gold answer stored now (the latest matrix may predate later answers).
+    workers_without_gold_answers: int
+    tasks: int
+    categories: int
+    gold_items: int
+    gold_answers: int
+    answers: int
+    quality_matrices: int
+    latest_quality_matrix: QualityMatrixStatistics | None
+    runs: int
+    #: The latest ``RECENT_RUNS`` runs, newest first.
+    recent_runs: tuple[RunSummary, ...]
+
+
+def _count_per_project(queryset: QuerySet) -> Coalesce:
+    """A correlated ``COUNT(*)`` of ``queryset`` rows whose ``project`` is the outer row.
+
+    One subquery per counted table, instead of joining them all (which would multiply rows).
+    """
+    counts = (
+        queryset.filter(project=OuterRef("pk"))
+        .order_by()
+        .values("project")
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    return Coalesce(Subquery(counts, output_field=IntegerField()), 0)
+
+
+def project_list_with_counts(*, queryset: QuerySet[Project] | None = None) -> QuerySet[Project]:
+    """Projects with ``worker_count``, ``task_count`` and ``gold_item_count`` annotated."""
+    queryset = Project.objects.all() if queryset is None else queryset
+    return queryset.select_related("owner").annotate(
+        worker_count=_count_per_project(Worker.objects.all()),
+        task_count=_count_per_project(Task.objects.all()),
+        gold_item_count=_count_per_project(GoldItem.objects.all()),
+    )
+
+
+def gold_answer_list(*, queryset: QuerySet[GoldAnswer] | None = None) -> QuerySet[GoldAnswer]:
+    """Gold answers with their worker and item, and ``is_correct`` (answer == true label)."""
+    queryset = GoldAnswer.objects.all() if queryset is None else queryset
+    return queryset.select_related("worker", "item").annotate(
+        is_correct=ExpressionWrapper(Q(answer=F("item__true_label")), output_field=BooleanField())
+    )
+
+
+def quality_matrix_list(
+    *, queryset: QuerySet[QualityMatrix] | None = None
+) -> QuerySet[QualityMatrix]:
+    """Quality matrices without their arrays (which can be hundreds of megabytes each)."""
+    queryset = QualityMatrix.objects.all() if queryset is None else queryset
+    return queryset.select_related("project").defer(*_MATRIX_BLOBS)
+
+
+def run_list(*, queryset: QuerySet[AssignmentRun] | None = None) -> QuerySet[AssignmentRun]:
+    """Assignment runs with their project and quality matrix, and none of their arrays."""
+    queryset = AssignmentRun.objects.all() if queryset is None else queryset
+    return queryset.select_related("project", "quality_matrix__project").defer(
+        "assignment_blob", *(f"quality_matrix__{blob}" for blob in _MATRIX_BLOBS)
+    )
+
+
+def workers_by_gold_answers(
+    *, queryset: QuerySet[Worker] | None = None, with_gold: bool
+) -> QuerySet[Worker]:
+    """The workers with at least one gold answer (``with_gold``), or those with none."""
+    queryset = Worker.objects.all() if queryset is None else queryset
+    has_gold = Exists(GoldAnswer.objects.filter(worker=OuterRef("pk")))
+    return queryset.filter(has_gold if with_gold else ~has_gold)
+
+
+def quality_matrix_statistics(*, matrix: QualityMatrix) -> QualityMatrixStatistics:
+    """Mean, population standard deviation, min and max of the values; workers without gold."""
+    values = matrix.values
+    gold_counts = matrix.gold_counts
+    empty = values.size == 0
+    return QualityMatrixStatistics(
+        matrix_id=matrix.pk,
+        source=matrix.get_source_display(),
+        created_at=matrix.created_at,
+        n_workers=matrix.n_workers,
+        n_tasks=matrix.n_tasks,
+        mean=None if empty else float(values.mean()),
+        std=None if empty else float(values.std()),
+        min=None if empty else float(values.min()),
+        max=None if empty else float(values.max()),
+        workers_without_gold=None if gold_counts is None else int(np.sum(gold_counts == 0)),
+    )
+
+
+def project_statistics(*, project: Project) -> ProjectStatistics:
+    """Counts of everything in the project, its latest quality matrix and its latest runs."""
+    workers = Worker.objects.filter(project=project)
+    worker_counts = workers.aggregate(total=Count("pk"), active=Count("pk", filter=Q(active=True)))
+    without_gold = workers_by_gold_answers(queryset=workers, with_gold=False)
+    task_counts = Task.objects.filter(project=project).aggregate(
+        total=Count("pk"), categories=Count("category", distinct=True)
+    )
+    matrices = QualityMatrix.objects.filter(project=project).order_by("-created_at", "-id")
+    latest = matrices.first()
+    runs = run_list(queryset=AssignmentRun.objects.filter(project=project)).order_by(
+        "-created_at", "-id"
+    )
+    return ProjectStatistics(
+        workers=worker_counts["total"],
+        active_workers=worker_counts["active"],
+        workers_without_gold_answers=without_gold.count(),
+        tasks=task_counts["total"],
+        categories=task_counts["categories"],
+        gold_items=GoldItem.objects.filter(project=project).count(),
+        gold_answers=GoldAnswer.objects.filter(item__project=project).count(),
+        answers=Answer.objects.filter(task__project=project).count(),
+        quality_matrices=matrices.count(),
+        latest_quality_matrix=(
+            None if latest is None else quality_matrix_statistics(matrix=latest)
+        ),
+        runs=runs.count(),
+        recent_runs=tuple(
+            RunSummary(
+                run_id=run.pk,
+                method=run.get_method_display(),
+                status=run.get_status_display(),
+                budget=run.budget,
+                n_assigned=run.n_assigned,
+                expected_accuracy=run.expected_accuracy,
+                accuracy_standard_error=run.accuracy_standard_error,
+                created_at=run.created_at,
+            )
+            for run in runs[:RECENT_RUNS]
+        ),
+    )

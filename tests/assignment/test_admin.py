@@ -1,0 +1,257 @@
+"""The admin: every page renders with data, search and filters work, the project page shows
+the project's numbers, and only staff get in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from assignment.models import (
+    Answer,
+    AssignmentRun,
+    Comparison,
+    GoldAnswer,
+    GoldItem,
+    Method,
+    Project,
+    QualityMatrix,
+    QualitySource,
+    RunStatus,
+    Task,
+    Worker,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def project():
+    """3 workers (2 active), 4 tasks in 2 categories, 2 gold items, 3 gold answers, 2 answers,
+    a stored quality matrix and a finished run."""
+    owner = get_user_model().objects.create_user("alice", password="x")
+    project = Project.objects.create(owner=owner, name="street-signs")
+    workers = [
+        Worker.objects.create(project=project, external_id=f"worker-{i}", active=i != 2)
+        for i in range(3)
+    ]
+    tasks = [
+        Task.objects.create(project=project, external_id=f"task-{j}", category=f"cat-{j % 2}")
+        for j in range(4)
+    ]
+    items = [
+        GoldItem.objects.create(
+            project=project, external_id=f"gold-{k}", category="cat-0", true_label="1"
+        )
+        for k in range(2)
+    ]
+    GoldAnswer.objects.create(worker=workers[0], item=items[0], answer="1")
+    GoldAnswer.objects.create(worker=workers[0], item=items[1], answer="0")
+    GoldAnswer.objects.create(worker=workers[1], item=items[0], answer="1")
+    Answer.objects.create(worker=workers[0], task=tasks[0], label="1")
+    Answer.objects.create(worker=workers[1], task=tasks[1], label="0")
+    matrix = QualityMatrix(project=project, source=QualitySource.ESTIMATED)
+    matrix.set_arrays(
+        values=np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.7, 0.8], [0.6, 0.6, 0.6, 0.6]]),
+        worker_ids=[w.pk for w in workers],
+        task_ids=[t.pk for t in tasks],
+        gold_counts=[2, 1, 0],
+    )
+    matrix.save()
+    comparison = Comparison.objects.create(project=project, methods=["tvcs-iht", "random"])
+    AssignmentRun.objects.create(
+        project=project,
+        comparison=comparison,
+        quality_matrix=matrix,
+        method=Method.TVCS_IHT,
+        budget=6,
+        max_workers_per_task=2,
+        max_tasks_per_worker=3,
+        status=RunStatus.SUCCEEDED,
+        expected_accuracy=0.8125,
+        accuracy_standard_error=0.0031,
+        n_assigned=6,
+    )
+    return project
+
+
+def admin_url(model, view, *args):
+    return reverse(f"admin:assignment_{model._meta.model_name}_{view}", args=args)
+
+
+EVERY_MODEL = [
+    Project,
+    Worker,
+    Task,
+    GoldItem,
+    GoldAnswer,
+    QualityMatrix,
+    Answer,
+    Comparison,
+    AssignmentRun,
+]
+
+
+@pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.__name__)
+def test_every_model_has_a_changelist_that_renders_its_rows(admin_client, project, model):
+    row = model.objects.order_by("pk").first()
+    response = admin_client.get(admin_url(model, "changelist"))
+    assert response.status_code == 200
+    assert row in response.context["cl"].result_list
+
+
+@pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.__name__)
+def test_every_model_has_a_change_page_that_renders(admin_client, project, model):
+    row = model.objects.order_by("pk").first()
+    response = admin_client.get(admin_url(model, "change", row.pk))
+    assert response.status_code == 200
+    assert response.context["original"] == row
+
+
+def changelist_ids(response):
+    return sorted(str(row) for row in response.context["cl"].result_list)
+
+
+@pytest.mark.parametrize(
+    ("model", "query", "found"),
+    [
+        (Project, "street", ["street-signs"]),
+        (Project, "alice", ["street-signs"]),
+        (Worker, "worker-1", ["worker-1"]),
+        (Task, "task-3", ["task-3"]),
+        (GoldItem, "gold-1", ["gold-1"]),
+    ],
+)
+def test_a_search_for_an_external_id_or_name_finds_it(admin_client, project, model, query, found):
+    carol = get_user_model().objects.create_user("carol", password="x")
+    other = Project.objects.create(owner=carol, name="other")
+    Worker.objects.create(project=other, external_id="someone-else")
+    response = admin_client.get(admin_url(model, "changelist"), {"q": query})
+    assert changelist_ids(response) == found
+
+
+def test_a_search_for_a_worker_id_finds_its_gold_answers_and_answers(admin_client, project):
+    gold = admin_client.get(admin_url(GoldAnswer, "changelist"), {"q": "worker-1"})
+    assert [(g.worker.external_id, g.item.external_id) for g in gold.context["cl"].result_list] == [
+        ("worker-1", "gold-0")
+    ]
+    answers = admin_client.get(admin_url(Answer, "changelist"), {"q": "task-1"})
+    assert [
+        (a.worker.external_id, a.task.external_id) for a in answers.context["cl"].result_list
+    ] == [("worker-1", "task-1")]
+
+
+def test_filters_narrow_workers_by_project_activity_and_gold_answers(admin_client, project):
+    other = Project.objects.create(owner=project.owner, name="other")
+    Worker.objects.create(project=other, external_id="elsewhere")
+    url = admin_url(Worker, "changelist")
+
+    by_project = admin_client.get(url, {"project__id__exact": project.pk})
+    inactive = admin_client.get(url, {"project__id__exact": project.pk, "active__exact": "0"})
+    no_gold = admin_client.get(url, {"project__id__exact": project.pk, "gold": "no"})
+
+    assert changelist_ids(by_project) == ["worker-0", "worker-1", "worker-2"]
+    assert changelist_ids(inactive) == ["worker-2"]
+    assert changelist_ids(no_gold) == ["worker-2"]
+
+
+def test_filters_narrow_tasks_by_category_and_gold_answers_by_correctness(admin_client, project):
+    tasks = admin_client.get(admin_url(Task, "changelist"), {"category": "cat-1"})
+    wrong = admin_client.get(admin_url(GoldAnswer, "changelist"), {"correct": "no"})
+
+    assert changelist_ids(tasks) == ["task-1", "task-3"]
+    assert [
+        (g.worker.external_id, g.item.external_id) for g in wrong.context["cl"].result_list
+    ] == [("worker-0", "gold-1")]
+
+
+def test_gold_answers_show_whether_they_are_correct(admin_client, project):
+    response = admin_client.get(admin_url(GoldAnswer, "changelist"))
+    assert {g.pk: g.is_correct for g in response.context["cl"].result_list} == {
+        g.pk: g.answer == g.item.true_label for g in GoldAnswer.objects.all()
+    }
+    assert "Correct?" in response.content.decode()
+
+
+def test_the_project_list_shows_counts_with_a_fixed_number_of_queries(admin_client, project):
+    url = admin_url(Project, "changelist")
+    with CaptureQueriesContext(connection) as one_project:
+        response = admin_client.get(url)
+    row = response.context["cl"].result_list[0]
+    assert (row.worker_count, row.task_count, row.gold_item_count) == (3, 4, 2)
+
+    for i in range(5):
+        Project.objects.create(owner=project.owner, name=f"more-{i}")
+    with CaptureQueriesContext(connection) as six_projects:
+        admin_client.get(url)
+    assert len(six_projects) == len(one_project)
+
+
+def test_the_project_page_shows_counts_quality_statistics_and_runs(admin_client, project):
+    response = admin_client.get(admin_url(Project, "change", project.pk))
+    stats = response.context["project_statistics"]
+    values = QualityMatrix.objects.get().values
+
+    assert (stats.workers, stats.active_workers, stats.workers_without_gold_answers) == (3, 2, 1)
+    assert (stats.tasks, stats.categories, stats.gold_items) == (4, 2, 2)
+    assert (stats.gold_answers, stats.answers, stats.quality_matrices, stats.runs) == (3, 2, 1, 1)
+    quality = stats.latest_quality_matrix
+    assert quality.mean == pytest.approx(values.mean())
+    assert quality.std == pytest.approx(values.std())
+    assert (quality.min, quality.max, quality.workers_without_gold) == (0.5, 0.9, 1)
+
+    html = response.content.decode()
+    for shown in [
+        "Counts",
+        "Latest quality matrix",
+        f"{values.mean():.4f}",
+        f"{values.std():.4f}",
+        "estimated from gold answers",
+        "Assignment runs",
+        "0.8125 ± 0.0031",
+        f"?project__id__exact={project.pk}&amp;gold=no",
+    ]:
+        assert shown in html
+
+
+def test_a_project_without_a_quality_matrix_or_runs_says_so(admin_client, project):
+    empty = Project.objects.create(owner=project.owner, name="empty")
+    html = admin_client.get(admin_url(Project, "change", empty.pk)).content.decode()
+    assert "No quality matrix yet." in html
+    assert "No runs yet." in html
+
+
+def test_the_quality_matrix_page_summarises_the_values_without_rendering_the_arrays(
+    admin_client, project
+):
+    matrix = QualityMatrix.objects.get()
+    response = admin_client.get(admin_url(QualityMatrix, "change", matrix.pk))
+    html = response.content.decode()
+    assert f"{matrix.values.std():.4f}" in html
+    assert "Workers without gold answers" in html
+    assert "blob" not in html.lower()
+    assert not response.context["has_change_permission"]
+
+
+def test_the_project_add_page_renders_without_statistics(admin_client, project):
+    response = admin_client.get(admin_url(Project, "add"))
+    assert response.status_code == 200
+    assert "project_statistics" not in response.context
+
+
+@pytest.mark.parametrize("path", ["/admin/", "/admin/assignment/project/"])
+def test_a_logged_in_user_who_is_not_staff_is_sent_to_the_login_page(client, path):
+    user = get_user_model().objects.create_user("bob", password="x")
+    client.force_login(user)
+    response = client.get(path)
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("admin:login"))
+
+
+def test_an_anonymous_visitor_is_sent_to_the_login_page(client):
+    response = client.get(admin_url(Project, "changelist"))
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("admin:login"))
