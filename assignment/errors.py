@@ -1,0 +1,79 @@
+"""Domain errors of the assignment app: raised by services, importers and exporters.
+
+Every error here is something the user can fix (a bad file, an unknown project); callers turn it
+into their own kind of failure: a management command into ``CommandError`` (exit status 1), a
+view into a form error. Programming errors stay ``ValueError`` / ``TypeError``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AmbiguousProjectError",
+    "DomainError",
+    "ExportError",
+    "ImportValidationError",
+    "ProjectAlreadyExistsError",
+    "ProjectNotFoundError",
+    "ProjectValidationError",
+    "QualityEstimationError",
+    "UserNotFoundError",
+]
+
+
+class DomainError(Exception):
+    """Base class: a failure the user caused and can correct; ``str()`` says how."""
+
+
+class ImportValidationError(DomainError):
+    """A data file was rejected; nothing of it was written.
+
+    ``line`` (1-based, the line the row starts on) and ``column`` (the column's name in the
+    header, or the JSON key) are None when the problem is not in one line or one column (an
+    encoding, the size, a missing column of the header, pairs missing from a quality matrix).
+
+    >>> str(ImportValidationError("workers.csv", 7, "max_tasks", "must be a non-negative integer"))
+    'workers.csv, line 7, column max_tasks: must be a non-negative integer'
+    """
+
+    def __init__(self, file: str, line: int | None, column: str | None, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.column = column
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = [self.file]
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.column is not None:
+            where.append(f"column {self.column}")
+        return f"{', '.join(where)}: {self.message}"
+
+
+class UserNotFoundError(DomainError):
+    """No user has the given username."""
+
+
+class ProjectNotFoundError(DomainError):
+    """No project has the given name (for the given owner)."""
+
+
+class AmbiguousProjectError(DomainError):
+    """Several owners have a project of that name; the owner must be given."""
+
+
+class ProjectAlreadyExistsError(DomainError):
+    """The owner already has a project of that name."""
+
+
+class ProjectValidationError(DomainError):
+    """A project's fields are invalid (an empty name, a label set that is not a label set)."""
+
+
+class QualityEstimationError(DomainError):
+    """The project lacks what a quality estimate needs (workers, tasks, gold answers)."""
+
+
+class ExportError(DomainError):
+    """The requested export cannot be produced (unknown kind, nothing to export)."""
