@@ -1,0 +1,326 @@
+"""Exports of a project's data as CSV or JSON, streamed row by row (README, "Data files").
+
+Every kind of data file that can be imported can be exported in the same format, so that an
+export imports back unchanged (into the same project, or a fresh one); ``labels`` adds the
+Bayes-vote labels of the collected answers. A kind is an :class:`ExportKind` in
+:data:`EXPORT_KINDS`: column names, and a function of the project that checks what it needs
+(raising :class:`~assignment.errors.ExportError` before anything is written) and returns the
+rows. Later kinds (the assignments of a run) are added to that dictionary.
+
+CSV cells that come from users (ids, names, categories, labels: every ``str`` cell) and start
+with ``=``, ``+``, ``-``, ``@``, a tab, a carriage return or NUL are prefixed with a single quote
+so that spreadsheets do not run them as formulas (OWASP CSV injection; ASVS V1.2.10). Numbers the
+exporter writes itself (caps, priors, qualities, posteriors) are never prefixed; none of them is
+negative. JSON output is not altered.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from assignment.data_files import FORMATS, FORMULA_TRIGGERS
+from assignment.engine.aggregate import aggregate
+from assignment.errors import ExportError
+from assignment.models import (
+    Answer,
+    GoldAnswer,
+    GoldItem,
+    Project,
+    QualityMatrix,
+    Task,
+    Worker,
+)
+
+__all__ = [
+    "EXPORT_KINDS",
+    "FORMATS",
+    "ExportKind",
+    "export_data",
+    "export_data_to_path",
+    "neutralise_formula",
+]
+
+logger = logging.getLogger(__name__)
+
+_CHUNK_ROWS = 5_000
+
+Rows = Iterable[tuple]
+
+
+@dataclass(frozen=True)
+class ExportKind:
+    """One kind of export: its ``columns`` and ``rows(project)``.
+
+    ``rows`` raises :class:`ExportError` at once (before the first row is asked for) if the
+    project lacks what the export needs. Row values are ``str`` (user data, neutralised in CSV),
+    ``int`` / ``float`` (written as numbers), ``dict`` (JSON; text in CSV) or None (empty).
+    """
+
+    columns: tuple[str, ...]
+    rows: Callable[[Project], Rows]
+    description: str
+
+
+def neutralise_formula(text: str) -> str:
+    """``text`` with a ``'`` in front if a spreadsheet would take it for a formula."""
+    if text and text[0] in FORMULA_TRIGGERS:
+        return "'" + text
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# Rows of each kind
+
+
+def _worker_rows(project: Project) -> Rows:
+    return (
+        Worker.objects.filter(project=project)
+        .order_by("pk")
+        .values_list("external_id", "name", "max_tasks")
+        .iterator(chunk_size=_CHUNK_ROWS)
+    )
+
+
+def _task_rows(project: Project) -> Rows:
+    rows = (
+        Task.objects.filter(project=project)
+        .order_by("pk")
+        .values_list("external_id", "category", "max_workers", "prior", "payload")
+        .iterator(chunk_size=_CHUNK_ROWS)
+    )
+    return ((*row[:4], row[4] or None) for row in rows)
+
+
+def _gold_item_rows(project: Project) -> Rows:
+    return (
+        GoldItem.objects.filter(project=project)
+        .order_by("pk")
+        .values_list("external_id", "category", "true_label")
+        .iterator(chunk_size=_CHUNK_ROWS)
+    )
+
+
+def _gold_answer_rows(project: Project) -> Rows:
+    return (
+        GoldAnswer.objects.filter(worker__project=project)
+        .order_by("pk")
+        .values_list("worker__external_id", "item__external_id", "answer")
+        .iterator(chunk_size=_CHUNK_ROWS)
+    )
+
+
+def _answer_rows(project: Project) -> Rows:
+    return (
+        Answer.objects.filter(worker__project=project)
+        .order_by("pk")
+        .values_list("worker__external_id", "task__external_id", "label")
+        .iterator(chunk_size=_CHUNK_ROWS)
+    )
+
+
+def _latest_quality_matrix(project: Project) -> QualityMatrix:
+    matrix = QualityMatrix.objects.filter(project=project).order_by("-created_at", "-id").first()
+    if matrix is None:
+        raise ExportError(
+            f"project {project.name!r} has no quality matrix yet; estimate one "
+            "(python manage.py estimate_quality) or import a quality file"
+        )
+    return matrix
+
+
+def _external_ids(model, project: Project) -> dict[int, str]:
+    return dict(model.objects.filter(project=project).values_list("pk", "external_id"))
+
+
+def _quality_rows(project: Project) -> Rows:
+    matrix = _latest_quality_matrix(project)
+    workers = _external_ids(Worker, project)
+    tasks = _external_ids(Task, project)
+    values = matrix.values
+    rows = [(i, workers.get(int(pk))) for i, pk in enumerate(matrix.worker_ids)]
+    columns = [(j, tasks.get(int(pk))) for j, pk in enumerate(matrix.task_ids)]
+    gone = sum(w is None for _, w in rows) + sum(t is None for _, t in columns)
+    if gone:
+        logger.warning(
+            "quality matrix %s: %d of its workers and tasks were deleted since; left out",
+            matrix.pk,
+            gone,
+        )
+
+    def generate() -> Iterator[tuple]:
+        for i, worker_id in rows:
+            if worker_id is None:
+                continue
+            for j, task_id in columns:
+                if task_id is not None:
+                    yield worker_id, task_id, float(values[i, j])
+
+    return generate()
+
+
+def _label_rows(project: Project) -> Rows:
+    """Bayes-vote label of every task with answers, with the posterior of that label."""
+    labels = list(project.labels)
+    if len(labels) != 2:
+        raise ExportError(
+            f"aggregated labels need a binary label set; project {project.name!r} has "
+            f"{len(labels)} labels"
+        )
+    matrix = _latest_quality_matrix(project)
+    row_of = {int(pk): i for i, pk in enumerate(matrix.worker_ids)}
+    column_of = {int(pk): j for j, pk in enumerate(matrix.task_ids)}
+    answers = list(
+        Answer.objects.filter(worker__project=project).values_list("worker_id", "task_id", "label")
+    )
+    for worker_pk, task_pk, _ in answers:
+        if worker_pk not in row_of or task_pk not in column_of:
+            missing = (
+                f"worker {Worker.objects.get(pk=worker_pk).external_id!r}"
+                if worker_pk not in row_of
+                else f"task {Task.objects.get(pk=task_pk).external_id!r}"
+            )
+            raise ExportError(
+                f"the latest quality matrix (id {matrix.pk}) has no quality for {missing}, "
+                "which has answers; estimate or import the quality again"
+            )
+    answered = sorted({column_of[task_pk] for _, task_pk, _ in answers})
+    if not answered:
+        return iter(())
+    position = {j: k for k, j in enumerate(answered)}
+    collected = np.full((matrix.n_workers, len(answered)), -1, dtype=np.int8)
+    for worker_pk, task_pk, label in answers:
+        collected[row_of[worker_pk], position[column_of[task_pk]]] = labels.index(label)
+    task_ids = list(matrix.task_ids[answered])
+    tasks = {
+        pk: (external_id, prior)
+        for pk, external_id, prior in Task.objects.filter(
+            pk__in=[int(pk) for pk in task_ids]
+        ).values_list("pk", "external_id", "prior")
+    }
+    priors = [
+        project.default_prior if tasks[int(pk)][1] is None else tasks[int(pk)][1] for pk in task_ids
+    ]
+    result = aggregate(collected, matrix.values[:, answered], prior=np.asarray(priors))
+    counts = (collected >= 0).sum(axis=0)
+
+    def generate() -> Iterator[tuple]:
+        for k, pk in enumerate(task_ids):
+            label = int(result.labels[k])
+            posterior = float(result.posterior[k])
+            yield (
+                tasks[int(pk)][0],
+                labels[label],
+                posterior if label == 1 else 1.0 - posterior,
+                int(counts[k]),
+            )
+
+    return generate()
+
+
+#: The kinds of export, by name.
+EXPORT_KINDS: dict[str, ExportKind] = {
+    "workers": ExportKind(("worker_id", "name", "max_tasks"), _worker_rows, "the workers"),
+    "tasks": ExportKind(
+        ("task_id", "category", "max_workers", "prior", "payload"), _task_rows, "the tasks"
+    ),
+    "gold_items": ExportKind(
+        ("item_id", "category", "true_label"), _gold_item_rows, "the gold questions"
+    ),
+    "gold_answers": ExportKind(
+        ("worker_id", "item_id", "answer"), _gold_answer_rows, "the workers' gold answers"
+    ),
+    "quality": ExportKind(
+        ("worker_id", "task_id", "quality"), _quality_rows, "the latest quality matrix"
+    ),
+    "answers": ExportKind(
+        ("worker_id", "task_id", "answer"), _answer_rows, "the collected answers"
+    ),
+    "labels": ExportKind(
+        ("task_id", "label", "posterior", "n_answers"),
+        _label_rows,
+        "Bayes-vote labels of the collected answers (latest quality matrix)",
+    ),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Writers
+
+
+def _csv_cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return neutralise_formula(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, dict):
+        return neutralise_formula(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    raise TypeError(f"cannot write {type(value).__name__} to CSV")
+
+
+def _write_csv(columns: tuple[str, ...], rows: Rows, out: TextIO) -> int:
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(columns)
+    count = 0
+    for row in rows:
+        writer.writerow([_csv_cell(value) for value in row])
+        count += 1
+    return count
+
+
+def _write_json(columns: tuple[str, ...], rows: Rows, out: TextIO) -> int:
+    count = 0
+    for row in rows:
+        out.write("[\n" if count == 0 else ",\n")
+        out.write(json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False))
+        count += 1
+    out.write("[]\n" if count == 0 else "\n]\n")
+    return count
+
+
+def export_data(*, project: Project, kind: str, format: str, out: TextIO) -> int:
+    """Write ``project``'s data of ``kind`` to the text stream ``out`` as ``format``.
+
+    Returns the number of rows written (without the CSV header). Raises :class:`ExportError`
+    for an unknown kind or format, or if the project lacks what the export needs — before
+    anything is written.
+    """
+    if kind not in EXPORT_KINDS:
+        raise ExportError(f"unknown export kind {kind!r}; one of {', '.join(EXPORT_KINDS)}")
+    if format not in FORMATS:
+        raise ExportError(f"unknown format {format!r}; one of {', '.join(FORMATS)}")
+    spec = EXPORT_KINDS[kind]
+    rows = spec.rows(project)
+    write = _write_csv if format == "csv" else _write_json
+    count = write(spec.columns, rows, out)
+    logger.info("exported %d %s rows of project %s as %s", count, kind, project.pk, format)
+    return count
+
+
+def export_data_to_path(*, project: Project, kind: str, format: str, path: Path | str) -> int:
+    """:func:`export_data` into the file ``path`` (UTF-8), replaced only once it is complete."""
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            count = export_data(project=project, kind=kind, format=format, out=out)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return count
