@@ -58,10 +58,14 @@ logger = logging.getLogger(__name__)
 
 #: Extra elements kept per group beyond its cap when building the candidate graph.
 SLACK = 2
+#: The candidate graph keeps elements at least as heavy as the lightest weight bin from which
+#: the caps alone would still allow ``BUDGET_MARGIN * total`` elements.
+BUDGET_MARGIN = 1.5
+#: Weight bins per octave (a power of two, at most 2**52) and number of bins.
+BINS_PER_OCTAVE = 8
+N_BINS = 8 * 24 + 1
 #: Cost-scaling factor between phases.
 ALPHA = 16
-#: Between phases, non-candidates with reduced cost below ``-CHECK_SLACK * eps`` join the graph.
-CHECK_SLACK = 1
 #: A refine at ``eps`` works on the arcs whose residual reduced cost is below ``ACTIVE * eps``.
 ACTIVE = 64
 
@@ -75,44 +79,126 @@ class ExactState:
     prices: np.ndarray
 
 
+# Element loops: a matrix structure (``labels1`` empty) numbers element ``i * n_cols + j`` in
+# row ``i`` and column ``j``; otherwise ``labels1`` / ``labels2`` give the groups (-1: none).
+# An element is *usable* when its weight is positive and none of its groups has cap 0.
+
+
 @njit(cache=True)
-def _top_per_group(weights, elements, labels, keep, n_groups):
-    """Mask over ``elements``: True for the ``keep[g]`` heaviest of each group ``g`` (ties in)."""
-    k = elements.shape[0]
-    counts = np.zeros(n_groups + 1, dtype=np.int64)
-    for t in range(k):
-        g = labels[elements[t]]
-        if g >= 0:
-            counts[g + 1] += 1
-    start = np.cumsum(counts)
-    fill = start[:-1].copy()
-    member = np.empty(start[-1], dtype=np.int64)
-    for t in range(k):
-        g = labels[elements[t]]
-        if g >= 0:
-            member[fill[g]] = t
-            fill[g] += 1
-    chosen = np.zeros(k, dtype=np.bool_)
-    for g in range(n_groups):
-        lo = start[g]
-        hi = start[g + 1]
-        size = hi - lo
-        if size == 0:
-            continue
-        if keep[g] >= size:
-            for q in range(lo, hi):
-                chosen[member[q]] = True
-            continue
-        if keep[g] <= 0:
-            continue
-        values = np.empty(size, dtype=np.float64)
-        for q in range(lo, hi):
-            values[q - lo] = weights[elements[member[q]]]
-        threshold = np.partition(values, size - keep[g])[size - keep[g]]
-        for q in range(lo, hi):
-            if weights[elements[member[q]]] >= threshold:
-                chosen[member[q]] = True
-    return chosen
+def _weight_range(weights, labels1, labels2, n_cols, caps1, caps2):
+    """Largest and smallest usable weight (0, 0 if there is none)."""
+    matrix = labels1.shape[0] == 0
+    top = 0.0
+    low = np.inf
+    g = 0
+    h = 0
+    for e in range(weights.shape[0]):
+        if matrix:
+            if e > 0:
+                h += 1
+                if h == n_cols:
+                    h = 0
+                    g += 1
+        else:
+            g = labels1[e]
+            h = labels2[e]
+        x = weights[e]
+        if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
+            if x > top:
+                top = x
+            if x < low:
+                low = x
+    if top == 0.0:
+        low = 0.0
+    return top, low
+
+
+@njit(cache=True)
+def _bin(x, key_top, shift, n_bins):
+    """Weight bin of ``x > 0``: 0 for the heaviest, ``n_bins - 1`` for everything light."""
+    b = key_top - (np.int64(np.float64(x).view(np.int64)) >> shift)
+    return b if b < n_bins - 1 else n_bins - 1
+
+
+@njit(cache=True)
+def _histograms(weights, labels1, labels2, n_cols, caps1, caps2, key_top, shift, n_bins):
+    """Per group of each view (last row: no group), the number of usable elements per bin."""
+    matrix = labels1.shape[0] == 0
+    g1 = caps1.shape[0]
+    g2 = caps2.shape[0]
+    hist1 = np.zeros((g1 + 1, n_bins), dtype=np.int64)
+    hist2 = np.zeros((g2 + 1, n_bins), dtype=np.int64)
+    g = 0
+    h = 0
+    for e in range(weights.shape[0]):
+        if matrix:
+            if e > 0:
+                h += 1
+                if h == n_cols:
+                    h = 0
+                    g += 1
+        else:
+            g = labels1[e]
+            h = labels2[e]
+        x = weights[e]
+        if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
+            b = _bin(x, key_top, shift, n_bins)
+            hist1[g if g >= 0 else g1, b] += 1
+            hist2[h if h >= 0 else g2, b] += 1
+    return hist1, hist2
+
+
+@njit(cache=True)
+def _collect(
+    weights, labels1, labels2, n_cols, caps1, caps2, key_top, shift, n_bins, keep1, keep2, floor
+):
+    """Usable elements in bin ``<= floor`` and in bin ``<= keep`` of a group of either view.
+
+    Returns their indices, tail and head nodes.
+    """
+    matrix = labels1.shape[0] == 0
+    g1 = caps1.shape[0]
+    g2 = caps2.shape[0]
+    out = np.empty(weights.shape[0], dtype=np.int64)  # untouched pages cost nothing
+    n_out = 0
+    g = 0
+    h = 0
+    for e in range(weights.shape[0]):
+        if matrix:
+            if e > 0:
+                h += 1
+                if h == n_cols:
+                    h = 0
+                    g += 1
+        else:
+            g = labels1[e]
+            h = labels2[e]
+        x = weights[e]
+        if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
+            b = _bin(x, key_top, shift, n_bins)
+            if b <= floor and (b <= keep1[g if g >= 0 else g1] or b <= keep2[h if h >= 0 else g2]):
+                out[n_out] = e
+                n_out += 1
+    return out[:n_out].copy()
+
+
+@njit(cache=True)
+def _ends(elements, labels1, labels2, n_cols, g1, g2):
+    """Tail and head node of the arc of each element."""
+    matrix = labels1.shape[0] == 0
+    tails = np.empty(elements.shape[0], dtype=np.int64)
+    heads = np.empty(elements.shape[0], dtype=np.int64)
+    for t in range(elements.shape[0]):
+        e = elements[t]
+        if matrix:
+            g = e // n_cols
+            h = e - g * n_cols
+        else:
+            g = labels1[e]
+            h = labels2[e]
+        tails[t] = g if g >= 0 else g1 + g2
+        heads[t] = g1 + h if h >= 0 else g1 + g2 + 1
+    return tails, heads
 
 
 @njit(cache=True)
@@ -125,22 +211,42 @@ def _costs(weights, elements, factor, multiplier):
 
 
 @njit(cache=True)
-def _violations(weights, elements, in_graph, tails, heads, price, factor, multiplier, slack):
-    """Non-candidates (indices into ``elements``) with reduced cost below ``-slack``; worst."""
-    out = np.empty(elements.shape[0], dtype=np.int64)
+def _violations(
+    weights, labels1, labels2, n_cols, caps1, caps2, in_graph, price, factor, multiplier, slack
+):
+    """Usable non-candidates with reduced cost below ``-slack``, and the worst violation."""
+    matrix = labels1.shape[0] == 0
+    g1 = caps1.shape[0]
+    g2 = caps2.shape[0]
+    out = np.empty(weights.shape[0], dtype=np.int64)  # untouched pages cost nothing
     n_out = 0
     worst = 0
-    for t in range(elements.shape[0]):
-        if in_graph[t]:
+    g = 0
+    h = 0
+    for e in range(weights.shape[0]):
+        if matrix:
+            if e > 0:
+                h += 1
+                if h == n_cols:
+                    h = 0
+                    g += 1
+        else:
+            g = labels1[e]
+            h = labels2[e]
+        if in_graph[e]:
             continue
-        c = np.int64(weights[elements[t]] * factor + 0.5) * multiplier
-        reduced = -c + price[tails[t]] - price[heads[t]]
-        if reduced < -slack:
-            out[n_out] = t
-            n_out += 1
-            if -reduced > worst:
-                worst = -reduced
-    return out[:n_out], worst
+        x = weights[e]
+        if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
+            c = np.int64(x * factor + 0.5) * multiplier
+            tail = g if g >= 0 else g1 + g2
+            head = g1 + h if h >= 0 else g1 + g2 + 1
+            reduced = -c + price[tail] - price[head]
+            if reduced < -slack:
+                out[n_out] = e
+                n_out += 1
+                if -reduced > worst:
+                    worst = -reduced
+    return out[:n_out].copy(), worst
 
 
 @njit(cache=True)
@@ -199,18 +305,6 @@ def _scale_bits(n_nodes: int) -> int:
     return int(min(40, math.floor(62 - math.log2(6.6) - 2 * math.log2(n_nodes + 1))))
 
 
-def _positive_elements(weights, structure):
-    """Indices of elements that can be selected: positive weight, no zero-cap group."""
-    ok = weights > 0
-    l1 = structure.labels1
-    l2 = structure.labels2
-    if np.any(structure.caps1 == 0):
-        ok &= ~((l1 >= 0) & (structure.caps1[np.maximum(l1, 0)] == 0))
-    if np.any(structure.caps2 == 0):
-        ok &= ~((l2 >= 0) & (structure.caps2[np.maximum(l2, 0)] == 0))
-    return np.flatnonzero(ok)
-
-
 def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     """Exact projection; see the module docstring.
 
@@ -225,48 +319,67 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     clock = time.perf_counter()
     p = structure.n_elements
     support = np.zeros(p, dtype=bool)
-    elements = _positive_elements(weights, structure)
-    if elements.size == 0 or structure.total == 0:
+    caps1 = structure.caps1
+    caps2 = structure.caps2
+    g1 = caps1.shape[0]
+    g2 = caps2.shape[0]
+    if structure.shape is not None and structure._labels1 is None:
+        n_cols = structure.shape[1]
+        labels1 = labels2 = np.empty(0, dtype=np.int64)  # matrix: groups from the index
+    else:
+        n_cols = 0
+        labels1 = structure.labels1
+        labels2 = structure.labels2
+    weights = np.ascontiguousarray(weights, dtype=np.float64)
+    top, low = _weight_range(weights, labels1, labels2, n_cols, caps1, caps2)
+    if top == 0.0 or structure.total == 0:
         return MethodOutput(support=support, optimal=True, message="nothing to select")
-    labels1 = structure.labels1
-    labels2 = structure.labels2
-    g1 = structure.caps1.shape[0]
-    g2 = structure.caps2.shape[0]
     source, sink = g1 + g2, g1 + g2 + 1
     n_nodes = g1 + g2 + 2
-    el1 = labels1[elements]
-    el2 = labels2[elements]
-    tails = np.where(el1 >= 0, el1, source)
-    heads = np.where(el2 >= 0, g1 + el2, sink)
+    everything = (labels1, labels2, n_cols, caps1, caps2)
 
     bits = _scale_bits(n_nodes)
-    w = weights[elements]
-    factor = 2.0**bits / float(w.max())
+    factor = 2.0**bits / top
     multiplier = np.int64(n_nodes + 1)
     unit = factor * float(multiplier)  # integer price units per unit of weight
 
-    in_graph = _top_per_group(weights, elements, labels1, structure.caps1 + SLACK, g1)
-    in_graph |= _top_per_group(weights, elements, labels2, structure.caps2 + SLACK, g2)
-    free = (el1 < 0) & (el2 < 0)
-    if free.any():
-        keep = np.array([structure.total + SLACK], dtype=np.int64)
-        free_labels = np.full(p, -1, dtype=np.int64)
-        free_labels[elements[free]] = 0
-        in_graph |= _top_per_group(weights, elements, free_labels, keep, 1)
+    # Candidate graph from weight histograms (bins of 1/BINS_PER_OCTAVE octave): for every
+    # group, the bins that hold its cap + SLACK heaviest elements; and overall, only bins above
+    # the lightest one where the caps would still allow BUDGET_MARGIN * total elements.
+    shift = 52 - int(math.log2(BINS_PER_OCTAVE))
+    key_top = int(np.float64(top).view(np.int64)) >> shift
+    hist1, hist2 = _histograms(weights, *everything, key_top, shift, N_BINS)
+    cum1 = np.cumsum(hist1, axis=1)
+    cum2 = np.cumsum(hist2, axis=1)
+    keep1 = np.empty(g1 + 1, dtype=np.int64)
+    keep2 = np.empty(g2 + 1, dtype=np.int64)
+    for keep, cum, caps in ((keep1, cum1, caps1), (keep2, cum2, caps2)):
+        want = np.append(caps, structure.total) + SLACK
+        keep[:] = np.minimum((cum < want[:, None]).sum(axis=1), N_BINS - 1)
+    room = np.minimum(
+        np.minimum(cum1[:-1], caps1[:, None]).sum(axis=0) + cum1[-1],
+        np.minimum(cum2[:-1], caps2[:, None]).sum(axis=0) + cum2[-1],
+    )
+    wanted = BUDGET_MARGIN * min(structure.total, int(room[-1]))
+    floor = min(int(np.searchsorted(room, wanted)), N_BINS - 1)
+    cand = _collect(weights, *everything, key_top, shift, N_BINS, keep1, keep2, floor)
+    in_graph = np.zeros(p, dtype=bool)
+    in_graph[cand] = True
 
     if isinstance(warm_start, ExactState) and _same_structure(warm_start.structure, structure):
         price = np.round(warm_start.prices * unit).astype(np.int64)
-        selected_before = warm_start.support[elements]
-        in_graph |= selected_before
+        before = warm_start.support & (weights > 0)
+        cand = np.concatenate([cand, np.flatnonzero(before & ~in_graph)])
+        in_graph[cand] = True
+        loaded = before[cand]
     else:
         price = np.zeros(n_nodes, dtype=np.int64)
-        selected_before = np.zeros(elements.size, dtype=bool)
+        loaded = np.zeros(cand.size, dtype=bool)
+    tails, heads = _ends(cand, labels1, labels2, n_cols, g1, g2)
 
     # The fixed arcs S -> view-1 groups, view-2 groups -> T and T -> S, then one arc per
     # candidate element; a warm start routes one unit through every element it selected.
-    cand = np.flatnonzero(in_graph)
-    loaded = selected_before[cand]
-    sel_t, sel_h = tails[cand][loaded], heads[cand][loaded]
+    sel_t, sel_h = tails[loaded], heads[loaded]
     fixed_tails = np.concatenate([np.full(g1, source), g1 + np.arange(g2), [sink]])
     fixed_heads = np.concatenate([np.arange(g1), np.full(g2, sink), [source]])
     fixed_caps = np.concatenate([structure.caps1, structure.caps2, [structure.total]])
@@ -280,34 +393,36 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     fixed_costs = np.zeros(g1 + g2 + 1, np.int64)
     graph = build_residual_graph(
         n_nodes,
-        np.concatenate([fixed_tails, tails[cand]]).astype(np.int64),
-        np.concatenate([fixed_heads, heads[cand]]).astype(np.int64),
+        np.concatenate([fixed_tails, tails]).astype(np.int64),
+        np.concatenate([fixed_heads, heads]).astype(np.int64),
         np.concatenate([fixed_caps, np.ones(cand.size, np.int64)]).astype(np.int64),
-        np.concatenate([fixed_costs, -_costs(weights, elements[cand], factor, multiplier)]),
+        np.concatenate([fixed_costs, -_costs(weights, cand, factor, multiplier)]),
         np.concatenate([fixed_flows, loaded]).astype(np.int64),
     )
     n_fixed = g1 + g2 + 1
 
     def add_candidates(bad):
-        nonlocal graph, cand
-        new_costs = -_costs(weights, elements[bad], factor, multiplier)
+        nonlocal graph, cand, tails, heads
+        new_costs = -_costs(weights, bad, factor, multiplier)
+        new_tails, new_heads = _ends(bad, labels1, labels2, n_cols, g1, g2)
         ones = np.ones(bad.size, np.int64)
         id0 = n_fixed + cand.size
-        if not add_arcs(*graph, tails[bad], heads[bad], ones, new_costs, id0):
+        if not add_arcs(*graph, new_tails, new_heads, ones, new_costs, id0):
             # No room left: rebuild, keeping the flow.
             first, last, _, _, rescap, _, _, ident = graph
             flows = flows_by_ident(first, last, rescap, ident, id0)
-            old_costs = _costs(weights, elements[cand], factor, multiplier)
-            all_cand = np.concatenate([cand, bad])
+            old_costs = _costs(weights, cand, factor, multiplier)
             graph = build_residual_graph(
                 n_nodes,
-                np.concatenate([fixed_tails, tails[all_cand]]).astype(np.int64),
-                np.concatenate([fixed_heads, heads[all_cand]]).astype(np.int64),
-                np.concatenate([fixed_caps, np.ones(all_cand.size, np.int64)]).astype(np.int64),
+                np.concatenate([fixed_tails, tails, new_tails]).astype(np.int64),
+                np.concatenate([fixed_heads, heads, new_heads]).astype(np.int64),
+                np.concatenate([fixed_caps, np.ones(id0 - n_fixed + bad.size, np.int64)]),
                 np.concatenate([fixed_costs, -old_costs, new_costs]),
                 np.concatenate([flows, np.zeros(bad.size, np.int64)]),
             )
         cand = np.concatenate([cand, bad])
+        tails = np.concatenate([tails, new_tails])
+        heads = np.concatenate([heads, new_heads])
         in_graph[bad] = True
 
     logger.debug("exact setup and candidate graph: %.3f s", time.perf_counter() - clock)
@@ -325,9 +440,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
             pushes, relabels = refine(first, act, head, rescap, cost, rev, price, eps)
             refines += 1
             solved = time.perf_counter()
-            bad, worst = _violations(
-                weights, elements, in_graph, tails, heads, price, factor, multiplier, eps
-            )
+            bad, worst = _violations(weights, *everything, in_graph, price, factor, multiplier, eps)
             if bad.size:
                 add_candidates(bad)
                 rounds += 1
@@ -354,9 +467,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
             logger.debug("exact restart at eps %d: inactive arcs not 1-optimal", worst)
             eps = worst
             continue
-        bad, worst = _violations(
-            weights, elements, in_graph, tails, heads, price, factor, multiplier, 1
-        )
+        bad, worst = _violations(weights, *everything, in_graph, price, factor, multiplier, 1)
         if bad.size == 0:
             break
         add_candidates(bad)
@@ -366,18 +477,16 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
 
     first, last, act, head, rescap, cost, rev, ident = graph
     flows = flows_by_ident(first, last, rescap, ident, n_fixed + cand.size)
-    selected_before = np.zeros(elements.size, dtype=bool)
-    selected_before[cand[flows[n_fixed:] > 0]] = True
-    support[elements[selected_before]] = True
-    zero_cost = np.floor(w * factor + 0.5) == 0
-    if zero_cost.any():
-        _fill_zero_cost(support, weights, elements[zero_cost], structure)
+    support[cand[flows[n_fixed:] > 0]] = True
+    if low * factor < 0.5:  # some usable weights round to zero cost
+        zero_cost = np.flatnonzero((weights > 0) & (np.floor(weights * factor + 0.5) == 0))
+        _fill_zero_cost(support, weights, zero_cost, structure)
     state = ExactState(structure, support.copy(), price.astype(np.float64) / unit)
     return MethodOutput(
         support=support,
         optimal=True,
         iterations=refines,
-        message=f"optimal: {rounds} candidate round(s), {int(in_graph.sum())} candidate "
-        f"elements of {elements.size}, certificate on all",
+        message=f"optimal: {rounds} candidate round(s), {cand.size} candidate elements of "
+        f"{p}, certificate on all",
         warm_start=state,
     )
