@@ -359,13 +359,19 @@ def _entry(j: int, best: tuple[float, tuple[int, ...], float]):
 
 
 def greedy_assignment(
-    problem: AssignmentProblem, *, progress: Callable[[float, str], object] | None = None
+    problem: AssignmentProblem,
+    *,
+    initial=None,
+    progress: Callable[[float, str], object] | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Greedy marginal gain with a two-step (pair) lookahead; see the module docstring.
 
     Parameters
     ----------
     problem : AssignmentProblem
+    initial : array-like of bool, shape (n_workers, n_tasks), optional
+        A feasible assignment to extend instead of starting empty (its pairs count against
+        the budget and the caps). tvcs-iht's final pass uses this.
     progress : callable, optional
         ``progress(fraction, message)``, called about every 1% of the budget (fraction =
         assignments made / budget) and once at the end with fraction 1.
@@ -396,11 +402,18 @@ def greedy_assignment(
     start = time.perf_counter()
     m = problem.n_tasks
     state = _Greedy(problem)
-    initial_accuracy = expected_accuracy(
-        problem.quality, np.zeros(problem.quality.shape, dtype=bool), prior=problem.prior
-    )
+    start_assignment = np.zeros(problem.quality.shape, dtype=bool)
+    if initial is not None:
+        start_assignment = np.asarray(initial, dtype=bool)
+        if start_assignment.shape != problem.quality.shape or not problem.is_feasible(
+            start_assignment
+        ):
+            raise ValueError("initial must be a feasible assignment of the problem's shape")
+        for j in np.flatnonzero(start_assignment.any(axis=0)):
+            state.apply(int(j), tuple(int(i) for i in np.flatnonzero(start_assignment[:, j])))
+    initial_accuracy = expected_accuracy(problem.quality, start_assignment, prior=problem.prior)
     budget = problem.budget
-    budget_left = budget
+    budget_left = budget - int(start_assignment.sum())
 
     heap: list[tuple[int, int, tuple[int, ...], float]] = []
     for j in range(m):

@@ -419,3 +419,23 @@ def test_a_progress_that_is_not_callable_raises_value_error(bad):
 def test_a_problem_that_is_not_an_assignment_problem_raises_type_error():
     with pytest.raises(TypeError, match="AssignmentProblem"):
         greedy_assignment(np.full((2, 2), 0.8))
+
+
+def test_greedy_extends_a_feasible_initial_assignment_without_removing_it():
+    rng = np.random.default_rng(4)
+    q = rng.uniform(0.5, 0.9, (8, 20))
+    problem = AssignmentProblem(q, max_workers_per_task=3, max_tasks_per_worker=6, budget=40)
+    initial = np.zeros(q.shape, dtype=bool)
+    initial[0, :5] = True
+    assignment, info = greedy_assignment(problem, initial=initial)
+    assert problem.is_feasible(assignment)
+    assert np.all(assignment[initial])
+    assert info["accuracy"] >= info["initial_accuracy"]
+
+
+def test_greedy_rejects_an_infeasible_initial_assignment():
+    problem = AssignmentProblem(
+        np.full((3, 4), 0.7), max_workers_per_task=1, max_tasks_per_worker=1, budget=4
+    )
+    with pytest.raises(ValueError, match="initial must be a feasible assignment"):
+        greedy_assignment(problem, initial=np.ones((3, 4), dtype=bool))

@@ -8,6 +8,7 @@ import pytest
 from assignment.engine.accuracy import expected_accuracy
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.solve import METHODS, solve
+from assignment.engine.tvcs_iht import _prune_useless
 
 FAST = {"tvcs-iht": {"max_iter": 15, "eval_every": 5}}
 
@@ -135,3 +136,20 @@ def test_progress_is_reported_and_ends_at_one():
 def test_bad_arguments_are_rejected_with_the_valid_choices(kwargs, message):
     with pytest.raises(ValueError, match=message):
         solve(make_problem(), **kwargs)
+
+
+def test_the_final_pass_removes_second_workers_that_add_nothing_under_prior_one_half():
+    # Two workers per task at most: a second worker never helps under prior 0.5, so the
+    # refined assignment spends no budget on second workers that only tie the first.
+    problem = make_problem(seed=2, n=20, m=60, r=0.1, max_workers_per_task=2)
+    plain = solve(problem, method="tvcs-iht", seed=0, max_iter=20, refine=False)
+    refined = solve(problem, method="tvcs-iht", seed=0, max_iter=20)
+    assert refined.expected_accuracy >= plain.expected_accuracy - 1e-12
+    assert plain.assignment.sum(axis=0).max() == 2  # IHT alone does spend on second workers
+    assert refined.assignment.sum(axis=0).max() == 1
+
+
+def test_after_the_final_pass_no_worker_can_be_removed_for_free():
+    problem = make_problem(seed=1, n=20, m=60, r=0.1)
+    refined = solve(problem, method="tvcs-iht", seed=0, max_iter=20)
+    np.testing.assert_array_equal(_prune_useless(problem, refined.assignment), refined.assignment)
