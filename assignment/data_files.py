@@ -251,7 +251,7 @@ class _CsvLines:
 
 
 def _csv_records(name: str, lines: _CsvLines) -> Iterator[tuple[int, list[str]]]:
-    """Non-blank CSV records with the line each starts on."""
+    """CSV records that are not blank, with the line each starts on."""
     records = csv.reader(lines, strict=True)
     while True:
         start = lines.line + 1
@@ -263,7 +263,7 @@ def _csv_records(name: str, lines: _CsvLines) -> Iterator[tuple[int, list[str]]]
             raise ImportValidationError(
                 name, lines.line, None, f"is not valid CSV: {exc}"
             ) from None
-        if record:
+        if any(cell.strip() for cell in record):  # lines of white space only are blank too
             yield start, record
 
 
@@ -465,6 +465,10 @@ class _JsonObjects:
                 incomplete = len(self._buffer) - self._pos < MAX_LINE_BYTES
                 if incomplete and self._more():
                     continue
+                if self._eof and not self._buffer[exc.pos :].strip(_JSON_WHITESPACE):
+                    raise self._error(
+                        "is not valid JSON: the file ends inside this object", line
+                    ) from None
                 error_line = line + self._buffer.count("\n", self._pos, exc.pos)
                 hint = "" if incomplete else f" (or an object longer than {MAX_LINE_BYTES:,} bytes)"
                 raise self._error(f"is not valid JSON: {exc.msg}{hint}", error_line) from None

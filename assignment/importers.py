@@ -109,6 +109,8 @@ class _Cells:
             raise _Invalid(f"must be a string, got {_show(value)}")
         if not text and required:
             raise _Invalid("must not be empty")
+        if "\x00" in text:
+            raise _Invalid("must not contain the NUL character")
         if len(text) > max_length:
             raise _Invalid(f"must be at most {max_length} characters long, got {len(text)}")
         return text
@@ -173,13 +175,16 @@ class _Cells:
         """A JSON object ({} when blank); in CSV, the object's JSON text."""
         if _is_blank(value):
             return {}
+        given = value
         if isinstance(value, str) and self._csv:
             try:
                 value = json.loads(value, parse_constant=_reject_constant)
             except (ValueError, _Invalid) as exc:
-                raise _Invalid(f"must be a JSON object, got {_show(value)} ({exc})") from None
+                raise _Invalid(f"must be a JSON object, got {_show(given)} ({exc})") from None
         if not isinstance(value, dict):
-            raise _Invalid(f"must be a JSON object, got {_show(value)}")
+            raise _Invalid(f"must be a JSON object, got {_show(given)}")
+        if "\\u0000" in json.dumps(value):  # PostgreSQL's jsonb cannot hold NUL
+            raise _Invalid("must not contain the NUL character")
         return value
 
 

@@ -1,0 +1,132 @@
+"""Helpers of the import / export tests: a project, imports from text, database snapshots."""
+
+from __future__ import annotations
+
+import io
+
+from django.contrib.auth import get_user_model
+
+from assignment.importers import ImportResult
+from assignment.models import (
+    Answer,
+    GoldAnswer,
+    GoldItem,
+    Project,
+    QualityMatrix,
+    Task,
+    Worker,
+)
+from assignment.services import project_create, project_data_import
+
+WORKERS_CSV = "worker_id,name,max_tasks\nw1,Ann,10\nw2,Bob,\nw3,,5\n"
+TASKS_CSV = (
+    "task_id,category,max_workers,prior,payload\n"
+    't1,birds,3,0.3,"{""url"": ""https://example.org/1.jpg""}"\n'
+    "t2,birds,,,\n"
+    "t3,cars,2,0.5,\n"
+)
+GOLD_ITEMS_CSV = "item_id,category,true_label\ng1,birds,1\ng2,birds,0\ng3,cars,1\n"
+GOLD_ANSWERS_CSV = (
+    "worker_id,item_id,answer\nw1,g1,1\nw1,g2,0\nw1,g3,1\nw2,g1,0\nw2,g3,1\nw3,g2,1\n"
+)
+ANSWERS_CSV = "worker_id,task_id,answer\nw1,t1,1\nw2,t1,0\nw2,t2,1\nw3,t3,0\n"
+QUALITY_BY_TASK_CSV = "worker_id,task_id,quality\n" + "".join(
+    f"w{i},t{j},{0.5 + 0.1 * i + 0.01 * j:.2f}\n" for i in (1, 2, 3) for j in (1, 2, 3)
+)
+QUALITY_BY_CATEGORY_CSV = "worker_id,category,quality\n" + "".join(
+    f"w{i},{category},{0.6 + 0.1 * i - 0.05 * c:.2f}\n"
+    for i in (1, 2, 3)
+    for c, category in enumerate(("birds", "cars"))
+)
+
+#: A complete project, in the order the kinds must be imported.
+ALL_CSV = {
+    "workers": WORKERS_CSV,
+    "tasks": TASKS_CSV,
+    "gold_items": GOLD_ITEMS_CSV,
+    "gold_answers": GOLD_ANSWERS_CSV,
+    "answers": ANSWERS_CSV,
+    "quality": QUALITY_BY_TASK_CSV,
+}
+
+
+def make_project(name: str = "demo", username: str = "owner", **fields) -> Project:
+    user_model = get_user_model()
+    owner = user_model.objects.filter(username=username).first()
+    if owner is None:
+        owner = user_model.objects.create_user(username, password="x")
+    return project_create(owner=owner, name=name, **fields)
+
+
+def import_text(
+    project: Project, kind: str, content: str | bytes, name: str | None = None
+) -> ImportResult:
+    """Import ``content`` (str: UTF-8) as a ``kind`` file called ``name`` (default kind.csv)."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    return project_data_import(
+        project=project,
+        kind=kind,
+        file=io.BytesIO(data),
+        file_name=name or f"{kind}.csv",
+    )
+
+
+def import_all(project: Project, files: dict[str, str] = ALL_CSV) -> None:
+    for kind, content in files.items():
+        import_text(project, kind, content)
+
+
+def project_snapshot(project: Project) -> dict:
+    """Everything imported into ``project``, by external ids (comparable across projects)."""
+    matrices = []
+    for matrix in QualityMatrix.objects.filter(project=project).order_by("pk"):
+        workers = dict(Worker.objects.filter(project=project).values_list("pk", "external_id"))
+        tasks = dict(Task.objects.filter(project=project).values_list("pk", "external_id"))
+        values = matrix.values
+        matrices.append(
+            (
+                matrix.source,
+                sorted(
+                    (workers[int(w)], tasks[int(t)], float(values[i, j]))
+                    for i, w in enumerate(matrix.worker_ids)
+                    for j, t in enumerate(matrix.task_ids)
+                ),
+            )
+        )
+    return {
+        "workers": sorted(
+            Worker.objects.filter(project=project).values_list(
+                "external_id", "name", "max_tasks", "active"
+            )
+        ),
+        "tasks": sorted(
+            (external_id, category, max_workers, prior, sorted(payload.items()))
+            for external_id, category, max_workers, prior, payload in Task.objects.filter(
+                project=project
+            ).values_list("external_id", "category", "max_workers", "prior", "payload")
+        ),
+        "gold_items": sorted(
+            GoldItem.objects.filter(project=project).values_list(
+                "external_id", "category", "true_label"
+            )
+        ),
+        "gold_answers": sorted(
+            GoldAnswer.objects.filter(worker__project=project).values_list(
+                "worker__external_id", "item__external_id", "answer"
+            )
+        ),
+        "answers": sorted(
+            Answer.objects.filter(worker__project=project).values_list(
+                "worker__external_id", "task__external_id", "label"
+            )
+        ),
+        "quality": matrices,
+    }
+
+
+def row_counts() -> dict[str, int]:
+    """Rows of every table the imports write, over all projects."""
+    return {
+        model.__name__: model.objects.count()
+        for model in (Project, Worker, Task, GoldItem, GoldAnswer, Answer, QualityMatrix)
+    }
