@@ -94,8 +94,9 @@ class Surrogate:
         """``(z1, z0)``, each of shape (b, n, m)."""
         b = self.batch_size if batch_size is None else batch_size
         shape = (b, *self.quality.shape)
-        correct1 = rng.random(shape) < self.quality
-        correct0 = rng.random(shape) < self.quality
+        # float32 uniforms: half the random bits, and 2^-24 resolution is ample for a coin flip
+        correct1 = rng.random(shape, dtype=np.float32) < self.quality
+        correct0 = rng.random(shape, dtype=np.float32) < self.quality
         z1 = np.where(correct1, self.log_odds, -self.log_odds)
         z0 = np.where(correct0, -self.log_odds, self.log_odds)
         return z1, z0

@@ -110,7 +110,7 @@ def tvcs_iht(
     problem: AssignmentProblem,
     *,
     rng: np.random.Generator,
-    max_iter: int = 100,
+    max_iter: int = 50,
     step: float = 5.0,
     batch_size: int = 4,
     temperature: float = 1.0,
