@@ -14,7 +14,7 @@ from assignment.engine.accuracy import (
 from assignment.engine.aggregate import AggregateResult, aggregate
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.quality import QualityEstimate, estimate_quality
-from assignment.engine.solve import METHODS, SolveResult, solve
+from assignment.engine.solve import METHODS, SolveResult, method_options, solve
 from assignment.engine.upper_bound import UpperBound, accuracy_upper_bound
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "estimate_accuracy",
     "estimate_quality",
     "expected_accuracy",
+    "method_options",
     "solve",
     "task_accuracy",
 ]

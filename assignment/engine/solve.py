@@ -12,7 +12,7 @@ import numpy as np
 from assignment.engine.accuracy import MAX_EXACT_WORKERS, estimate_accuracy, expected_accuracy
 from assignment.engine.problem import AssignmentProblem
 
-__all__ = ["METHODS", "SolveResult", "solve"]
+__all__ = ["METHODS", "SolveResult", "method_options", "solve"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +83,10 @@ def _run(problem, method, rng, progress, options):
     return assignment, int(info.get("steps", 0)), [], str(info.get("stopped", "")), info
 
 
-def _method_options(method: str) -> list[str]:
+def method_options(method: str) -> list[str]:
+    """Names of the keyword options ``solve`` accepts for ``method``."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
     from assignment.engine import baselines, tvcs_iht
 
     if method == "tvcs-iht":
@@ -133,7 +136,7 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
         raise ValueError("progress must be a callable progress(fraction, message) or None")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
         raise ValueError(f"seed must be an integer or None, got {seed!r}")
-    valid = _method_options(method)
+    valid = method_options(method)
     unknown = sorted(set(options) - set(valid))
     if unknown:
         raise ValueError(
