@@ -179,27 +179,38 @@ def _label_rows(project: Project) -> Rows:
     matrix = _latest_quality_matrix(project)
     row_of = {int(pk): i for i, pk in enumerate(matrix.worker_ids)}
     column_of = {int(pk): j for j, pk in enumerate(matrix.task_ids)}
-    answers = list(
-        Answer.objects.filter(worker__project=project).values_list("worker_id", "task_id", "label")
+    value_of = {label: value for value, label in enumerate(labels)}
+    # Answers streamed into a workers x tasks int8 matrix (-1 = none): a byte per pair, an
+    # eighth of the quality matrix already in memory, whatever the number of answers.
+    collected = np.full((matrix.n_workers, matrix.n_tasks), -1, dtype=np.int8)
+    answers = (
+        Answer.objects.filter(worker__project=project)
+        .values_list("worker_id", "task_id", "label")
+        .iterator(chunk_size=_CHUNK_ROWS)
     )
-    for worker_pk, task_pk, _ in answers:
-        if worker_pk not in row_of or task_pk not in column_of:
+    for worker_pk, task_pk, label in answers:
+        i = row_of.get(worker_pk)
+        j = column_of.get(task_pk)
+        if i is None or j is None:
             missing = (
                 f"worker {Worker.objects.get(pk=worker_pk).external_id!r}"
-                if worker_pk not in row_of
+                if i is None
                 else f"task {Task.objects.get(pk=task_pk).external_id!r}"
             )
             raise ExportError(
                 f"the latest quality matrix (id {matrix.pk}) has no quality for {missing}, "
                 "which has answers; estimate or import the quality again"
             )
-    answered = sorted({column_of[task_pk] for _, task_pk, _ in answers})
-    if not answered:
+        if label not in value_of:  # the label set was changed after the answers came in
+            raise ExportError(
+                f"an answer has the label {label!r}, which is not in the project's label set "
+                f"{labels!r}"
+            )
+        collected[i, j] = value_of[label]
+    answered = np.flatnonzero((collected >= 0).any(axis=0))
+    if not answered.size:
         return iter(())
-    position = {j: k for k, j in enumerate(answered)}
-    collected = np.full((matrix.n_workers, len(answered)), -1, dtype=np.int8)
-    for worker_pk, task_pk, label in answers:
-        collected[row_of[worker_pk], position[column_of[task_pk]]] = labels.index(label)
+    collected = collected[:, answered]
     task_ids = list(matrix.task_ids[answered])
     tasks = {
         pk: (external_id, prior)
