@@ -16,6 +16,8 @@ __all__ = [
     "ProjectNotFoundError",
     "ProjectValidationError",
     "QualityEstimationError",
+    "RunStateError",
+    "RunValidationError",
     "UserNotFoundError",
 ]
 
@@ -77,3 +79,11 @@ class QualityEstimationError(DomainError):
 
 class ExportError(DomainError):
     """The requested export cannot be produced (unknown kind, nothing to export)."""
+
+
+class RunValidationError(DomainError):
+    """A run request is invalid (unknown method, bad option, no quality matrix)."""
+
+
+class RunStateError(DomainError):
+    """The run's status does not allow the operation (e.g. cancelling a finished run)."""

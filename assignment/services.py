@@ -7,16 +7,21 @@ the user must correct something, and returns what it created.
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from datetime import timedelta
 from typing import BinaryIO
 
 import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, Q
+from django.utils import timezone
 
 from assignment.data_files import open_data_file
+from assignment.engine import AssignmentProblem, method_options, solve
 from assignment.engine.quality import (
     DEFAULT_CATEGORY_STRENGTH,
     DEFAULT_WORKER_STRENGTH,
@@ -26,19 +31,35 @@ from assignment.errors import (
     ProjectAlreadyExistsError,
     ProjectValidationError,
     QualityEstimationError,
+    RunStateError,
+    RunValidationError,
 )
 from assignment.importers import KINDS, ImportResult, import_data_file
 from assignment.models import (
+    AssignmentRun,
+    Comparison,
     GoldAnswer,
+    Method,
     Project,
     QualityMatrix,
     QualitySource,
+    RunStatus,
     Task,
     Worker,
     default_labels,
 )
 
-__all__ = ["project_create", "project_data_import", "quality_estimate"]
+__all__ = [
+    "project_create",
+    "project_data_import",
+    "quality_estimate",
+    "run_cancel",
+    "run_claim",
+    "run_create",
+    "run_execute",
+    "run_fail",
+    "runs_recover_stale",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -216,3 +237,308 @@ def quality_estimate(
         int(answered.sum()),
     )
     return matrix
+
+
+# --- assignment runs ---------------------------------------------------------------------------
+#
+# Lifecycle: queued -> running -> succeeded | failed | cancelled, and queued -> cancelled. Every
+# transition is one conditional UPDATE on the status it leaves, so two workers (or a worker and
+# a cancel request) can never both move a run on: the loser's update changes no row.
+
+
+class _RunStopped(Exception):
+    """The run left ``running`` (cancelled, or failed by recovery) while it was computing."""
+
+
+def _run_problem(run: AssignmentRun) -> AssignmentProblem:
+    """The engine problem of ``run``: its quality matrix with per-worker and per-task data."""
+    matrix = run.quality_matrix
+    worker_ids, task_ids = matrix.worker_ids, matrix.task_ids
+    workers = {
+        pk: (max_tasks, active)
+        for pk, max_tasks, active in Worker.objects.filter(pk__in=worker_ids.tolist()).values_list(
+            "pk", "max_tasks", "active"
+        )
+    }
+    tasks = {
+        pk: (max_workers, prior)
+        for pk, max_workers, prior in Task.objects.filter(pk__in=task_ids.tolist()).values_list(
+            "pk", "max_workers", "prior"
+        )
+    }
+    per_worker = np.array(
+        [
+            run.max_tasks_per_worker if workers.get(pk, (None,))[0] is None else workers[pk][0]
+            for pk in worker_ids.tolist()
+        ],
+        dtype=np.int64,
+    )
+    usable = np.array([workers.get(pk, (None, False))[1] for pk in worker_ids.tolist()], bool)
+    per_task = np.array(
+        [
+            run.max_workers_per_task if tasks.get(pk, (None,))[0] is None else tasks[pk][0]
+            for pk in task_ids.tolist()
+        ],
+        dtype=np.int64,
+    )
+    default_prior = run.project.default_prior
+    prior = np.array(
+        [
+            default_prior if tasks.get(pk, (None, None))[1] is None else tasks[pk][1]
+            for pk in task_ids.tolist()
+        ]
+    )
+    task_exists = np.array([pk in tasks for pk in task_ids.tolist()], bool)
+    eligible = usable[:, None] & task_exists[None, :]
+    return AssignmentProblem(
+        matrix.values,
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=per_worker,
+        budget=run.budget,
+        prior=prior,
+        eligible=None if eligible.all() else eligible,
+    )
+
+
+def _check_options(method: str, options: dict) -> dict:
+    if not isinstance(options, dict):
+        raise RunValidationError(f"options must be an object of method options, got {options!r}")
+    valid = [name for name in method_options(method) if name != "initial"]
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise RunValidationError(
+            f"unknown option(s) {', '.join(unknown)} for method {method!r}; valid: "
+            f"{', '.join(valid) or 'none'}"
+        )
+    for name, value in options.items():
+        if not isinstance(value, bool | int | float) or value != value:
+            raise RunValidationError(f"option {name} must be a number or true/false, got {value!r}")
+    return dict(options)
+
+
+def run_create(
+    *,
+    project: Project,
+    method: str,
+    budget: int | None = None,
+    max_workers_per_task: int | None = None,
+    max_tasks_per_worker: int | None = None,
+    seed: int | None = None,
+    options: dict | None = None,
+    comparison: Comparison | None = None,
+    enqueue: bool = True,
+) -> AssignmentRun:
+    """Queue a run of ``method`` on the project's latest quality matrix.
+
+    Caps and budget default to the project's defaults (the budget to as many pairs as the caps
+    allow); workers' and tasks' own caps and priors override them when the run computes. The
+    run is handed to a Celery worker once the surrounding transaction commits (``enqueue``).
+    Raises :class:`RunValidationError` for an unknown method, an invalid option or a project
+    without a quality matrix.
+    """
+    if method not in Method.values:
+        raise RunValidationError(
+            f"method must be one of {', '.join(Method.values)}, got {method!r}"
+        )
+    matrix = QualityMatrix.objects.filter(project=project).order_by("-created_at", "-id").first()
+    if matrix is None:
+        raise RunValidationError(
+            f"project {project.name!r} has no quality matrix: upload one (kind quality) or "
+            "estimate it from gold answers first"
+        )
+    per_task = (
+        project.default_max_workers_per_task
+        if max_workers_per_task is None
+        else (max_workers_per_task)
+    )
+    per_worker = (
+        project.default_max_tasks_per_worker
+        if max_tasks_per_worker is None
+        else (max_tasks_per_worker)
+    )
+    if budget is None:
+        budget = project.default_budget
+    if budget is None:
+        budget = min(matrix.n_tasks * per_task, matrix.n_workers * per_worker)
+    run = AssignmentRun(
+        project=project,
+        comparison=comparison,
+        quality_matrix=matrix,
+        method=method,
+        budget=budget,
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=per_worker,
+        seed=seed,
+        options=_check_options(method, options or {}),
+    )
+    try:
+        run.full_clean()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
+        )
+        raise RunValidationError(problems) from None
+    run.save()
+    if enqueue:
+        _enqueue_after_commit(run.pk)
+    logger.info("queued run %s (%s) of project %s", run.pk, method, project.pk)
+    return run
+
+
+def _enqueue_after_commit(run_id: int) -> None:
+    from assignment.tasks import run_execute_task
+
+    transaction.on_commit(lambda: run_execute_task.delay(run_id))
+
+
+def run_claim(*, run_id: int) -> bool:
+    """Move a queued run to running; False if it was not queued (someone else has it)."""
+    now = timezone.now()
+    claimed = AssignmentRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
+        status=RunStatus.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        attempts=F("attempts") + 1,
+        progress=0,
+        progress_message="started",
+    )
+    return claimed == 1
+
+
+class _Heartbeat(threading.Thread):
+    """Touches ``heartbeat_at`` of a running run every few seconds from a side thread, so long
+    stretches without progress callbacks (an LP solve) do not look like a dead worker."""
+
+    def __init__(self, run_id: int, every: float) -> None:
+        super().__init__(name=f"heartbeat-run-{run_id}", daemon=True)
+        self.run_id = run_id
+        self.every = every
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stop.wait(self.every):
+                AssignmentRun.objects.filter(pk=self.run_id, status=RunStatus.RUNNING).update(
+                    heartbeat_at=timezone.now()
+                )
+        finally:
+            connection.close()
+
+
+def run_execute(*, run_id: int) -> AssignmentRun:
+    """Compute a claimed (running) run and store its result with one conditional UPDATE.
+
+    Progress goes to the row at most once a second; if the run stopped being ``running``
+    meanwhile (cancelled), the computation stops and nothing is stored. An engine error marks
+    the run failed with the error's text.
+    """
+    run = AssignmentRun.objects.select_related("project", "quality_matrix").get(pk=run_id)
+    last = [0.0]
+
+    def progress(fraction: float, message: str) -> None:
+        now = time.monotonic()
+        if now - last[0] < 1.0 and fraction < 1.0:
+            return
+        last[0] = now
+        alive = AssignmentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+            progress=max(0, min(99, int(100 * fraction))),
+            progress_message=message[:300],
+            heartbeat_at=timezone.now(),
+        )
+        if not alive:
+            raise _RunStopped
+
+    heartbeat = _Heartbeat(run_id, every=max(1.0, settings.TVCS_RUN_STALE_AFTER / 6))
+    heartbeat.start()
+    try:
+        problem = _run_problem(run)
+        result = solve(problem, method=run.method, seed=run.seed, progress=progress, **run.options)
+    except _RunStopped:
+        logger.info("run %s stopped while computing (%s)", run_id, "no longer running")
+        return AssignmentRun.objects.get(pk=run_id)
+    except (ValueError, RuntimeError, MemoryError) as exc:
+        logger.exception("run %s failed", run_id)
+        run_fail(run_id=run_id, reason=f"{type(exc).__name__}: {exc}")
+        return AssignmentRun.objects.get(pk=run_id)
+    finally:
+        heartbeat.stop.set()
+        heartbeat.join()
+    rows, cols = np.nonzero(result.assignment)
+    stored = AssignmentRun(pk=run_id)
+    stored.set_pairs(rows, cols)
+    finished = AssignmentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+        status=RunStatus.SUCCEEDED,
+        finished_at=timezone.now(),
+        seconds=result.seconds,
+        expected_accuracy=result.expected_accuracy,
+        accuracy_standard_error=result.accuracy_standard_error,
+        n_assigned=stored.n_assigned,
+        assignment_blob=stored.assignment_blob,
+        progress=100,
+        progress_message=result.message[:300],
+    )
+    if not finished:
+        logger.info("run %s finished computing but is no longer running; result dropped", run_id)
+    return AssignmentRun.objects.get(pk=run_id)
+
+
+def run_fail(*, run_id: int, reason: str) -> bool:
+    """Mark a queued or running run failed with ``reason``; False if it had already ended."""
+    return bool(
+        AssignmentRun.objects.filter(
+            pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+        ).update(status=RunStatus.FAILED, error=reason, finished_at=timezone.now())
+    )
+
+
+def run_cancel(*, run: AssignmentRun) -> AssignmentRun:
+    """Cancel a queued or running run (a running one stops at its next progress report).
+
+    Raises :class:`RunStateError` if the run has already ended.
+    """
+    cancelled = AssignmentRun.objects.filter(
+        pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+    ).update(status=RunStatus.CANCELLED, finished_at=timezone.now(), progress_message="cancelled")
+    run.refresh_from_db()
+    if not cancelled:
+        raise RunStateError(
+            f"run {run.pk} is {run.status}: only queued or running runs can be cancelled"
+        )
+    return run
+
+
+def runs_recover_stale(*, now=None) -> dict[str, list[int]]:
+    """Re-queue (or, after ``TVCS_RUN_MAX_ATTEMPTS``, fail) runs whose worker went silent.
+
+    A running run whose heartbeat is older than ``TVCS_RUN_STALE_AFTER`` seconds lost its
+    worker (killed, out of memory, machine gone). Each transition is conditional on the stale
+    heartbeat, so a worker that is merely slow and reports meanwhile keeps its run.
+    """
+    now = timezone.now() if now is None else now
+    cutoff = now - timedelta(seconds=settings.TVCS_RUN_STALE_AFTER)
+    requeued, failed = [], []
+    stale = AssignmentRun.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=cutoff)
+    for run_id, attempts, heartbeat in stale.values_list("pk", "attempts", "heartbeat_at"):
+        same = AssignmentRun.objects.filter(
+            pk=run_id, status=RunStatus.RUNNING, heartbeat_at=heartbeat
+        )
+        if attempts < settings.TVCS_RUN_MAX_ATTEMPTS:
+            if same.update(
+                status=RunStatus.QUEUED,
+                progress=0,
+                progress_message=f"re-queued: its worker stopped responding (attempt {attempts})",
+            ):
+                requeued.append(run_id)
+                _enqueue_after_commit(run_id)
+        elif same.update(
+            status=RunStatus.FAILED,
+            finished_at=now,
+            error=(
+                f"its worker stopped responding {attempts} time(s); last heartbeat at "
+                f"{heartbeat.isoformat()}"
+            ),
+        ):
+            failed.append(run_id)
+    if requeued or failed:
+        logger.warning("stale runs: re-queued %s, failed %s", requeued, failed)
+    return {"requeued": requeued, "failed": failed}

@@ -129,3 +129,10 @@ CELERY_TASK_TIME_LIMIT = env_int("TVCS_RUN_TIME_LIMIT", 3900, minimum=1)
 TVCS_RUN_STALE_AFTER = env_int("TVCS_RUN_STALE_AFTER", 120, minimum=5)
 #: How many times a run whose worker died is re-queued before it is marked failed.
 TVCS_RUN_MAX_ATTEMPTS = env_int("TVCS_RUN_MAX_ATTEMPTS", 2, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "recover-stale-runs": {
+        "task": "assignment.runs_recover_stale",
+        "schedule": float(max(5, TVCS_RUN_STALE_AFTER // 2)),
+    }
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")

@@ -1,0 +1,173 @@
+"""Run lifecycle services: create, claim, execute, cancel, recover — each transition guarded."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from assignment import services
+from assignment.engine import expected_accuracy
+from assignment.errors import RunStateError, RunValidationError
+from assignment.models import (
+    AssignmentRun,
+    Project,
+    QualityMatrix,
+    QualitySource,
+    RunStatus,
+    Task,
+    Worker,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def project():
+    owner = get_user_model().objects.create_user("pm", password="x")
+    project = Project.objects.create(
+        owner=owner, name="p", default_max_workers_per_task=3, default_max_tasks_per_worker=8
+    )
+    rng = np.random.default_rng(0)
+    workers = [Worker.objects.create(project=project, external_id=f"w{i}") for i in range(10)]
+    tasks = [
+        Task.objects.create(project=project, external_id=f"t{j}", category="c") for j in range(25)
+    ]
+    matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
+    matrix.set_arrays(
+        values=rng.uniform(0.5, 0.9, (10, 25)),
+        worker_ids=[w.pk for w in workers],
+        task_ids=[t.pk for t in tasks],
+    )
+    matrix.save()
+    return project
+
+
+def executed(run):
+    assert services.run_claim(run_id=run.pk)
+    return services.run_execute(run_id=run.pk)
+
+
+def test_a_run_takes_the_project_defaults_and_the_latest_quality_matrix(project):
+    run = services.run_create(project=project, method="random", enqueue=False)
+    assert (run.max_workers_per_task, run.max_tasks_per_worker) == (3, 8)
+    assert run.budget == min(25 * 3, 10 * 8)
+    assert run.quality_matrix == QualityMatrix.objects.get(project=project)
+    assert run.status == RunStatus.QUEUED
+
+
+@pytest.mark.parametrize("method", ["tvcs-iht", "random", "q-lp", "greedy"])
+def test_an_executed_run_stores_a_feasible_assignment_and_its_exact_accuracy(project, method):
+    run = services.run_create(project=project, method=method, budget=40, seed=3, enqueue=False)
+    run = executed(run)
+    assert run.status == RunStatus.SUCCEEDED
+    assert run.progress == 100
+    pairs = run.pairs
+    assert pairs.shape == (run.n_assigned, 2)
+    assert run.n_assigned <= 40
+    q = run.quality_matrix.values
+    x = np.zeros(q.shape, bool)
+    x[pairs[:, 0], pairs[:, 1]] = True
+    assert x.sum(axis=0).max() <= 3
+    assert x.sum(axis=1).max() <= 8
+    assert run.expected_accuracy == pytest.approx(expected_accuracy(q, x), abs=1e-12)
+
+
+def test_a_run_is_claimed_only_once(project):
+    run = services.run_create(project=project, method="random", enqueue=False)
+    assert services.run_claim(run_id=run.pk)
+    assert not services.run_claim(run_id=run.pk)
+    assert AssignmentRun.objects.get(pk=run.pk).attempts == 1
+
+
+def test_workers_own_caps_and_inactive_workers_are_respected(project):
+    w0, w1 = Worker.objects.filter(project=project).order_by("pk")[:2]
+    w0.max_tasks = 1
+    w0.save()
+    w1.active = False
+    w1.save()
+    run = executed(services.run_create(project=project, method="greedy", enqueue=False))
+    rows = run.pairs[:, 0]
+    assert np.sum(rows == 0) <= 1
+    assert np.sum(rows == 1) == 0
+
+
+def test_cancelling_a_queued_run_stops_it_before_it_starts(project):
+    run = services.run_create(project=project, method="random", enqueue=False)
+    services.run_cancel(run=run)
+    assert run.status == RunStatus.CANCELLED
+    assert not services.run_claim(run_id=run.pk)
+
+
+def test_a_run_cancelled_while_running_stores_no_result(project):
+    run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
+    assert services.run_claim(run_id=run.pk)
+    services.run_cancel(run=run)
+    run = services.run_execute(run_id=run.pk)
+    assert run.status == RunStatus.CANCELLED
+    assert run.assignment_blob is None
+
+
+def test_a_finished_run_cannot_be_cancelled(project):
+    run = executed(services.run_create(project=project, method="random", enqueue=False))
+    with pytest.raises(RunStateError, match="is succeeded"):
+        services.run_cancel(run=run)
+
+
+def test_a_silent_running_run_is_requeued_then_failed_with_a_reason(project, settings):
+    settings.TVCS_RUN_MAX_ATTEMPTS = 2
+    run = services.run_create(project=project, method="random", enqueue=False)
+    assert services.run_claim(run_id=run.pk)
+    later = timezone.now() + timedelta(seconds=settings.TVCS_RUN_STALE_AFTER + 1)
+    assert services.runs_recover_stale(now=later) == {"requeued": [run.pk], "failed": []}
+    assert AssignmentRun.objects.get(pk=run.pk).status == RunStatus.QUEUED
+    assert services.run_claim(run_id=run.pk)
+    later = timezone.now() + timedelta(seconds=settings.TVCS_RUN_STALE_AFTER + 1)
+    assert services.runs_recover_stale(now=later) == {"requeued": [], "failed": [run.pk]}
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert "stopped responding 2 time(s)" in run.error
+
+
+def test_a_run_with_a_fresh_heartbeat_is_left_alone(project):
+    run = services.run_create(project=project, method="random", enqueue=False)
+    assert services.run_claim(run_id=run.pk)
+    assert services.runs_recover_stale() == {"requeued": [], "failed": []}
+
+
+def test_a_run_is_enqueued_only_when_its_transaction_commits(
+    project, monkeypatch, django_capture_on_commit_callbacks
+):
+    sent = []
+    from assignment import tasks
+
+    monkeypatch.setattr(tasks.run_execute_task, "delay", lambda run_id: sent.append(run_id))
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        run = services.run_create(project=project, method="random")
+        assert sent == []
+    assert len(callbacks) == 1
+    callbacks[0]()
+    assert sent == [run.pk]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"method": "simplex"}, "method must be one of tvcs-iht, random, q-lp, greedy"),
+        ({"method": "random", "options": {"speed": 1}}, "unknown option"),
+        ({"method": "tvcs-iht", "options": {"max_iter": "many"}}, "must be a number"),
+        ({"method": "random", "budget": -1}, "budget"),
+    ],
+)
+def test_invalid_run_requests_are_rejected(project, kwargs, message):
+    with pytest.raises(RunValidationError, match=message):
+        services.run_create(project=project, enqueue=False, **kwargs)
+
+
+def test_a_project_without_a_quality_matrix_cannot_run(project):
+    QualityMatrix.objects.all().delete()
+    with pytest.raises(RunValidationError, match="has no quality matrix"):
+        services.run_create(project=project, method="random", enqueue=False)
