@@ -260,9 +260,13 @@ def _csv_records(name: str, lines: _CsvLines) -> Iterator[tuple[int, list[str]]]
         except StopIteration:
             return
         except csv.Error as exc:
-            raise ImportValidationError(
-                name, lines.line, None, f"is not valid CSV: {exc}"
-            ) from None
+            message = f"is not valid CSV: {exc}"
+            if "new-line character" in str(exc):
+                message = (
+                    "is not valid CSV: it has carriage returns without line feeds (old Mac "
+                    "line ends?); save it with LF or CRLF line ends"
+                )
+            raise ImportValidationError(name, lines.line, None, message) from None
         if any(cell.strip() for cell in record):  # lines of white space only are blank too
             yield start, record
 

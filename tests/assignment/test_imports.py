@@ -542,6 +542,13 @@ BAD_FILES = [
         'worker_id,name\nw1,"Ann\n',
         "workers.csv, line 2: is not valid CSV: unexpected end of data",
     ),
+    (
+        "workers",
+        "workers.csv",
+        "worker_id,name\rw1,Ann\rw2,Bob\r",
+        "workers.csv, line 1: is not valid CSV: it has carriage returns without line feeds "
+        "(old Mac line ends?); save it with LF or CRLF line ends",
+    ),
     # encodings and binary junk
     (
         "workers",
