@@ -6,6 +6,7 @@ the user must correct something, and returns what it created.
 
 from __future__ import annotations
 
+import io
 import logging
 import threading
 import time
@@ -50,6 +51,7 @@ from assignment.models import (
 )
 
 __all__ = [
+    "demo_project_create",
     "project_create",
     "project_data_import",
     "quality_estimate",
@@ -542,3 +544,204 @@ def runs_recover_stale(*, now=None) -> dict[str, list[int]]:
     if requeued or failed:
         logger.warning("stale runs: re-queued %s, failed %s", requeued, failed)
     return {"requeued": requeued, "failed": failed}
+
+
+# --- the demo project --------------------------------------------------------------------------
+
+
+def demo_project_create(
+    *, owner, name: str = "figure-4 demo", n_workers: int = 100, n_tasks: int = 1000, seed: int = 0
+) -> Project:
+    """A project shaped like the paper's Figure 4, filled through the real import path.
+
+    ``n_workers`` workers and ``n_tasks`` tasks in 5 categories; every worker answers 20 gold
+    questions per category with an accuracy drawn uniformly from [0.5, 0.9] per (worker,
+    category); the quality matrix is then estimated from those gold answers. Caps follow the
+    figure at ratio 0.03: 3 workers per task, 30 tasks per worker, budget 80% of the caps.
+    Returns the existing project if ``owner`` already has one called ``name``.
+    """
+    existing = Project.objects.filter(owner=owner, name=name).first()
+    if existing is not None:
+        return existing
+    rng = np.random.default_rng(seed)
+    categories = [f"c{k}" for k in range(5)]
+    per_task = max(1, round(0.03 * n_workers))
+    per_worker = max(1, round(0.03 * n_tasks))
+    accuracy = rng.uniform(0.5, 0.9, (n_workers, len(categories)))
+    items = [
+        (f"g{c}-{k}", c, str(rng.integers(0, 2))) for c in range(len(categories)) for k in range(20)
+    ]
+
+    def rows(header: str, lines) -> io.BytesIO:
+        return io.BytesIO(("\n".join([header, *lines]) + "\n").encode())
+
+    answers = []
+    for i in range(n_workers):
+        for item_id, c, label in items:
+            right = rng.random() < accuracy[i, c]
+            answers.append(f"w{i},{item_id},{label if right else str(1 - int(label))}")
+    with transaction.atomic():
+        project = project_create(
+            owner=owner, name=name, description="Demo data shaped like Figure 4 of the TVCS paper"
+        )
+        project.default_max_workers_per_task = per_task
+        project.default_max_tasks_per_worker = per_worker
+        project.default_budget = int(0.8 * min(n_tasks * per_task, n_workers * per_worker))
+        project.save()
+        files = [
+            ("workers", rows("worker_id", (f"w{i}" for i in range(n_workers)))),
+            (
+                "tasks",
+                rows(
+                    "task_id,category",
+                    (f"t{j},{categories[j % len(categories)]}" for j in range(n_tasks)),
+                ),
+            ),
+            (
+                "gold_items",
+                rows(
+                    "item_id,category,true_label",
+                    (f"{item_id},{categories[c]},{label}" for item_id, c, label in items),
+                ),
+            ),
+            ("gold_answers", rows("worker_id,item_id,answer", answers)),
+        ]
+        for kind, data in files:
+            project_data_import(project=project, kind=kind, file=data, file_name=f"{kind}.csv")
+        quality_estimate(project=project)
+    logger.info("created the demo project %s", project.pk)
+    return project
+
+
+# --- REST API ----------------------------------------------------------------------------------
+# Writes the API needs beyond the ones above.
+
+#: Project fields :func:`project_update` changes (the label set is fixed once a project exists:
+#: answers and gold items are stored as labels of it).
+PROJECT_UPDATABLE_FIELDS = (
+    "name",
+    "description",
+    "default_prior",
+    "default_max_workers_per_task",
+    "default_max_tasks_per_worker",
+    "default_budget",
+)
+
+#: Most runs one comparison may queue (methods × budgets).
+MAX_COMPARISON_RUNS = 60
+
+
+def project_update(*, project: Project, **fields) -> Project:
+    """Change some of :data:`PROJECT_UPDATABLE_FIELDS` of ``project`` and save it.
+
+    Raises :class:`ProjectAlreadyExistsError` if the new name is taken by another project of
+    the owner, :class:`ProjectValidationError` for invalid values (a prior outside (0, 1), a
+    negative cap).
+    """
+    unknown = sorted(set(fields) - set(PROJECT_UPDATABLE_FIELDS))
+    if unknown:
+        raise ValueError(f"cannot update {', '.join(unknown)} of a project")
+    if "name" in fields:
+        fields["name"] = fields["name"].strip()
+        taken = Project.objects.filter(owner_id=project.owner_id, name=fields["name"])
+        if taken.exclude(pk=project.pk).exists():
+            raise ProjectAlreadyExistsError(
+                f"user {project.owner.get_username()!r} already has a project {fields['name']!r}"
+            )
+    for name, value in fields.items():
+        setattr(project, name, value)
+    try:
+        project.full_clean(validate_unique=False)
+    except ValidationError as exc:
+        project.refresh_from_db()
+        problems = "; ".join(
+            f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
+        )
+        raise ProjectValidationError(problems) from None
+    project.save(update_fields=[*fields, "updated_at"])
+    logger.info("updated project %s: %s", project.pk, ", ".join(sorted(fields)))
+    return project
+
+
+def project_delete(*, project: Project) -> None:
+    """Delete ``project`` with everything in it: data, quality matrices, runs, comparisons.
+
+    Runs go first (they protect the quality matrices they were computed from). A run still
+    computing on a worker finds its row gone and stores nothing; cancel runs first to stop
+    their computations early.
+    """
+    project_id = project.pk
+    with transaction.atomic():
+        AssignmentRun.objects.filter(project=project).delete()
+        project.delete()
+    logger.info("deleted project %s", project_id)
+
+
+def _distinct_list(name: str, values: object, valid, what: str) -> list:
+    """``values`` as a list whose members are all ``valid`` (``what`` says how) and distinct."""
+    if not isinstance(values, list | tuple):
+        raise RunValidationError(f"{name} must be a list, got {values!r}")
+    for value in values:
+        if not valid(value):
+            raise RunValidationError(f"every one of {name} must be {what}, got {value!r}")
+    if len(set(values)) != len(values):
+        raise RunValidationError(f"{name} must not repeat a value, got {list(values)!r}")
+    return list(values)
+
+
+def comparison_create(
+    *,
+    project: Project,
+    methods: list[str],
+    budgets: list[int] | None = None,
+    max_workers_per_task: int | None = None,
+    max_tasks_per_worker: int | None = None,
+    seed: int | None = None,
+    enqueue: bool = True,
+) -> Comparison:
+    """A comparison of ``methods`` on the project's latest quality matrix: one run per method
+    and budget (per method with the default budget when ``budgets`` is empty), all queued at
+    once and handed to the workers after the transaction commits, so they run in parallel.
+
+    All of it or nothing: raises :class:`RunValidationError` (an unknown or repeated method, a
+    repeated or invalid budget, more than :data:`MAX_COMPARISON_RUNS` runs, no quality matrix)
+    before any run is queued.
+    """
+    methods = _distinct_list(
+        "methods",
+        methods,
+        lambda method: isinstance(method, str) and method in Method.values,
+        f"one of {', '.join(Method.values)}",
+    )
+    if not methods:
+        raise RunValidationError("methods must name at least one method")
+    budgets = _distinct_list(
+        "budgets",
+        budgets or [],
+        lambda budget: isinstance(budget, int) and not isinstance(budget, bool) and budget >= 1,
+        "a positive integer",
+    )
+    n_runs = len(methods) * max(1, len(budgets))
+    if n_runs > MAX_COMPARISON_RUNS:
+        raise RunValidationError(
+            f"a comparison queues at most {MAX_COMPARISON_RUNS} runs (methods x budgets), "
+            f"this one {n_runs}"
+        )
+    with transaction.atomic():
+        comparison = Comparison.objects.create(project=project, methods=methods, budgets=budgets)
+        for method in methods:
+            for budget in budgets or [None]:
+                run_create(
+                    project=project,
+                    method=method,
+                    budget=budget,
+                    max_workers_per_task=max_workers_per_task,
+                    max_tasks_per_worker=max_tasks_per_worker,
+                    seed=seed,
+                    comparison=comparison,
+                    enqueue=enqueue,
+                )
+    logger.info(
+        "comparison %s of project %s: %d runs of %s", comparison.pk, project.pk, n_runs, methods
+    )
+    return comparison

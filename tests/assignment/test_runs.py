@@ -171,3 +171,17 @@ def test_a_project_without_a_quality_matrix_cannot_run(project):
     QualityMatrix.objects.all().delete()
     with pytest.raises(RunValidationError, match="has no quality matrix"):
         services.run_create(project=project, method="random", enqueue=False)
+
+
+def test_the_demo_project_is_filled_through_the_import_path_and_can_run():
+    owner = get_user_model().objects.create_user("demo-owner", password="x")
+    project = services.demo_project_create(owner=owner, n_workers=12, n_tasks=40, seed=1)
+    assert project.workers.count() == 12
+    assert project.tasks.count() == 40
+    assert project.gold_items.count() == 100
+    matrix = QualityMatrix.objects.get(project=project)
+    assert matrix.source == QualitySource.ESTIMATED
+    assert matrix.values.shape == (12, 40)
+    run = executed(services.run_create(project=project, method="greedy", enqueue=False))
+    assert run.status == RunStatus.SUCCEEDED
+    assert services.demo_project_create(owner=owner, n_workers=12, n_tasks=40) == project
