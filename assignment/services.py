@@ -648,6 +648,11 @@ def project_update(*, project: Project, **fields) -> Project:
             raise ProjectAlreadyExistsError(
                 f"user {project.owner.get_username()!r} already has a project {fields['name']!r}"
             )
+    prior = fields.get("default_prior", 0.5)
+    if isinstance(prior, bool) or not isinstance(prior, int | float) or not 0 < prior < 1:
+        raise ProjectValidationError(
+            f"default_prior must be a probability strictly between 0 and 1, got {prior!r}"
+        )
     for name, value in fields.items():
         setattr(project, name, value)
     try:

@@ -1,0 +1,57 @@
+"""Fixtures of the API tests: users with tokens, authenticated clients, a filled project, and
+the broker edge (``run_execute_task.delay``) replaced by a recorder of the queued run ids."""
+
+from __future__ import annotations
+
+import pytest
+from api_helpers import client_for, fill_project, make_user
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from assignment import services
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles():
+    """Throttle counters live in the cache; every test starts with none."""
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def queued(monkeypatch) -> list[int]:
+    """Run ids handed to the broker, in order (the task's ``delay`` is the broker edge)."""
+    from assignment import tasks
+
+    sent: list[int] = []
+    monkeypatch.setattr(tasks.run_execute_task, "delay", lambda run_id: sent.append(run_id))
+    return sent
+
+
+@pytest.fixture
+def alice(db):
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(db):
+    return make_user("bob")
+
+
+@pytest.fixture
+def api(alice) -> APIClient:
+    return client_for(alice)
+
+
+@pytest.fixture
+def other_api(bob) -> APIClient:
+    return client_for(bob)
+
+
+@pytest.fixture
+def project(alice):
+    """Alice's project, filled and with a quality matrix (through the services)."""
+    project = services.project_create(owner=alice, name="birds")
+    fill_project(project)
+    return project

@@ -1,0 +1,110 @@
+"""The services the API added: project_update, project_delete, comparison_create."""
+
+from __future__ import annotations
+
+import pytest
+from api_helpers import execute
+
+from assignment import services
+from assignment.errors import ProjectAlreadyExistsError, ProjectValidationError, RunValidationError
+from assignment.models import (
+    AssignmentRun,
+    Comparison,
+    Project,
+    QualityMatrix,
+    RunStatus,
+    Worker,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_project_update_changes_the_given_fields_only(project):
+    services.project_update(project=project, default_budget=20, default_max_tasks_per_worker=4)
+    project.refresh_from_db()
+    assert (project.default_budget, project.default_max_tasks_per_worker) == (20, 4)
+    assert project.name == "birds"
+
+
+def test_project_update_rejects_a_taken_name_a_bad_prior_and_a_negative_cap(project, alice):
+    services.project_create(owner=alice, name="cars")
+    with pytest.raises(ProjectAlreadyExistsError, match="already has a project 'cars'"):
+        services.project_update(project=project, name=" cars ")
+    with pytest.raises(ProjectValidationError, match=r"strictly between 0 and 1, got 0\.0"):
+        services.project_update(project=project, default_prior=0.0)
+    with pytest.raises(ProjectValidationError, match="default_max_tasks_per_worker"):
+        services.project_update(project=project, default_max_tasks_per_worker=-1)
+    assert Project.objects.get(pk=project.pk).default_max_tasks_per_worker == 100
+    with pytest.raises(ValueError, match="cannot update labels"):
+        services.project_update(project=project, labels=["a", "b"])
+
+
+def test_project_update_may_keep_the_name_of_the_project_itself(project):
+    services.project_update(project=project, name="birds", description="new")
+    assert Project.objects.get(pk=project.pk).description == "new"
+
+
+def test_project_delete_removes_runs_matrices_and_data(project, queued):
+    execute(services.run_create(project=project, method="random").pk)
+    services.comparison_create(project=project, methods=["greedy"])
+    services.project_delete(project=project)
+    for model in (Project, AssignmentRun, Comparison, QualityMatrix, Worker):
+        assert not model.objects.exists()
+
+
+def test_comparison_create_queues_one_run_per_method_and_budget_after_commit(
+    project, queued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        comparison = services.comparison_create(
+            project=project,
+            methods=["tvcs-iht", "random"],
+            budgets=[4, 8, 12],
+            max_workers_per_task=2,
+            seed=5,
+        )
+        assert queued == []
+    runs = AssignmentRun.objects.filter(comparison=comparison)
+    assert sorted(runs.values_list("method", "budget")) == sorted(
+        (method, budget) for method in ("tvcs-iht", "random") for budget in (4, 8, 12)
+    )
+    assert set(runs.values_list("status", "seed", "max_workers_per_task")) == {
+        (RunStatus.QUEUED, 5, 2)
+    }
+    assert sorted(queued) == sorted(runs.values_list("pk", flat=True))
+
+
+def test_comparison_create_without_budgets_runs_each_method_once_with_the_default_budget(
+    project, queued
+):
+    comparison = services.comparison_create(project=project, methods=["random", "greedy"])
+    budgets = set(comparison.runs.values_list("budget", flat=True))
+    assert budgets == {min(10 * 3, 6 * 100)}
+    assert comparison.runs.count() == 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"methods": []}, "at least one method"),
+        ({"methods": ["random", "simplex"]}, "every one of methods must be one of"),
+        ({"methods": ["random", "random"]}, "must not repeat"),
+        ({"methods": ["random"], "budgets": [5, 5]}, "must not repeat"),
+        ({"methods": ["random"], "budgets": [0]}, "must be a positive integer, got 0"),
+        ({"methods": ["random"], "budgets": [True]}, "must be a positive integer"),
+        ({"methods": "random"}, "must be a list"),
+        ({"methods": ["random", "greedy"], "budgets": list(range(1, 32))}, "at most 60 runs"),
+    ],
+)
+def test_comparison_create_rejects_bad_requests_and_writes_nothing(project, kwargs, message):
+    with pytest.raises(RunValidationError, match=message):
+        services.comparison_create(project=project, **kwargs)
+    assert not Comparison.objects.exists()
+    assert not AssignmentRun.objects.exists()
+
+
+def test_comparison_create_on_a_project_without_quality_writes_nothing(alice):
+    project = services.project_create(owner=alice, name="empty")
+    with pytest.raises(RunValidationError, match="has no quality matrix"):
+        services.comparison_create(project=project, methods=["random"])
+    assert not Comparison.objects.exists()
