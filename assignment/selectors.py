@@ -6,6 +6,7 @@ lists the caller paginates) or a frozen dataclass (for summaries the caller rend
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -24,13 +25,16 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from assignment.errors import RunStateError
 from assignment.models import (
     Answer,
     AssignmentRun,
+    Comparison,
     GoldAnswer,
     GoldItem,
     Project,
     QualityMatrix,
+    RunStatus,
     Task,
     Worker,
 )
@@ -205,4 +209,144 @@ def project_statistics(*, project: Project) -> ProjectStatistics:
             )
             for run in runs[:RECENT_RUNS]
         ),
+    )
+
+
+# --- REST API ----------------------------------------------------------------------------------
+# Reads of the API: everything a user reaches is looked up through their own projects, so another
+# user's object is simply not found.
+
+
+def project_list_for_user(*, user) -> QuerySet[Project]:
+    """The projects ``user`` owns, by name, with their worker, task and gold item counts."""
+    return project_list_with_counts(queryset=Project.objects.filter(owner=user)).order_by(
+        "name", "pk"
+    )
+
+
+def run_list_for_user(
+    *, user, project_id: int | None = None, status: str | None = None
+) -> QuerySet[AssignmentRun]:
+    """The runs of ``user``'s projects, newest first, optionally of one project and status."""
+    queryset = AssignmentRun.objects.filter(project__owner=user)
+    if project_id is not None:
+        queryset = queryset.filter(project_id=project_id)
+    if status is not None:
+        queryset = queryset.filter(status=status)
+    return run_list(queryset=queryset).order_by("-created_at", "-id")
+
+
+def comparison_list_for_user(*, user, project_id: int | None = None) -> QuerySet[Comparison]:
+    """The comparisons of ``user``'s projects, newest first."""
+    queryset = Comparison.objects.filter(project__owner=user)
+    if project_id is not None:
+        queryset = queryset.filter(project_id=project_id)
+    return queryset.order_by("-created_at", "-id")
+
+
+def quality_matrix_latest(*, project: Project) -> QualityMatrix | None:
+    """The project's latest quality matrix (the one runs and labels use), or None."""
+    return QualityMatrix.objects.filter(project=project).order_by("-created_at", "-id").first()
+
+
+def run_assignment_rows(*, run: AssignmentRun) -> Iterator[tuple[str, str]]:
+    """The (worker id, task id) pairs of a succeeded run, by the project's external ids.
+
+    Raises :class:`RunStateError` at once if the run has no assignment (it has not succeeded).
+    """
+    if run.status != RunStatus.SUCCEEDED or run.assignment_blob is None:
+        raise RunStateError(
+            f"run {run.pk} is {run.status}: only a succeeded run has an assignment to download"
+        )
+    pairs = run.pairs
+    matrix = QualityMatrix.objects.only("worker_ids_blob", "task_ids_blob").get(
+        pk=run.quality_matrix_id
+    )
+    worker_pks, task_pks = matrix.worker_ids, matrix.task_ids
+    in_project = {"project_id": run.project_id}
+    workers = dict(Worker.objects.filter(**in_project).values_list("pk", "external_id"))
+    tasks = dict(Task.objects.filter(**in_project).values_list("pk", "external_id"))
+    return (
+        (workers[int(worker_pks[row])], tasks[int(task_pks[column])])
+        for row, column in pairs.tolist()
+    )
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    run_id: int
+    method: str
+    budget: int
+    status: str
+    progress: int
+    n_assigned: int | None
+    expected_accuracy: float | None
+    accuracy_standard_error: float | None
+    seconds: float | None
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    budget: int
+    expected_accuracy: float
+
+
+@dataclass(frozen=True)
+class ComparisonSummary:
+    comparison_id: int
+    project_id: int
+    methods: list[str]
+    budgets: list[int]
+    created_at: datetime
+    #: True when every run has ended (succeeded, failed or cancelled).
+    finished: bool
+    #: One row per run, by method (in the order requested) and budget.
+    rows: tuple[ComparisonRow, ...]
+    #: Per method, the expected accuracy of its succeeded runs by budget (ascending).
+    curves: dict[str, tuple[CurvePoint, ...]]
+
+
+_ENDED = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+def comparison_summary(*, comparison: Comparison) -> ComparisonSummary:
+    """The table of a comparison's runs and, per method, its accuracy-against-budget curve."""
+    order = {method: k for k, method in enumerate(comparison.methods)}
+    runs = sorted(
+        run_list(queryset=AssignmentRun.objects.filter(comparison=comparison)),
+        key=lambda run: (order.get(run.method, len(order)), run.budget, run.pk),
+    )
+    rows = tuple(
+        ComparisonRow(
+            run_id=run.pk,
+            method=run.method,
+            budget=run.budget,
+            status=run.status,
+            progress=run.progress,
+            n_assigned=run.n_assigned,
+            expected_accuracy=run.expected_accuracy,
+            accuracy_standard_error=run.accuracy_standard_error,
+            seconds=run.seconds,
+        )
+        for run in runs
+    )
+    curves = {
+        method: tuple(
+            CurvePoint(budget=row.budget, expected_accuracy=row.expected_accuracy)
+            for row in rows
+            if row.method == method
+            and row.status == RunStatus.SUCCEEDED
+            and row.expected_accuracy is not None
+        )
+        for method in comparison.methods
+    }
+    return ComparisonSummary(
+        comparison_id=comparison.pk,
+        project_id=comparison.project_id,
+        methods=list(comparison.methods),
+        budgets=list(comparison.budgets),
+        created_at=comparison.created_at,
+        finished=all(row.status in _ENDED for row in rows),
+        rows=rows,
+        curves=curves,
     )

@@ -9,6 +9,8 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from config.env import database_from_url, env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -136,3 +138,70 @@ CELERY_BEAT_SCHEDULE = {
     }
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+
+# --- REST API ---------------------------------------------------------------------------------
+# Django REST framework under /api/ (assignment/api/), token authentication everywhere except
+# POST /api/token/ and /healthz; OpenAPI schema and docs by drf-spectacular. README, "REST API".
+
+INSTALLED_APPS += [
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc files served from here, not from a CDN
+]
+
+
+def _throttle_rate(name: str, default: str) -> str:
+    """A DRF throttle rate from the environment: ``N/second|minute|hour|day`` (``60/hour``)."""
+    rate = env_str(name, default).strip()
+    count, _, period = rate.partition("/")
+    if not count.isdigit() or int(count) < 1 or period not in {"second", "minute", "hour", "day"}:
+        raise ImproperlyConfigured(
+            f"{name} must be a number of requests per second, minute, hour or day, such as "
+            f"60/hour; got {rate!r}"
+        )
+    return rate
+
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],  # uploads: multipart
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": env_int("TVCS_API_PAGE_SIZE", 50, minimum=1),
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "assignment.api.errors.exception_handler",
+    # Throttled views name their scope: uploads, and the token endpoint (password guessing).
+    "DEFAULT_THROTTLE_RATES": {
+        "uploads": _throttle_rate("TVCS_UPLOAD_RATE", "60/hour"),
+        "token": _throttle_rate("TVCS_TOKEN_RATE", "30/minute"),
+    },
+    # ?format=csv|json chooses the format of downloads, not DRF's renderer.
+    "URL_FORMAT_OVERRIDE": None,
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "tvcs-assign API",
+    "DESCRIPTION": (
+        "Task assignment for crowdsourced labelling. Authenticate with "
+        "`Authorization: Token <key>` (POST /api/token/ gives the key)."
+    ),
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and the docs need a token too, or a logged-in (admin) session for a browser.
+    "SERVE_AUTHENTICATION": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/",
+    "ENUM_NAME_OVERRIDES": {
+        "MethodEnum": "assignment.models.Method",
+        "RunStatusEnum": "assignment.models.RunStatus",
+    },
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}

@@ -1,0 +1,48 @@
+"""Health checks of the services the product depends on: the database and the Celery broker.
+
+Each check returns None when the service answers, else a short reason. The broker connection is
+built from the current settings on every call (not from the Celery app's configuration, loaded
+once), so a changed ``CELERY_BROKER_URL`` is what gets checked.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.db import connection
+from kombu import Connection
+
+logger = logging.getLogger(__name__)
+
+#: Seconds to wait for the broker to accept a connection.
+BROKER_TIMEOUT = 2.0
+
+
+def database_problem() -> str | None:
+    """None if ``SELECT 1`` works on the default database, else why not."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # any failure is the answer, never a crash of the check
+        logger.warning("health: database check failed: %s", exc)
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def broker_problem() -> str | None:
+    """None if a connection to ``CELERY_BROKER_URL`` opens (one attempt, short timeout)."""
+    url = settings.CELERY_BROKER_URL
+    options = {}
+    if url.startswith("filesystem://"):
+        options = dict(getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {}))
+    broker = Connection(url, connect_timeout=BROKER_TIMEOUT, transport_options=options)
+    try:
+        broker.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=5)
+    except Exception as exc:
+        logger.warning("health: broker check failed: %s", exc)
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        broker.release()
+    return None

@@ -1,0 +1,303 @@
+"""Request and response shapes of the API.
+
+Input serializers only check types and ranges; the services check the rest (and say so with a
+domain error). Output serializers render models and the selectors' dataclasses.
+"""
+
+from __future__ import annotations
+
+import math
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from assignment.data_files import FORMATS
+from assignment.models import AssignmentRun, Method, Project, RunStatus
+
+#: Largest seed a run accepts (a BigIntegerField; numpy seeds are non-negative).
+MAX_SEED = 2**63 - 1
+_MAX_COUNT = 2**31 - 1
+
+
+# --------------------------------------------------------------------------------------------
+# Projects
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    worker_count = serializers.IntegerField(read_only=True)
+    task_count = serializers.IntegerField(read_only=True)
+    gold_item_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Project
+        fields = [
+            "id",
+            "name",
+            "description",
+            "labels",
+            "default_prior",
+            "default_max_workers_per_task",
+            "default_max_tasks_per_worker",
+            "default_budget",
+            "worker_count",
+            "task_count",
+            "gold_item_count",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class _ProjectDefaultsSerializer(serializers.Serializer):
+    default_prior = serializers.FloatField(
+        required=False, min_value=0, max_value=1, help_text="P(label = the second label)."
+    )
+    default_max_workers_per_task = serializers.IntegerField(
+        required=False, min_value=0, max_value=_MAX_COUNT
+    )
+    default_max_tasks_per_worker = serializers.IntegerField(
+        required=False, min_value=0, max_value=_MAX_COUNT
+    )
+    default_budget = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=_MAX_COUNT,
+        help_text="Total assignments; null = as many as the caps allow.",
+    )
+
+
+class ProjectCreateSerializer(_ProjectDefaultsSerializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    labels = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        required=False,
+        min_length=2,
+        help_text='The label set, fixed once the project exists; default ["0", "1"].',
+    )
+
+
+class ProjectUpdateSerializer(_ProjectDefaultsSerializer):
+    name = serializers.CharField(required=False, max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Data files
+
+
+class UploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="A CSV or JSON data file (README, Data files).")
+    format = serializers.ChoiceField(
+        choices=FORMATS,
+        required=False,
+        help_text="Default: from the file name's suffix, else JSON if it starts with '['.",
+    )
+
+
+class ImportResultSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    file = serializers.CharField()
+    rows = serializers.IntegerField(help_text="Rows written (added or updated).")
+
+
+class DownloadSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=FORMATS, default="csv")
+
+
+class ImportErrorSerializer(serializers.Serializer):
+    file = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)
+    column = serializers.CharField(allow_null=True)
+    detail = serializers.CharField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+# --------------------------------------------------------------------------------------------
+# Quality
+
+
+@extend_schema_field(
+    {"oneOf": [{"type": "number", "minimum": 0, "exclusiveMinimum": True}, {"enum": ["auto"]}]}
+)
+class StrengthField(serializers.Field):
+    """A shrinkage strength: a positive number (pseudo-counts) or "auto" (fitted)."""
+
+    default_error_messages = {"invalid": 'Must be a positive finite number or "auto".'}
+
+    def to_internal_value(self, data):
+        if data == "auto":
+            return data
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        if not math.isfinite(data) or data <= 0:
+            self.fail("invalid")
+        return float(data)
+
+    def to_representation(self, value):
+        return value
+
+
+class QualityEstimateSerializer(serializers.Serializer):
+    worker_strength = StrengthField(
+        required=False, help_text="Prior pseudo-answers pulling a worker to the population."
+    )
+    category_strength = StrengthField(
+        required=False, help_text="Prior pseudo-answers pulling a category to the worker."
+    )
+
+
+class QualityMatrixSummarySerializer(serializers.Serializer):
+    matrix_id = serializers.IntegerField()
+    source = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    n_workers = serializers.IntegerField()
+    n_tasks = serializers.IntegerField()
+    mean = serializers.FloatField(allow_null=True)
+    std = serializers.FloatField(allow_null=True)
+    min = serializers.FloatField(allow_null=True)
+    max = serializers.FloatField(allow_null=True)
+    workers_without_gold = serializers.IntegerField(
+        allow_null=True, help_text="Rows without gold answers; null for an uploaded matrix."
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Runs and comparisons
+
+
+class _CapsSerializer(serializers.Serializer):
+    max_workers_per_task = serializers.IntegerField(
+        required=False, min_value=0, max_value=_MAX_COUNT, help_text="Default: the project's."
+    )
+    max_tasks_per_worker = serializers.IntegerField(
+        required=False, min_value=0, max_value=_MAX_COUNT, help_text="Default: the project's."
+    )
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=MAX_SEED)
+
+
+class RunCreateSerializer(_CapsSerializer):
+    method = serializers.ChoiceField(choices=Method.choices)
+    budget = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=_MAX_COUNT,
+        help_text="Default: the project's, else as many pairs as the caps allow.",
+    )
+    options = serializers.DictField(
+        child=serializers.JSONField(),
+        required=False,
+        help_text='The method\'s options (numbers or true/false), e.g. {"iterations": 50}.',
+    )
+
+
+class RunSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AssignmentRun
+        fields = [
+            "id",
+            "project",
+            "comparison",
+            "quality_matrix",
+            "method",
+            "budget",
+            "max_workers_per_task",
+            "max_tasks_per_worker",
+            "seed",
+            "options",
+            "status",
+            "progress",
+            "progress_message",
+            "attempts",
+            "created_at",
+            "started_at",
+            "heartbeat_at",
+            "finished_at",
+            "seconds",
+            "expected_accuracy",
+            "accuracy_standard_error",
+            "n_assigned",
+            "error",
+        ]
+        read_only_fields = fields
+
+
+class RunFilterSerializer(serializers.Serializer):
+    project = serializers.IntegerField(required=False, min_value=1)
+    status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+
+
+class ComparisonCreateSerializer(_CapsSerializer):
+    methods = serializers.ListField(
+        child=serializers.ChoiceField(choices=Method.choices), min_length=1
+    )
+    budgets = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=_MAX_COUNT),
+        required=False,
+        help_text="One run per method and budget; default: one run per method, default budget.",
+    )
+
+
+class ComparisonRowSerializer(serializers.Serializer):
+    run_id = serializers.IntegerField()
+    method = serializers.ChoiceField(choices=Method.choices)
+    budget = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+    progress = serializers.IntegerField()
+    n_assigned = serializers.IntegerField(allow_null=True)
+    expected_accuracy = serializers.FloatField(allow_null=True)
+    accuracy_standard_error = serializers.FloatField(allow_null=True)
+    seconds = serializers.FloatField(allow_null=True)
+
+
+class CurvePointSerializer(serializers.Serializer):
+    budget = serializers.IntegerField()
+    expected_accuracy = serializers.FloatField()
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "budget": {"type": "integer"},
+                    "expected_accuracy": {"type": "number", "format": "double"},
+                },
+                "required": ["budget", "expected_accuracy"],
+            },
+        },
+        "description": "Per method, its succeeded runs' expected accuracy by budget (ascending).",
+    }
+)
+class CurvesField(serializers.Field):
+    def to_representation(self, value):
+        return {
+            method: CurvePointSerializer(points, many=True).data for method, points in value.items()
+        }
+
+
+class ComparisonSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="comparison_id")
+    project = serializers.IntegerField(source="project_id")
+    methods = serializers.ListField(child=serializers.CharField())
+    budgets = serializers.ListField(child=serializers.IntegerField())
+    created_at = serializers.DateTimeField()
+    finished = serializers.BooleanField(help_text="Every run has ended.")
+    rows = ComparisonRowSerializer(many=True)
+    curves = CurvesField()
+
+
+# --------------------------------------------------------------------------------------------
+# Health
+
+
+class HealthSerializer(serializers.Serializer):
+    database = serializers.CharField(help_text='"ok", or why it failed.')
+    broker = serializers.CharField(help_text='"ok", or why it failed.')

@@ -1,0 +1,512 @@
+"""API views: validate with a serializer, call a service or a selector, serialise the result.
+
+Every object is looked up through the caller's own projects (``selectors.*_for_user``), so
+another user's project, run or comparison is a 404, as is one that does not exist.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from collections.abc import Callable, Iterable
+from typing import TextIO
+
+from django.db import transaction
+from django.http import FileResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import status
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import MultiPartParser
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from assignment import selectors, services
+from assignment.api import health
+from assignment.api.serializers import (
+    ComparisonCreateSerializer,
+    ComparisonSerializer,
+    DownloadSerializer,
+    ErrorSerializer,
+    HealthSerializer,
+    ImportErrorSerializer,
+    ImportResultSerializer,
+    ProjectCreateSerializer,
+    ProjectSerializer,
+    ProjectUpdateSerializer,
+    QualityEstimateSerializer,
+    QualityMatrixSummarySerializer,
+    RunCreateSerializer,
+    RunFilterSerializer,
+    RunSerializer,
+    UploadSerializer,
+)
+from assignment.exporters import EXPORT_KINDS, export_data, neutralise_formula
+from assignment.importers import KINDS
+from assignment.models import AssignmentRun, Comparison, Project
+
+_NOT_FOUND = OpenApiResponse(ErrorSerializer, description="Not found, or not yours.")
+_INVALID = OpenApiResponse(ErrorSerializer, description="Invalid request; `detail` says why.")
+_CONFLICT = OpenApiResponse(ErrorSerializer, description="The run's status does not allow it.")
+
+_FORMAT_PARAMETER = OpenApiParameter(
+    "format",
+    str,
+    OpenApiParameter.QUERY,
+    enum=["csv", "json"],
+    default="csv",
+    description="CSV (UTF-8, CRLF, formula-like cells quoted) or a JSON list of objects.",
+)
+_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
+
+
+def _download_responses(description: str) -> dict:
+    return {
+        (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description=description),
+        (200, "application/json"): OpenApiResponse(
+            {"type": "array", "items": {"type": "object"}}, description=description
+        ),
+        (400, "application/json"): _INVALID,
+        (404, "application/json"): _NOT_FOUND,
+    }
+
+
+class _AnyAccept(BaseContentNegotiation):
+    """Downloads are CSV or JSON by ``?format=``, whatever the Accept header asks for;
+    errors are JSON."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0]
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+def _file_response(*, write: Callable[[TextIO], object], format: str, filename: str):
+    """A download of what ``write`` writes to a text stream, spooled to a temporary file so
+    that memory does not grow with the export (``write`` raises before writing on errors)."""
+    spool = tempfile.TemporaryFile()
+    text = io.TextIOWrapper(spool, encoding="utf-8", newline="")
+    try:
+        write(text)
+        text.flush()
+    except BaseException:
+        text.close()
+        raise
+    text.detach()
+    spool.seek(0)
+    return FileResponse(
+        spool,
+        as_attachment=True,
+        filename=filename,
+        content_type=_CONTENT_TYPES[format],
+    )
+
+
+def _write_pairs(rows: Iterable[tuple[str, str]], format: str, out: TextIO) -> None:
+    """(worker_id, task_id) rows in the exports' formats (exporters: CSV cells neutralised)."""
+    if format == "csv":
+        out.write("worker_id,task_id\r\n")
+        for worker_id, task_id in rows:
+            cells = (neutralise_formula(worker_id), neutralise_formula(task_id))
+            out.write(",".join(_csv_quote(cell) for cell in cells) + "\r\n")
+        return
+    import json
+
+    first = True
+    for worker_id, task_id in rows:
+        out.write("[\n" if first else ",\n")
+        out.write(json.dumps({"worker_id": worker_id, "task_id": task_id}, ensure_ascii=False))
+        first = False
+    out.write("[]\n" if first else "\n]\n")
+
+
+def _csv_quote(cell: str) -> str:
+    if any(character in cell for character in ',"\r\n'):
+        return '"' + cell.replace('"', '""') + '"'
+    return cell
+
+
+def _paginated(view: APIView, queryset, serializer_class) -> Response:
+    paginator = view.pagination_class()
+    page = paginator.paginate_queryset(queryset, view.request, view=view)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)
+
+
+def _project(request, project_id: int) -> Project:
+    return get_object_or_404(selectors.project_list_for_user(user=request.user), pk=project_id)
+
+
+def _run(request, run_id: int) -> AssignmentRun:
+    return get_object_or_404(selectors.run_list_for_user(user=request.user), pk=run_id)
+
+
+def _comparison(request, comparison_id: int) -> Comparison:
+    return get_object_or_404(
+        selectors.comparison_list_for_user(user=request.user), pk=comparison_id
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Token and health
+
+
+@extend_schema_view(
+    post=extend_schema(
+        summary="Get your API token",
+        description="Send the token as `Authorization: Token <key>` with every other request.",
+        auth=[],
+    )
+)
+class TokenView(ObtainAuthToken):
+    """POST username and password, get the token to send as ``Authorization: Token <key>``."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "token"
+
+
+class HealthView(APIView):
+    authentication_classes = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="health",
+        summary="Health of the database and the Celery broker",
+        responses={
+            200: HealthSerializer,
+            503: OpenApiResponse(HealthSerializer, description="Something failed."),
+        },
+        auth=[],
+    )
+    def get(self, request):
+        problems = {"database": health.database_problem(), "broker": health.broker_problem()}
+        body = {name: problem or "ok" for name, problem in problems.items()}
+        failed = any(problems.values())
+        return Response(
+            body,
+            status=status.HTTP_503_SERVICE_UNAVAILABLE if failed else status.HTTP_200_OK,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Projects
+
+
+class ProjectListView(APIView):
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(summary="Your projects", responses=ProjectSerializer(many=True))
+    def get(self, request):
+        return _paginated(
+            self, selectors.project_list_for_user(user=request.user), ProjectSerializer
+        )
+
+    @extend_schema(
+        summary="Create a project",
+        request=ProjectCreateSerializer,
+        responses={201: ProjectSerializer, 400: _INVALID},
+    )
+    def post(self, request):
+        serializer = ProjectCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        fields = dict(serializer.validated_data)
+        created = {name: fields.pop(name) for name in ("name", "description") if name in fields}
+        with transaction.atomic():
+            project = services.project_create(
+                owner=request.user, labels=fields.pop("labels", None), **created
+            )
+            if fields:
+                services.project_update(project=project, **fields)
+        project = _project(request, project.pk)
+        return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailView(APIView):
+    @extend_schema(summary="A project", responses={200: ProjectSerializer, 404: _NOT_FOUND})
+    def get(self, request, project_id: int):
+        return Response(ProjectSerializer(_project(request, project_id)).data)
+
+    @extend_schema(
+        summary="Rename a project or change its defaults",
+        request=ProjectUpdateSerializer,
+        responses={200: ProjectSerializer, 400: _INVALID, 404: _NOT_FOUND},
+    )
+    def patch(self, request, project_id: int):
+        project = _project(request, project_id)
+        serializer = ProjectUpdateSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        if serializer.validated_data:
+            services.project_update(project=project, **serializer.validated_data)
+        return Response(ProjectSerializer(_project(request, project_id)).data)
+
+    @extend_schema(
+        summary="Delete a project and everything in it",
+        responses={204: None, 404: _NOT_FOUND},
+    )
+    def delete(self, request, project_id: int):
+        services.project_delete(project=_project(request, project_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --------------------------------------------------------------------------------------------
+# Data files
+
+
+_KIND_PARAMETERS = [
+    OpenApiParameter("project_id", int, OpenApiParameter.PATH),
+    OpenApiParameter(
+        "kind", str, OpenApiParameter.PATH, enum=list(KINDS), description="The kind of data file."
+    ),
+]
+
+
+class ProjectDataView(APIView):
+    """Upload (POST) or download (GET) one kind of a project's data."""
+
+    throttle_scope = "uploads"
+    content_negotiation_class = _AnyAccept
+
+    def get_throttles(self):
+        return [ScopedRateThrottle()] if self.request.method == "POST" else []
+
+    def get_parsers(self):
+        return [MultiPartParser()]
+
+    @extend_schema(
+        summary="Upload a data file",
+        description=(
+            "All of it or nothing: the first problem is a 400 naming the file, the line and "
+            "the column, and nothing is written. Re-uploading the same file changes nothing."
+        ),
+        parameters=_KIND_PARAMETERS,
+        request={"multipart/form-data": UploadSerializer},
+        responses={
+            201: ImportResultSerializer,
+            400: OpenApiResponse(ImportErrorSerializer, description="The file was rejected."),
+            404: _NOT_FOUND,
+            429: OpenApiResponse(ErrorSerializer, description="Too many uploads; retry later."),
+        },
+    )
+    def post(self, request, project_id: int, kind: str):
+        project = _project(request, project_id)
+        serializer = UploadSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        result = services.project_data_import(
+            project=project,
+            kind=kind,
+            file=upload,
+            file_name=upload.name,
+            format=serializer.validated_data.get("format"),
+        )
+        return Response(ImportResultSerializer(result).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Download a project's data",
+        parameters=[*_KIND_PARAMETERS, _FORMAT_PARAMETER],
+        responses=_download_responses("The rows, in the upload format of the kind."),
+    )
+    def get(self, request, project_id: int, kind: str):
+        return _export(request, project_id, kind)
+
+
+def _export(request, project_id: int, kind: str):
+    project = _project(request, project_id)
+    serializer = DownloadSerializer(data=request.query_params)
+    serializer.is_valid(raise_exception=True)
+    format = serializer.validated_data["format"]
+    return _file_response(
+        write=lambda out: export_data(project=project, kind=kind, format=format, out=out),
+        format=format,
+        filename=f"project-{project.pk}-{kind}.{format}",
+    )
+
+
+class ProjectLabelsView(APIView):
+    content_negotiation_class = _AnyAccept
+
+    @extend_schema(
+        summary="Labels aggregated from the collected answers",
+        description=EXPORT_KINDS["labels"].description
+        + ": task_id, label, posterior, n_answers for every task with answers.",
+        parameters=[_FORMAT_PARAMETER],
+        responses=_download_responses("One row per task with answers."),
+    )
+    def get(self, request, project_id: int):
+        return _export(request, project_id, "labels")
+
+
+# --------------------------------------------------------------------------------------------
+# Quality
+
+
+class QualityView(APIView):
+    @extend_schema(
+        summary="The latest quality matrix",
+        responses={
+            200: QualityMatrixSummarySerializer,
+            404: OpenApiResponse(ErrorSerializer, description="No project, or no matrix yet."),
+        },
+    )
+    def get(self, request, project_id: int):
+        matrix = selectors.quality_matrix_latest(project=_project(request, project_id))
+        if matrix is None:
+            return Response(
+                {"detail": "this project has no quality matrix yet"},
+                status=status.HTTP_404_NOT_FOUND,
+            )
+        summary = selectors.quality_matrix_statistics(matrix=matrix)
+        return Response(QualityMatrixSummarySerializer(summary).data)
+
+
+class QualityEstimateView(APIView):
+    @extend_schema(
+        summary="Estimate the quality matrix from the gold answers",
+        request=QualityEstimateSerializer,
+        responses={201: QualityMatrixSummarySerializer, 400: _INVALID, 404: _NOT_FOUND},
+    )
+    def post(self, request, project_id: int):
+        project = _project(request, project_id)
+        serializer = QualityEstimateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        matrix = services.quality_estimate(project=project, **serializer.validated_data)
+        summary = selectors.quality_matrix_statistics(matrix=matrix)
+        return Response(
+            QualityMatrixSummarySerializer(summary).data, status=status.HTTP_201_CREATED
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Runs
+
+
+class ProjectRunsView(APIView):
+    @extend_schema(
+        summary="Queue an assignment run",
+        description="The run is computed by a worker; poll GET /api/runs/{id}/.",
+        request=RunCreateSerializer,
+        responses={202: RunSerializer, 400: _INVALID, 404: _NOT_FOUND},
+    )
+    def post(self, request, project_id: int):
+        project = _project(request, project_id)
+        serializer = RunCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = services.run_create(project=project, **serializer.validated_data)
+        return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class RunListView(APIView):
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(
+        summary="Your runs, newest first",
+        parameters=[RunFilterSerializer],
+        responses=RunSerializer(many=True),
+    )
+    def get(self, request):
+        filters = RunFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        runs = selectors.run_list_for_user(
+            user=request.user,
+            project_id=filters.validated_data.get("project"),
+            status=filters.validated_data.get("status"),
+        )
+        return _paginated(self, runs, RunSerializer)
+
+
+class RunDetailView(APIView):
+    @extend_schema(
+        summary="A run: status, progress, timings and result",
+        responses={200: RunSerializer, 404: _NOT_FOUND},
+    )
+    def get(self, request, run_id: int):
+        return Response(RunSerializer(_run(request, run_id)).data)
+
+
+class RunCancelView(APIView):
+    @extend_schema(
+        summary="Cancel a queued or running run",
+        request=None,
+        responses={200: RunSerializer, 404: _NOT_FOUND, 409: _CONFLICT},
+    )
+    def post(self, request, run_id: int):
+        run = services.run_cancel(run=_run(request, run_id))
+        return Response(RunSerializer(run).data)
+
+
+class RunAssignmentView(APIView):
+    content_negotiation_class = _AnyAccept
+
+    @extend_schema(
+        summary="Download a succeeded run's assignment",
+        description="One row per assigned pair: worker_id, task_id (the project's ids).",
+        parameters=[_FORMAT_PARAMETER],
+        responses={
+            **_download_responses("The assigned (worker_id, task_id) pairs."),
+            (409, "application/json"): _CONFLICT,
+        },
+    )
+    def get(self, request, run_id: int):
+        run = _run(request, run_id)
+        serializer = DownloadSerializer(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        format = serializer.validated_data["format"]
+        rows = selectors.run_assignment_rows(run=run)
+        return _file_response(
+            write=lambda out: _write_pairs(rows, format, out),
+            format=format,
+            filename=f"run-{run.pk}-assignment.{format}",
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Comparisons
+
+
+class ProjectComparisonsView(APIView):
+    pagination_class = LimitOffsetPagination
+
+    @extend_schema(
+        summary="The project's comparisons, newest first",
+        responses=ComparisonSerializer(many=True),
+    )
+    def get(self, request, project_id: int):
+        project = _project(request, project_id)
+        comparisons = selectors.comparison_list_for_user(user=request.user, project_id=project.pk)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(comparisons, request, view=self)
+        summaries = [selectors.comparison_summary(comparison=c) for c in page]
+        return paginator.get_paginated_response(ComparisonSerializer(summaries, many=True).data)
+
+    @extend_schema(
+        summary="Compare methods: one run per method and budget, computed in parallel",
+        request=ComparisonCreateSerializer,
+        responses={202: ComparisonSerializer, 400: _INVALID, 404: _NOT_FOUND},
+    )
+    def post(self, request, project_id: int):
+        project = _project(request, project_id)
+        serializer = ComparisonCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        comparison = services.comparison_create(project=project, **serializer.validated_data)
+        summary = selectors.comparison_summary(comparison=comparison)
+        return Response(ComparisonSerializer(summary).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ComparisonDetailView(APIView):
+    @extend_schema(
+        summary="A comparison: a row per run and an accuracy-against-budget curve per method",
+        responses={200: ComparisonSerializer, 404: _NOT_FOUND},
+    )
+    def get(self, request, comparison_id: int):
+        summary = selectors.comparison_summary(comparison=_comparison(request, comparison_id))
+        return Response(ComparisonSerializer(summary).data)

@@ -1,0 +1,298 @@
+"""The whole product through the API: token, project, uploads, quality, runs, comparisons,
+downloads. Runs are computed here by the services the Celery task calls; the broker is the
+recorder of ``run_execute_task.delay``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from api_helpers import (
+    ANSWERS_CSV,
+    GOLD_ANSWERS_CSV,
+    GOLD_ITEMS_CSV,
+    TASKS_CSV,
+    WORKERS_CSV,
+    execute,
+    upload,
+)
+from rest_framework.test import APIClient
+
+from assignment.models import AssignmentRun, Comparison, Project, RunStatus
+
+pytestmark = pytest.mark.django_db
+
+
+def body(response) -> bytes:
+    return b"".join(response.streaming_content)
+
+
+def test_a_user_gets_a_token_with_username_and_password_and_uses_it(alice):
+    client = APIClient()
+    response = client.post(
+        "/api/token/", {"username": "alice", "password": "alice-password"}, format="json"
+    )
+    assert response.status_code == 200
+    token = response.json()["token"]
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    assert client.get("/api/projects/").status_code == 200
+
+
+def test_a_wrong_password_gets_no_token(alice):
+    response = APIClient().post(
+        "/api/token/", {"username": "alice", "password": "guess"}, format="json"
+    )
+    assert response.status_code == 400
+    assert "token" not in response.json()
+
+
+def test_the_whole_flow_from_a_new_project_to_the_downloaded_assignment(
+    api, queued, django_capture_on_commit_callbacks
+):
+    response = api.post(
+        "/api/projects/",
+        {"name": "birds", "description": "bird photos", "default_max_workers_per_task": 2},
+    )
+    assert response.status_code == 201, response.json()
+    project = response.json()
+    assert project["labels"] == ["0", "1"]
+    assert project["default_max_workers_per_task"] == 2
+    pid = project["id"]
+
+    for kind, text in (
+        ("workers", WORKERS_CSV),
+        ("tasks", TASKS_CSV),
+        ("gold_items", GOLD_ITEMS_CSV),
+        ("gold_answers", GOLD_ANSWERS_CSV),
+    ):
+        response = upload(api, pid, kind, text)
+        assert response.status_code == 201, response.json()
+        assert response.json() == {
+            "kind": kind,
+            "file": f"{kind}.csv",
+            "rows": text.count("\n") - 1,
+        }
+    detail = api.get(f"/api/projects/{pid}/").json()
+    assert (detail["worker_count"], detail["task_count"], detail["gold_item_count"]) == (6, 10, 4)
+
+    assert api.get(f"/api/projects/{pid}/quality/").status_code == 404
+    response = api.post(f"/api/projects/{pid}/quality/estimate/", {"worker_strength": "auto"})
+    assert response.status_code == 201, response.json()
+    summary = response.json()
+    assert (summary["n_workers"], summary["n_tasks"], summary["workers_without_gold"]) == (6, 10, 0)
+    assert 0 < summary["min"] <= summary["mean"] <= summary["max"] < 1
+    assert api.get(f"/api/projects/{pid}/quality/").json() == summary
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(
+            f"/api/projects/{pid}/runs/", {"method": "greedy", "budget": 12, "seed": 1}
+        )
+    assert response.status_code == 202, response.json()
+    run = response.json()
+    assert (run["status"], run["budget"], run["max_workers_per_task"]) == ("queued", 12, 2)
+    assert queued == [run["id"]]
+
+    execute(run["id"])
+    run = api.get(f"/api/runs/{run['id']}/").json()
+    assert run["status"] == "succeeded"
+    assert run["progress"] == 100
+    assert 0.5 < run["expected_accuracy"] <= 1
+    assert 0 < run["n_assigned"] <= 12
+    assert run["started_at"]
+    assert run["finished_at"]
+    assert run["seconds"] >= 0
+    assert run["error"] == ""
+
+    response = api.get(f"/api/runs/{run['id']}/assignment/", {"format": "csv"})
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert f'filename="run-{run["id"]}-assignment.csv"' in response["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(body(response).decode())))
+    assert rows[0] == ["worker_id", "task_id"]
+    pairs = [tuple(row) for row in rows[1:]]
+    assert len(pairs) == len(set(pairs)) == run["n_assigned"]
+    assert {w for w, _ in pairs} <= {f"w{i}" for i in range(1, 7)}
+    assert {t for _, t in pairs} <= {f"t{j}" for j in range(1, 11)}
+    per_task = {t: sum(1 for _, u in pairs if u == t) for _, t in pairs}
+    assert max(per_task.values()) <= 2
+
+    response = api.get(f"/api/runs/{run['id']}/assignment/", {"format": "json"})
+    assert response["Content-Type"] == "application/json"
+    assert [(p["worker_id"], p["task_id"]) for p in json.loads(body(response))] == pairs
+
+    response = upload(api, pid, "answers", ANSWERS_CSV)
+    assert response.json()["rows"] == 5
+    response = api.get(f"/api/projects/{pid}/labels/", {"format": "json"})
+    assert response.status_code == 200
+    labels = {row["task_id"]: row for row in json.loads(body(response))}
+    assert set(labels) == {"t1", "t2", "t3"}
+    assert labels["t1"]["n_answers"] == 3
+    assert labels["t1"]["label"] in {"0", "1"}
+    assert 0.5 <= labels["t1"]["posterior"] <= 1
+    response = api.get(f"/api/projects/{pid}/labels/")  # CSV by default
+    assert body(response).decode().splitlines()[0] == "task_id,label,posterior,n_answers"
+
+    listed = api.get("/api/runs/", {"project": pid, "status": "succeeded"}).json()
+    assert [r["id"] for r in listed["results"]] == [run["id"]]
+    assert api.get("/api/runs/", {"status": "queued"}).json()["count"] == 0
+
+
+def test_a_comparison_queues_a_run_per_method_and_budget_and_reports_curves(
+    api, project, queued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(
+            f"/api/projects/{project.pk}/comparisons/",
+            {"methods": ["random", "greedy"], "budgets": [10, 5], "seed": 2},
+        )
+    assert response.status_code == 202, response.json()
+    comparison = response.json()
+    assert [(r["method"], r["budget"], r["status"]) for r in comparison["rows"]] == [
+        ("random", 5, "queued"),
+        ("random", 10, "queued"),
+        ("greedy", 5, "queued"),
+        ("greedy", 10, "queued"),
+    ]
+    assert sorted(queued) == sorted(r["run_id"] for r in comparison["rows"])
+    assert comparison["curves"] == {"random": [], "greedy": []}
+    assert comparison["finished"] is False
+
+    for run_id in queued:
+        execute(run_id)
+    comparison = api.get(f"/api/comparisons/{comparison['id']}/").json()
+    assert comparison["finished"] is True
+    assert {r["status"] for r in comparison["rows"]} == {"succeeded"}
+    assert all(r["seconds"] is not None for r in comparison["rows"])
+    for method in ("random", "greedy"):
+        curve = comparison["curves"][method]
+        assert [point["budget"] for point in curve] == [5, 10]
+        accuracy = {(r["method"], r["budget"]): r["expected_accuracy"] for r in comparison["rows"]}
+        assert [p["expected_accuracy"] for p in curve] == [
+            accuracy[method, 5],
+            accuracy[method, 10],
+        ]
+    assert (
+        comparison["curves"]["greedy"][1]["expected_accuracy"]
+        >= comparison["curves"]["random"][1]["expected_accuracy"]
+    )
+    listed = api.get(f"/api/projects/{project.pk}/comparisons/").json()
+    assert [c["id"] for c in listed["results"]] == [comparison["id"]]
+
+
+def test_a_comparison_with_an_unknown_method_queues_nothing(api, project, queued):
+    response = api.post(
+        f"/api/projects/{project.pk}/comparisons/", {"methods": ["random", "simplex"]}
+    )
+    assert response.status_code == 400
+    assert "methods" in response.json()
+    response = api.post(
+        f"/api/projects/{project.pk}/comparisons/", {"methods": ["random", "random"]}
+    )
+    assert response.status_code == 400
+    assert "must not repeat" in response.json()["detail"]
+    assert not Comparison.objects.exists()
+    assert not AssignmentRun.objects.exists()
+    assert queued == []
+
+
+def test_a_queued_run_can_be_cancelled_once_and_a_finished_one_not_at_all(api, project, queued):
+    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+    response = api.post(f"/api/runs/{run['id']}/cancel/")
+    assert response.status_code == 200
+    assert response.json()["status"] == "cancelled"
+    response = api.post(f"/api/runs/{run['id']}/cancel/")
+    assert response.status_code == 409
+    assert "only queued or running runs can be cancelled" in response.json()["detail"]
+
+    done = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+    execute(done["id"])
+    assert api.post(f"/api/runs/{done['id']}/cancel/").status_code == 409
+
+
+def test_the_assignment_of_a_run_that_has_not_succeeded_is_a_conflict(api, project, queued):
+    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+    response = api.get(f"/api/runs/{run['id']}/assignment/")
+    assert response.status_code == 409
+    assert response.json()["detail"].endswith("only a succeeded run has an assignment to download")
+
+
+@pytest.mark.parametrize(
+    ("payload", "field", "message"),
+    [
+        ({"method": "simplex"}, "method", "is not a valid choice"),
+        ({"method": "random", "budget": -1}, "budget", "greater than or equal to 0"),
+        ({"method": "random", "seed": -5}, "seed", "greater than or equal to 0"),
+        ({"method": "random", "options": {"speed": 1}}, "detail", "unknown option(s) speed"),
+    ],
+)
+def test_an_invalid_run_request_is_a_400_that_says_why(
+    api, project, queued, payload, field, message
+):
+    response = api.post(f"/api/projects/{project.pk}/runs/", payload)
+    assert response.status_code == 400
+    assert message in str(response.json()[field])
+    assert not AssignmentRun.objects.exists()
+
+
+def test_a_run_of_a_project_without_a_quality_matrix_is_a_400(api, queued):
+    pid = api.post("/api/projects/", {"name": "empty"}).json()["id"]
+    response = api.post(f"/api/projects/{pid}/runs/", {"method": "random"})
+    assert response.status_code == 400
+    assert "has no quality matrix" in response.json()["detail"]
+
+
+def test_the_run_list_rejects_an_unknown_status(api):
+    response = api.get("/api/runs/", {"status": "sleeping"})
+    assert response.status_code == 400
+    assert "status" in response.json()
+
+
+def test_a_project_is_renamed_its_defaults_changed_and_deleted_with_its_runs(api, project, queued):
+    response = api.patch(
+        f"/api/projects/{project.pk}/",
+        {"name": "birds 2", "default_prior": 0.3, "default_budget": None},
+    )
+    assert response.status_code == 200, response.json()
+    assert (response.json()["name"], response.json()["default_prior"]) == ("birds 2", 0.3)
+    response = api.patch(f"/api/projects/{project.pk}/", {"default_prior": 1})
+    assert response.status_code == 400
+    assert "default_prior" in response.json()["detail"]
+    assert Project.objects.get(pk=project.pk).default_prior == 0.3
+
+    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+    execute(run["id"])
+    assert api.delete(f"/api/projects/{project.pk}/").status_code == 204
+    assert not Project.objects.filter(pk=project.pk).exists()
+    assert not AssignmentRun.objects.exists()
+    assert api.get(f"/api/runs/{run['id']}/").status_code == 404
+
+
+def test_a_second_project_of_the_same_name_is_a_400(api, project):
+    response = api.post("/api/projects/", {"name": "birds"})
+    assert response.status_code == 400
+    assert response.json()["detail"] == "user 'alice' already has a project 'birds'"
+
+
+def test_project_lists_are_paginated(api):
+    for k in range(3):
+        api.post("/api/projects/", {"name": f"p{k}"})
+    page = api.get("/api/projects/", {"limit": 2}).json()
+    assert page["count"] == 3
+    assert [p["name"] for p in page["results"]] == ["p0", "p1"]
+    assert page["next"]
+
+
+def test_a_run_in_progress_reports_its_status(api, project, queued):
+    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+    AssignmentRun.objects.filter(pk=run["id"]).update(
+        status=RunStatus.RUNNING, progress=40, progress_message="iteration 20 of 50"
+    )
+    detail = api.get(f"/api/runs/{run['id']}/").json()
+    assert (detail["status"], detail["progress"], detail["progress_message"]) == (
+        "running",
+        40,
+        "iteration 20 of 50",
+    )
+    assert detail["expected_accuracy"] is None
