@@ -88,7 +88,9 @@ class ProjectUpdateSerializer(_ProjectDefaultsSerializer):
 
 
 class UploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="A CSV or JSON data file (README, Data files).")
+    file = serializers.FileField(
+        allow_empty_file=True, help_text="A CSV or JSON data file (README, Data files)."
+    )
     format = serializers.ChoiceField(
         choices=FORMATS,
         required=False,

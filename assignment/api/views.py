@@ -23,7 +23,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -81,12 +81,9 @@ def _download_responses(description: str) -> dict:
     }
 
 
-class _AnyAccept(BaseContentNegotiation):
+class _AnyAccept(DefaultContentNegotiation):
     """Downloads are CSV or JSON by ``?format=``, whatever the Accept header asks for;
     errors are JSON."""
-
-    def select_parser(self, request, parsers):
-        return parsers[0]
 
     def select_renderer(self, request, renderers, format_suffix=None):
         return renderers[0], renderers[0].media_type

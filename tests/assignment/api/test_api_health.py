@@ -1,0 +1,42 @@
+"""/healthz: the database and the broker, without a token."""
+
+from __future__ import annotations
+
+import pytest
+from django.db.utils import OperationalError
+from rest_framework.test import APIClient
+
+from assignment.api import health
+
+pytestmark = pytest.mark.django_db
+
+
+def test_health_is_ok_with_a_working_database_and_the_default_broker(settings):
+    assert settings.CELERY_BROKER_URL.startswith("filesystem://")
+    response = APIClient().get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"database": "ok", "broker": "ok"}
+
+
+def test_health_is_503_when_the_broker_does_not_answer(settings):
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
+    response = APIClient().get("/healthz")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["database"] == "ok"
+    assert body["broker"] != "ok"
+    assert "127.0.0.1:1" in body["broker"]
+
+
+def test_health_is_503_when_the_database_fails(monkeypatch):
+    class Broken:
+        def cursor(self):
+            raise OperationalError("connection refused")
+
+    monkeypatch.setattr(health, "connection", Broken())
+    response = APIClient().get("/healthz")
+    assert response.status_code == 503
+    assert response.json() == {
+        "database": "OperationalError: connection refused",
+        "broker": "ok",
+    }

@@ -1,0 +1,69 @@
+"""The OpenAPI schema validates without warnings, and the docs page works offline."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from django.contrib.staticfiles import finders
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_schema_validates_without_warnings(tmp_path):
+    path = tmp_path / "schema.yml"
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(path))
+    schema = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert schema["openapi"].startswith("3.")
+    assert {
+        "/api/token/",
+        "/api/projects/",
+        "/api/projects/{project_id}/",
+        "/api/projects/{project_id}/data/{kind}/",
+        "/api/projects/{project_id}/labels/",
+        "/api/projects/{project_id}/quality/",
+        "/api/projects/{project_id}/quality/estimate/",
+        "/api/projects/{project_id}/runs/",
+        "/api/projects/{project_id}/comparisons/",
+        "/api/runs/",
+        "/api/runs/{run_id}/",
+        "/api/runs/{run_id}/cancel/",
+        "/api/runs/{run_id}/assignment/",
+        "/api/comparisons/{comparison_id}/",
+        "/healthz",
+    } == set(schema["paths"])
+
+
+def test_the_schema_says_which_endpoints_need_a_token(tmp_path):
+    path = tmp_path / "schema.yml"
+    call_command("spectacular", "--file", str(path))
+    schema = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert schema["components"]["securitySchemes"]["tokenAuth"]["type"] == "apiKey"
+    public = {("/api/token/", "post"), ("/healthz", "get")}
+    for url, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            security = operation.get("security", [])
+            if (url, method) in public:
+                assert security in ([], [{}]), (url, method)
+            else:
+                assert security == [{"tokenAuth": []}], (url, method)
+    upload = schema["paths"]["/api/projects/{project_id}/data/{kind}/"]["post"]
+    assert list(upload["requestBody"]["content"]) == ["multipart/form-data"]
+
+
+def test_the_schema_is_served_to_a_token_holder(api):
+    response = api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    assert "/api/runs/{run_id}/" in response.json()["paths"]
+
+
+def test_the_docs_page_loads_swagger_ui_from_this_server_not_a_cdn(alice):
+    client = APIClient()
+    client.force_login(alice)  # a browser with a session (e.g. from /admin/)
+    response = client.get("/api/docs/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page
+    assert "cdn" not in page.lower()
+    assert finders.find("drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
