@@ -6,13 +6,7 @@ another user's project, run or comparison is a 404, as is one that does not exis
 
 from __future__ import annotations
 
-import io
-import tempfile
-from collections.abc import Callable, Iterable
-from typing import TextIO
-
 from django.db import transaction
-from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -33,6 +27,7 @@ from rest_framework.views import APIView
 
 from assignment import selectors, services
 from assignment.api import health
+from assignment.api.downloads import file_response, write_pairs
 from assignment.api.serializers import (
     ComparisonCreateSerializer,
     ComparisonSerializer,
@@ -51,7 +46,7 @@ from assignment.api.serializers import (
     RunSerializer,
     UploadSerializer,
 )
-from assignment.exporters import EXPORT_KINDS, export_data, neutralise_formula
+from assignment.exporters import EXPORT_KINDS, export_data
 from assignment.importers import KINDS
 from assignment.models import AssignmentRun, Comparison, Project
 
@@ -67,7 +62,6 @@ _FORMAT_PARAMETER = OpenApiParameter(
     default="csv",
     description="CSV (UTF-8, CRLF, formula-like cells quoted) or a JSON list of objects.",
 )
-_CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
 
 
 def _download_responses(description: str) -> dict:
@@ -87,51 +81,6 @@ class _AnyAccept(DefaultContentNegotiation):
 
     def select_renderer(self, request, renderers, format_suffix=None):
         return renderers[0], renderers[0].media_type
-
-
-def _file_response(*, write: Callable[[TextIO], object], format: str, filename: str):
-    """A download of what ``write`` writes to a text stream, spooled to a temporary file so
-    that memory does not grow with the export (``write`` raises before writing on errors)."""
-    spool = tempfile.TemporaryFile()
-    text = io.TextIOWrapper(spool, encoding="utf-8", newline="")
-    try:
-        write(text)
-        text.flush()
-    except BaseException:
-        text.close()
-        raise
-    text.detach()
-    spool.seek(0)
-    return FileResponse(
-        spool,
-        as_attachment=True,
-        filename=filename,
-        content_type=_CONTENT_TYPES[format],
-    )
-
-
-def _write_pairs(rows: Iterable[tuple[str, str]], format: str, out: TextIO) -> None:
-    """(worker_id, task_id) rows in the exports' formats (exporters: CSV cells neutralised)."""
-    if format == "csv":
-        out.write("worker_id,task_id\r\n")
-        for worker_id, task_id in rows:
-            cells = (neutralise_formula(worker_id), neutralise_formula(task_id))
-            out.write(",".join(_csv_quote(cell) for cell in cells) + "\r\n")
-        return
-    import json
-
-    first = True
-    for worker_id, task_id in rows:
-        out.write("[\n" if first else ",\n")
-        out.write(json.dumps({"worker_id": worker_id, "task_id": task_id}, ensure_ascii=False))
-        first = False
-    out.write("[]\n" if first else "\n]\n")
-
-
-def _csv_quote(cell: str) -> str:
-    if any(character in cell for character in ',"\r\n'):
-        return '"' + cell.replace('"', '""') + '"'
-    return cell
 
 
 def _paginated(view: APIView, queryset, serializer_class) -> Response:
@@ -322,7 +271,7 @@ def _export(request, project_id: int, kind: str):
     serializer = DownloadSerializer(data=request.query_params)
     serializer.is_valid(raise_exception=True)
     format = serializer.validated_data["format"]
-    return _file_response(
+    return file_response(
         write=lambda out: export_data(project=project, kind=kind, format=format, out=out),
         format=format,
         filename=f"project-{project.pk}-{kind}.{format}",
@@ -459,8 +408,8 @@ class RunAssignmentView(APIView):
         serializer.is_valid(raise_exception=True)
         format = serializer.validated_data["format"]
         rows = selectors.run_assignment_rows(run=run)
-        return _file_response(
-            write=lambda out: _write_pairs(rows, format, out),
+        return file_response(
+            write=lambda out: write_pairs(rows, format, out),
             format=format,
             filename=f"run-{run.pk}-assignment.{format}",
         )

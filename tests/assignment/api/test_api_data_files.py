@@ -8,7 +8,7 @@ import io
 import json
 
 import pytest
-from api_helpers import GOLD_ITEMS_CSV, TASKS_CSV, WORKERS_CSV, upload
+from api_helpers import GOLD_ITEMS_CSV, TASKS_CSV, WORKERS_CSV, execute, upload
 from rest_framework.throttling import ScopedRateThrottle
 
 from assignment.importers import KINDS
@@ -154,3 +154,16 @@ def test_a_download_ignores_the_accept_header(api, project):
         f"/api/projects/{project.pk}/data/workers/", {"format": "csv"}, HTTP_ACCEPT="text/csv"
     )
     assert response.status_code == 200
+
+
+def test_an_assignment_download_neutralises_formula_ids_in_csv_but_not_in_json(api, queued):
+    pid = api.post("/api/projects/", {"name": "formulas"}).json()["id"]
+    upload(api, pid, "workers", "worker_id\n-w1\n")
+    upload(api, pid, "tasks", "task_id,category\n=t1,c\n")
+    upload(api, pid, "quality", "worker_id,task_id,quality\n'-w1,'=t1,0.8\n")
+    run = api.post(f"/api/projects/{pid}/runs/", {"method": "random"}).json()
+    execute(run["id"])
+    text = body(api.get(f"/api/runs/{run['id']}/assignment/"))
+    assert text == "worker_id,task_id\r\n'-w1,'=t1\r\n"
+    objects = json.loads(body(api.get(f"/api/runs/{run['id']}/assignment/", {"format": "json"})))
+    assert objects == [{"worker_id": "-w1", "task_id": "=t1"}]
