@@ -177,6 +177,9 @@ REST_FRAMEWORK = {
         "uploads": _throttle_rate("TVCS_UPLOAD_RATE", "60/hour"),
         "token": _throttle_rate("TVCS_TOKEN_RATE", "30/minute"),
     },
+    # Anonymous clients (the token endpoint) are told apart by address: the peer's, or the one
+    # this many trusted reverse proxies put in X-Forwarded-For (a client could forge the header).
+    "NUM_PROXIES": env_int("TVCS_NUM_PROXIES", 0, minimum=0),
     # ?format=csv|json chooses the format of downloads, not DRF's renderer.
     "URL_FORMAT_OVERRIDE": None,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from api_helpers import WORKERS_CSV, execute, upload
 from rest_framework.test import APIClient
+from rest_framework.throttling import ScopedRateThrottle
 
 from assignment import services
 from assignment.models import AssignmentRun, Comparison, Project, QualityMatrix, Worker
@@ -137,3 +138,23 @@ def test_the_token_endpoint_and_the_health_check_need_no_token(alice):
     )
     assert response.status_code == 200
     assert client.get("/healthz").status_code == 200
+
+
+def test_token_requests_are_throttled_per_address_whatever_x_forwarded_for_says(alice, monkeypatch):
+    monkeypatch.setitem(ScopedRateThrottle.THROTTLE_RATES, "token", "2/minute")
+    client = APIClient()
+    for k in range(2):
+        response = client.post(
+            "/api/token/",
+            {"username": "alice", "password": "guess"},
+            format="json",
+            HTTP_X_FORWARDED_FOR=f"10.0.0.{k}",
+        )
+        assert response.status_code == 400
+    response = client.post(
+        "/api/token/",
+        {"username": "alice", "password": "alice-password"},
+        format="json",
+        HTTP_X_FORWARDED_FOR="10.0.0.9",
+    )
+    assert response.status_code == 429
