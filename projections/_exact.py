@@ -62,12 +62,15 @@ SLACK = 2
 #: the caps alone would still allow ``BUDGET_MARGIN * total`` elements.
 BUDGET_MARGIN = 1.5
 #: Weight bins per octave (a power of two, at most 2**52) and number of bins.
-BINS_PER_OCTAVE = 8
-N_BINS = 8 * 24 + 1
+BINS_PER_OCTAVE = 4
+N_BINS = 4 * 16 + 1
 #: Cost-scaling factor between phases.
 ALPHA = 16
+#: The certificate pass keeps the non-candidates within ``POOL * eps`` of violating in a pool,
+#: and later passes scan only the pool, as long as prices have not moved too far.
+POOL = 256
 #: A refine at ``eps`` works on the arcs whose residual reduced cost is below ``ACTIVE * eps``.
-ACTIVE = 64
+ACTIVE = 8
 
 
 @dataclass(frozen=True)
@@ -121,13 +124,13 @@ def _bin(x, key_top, shift, n_bins):
 
 
 @njit(cache=True)
-def _histograms(weights, labels1, labels2, n_cols, caps1, caps2, key_top, shift, n_bins):
-    """Per group of each view (last row: no group), the number of usable elements per bin."""
+def _histograms(
+    weights, labels1, labels2, n_cols, caps1, caps2, key_top, shift, n_bins, hist1, hist2
+):
+    """Count usable elements per bin: ``hist1[g, bin]``, ``hist2[bin, h]`` (g1, g2: no group)."""
     matrix = labels1.shape[0] == 0
     g1 = caps1.shape[0]
     g2 = caps2.shape[0]
-    hist1 = np.zeros((g1 + 1, n_bins), dtype=np.int64)
-    hist2 = np.zeros((g2 + 1, n_bins), dtype=np.int64)
     g = 0
     h = 0
     for e in range(weights.shape[0]):
@@ -144,8 +147,7 @@ def _histograms(weights, labels1, labels2, n_cols, caps1, caps2, key_top, shift,
         if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
             b = _bin(x, key_top, shift, n_bins)
             hist1[g if g >= 0 else g1, b] += 1
-            hist2[h if h >= 0 else g2, b] += 1
-    return hist1, hist2
+            hist2[b, h if h >= 0 else g2] += 1
 
 
 @njit(cache=True)
@@ -212,14 +214,37 @@ def _costs(weights, elements, factor, multiplier):
 
 @njit(cache=True)
 def _violations(
-    weights, labels1, labels2, n_cols, caps1, caps2, in_graph, price, factor, multiplier, slack
+    weights,
+    labels1,
+    labels2,
+    n_cols,
+    caps1,
+    caps2,
+    in_graph,
+    price,
+    factor,
+    multiplier,
+    slack,
+    margin,
 ):
-    """Usable non-candidates with reduced cost below ``-slack``, and the worst violation."""
+    """Usable non-candidates with reduced cost below ``-slack``, and the worst violation.
+
+    Also returns a *pool* for :func:`_pool_violations`: the other non-candidates whose cost
+    exceeds ``price[tail] - max head price - margin`` (their indices, tails, heads and costs),
+    and, per tail (view-1 group, or ``g1`` for the source), the largest cost left out.
+    """
     matrix = labels1.shape[0] == 0
     g1 = caps1.shape[0]
     g2 = caps2.shape[0]
-    out = np.empty(weights.shape[0], dtype=np.int64)  # untouched pages cost nothing
-    n_out = 0
+    top_head = price[g1 + g2 + 1]
+    for h in range(g1, g1 + g2):
+        if price[h] > top_head:
+            top_head = price[h]
+    bad = np.empty(weights.shape[0], dtype=np.int64)  # untouched pages cost nothing
+    pool = np.empty(weights.shape[0], dtype=np.int64)
+    left_out = np.full(g1 + 1, -1, dtype=np.int64)
+    n_bad = 0
+    n_pool = 0
     worst = 0
     g = 0
     h = 0
@@ -242,11 +267,51 @@ def _violations(
             head = g1 + h if h >= 0 else g1 + g2 + 1
             reduced = -c + price[tail] - price[head]
             if reduced < -slack:
-                out[n_out] = e
-                n_out += 1
+                bad[n_bad] = e
+                n_bad += 1
                 if -reduced > worst:
                     worst = -reduced
-    return out[:n_out].copy(), worst
+            elif c > price[tail] - top_head - margin:
+                pool[n_pool] = e
+                n_pool += 1
+            else:
+                t = g if g >= 0 else g1
+                if c > left_out[t]:
+                    left_out[t] = c
+    return bad[:n_bad].copy(), worst, pool[:n_pool].copy(), left_out
+
+
+@njit(cache=True)
+def _pool_violations(pool, tails, heads, costs, in_graph, price, slack):
+    """:func:`_violations` restricted to a pool (candidates in it are skipped)."""
+    bad = np.empty(pool.shape[0], dtype=np.int64)
+    n_bad = 0
+    worst = 0
+    for t in range(pool.shape[0]):
+        if in_graph[pool[t]]:
+            continue
+        reduced = -costs[t] + price[tails[t]] - price[heads[t]]
+        if reduced < -slack:
+            bad[n_bad] = pool[t]
+            n_bad += 1
+            if -reduced > worst:
+                worst = -reduced
+    return bad[:n_bad].copy(), worst
+
+
+@njit(cache=True)
+def _pool_holds(left_out, price, g1, g2, slack):
+    """Whether every non-candidate outside the pool has reduced cost ``>= -slack``."""
+    top_head = price[g1 + g2 + 1]
+    for h in range(g1, g1 + g2):
+        if price[h] > top_head:
+            top_head = price[h]
+    for t in range(g1 + 1):
+        if left_out[t] >= 0:
+            tail = t if t < g1 else g1 + g2
+            if left_out[t] > price[tail] - top_head + slack:
+                return False
+    return True
 
 
 @njit(cache=True)
@@ -348,9 +413,12 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     # the lightest one where the caps would still allow BUDGET_MARGIN * total elements.
     shift = 52 - int(math.log2(BINS_PER_OCTAVE))
     key_top = int(np.float64(top).view(np.int64)) >> shift
-    hist1, hist2 = _histograms(weights, *everything, key_top, shift, N_BINS)
-    cum1 = np.cumsum(hist1, axis=1)
-    cum2 = np.cumsum(hist2, axis=1)
+    count = np.int32 if p < 2**31 else np.int64
+    hist1 = np.zeros((g1 + 1, N_BINS), dtype=count)
+    hist2 = np.zeros((N_BINS, g2 + 1), dtype=count)  # columns vary fastest in a matrix
+    _histograms(weights, *everything, key_top, shift, N_BINS, hist1, hist2)
+    cum1 = np.cumsum(hist1, axis=1, dtype=np.int64)
+    cum2 = np.cumsum(hist2, axis=0, dtype=np.int64).T
     keep1 = np.empty(g1 + 1, dtype=np.int64)
     keep2 = np.empty(g2 + 1, dtype=np.int64)
     for keep, cum, caps in ((keep1, cum1, caps1), (keep2, cum2, caps2)):
@@ -362,7 +430,9 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     )
     wanted = BUDGET_MARGIN * min(structure.total, int(room[-1]))
     floor = min(int(np.searchsorted(room, wanted)), N_BINS - 1)
+    logger.debug("exact histograms: %.3f s", time.perf_counter() - clock)
     cand = _collect(weights, *everything, key_top, shift, N_BINS, keep1, keep2, floor)
+    logger.debug("exact collected %d candidates: %.3f s", cand.size, time.perf_counter() - clock)
     in_graph = np.zeros(p, dtype=bool)
     in_graph[cand] = True
 
@@ -376,6 +446,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         price = np.zeros(n_nodes, dtype=np.int64)
         loaded = np.zeros(cand.size, dtype=bool)
     tails, heads = _ends(cand, labels1, labels2, n_cols, g1, g2)
+    logger.debug("exact ends: %.3f s", time.perf_counter() - clock)
 
     # The fixed arcs S -> view-1 groups, view-2 groups -> T and T -> S, then one arc per
     # candidate element; a warm start routes one unit through every element it selected.
@@ -409,7 +480,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         id0 = n_fixed + cand.size
         if not add_arcs(*graph, new_tails, new_heads, ones, new_costs, id0):
             # No room left: rebuild, keeping the flow.
-            first, last, _, _, rescap, _, _, ident = graph
+            first, last, _, _, rescap, _, _, ident, _ = graph
             flows = flows_by_ident(first, last, rescap, ident, id0)
             old_costs = _costs(weights, cand, factor, multiplier)
             graph = build_residual_graph(
@@ -425,22 +496,35 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         heads = np.concatenate([heads, new_heads])
         in_graph[bad] = True
 
+    pool = None
+
+    def check(slack):
+        """Non-candidates with reduced cost below -slack (from the pool while it holds)."""
+        nonlocal pool
+        if pool is not None and _pool_holds(pool[4], price, g1, g2, slack):
+            return _pool_violations(*pool[:4], in_graph, price, slack)
+        bad, worst, members, left_out = _violations(
+            weights, *everything, in_graph, price, factor, multiplier, slack, POOL * slack
+        )
+        m_tails, m_heads = _ends(members, labels1, labels2, n_cols, g1, g2)
+        pool = (members, m_tails, m_heads, _costs(weights, members, factor, multiplier), left_out)
+        return bad, worst
+
     logger.debug("exact setup and candidate graph: %.3f s", time.perf_counter() - clock)
     clock = time.perf_counter()
     rounds = 1
     refines = 0
-    first, last, act, head, rescap, cost, rev, ident = graph
+    first, last, _, head, rescap, cost, _, _, _ = graph
     eps = start_eps(first, last, head, rescap, cost, price)
     while True:
         while eps > 1:
             eps = max(1, eps // ALPHA)
-            first, last, act, head, rescap, cost, rev, ident = graph
             n_active = select_active(*graph, price, ACTIVE * eps)
             selected = time.perf_counter()
-            pushes, relabels = refine(first, act, head, rescap, cost, rev, price, eps)
+            pushes, relabels = refine(*graph, price, eps)
             refines += 1
             solved = time.perf_counter()
-            bad, worst = _violations(weights, *everything, in_graph, price, factor, multiplier, eps)
+            bad, worst = check(eps)
             if bad.size:
                 add_candidates(bad)
                 rounds += 1
@@ -461,13 +545,13 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
                 time.perf_counter() - solved,
             )
             clock = time.perf_counter()
-        first, last, act, head, rescap, cost, rev, ident = graph
+        first, last, act, head, rescap, cost, _, _, _ = graph
         worst = worst_inactive(first, last, act, head, rescap, cost, price)
         if worst > 1:
             logger.debug("exact restart at eps %d: inactive arcs not 1-optimal", worst)
             eps = worst
             continue
-        bad, worst = _violations(weights, *everything, in_graph, price, factor, multiplier, 1)
+        bad, worst = check(1)
         if bad.size == 0:
             break
         add_candidates(bad)
@@ -475,7 +559,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         eps = worst
         logger.debug("exact restart at eps %d after %d violators", eps, bad.size)
 
-    first, last, act, head, rescap, cost, rev, ident = graph
+    first, last, _, _, rescap, _, _, ident, _ = graph
     flows = flows_by_ident(first, last, rescap, ident, n_fixed + cand.size)
     support[cand[flows[n_fixed:] > 0]] = True
     if low * factor < 0.5:  # some usable weights round to zero cost

@@ -25,7 +25,7 @@ from numba import njit
 
 @njit(cache=True)
 def build_residual_graph(n_nodes, tails, heads, caps, costs, flows):
-    """Return the graph ``(first, last, act, head, rescap, cost, rev, ident)``, all active.
+    """Return the graph ``(first, last, act, head, rescap, cost, rev, ident, guard)``, all active.
 
     Input arc ``k`` carries ``flows[k]`` units. Every node gets spare room for about an eighth
     more arcs (see :func:`add_arcs`).
@@ -64,7 +64,8 @@ def build_residual_graph(n_nodes, tails, heads, caps, costs, flows):
         rev[b] = a
         ident[b] = -1 - k
     act = last.copy()
-    return first, last, act, head, rescap, cost, rev, ident
+    guard = np.full(n_nodes, np.iinfo(np.int64).min, dtype=np.int64)
+    return first, last, act, head, rescap, cost, rev, ident, guard
 
 
 @njit(cache=True)
@@ -85,7 +86,9 @@ def _swap(head, rescap, cost, rev, ident, x, y):
 
 
 @njit(cache=True)
-def add_arcs(first, last, act, head, rescap, cost, rev, ident, tails, heads, caps, costs, id0):
+def add_arcs(
+    first, last, act, head, rescap, cost, rev, ident, guard, tails, heads, caps, costs, id0
+):
     """Add active arcs with zero flow, numbered from ``id0``, in the spare room.
 
     Returns False and changes nothing when some node lacks the room.
@@ -149,19 +152,27 @@ def start_eps(first, last, head, rescap, cost, price):
 
 
 @njit(cache=True)
-def select_active(first, last, act, head, rescap, cost, rev, ident, price, threshold):
+def select_active(first, last, act, head, rescap, cost, rev, ident, guard, price, threshold):
     """Make active exactly the pairs with a residual arc of reduced cost below ``threshold``.
 
-    Returns the number of active arc slots.
+    ``guard[v]`` becomes an upper bound on ``price[head] - cost`` over the inactive residual
+    arcs of ``v`` (it stays one: prices only fall), which lets :func:`refine` notice when a
+    relabel would break eps-optimality on an inactive arc. Returns the number of active slots.
     """
     n_nodes = first.shape[0] - 1
     mark = np.zeros(head.shape[0], dtype=np.bool_)
     for v in range(n_nodes):
         pv = price[v]
+        bound = np.iinfo(np.int64).min
         for a in range(first[v], last[v]):
-            if rescap[a] > 0 and cost[a] + pv - price[head[a]] < threshold:
-                mark[a] = True
-                mark[rev[a]] = True
+            if rescap[a] > 0:
+                value = price[head[a]] - cost[a]
+                if pv - value < threshold:
+                    mark[a] = True
+                    mark[rev[a]] = True
+                elif value > bound:
+                    bound = value
+        guard[v] = bound
     total = 0
     for v in range(n_nodes):
         lo = first[v]
@@ -199,10 +210,12 @@ def worst_inactive(first, last, act, head, rescap, cost, price):
 
 
 @njit(cache=True)
-def refine(first, act, head, rescap, cost, rev, price, eps):
-    """Turn the pseudoflow into an eps-optimal circulation on the active arcs.
+def refine(first, last, act, head, rescap, cost, rev, ident, guard, price, eps):
+    """Turn the pseudoflow into an eps-optimal circulation, working on the active arcs.
 
-    ``price`` is updated in place. Returns (pushes, relabels).
+    A relabel that would make an inactive residual arc violate eps-optimality (``guard``)
+    activates it first, so the circulation is eps-optimal on every arc. ``price`` is updated
+    in place. Returns (pushes, relabels).
     """
     n_nodes = first.shape[0] - 1
     excess = np.zeros(n_nodes, dtype=np.int64)
@@ -251,6 +264,28 @@ def refine(first, act, head, rescap, cost, rev, price, eps):
                         if cand > best:
                             best = cand
                             best_arc = b
+                if guard[v] > best - eps:
+                    # An inactive arc may be (nearly) admissible at the new price: activate
+                    # those that are, with their pairs, and rescan.
+                    bound = np.iinfo(np.int64).min
+                    b = end
+                    while b < last[v]:
+                        if rescap[b] > 0:
+                            value = price[head[b]] - cost[b]
+                            if value > best - eps:
+                                _swap(head, rescap, cost, rev, ident, b, end)
+                                end += 1
+                                w = head[end - 1]
+                                _swap(head, rescap, cost, rev, ident, rev[end - 1], act[w])
+                                act[w] += 1
+                                if value > best:
+                                    best = value
+                                    best_arc = end - 1
+                            elif value > bound:
+                                bound = value
+                        b += 1
+                    act[v] = end
+                    guard[v] = bound
                 pv = best - eps
                 price[v] = pv
                 a = best_arc
