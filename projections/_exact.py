@@ -497,15 +497,22 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         in_graph[bad] = True
 
     pool = None
+    top_cost = int(_costs(np.array([top]), np.zeros(1, np.int64), factor, multiplier)[0])
 
     def check(slack):
         """Non-candidates with reduced cost below -slack (from the pool while it holds)."""
         nonlocal pool
         if pool is not None and _pool_holds(pool[4], price, g1, g2, slack):
             return _pool_violations(*pool[:4], in_graph, price, slack)
+        margin = POOL * slack
+        if margin > top_cost // 64:  # early phases: the pool would hold most elements
+            margin = -top_cost  # (empty pool, never holds)
         bad, worst, members, left_out = _violations(
-            weights, *everything, in_graph, price, factor, multiplier, slack, POOL * slack
+            weights, *everything, in_graph, price, factor, multiplier, slack, margin
         )
+        if margin < 0:
+            pool = None
+            return bad, worst
         m_tails, m_heads = _ends(members, labels1, labels2, n_cols, g1, g2)
         pool = (members, m_tails, m_heads, _costs(weights, members, factor, multiplier), left_out)
         return bad, worst

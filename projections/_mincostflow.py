@@ -155,28 +155,38 @@ def start_eps(first, last, head, rescap, cost, price):
 def select_active(first, last, act, head, rescap, cost, rev, ident, guard, price, threshold):
     """Make active exactly the pairs with a residual arc of reduced cost below ``threshold``.
 
-    ``guard[v]`` becomes an upper bound on ``price[head] - cost`` over the inactive residual
-    arcs of ``v`` (it stays one: prices only fall), which lets :func:`refine` notice when a
-    relabel would break eps-optimality on an inactive arc. Returns the number of active slots.
+    ``guard[v]`` is an upper bound on ``price[head] - cost`` over the inactive residual arcs
+    of ``v`` (it stays one: prices only fall). It lets :func:`refine` notice when a relabel
+    would break eps-optimality on an inactive arc, and lets this function skip the inactive
+    arcs of every node whose guard shows none of them can be below the threshold. Returns the
+    number of active slots.
     """
     n_nodes = first.shape[0] - 1
     mark = np.zeros(head.shape[0], dtype=np.bool_)
+    dirty = np.zeros(n_nodes, dtype=np.bool_)  # some inactive slot of the node is marked
     for v in range(n_nodes):
         pv = price[v]
-        bound = np.iinfo(np.int64).min
-        for a in range(first[v], last[v]):
+        stop = last[v] if pv - guard[v] < threshold else act[v]
+        bound = np.iinfo(np.int64).min if stop == last[v] else guard[v]
+        for a in range(first[v], stop):
             if rescap[a] > 0:
                 value = price[head[a]] - cost[a]
                 if pv - value < threshold:
                     mark[a] = True
-                    mark[rev[a]] = True
+                    if a >= act[v]:
+                        dirty[v] = True
+                    b = rev[a]
+                    mark[b] = True
+                    w = head[a]
+                    if b >= act[w]:
+                        dirty[w] = True
                 elif value > bound:
                     bound = value
         guard[v] = bound
     total = 0
     for v in range(n_nodes):
         lo = first[v]
-        hi = last[v]
+        hi = last[v] if dirty[v] else act[v]
         while True:
             while lo < hi and mark[lo]:
                 lo += 1
