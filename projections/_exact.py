@@ -62,8 +62,8 @@ SLACK = 2
 #: the caps alone would still allow ``BUDGET_MARGIN * total`` elements.
 BUDGET_MARGIN = 1.5
 #: Weight bins per octave (a power of two, at most 2**52) and number of bins.
-BINS_PER_OCTAVE = 4
-N_BINS = 4 * 16 + 1
+BINS_PER_OCTAVE = 8
+N_BINS = 8 * 16 + 1
 #: Cost-scaling factor between phases.
 ALPHA = 16
 #: The certificate pass keeps the non-candidates within ``POOL * eps`` of violating in a pool,
