@@ -427,14 +427,20 @@ class _Heartbeat(threading.Thread):
             connection.close()
 
 
-def run_execute(*, run_id: int) -> AssignmentRun:
+def run_execute(*, run_id: int) -> AssignmentRun | None:
     """Compute a claimed (running) run and store its result with one conditional UPDATE.
 
     Progress goes to the row at most once a second; if the run stopped being ``running``
     meanwhile (cancelled), the computation stops and nothing is stored. An engine error marks
-    the run failed with the error's text.
+    the run failed with the error's text. Returns the run as stored, or None if it was deleted
+    (with its project) while computing.
     """
-    run = AssignmentRun.objects.select_related("project", "quality_matrix").get(pk=run_id)
+    run = (
+        AssignmentRun.objects.select_related("project", "quality_matrix").filter(pk=run_id).first()
+    )
+    if run is None:
+        logger.info("run %s was deleted before it could compute", run_id)
+        return None
     last = [0.0]
 
     def progress(fraction: float, message: str) -> None:
@@ -456,12 +462,12 @@ def run_execute(*, run_id: int) -> AssignmentRun:
         problem = _run_problem(run)
         result = solve(problem, method=run.method, seed=run.seed, progress=progress, **run.options)
     except _RunStopped:
-        logger.info("run %s stopped while computing (%s)", run_id, "no longer running")
-        return AssignmentRun.objects.get(pk=run_id)
+        logger.info("run %s stopped while computing: it is no longer running", run_id)
+        return AssignmentRun.objects.filter(pk=run_id).first()
     except (ValueError, RuntimeError, MemoryError) as exc:
         logger.exception("run %s failed", run_id)
         run_fail(run_id=run_id, reason=f"{type(exc).__name__}: {exc}")
-        return AssignmentRun.objects.get(pk=run_id)
+        return AssignmentRun.objects.filter(pk=run_id).first()
     finally:
         heartbeat.stop.set()
         heartbeat.join()
@@ -481,7 +487,7 @@ def run_execute(*, run_id: int) -> AssignmentRun:
     )
     if not finished:
         logger.info("run %s finished computing but is no longer running; result dropped", run_id)
-    return AssignmentRun.objects.get(pk=run_id)
+    return AssignmentRun.objects.filter(pk=run_id).first()
 
 
 def run_fail(*, run_id: int, reason: str) -> bool:

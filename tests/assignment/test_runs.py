@@ -185,3 +185,10 @@ def test_the_demo_project_is_filled_through_the_import_path_and_can_run():
     run = executed(services.run_create(project=project, method="greedy", enqueue=False))
     assert run.status == RunStatus.SUCCEEDED
     assert services.demo_project_create(owner=owner, n_workers=12, n_tasks=40) == project
+
+
+def test_a_claimed_run_deleted_with_its_project_is_dropped_quietly(project):
+    run = services.run_create(project=project, method="random", enqueue=False)
+    assert services.run_claim(run_id=run.pk)
+    AssignmentRun.objects.filter(pk=run.pk).delete()
+    assert services.run_execute(run_id=run.pk) is None

@@ -59,7 +59,15 @@ class Command(BaseCommand):
                 cwd=MANAGE.parent,
             ),
             subprocess.Popen(
-                [sys.executable, str(MANAGE), "runserver", f"{host}:{port}", "--noreload"],
+                # --insecure: serve the admin's and the API docs' static files without DEBUG
+                [
+                    sys.executable,
+                    str(MANAGE),
+                    "runserver",
+                    f"{host}:{port}",
+                    "--noreload",
+                    "--insecure",
+                ],
                 cwd=MANAGE.parent,
             ),
         ]
