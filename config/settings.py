@@ -112,10 +112,12 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = DATA_DIR / "broker"
     (_broker_dir / "queue").mkdir(parents=True, exist_ok=True)
     (_broker_dir / "processed").mkdir(parents=True, exist_ok=True)
+    (_broker_dir / "control").mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
 CELERY_TASK_IGNORE_RESULT = True  # results live in the database (AssignmentRun)
