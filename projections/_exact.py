@@ -364,6 +364,23 @@ def _fill_zero_cost(support, weights, zero_cost, structure):
     )
 
 
+def _warm_prices(prices, unit, n_nodes, max_cost) -> np.ndarray:
+    """Earlier prices (in weight units) in this call's integer units, or zeros.
+
+    Prices only matter up to a common shift. When the new weights are on a very different
+    scale, the old prices would be enormous in the new units (beyond what the overflow analysis
+    of ``_scale_bits`` allows, or not even finite): they are then dropped, and the warm start
+    keeps only its flow.
+    """
+    scaled = prices * unit
+    if np.all(np.isfinite(scaled)):
+        scaled = scaled - scaled.max()
+        if -scaled.min() <= n_nodes * max_cost:
+            return np.round(scaled).astype(np.int64)
+    logger.debug("exact: warm-start prices are off this call's scale; starting from zero")
+    return np.zeros(prices.shape[0], dtype=np.int64)
+
+
 def _scale_bits(n_nodes: int) -> int:
     # Prices fall by at most ~3.3 * n_nodes * max|cost| over all phases (Goldberg 1997), and a
     # reduced cost adds two prices to a cost: keep 2 * 3.3 * n_nodes**2 * 2**bits below 2**62.
@@ -437,7 +454,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     in_graph[cand] = True
 
     if isinstance(warm_start, ExactState) and _same_structure(warm_start.structure, structure):
-        price = np.round(warm_start.prices * unit).astype(np.int64)
+        price = _warm_prices(warm_start.prices, unit, n_nodes, 2.0**bits * float(multiplier))
         before = warm_start.support & (weights > 0)
         cand = np.concatenate([cand, np.flatnonzero(before & ~in_graph)])
         in_graph[cand] = True
