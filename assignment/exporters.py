@@ -48,6 +48,7 @@ __all__ = [
     "export_data",
     "export_data_to_path",
     "neutralise_formula",
+    "write_pairs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -335,3 +336,23 @@ def export_data_to_path(*, project: Project, kind: str, format: str, path: Path 
         Path(temporary).unlink(missing_ok=True)
         raise
     return count
+
+
+def write_pairs(rows: Iterable[tuple[str, str]], format: str, out: TextIO) -> None:
+    """(worker_id, task_id) rows as the exports write tables: CSV with CRLF line ends and
+    formula-like cells quoted (:func:`neutralise_formula`), or a JSON list
+    of objects."""
+    if format == "csv":
+        writer = csv.writer(out, lineterminator="\r\n")
+        writer.writerow(("worker_id", "task_id"))
+        writer.writerows(
+            (neutralise_formula(worker_id), neutralise_formula(task_id))
+            for worker_id, task_id in rows
+        )
+        return
+    first = True
+    for worker_id, task_id in rows:
+        out.write("[\n" if first else ",\n")
+        out.write(json.dumps({"worker_id": worker_id, "task_id": task_id}, ensure_ascii=False))
+        first = False
+    out.write("[]\n" if first else "\n]\n")

@@ -27,7 +27,7 @@ from rest_framework.views import APIView
 
 from assignment import selectors, services
 from assignment.api import health
-from assignment.api.downloads import file_response, write_pairs
+from assignment.api.downloads import file_response
 from assignment.api.serializers import (
     ComparisonCreateSerializer,
     ComparisonSerializer,
@@ -46,7 +46,7 @@ from assignment.api.serializers import (
     RunSerializer,
     UploadSerializer,
 )
-from assignment.exporters import EXPORT_KINDS, export_data
+from assignment.exporters import EXPORT_KINDS, export_data, write_pairs
 from assignment.importers import KINDS
 from assignment.models import AssignmentRun, Comparison, Project
 

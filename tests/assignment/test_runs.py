@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from assignment import services
@@ -192,3 +194,19 @@ def test_a_claimed_run_deleted_with_its_project_is_dropped_quietly(project):
     assert services.run_claim(run_id=run.pk)
     AssignmentRun.objects.filter(pk=run.pk).delete()
     assert services.run_execute(run_id=run.pk) is None
+
+
+def test_the_assignment_of_a_run_exports_as_csv_and_json_with_project_ids(project, tmp_path):
+    run = executed(services.run_create(project=project, method="greedy", budget=12, enqueue=False))
+    path = tmp_path / "assignment.csv"
+    call_command("export_assignment", run=run.pk, output=path)
+    lines = path.read_text().splitlines()
+    assert lines[0] == "worker_id,task_id"
+    assert len(lines) == 1 + run.n_assigned
+    assert all(line.split(",")[0].startswith("w") for line in lines[1:])
+    path = tmp_path / "assignment.json"
+    call_command("export_assignment", run=run.pk, format="json", output=path)
+    assert len(json.loads(path.read_text())) == run.n_assigned
+    queued = services.run_create(project=project, method="random", enqueue=False)
+    with pytest.raises(CommandError, match="only a succeeded run has an assignment"):
+        call_command("export_assignment", run=queued.pk)
