@@ -15,16 +15,25 @@ so an integral optimal circulation is an optimal support.
 
 Algorithm
 ---------
-1. *Candidate graph.* Keep, for every group of either view, its ``cap + slack`` heaviest
-   elements. Most of a large instance never enters the flow problem.
-2. *Flow.* Solve the candidate problem by cost-scaling push-relabel
+1. *Candidate graph.* One pass builds, per row and per column (per group of either view), a
+   histogram of the weights in bins of 1/8 octave. Each group keeps the elements of the bins that
+   hold its ``cap + 2`` heaviest, and elements lighter than the bin from which the caps alone
+   would still allow ``1.5 * total`` selections are dropped. Most of a large instance never
+   enters the flow problem (at 1,000 x 10,000 with the small budget, 253k of 10M elements).
+2. *Flow.* The candidate problem is solved by cost-scaling push-relabel
    (:mod:`projections._mincostflow`) on integer costs: ``w`` is scaled so that its maximum is
    ``2**bits`` (``bits`` as large as int64 prices allow, 33 for 11,000 nodes, 40 at most),
    rounded, and multiplied by ``n_nodes + 1`` so that the final ``eps = 1`` phase is optimal.
-3. *Certificate.* The node prices ``pi`` are dual variables. Every element outside the candidate
-   graph must have reduced cost ``-c[e] + pi[tail] - pi[head] >= -1``; then the circulation is
-   optimal on the full graph. Elements that violate it join the candidate graph and the flow is
-   re-solved from the current flow and prices; repeat until none does.
+   Each refine works only on the arcs whose reduced cost is within a few ``eps`` of zero; a
+   relabel that would break eps-optimality of an inactive arc switches that arc back on first.
+3. *Certificate.* The node prices ``pi`` are dual variables. After every phase, every element
+   outside the candidate graph must have reduced cost ``-c[e] + pi[tail] - pi[head] >= -eps``
+   (a pool of the near-violators keeps later checks cheap). Violators join the graph in place
+   and scaling resumes from the larger of ``eps`` and the worst violation; after the ``eps = 1``
+   phase no element violates, so the circulation is optimal on the full graph.
+
+A warm start (``ExactState`` from an earlier call on the same structure) reuses the earlier
+support as the starting flow and, when they are on this call's scale, the earlier prices.
 
 The result is optimal for the rounded weights; its true objective is within
 ``2 * |S| * max(w) * 2**-bits`` of the true optimum (a relative error below ``1e-9`` on every
