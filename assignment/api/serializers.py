@@ -193,7 +193,7 @@ class RunCreateSerializer(_CapsSerializer):
     options = serializers.DictField(
         child=serializers.JSONField(),
         required=False,
-        help_text='The method\'s options (numbers or true/false), e.g. {"iterations": 50}.',
+        help_text='The method\'s options (numbers or true/false), e.g. {"max_iter": 30}.',
     )
 
 
