@@ -1,0 +1,82 @@
+"""python manage.py assign --project NAME (--method M | --compare) [--budget B] ...
+
+Computes runs synchronously in this process (no Celery worker needed), stores them like any
+other run, and prints the result; ``--compare`` runs every method and prints a table.
+"""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from assignment import services
+from assignment.lookups import project_get_by_name
+from assignment.management.commands._domain_errors import domain_errors_as_command_errors
+from assignment.models import Method, RunStatus
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+class Command(BaseCommand):
+    help = (
+        "Compute an assignment of the project now, in this process, and print it: one method, "
+        "or --compare for all of them side by side."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True, metavar="NAME")
+        parser.add_argument(
+            "--owner", metavar="USERNAME", help="the project's owner, if several have that name"
+        )
+        which = parser.add_mutually_exclusive_group(required=True)
+        which.add_argument("--method", choices=Method.values)
+        which.add_argument("--compare", action="store_true", help="run every method")
+        parser.add_argument("--budget", type=_non_negative)
+        parser.add_argument("--max-workers-per-task", type=_non_negative)
+        parser.add_argument("--max-tasks-per-worker", type=_non_negative)
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args, project, owner, method, compare, **options):
+        with domain_errors_as_command_errors():
+            target = project_get_by_name(name=project, owner_username=owner)
+            methods = Method.values if compare else [method]
+            runs = [self._run(target, name, options) for name in methods]
+        if compare:
+            self.stdout.write(
+                f"{'method':<10} {'accuracy':>10} {'assigned':>9} {'seconds':>8}  run"
+            )
+            for run in runs:
+                self.stdout.write(
+                    f"{run.method:<10} {run.expected_accuracy:>10.4f} {run.n_assigned:>9,} "
+                    f"{run.seconds:>8.2f}  {run.pk}"
+                )
+            return
+        run = runs[0]
+        self.stdout.write(
+            f"Run {run.pk} ({run.method}): expected accuracy {run.expected_accuracy:.4f}, "
+            f"{run.n_assigned:,} assignments of budget {run.budget:,}, {run.seconds:.2f} s. "
+            f"Download: python manage.py export_assignment --run {run.pk}"
+        )
+
+    def _run(self, project, method, options):
+        run = services.run_create(
+            project=project,
+            method=method,
+            budget=options["budget"],
+            max_workers_per_task=options["max_workers_per_task"],
+            max_tasks_per_worker=options["max_tasks_per_worker"],
+            seed=options["seed"],
+            enqueue=False,
+        )
+        if not services.run_claim(run_id=run.pk):
+            raise CommandError(f"run {run.pk} was taken by another process")
+        self.stderr.write(f"computing {method} ...")
+        run = services.run_execute(run_id=run.pk)
+        if run is None or run.status != RunStatus.SUCCEEDED:
+            reason = "deleted" if run is None else f"{run.status}: {run.error}"
+            raise CommandError(f"the {method} run did not succeed ({reason})")
+        return run
