@@ -1,0 +1,37 @@
+"""Fixtures of the end-to-end tests: a clean broker and real worker processes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from worker_process import Worker
+
+
+@pytest.fixture
+def clean_broker():
+    options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {})
+    for key in ("data_folder_in", "processed_folder"):
+        if key in options:
+            shutil.rmtree(options[key], ignore_errors=True)
+            Path(options[key]).mkdir(parents=True)
+    if settings.CELERY_BROKER_URL.startswith("redis://"):
+        from config.celery import app
+
+        app.control.purge()
+
+
+@pytest.fixture
+def workers(tmp_path, clean_broker):
+    started: list[Worker] = []
+
+    def start(name: str, **env: str) -> Worker:
+        worker = Worker(tmp_path, name, **env)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
