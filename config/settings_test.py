@@ -9,10 +9,16 @@ processes the tests start inherit the broker folder through ``TVCS_TEST_BROKER_D
 """
 
 import os
+from pathlib import Path
 
 from config.env import env_str
 from config.settings import *  # noqa: F403
-from config.settings import CELERY_BROKER_URL, DATA_DIR, DATABASES
+from config.settings import (
+    CELERY_BROKER_URL,
+    DATA_DIR,
+    DATABASES,
+    filesystem_broker_options,
+)
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
@@ -22,12 +28,4 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = env_str("TVCS_TEST_BROKER_DIR") or str(DATA_DIR / f"test-broker-{os.getpid()}")
     os.environ["TVCS_TEST_BROKER_DIR"] = _broker_dir
-    for _folder in ("queue", "processed", "control"):
-        os.makedirs(os.path.join(_broker_dir, _folder), exist_ok=True)
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": os.path.join(_broker_dir, "queue"),
-        "data_folder_out": os.path.join(_broker_dir, "queue"),
-        "processed_folder": os.path.join(_broker_dir, "processed"),
-        "control_folder": os.path.join(_broker_dir, "control"),
-        "store_processed": False,
-    }
+    CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(Path(_broker_dir))
