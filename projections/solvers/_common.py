@@ -297,3 +297,18 @@ class Deadline:
 
     def passed(self) -> bool:
         return self.limit is not None and self.elapsed() >= self.limit
+
+
+def stop_reason(*, it, w, value, callback, converged, convergence, deadline, time_limit):
+    """Why a solver stops after iteration ``it``: ``(message, converged)``, or ``(None, False)``.
+
+    Checked in this order: the callback (which returns True to stop), convergence (``converged``
+    with ``convergence`` describing the criterion), the time limit.
+    """
+    if callback is not None and callback(it, readonly(w), value):
+        return f"stopped by callback at iteration {it}", False
+    if converged:
+        return f"converged at iteration {it} ({convergence})", True
+    if deadline.passed():
+        return f"time limit of {time_limit:g} s reached at iteration {it}", False
+    return None, False

@@ -31,6 +31,7 @@ from projections.solvers._common import (
     new_counters,
     readonly,
     small_change,
+    stop_reason,
 )
 from projections.solvers.result import SolverResult
 
@@ -177,15 +178,18 @@ def gradmp(
             small = small_change(x, w, tol)
             w, support, f, done = x, sup, f_new, it
             logger.debug("gradmp iteration %d: f=%.6g |merged|=%d", it, f, int(merged.sum()))
-            if callback is not None and callback(it, readonly(w), f):
-                message = f"stopped by callback at iteration {it}"
-                break
-            if small:
-                converged = True
-                message = f"converged at iteration {it} (relative change <= tol={tol:g})"
-                break
-            if deadline.passed():
-                message = f"time limit of {time_limit:g} s reached at iteration {it}"
+            reason, converged = stop_reason(
+                it=it,
+                w=w,
+                value=f,
+                callback=callback,
+                converged=small,
+                convergence=f"relative change <= tol={tol:g}",
+                deadline=deadline,
+                time_limit=time_limit,
+            )
+            if reason is not None:
+                message = reason
                 break
     except Breakdown as exc:
         message = f"stopped at iteration {done + 1}: {exc}; returned the last finite iterate"

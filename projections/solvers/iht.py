@@ -32,8 +32,8 @@ from projections.solvers._common import (
     initial_backtracking_step,
     initial_point,
     lipschitz_step,
-    readonly,
     small_change,
+    stop_reason,
     sufficient_decrease,
 )
 from projections.solvers.result import SolverResult
@@ -164,15 +164,18 @@ def iht(
             small = small_change(x, w, tol)
             w, support, f, done = x, sup, f_new, it
             logger.debug("iht iteration %d: f=%.6g step=%.3g", it, f, step)
-            if callback is not None and callback(it, readonly(w), f):
-                message = f"stopped by callback at iteration {it}"
-                break
-            if small:
-                converged = True
-                message = f"converged at iteration {it} (relative change <= tol={tol:g})"
-                break
-            if deadline.passed():
-                message = f"time limit of {time_limit:g} s reached at iteration {it}"
+            reason, converged = stop_reason(
+                it=it,
+                w=w,
+                value=f,
+                callback=callback,
+                converged=small,
+                convergence=f"relative change <= tol={tol:g}",
+                deadline=deadline,
+                time_limit=time_limit,
+            )
+            if reason is not None:
+                message = reason
                 break
     except Breakdown as exc:
         message = f"stopped at iteration {done + 1}: {exc}; returned the last finite iterate"
@@ -359,18 +362,18 @@ def stochastic_iht(
             value = None
             if has_value and (it % eval_every == 0 or it == max_iter):
                 value = record(it, w, support)
-            if callback is not None and callback(it, readonly(w), value):
-                message = f"stopped by callback at iteration {it}"
-                break
-            if tol is not None and quiet >= patience:
-                converged = True
-                message = (
-                    f"converged at iteration {it} (relative change <= tol={tol:g} for "
-                    f"{patience} iterations)"
-                )
-                break
-            if deadline.passed():
-                message = f"time limit of {time_limit:g} s reached at iteration {it}"
+            reason, converged = stop_reason(
+                it=it,
+                w=w,
+                value=value,
+                callback=callback,
+                converged=tol is not None and quiet >= patience,
+                convergence=f"relative change <= tol={tol} for {patience} iterations",
+                deadline=deadline,
+                time_limit=time_limit,
+            )
+            if reason is not None:
+                message = reason
                 break
         if has_value and (not history_it or history_it[-1] != done):
             record(done, w, support)
