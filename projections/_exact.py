@@ -20,20 +20,32 @@ Algorithm
    hold its ``cap + 2`` heaviest, and elements lighter than the bin from which the caps alone
    would still allow ``1.5 * total`` selections are dropped. Most of a large instance never
    enters the flow problem (at 1,000 x 10,000 with the small budget, 253k of 10M elements).
-2. *Flow.* The candidate problem is solved by cost-scaling push-relabel
+2. *Starting prices.* The same histograms place the total cap's dual price ``lam`` at the
+   bin where the caps alone would allow ``total`` elements; ``SWEEPS`` rounds of coordinate
+   descent on the LP dual over the candidate graph (:mod:`projections._dual`) then give
+   every group a price. The non-candidates that are nearly admissible at these prices (a
+   full pass) join the graph at once.
+3. *Flow.* The candidate problem is solved by cost-scaling push-relabel
    (:mod:`projections._mincostflow`) on integer costs: ``w`` is scaled so that its maximum is
    ``2**bits`` (``bits`` as large as int64 prices allow, 33 for 11,000 nodes, 40 at most),
    rounded, and multiplied by ``n_nodes + 1`` so that the final ``eps = 1`` phase is optimal.
-   Each refine works only on the arcs whose reduced cost is within a few ``eps`` of zero; a
+   Thanks to the starting prices, the first phase runs at ``eps = max cost / START`` instead
+   of near the largest cost. A refine that needs more than ``RELABELS`` relabels per node
+   (prices far from optimal for its ``eps``) stops and resumes ``ALPHA`` times coarser, with
+   twice the allowance from then on. Each
+   refine works only on the arcs whose reduced cost is within a few ``eps`` of zero; a
    relabel that would break eps-optimality of an inactive arc switches that arc back on first.
-3. *Certificate.* The node prices ``pi`` are dual variables. After every phase, every element
-   outside the candidate graph must have reduced cost ``-c[e] + pi[tail] - pi[head] >= -eps``
-   (a pool of the near-violators keeps later checks cheap). Violators join the graph in place
-   and scaling resumes from the larger of ``eps`` and the worst violation; after the ``eps = 1``
+4. *Certificate.* The node prices ``pi`` are dual variables. After every phase, every element
+   outside the candidate graph must have reduced cost ``-c[e] + pi[tail] - pi[head] >= -eps``.
+   Once ``eps`` is small, a full pass also keeps the non-candidates with reduced cost below
+   ``POOL * eps`` in a pool; as prices only fall, later checks scan only the pool while no
+   tail price has fallen by more than that margin. Violators join the graph in place and
+   scaling resumes from the larger of ``eps`` and the worst violation; after the ``eps = 1``
    phase no element violates, so the circulation is optimal on the full graph.
 
-A warm start (``ExactState`` from an earlier call on the same structure) reuses the earlier
-support as the starting flow and, when they are on this call's scale, the earlier prices.
+A warm start (``ExactState`` from an earlier call on the same structure) starts the
+coordinate descent from the earlier prices (``WARM_SWEEPS`` rounds instead of ``SWEEPS``) and
+routes a unit through every element of the earlier support.
 
 The result is optimal for the rounded weights; its true objective is within
 ``2 * |S| * max(w) * 2**-bits`` of the true optimum (a relative error below ``1e-9`` on every
@@ -52,13 +64,13 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from projections._dual import dual_prices
 from projections._mincostflow import (
     add_arcs,
     build_residual_graph,
     flows_by_ident,
     refine,
     select_active,
-    start_eps,
     worst_inactive,
 )
 from projections.result import MethodOutput
@@ -73,11 +85,24 @@ BUDGET_MARGIN = 1.5
 #: Weight bins per octave (a power of two, at most 2**52) and number of bins.
 BINS_PER_OCTAVE = 8
 N_BINS = 8 * 16 + 1
+#: Coordinate-descent sweeps for the starting prices (cold and warm start), and the first
+#: phase's ``eps`` as a fraction of the largest cost.
+SWEEPS = 2
+WARM_SWEEPS = 1
+START = 1024
+#: Before the first phase, the non-candidates with reduced cost below ``AHEAD * eps`` at the
+#: starting prices join the candidate graph.
+AHEAD = 0.5
+#: A refine gives up after ``RELABELS * n_nodes`` relabels and resumes at a larger eps (and
+#: the allowance doubles, so that scaling always ends).
+RELABELS = 64
 #: Cost-scaling factor between phases.
 ALPHA = 16
-#: The certificate pass keeps the non-candidates within ``POOL * eps`` of violating in a pool,
-#: and later passes scan only the pool, as long as prices have not moved too far.
-POOL = 256
+#: The certificate pass keeps the non-candidates with reduced cost below ``POOL * eps`` in a
+#: pool, and later passes scan only the pool, as long as prices have not moved too far; no
+#: pool while ``POOL * eps`` exceeds ``max cost / POOL_WINDOW`` (it would hold most elements).
+POOL = 16
+POOL_WINDOW = 64
 #: A refine at ``eps`` works on the arcs whose residual reduced cost is below ``ACTIVE * eps``.
 ACTIVE = 8
 
@@ -238,9 +263,10 @@ def _violations(
 ):
     """Usable non-candidates with reduced cost below ``-slack``, and the worst violation.
 
-    Also returns a *pool* for :func:`_pool_violations`: the other non-candidates whose cost
-    exceeds ``price[tail] - max head price - margin`` (their indices, tails, heads and costs),
-    and, per tail (view-1 group, or ``g1`` for the source), the largest cost left out.
+    Also returns a *pool* for :func:`_pool_violations`: the other non-candidates with reduced
+    cost below ``margin`` (their indices). An element is skipped at once when its weight is
+    below what its tail's price and the largest head price would need (a float bound with
+    room for the rounding), so most elements cost one comparison.
     """
     matrix = labels1.shape[0] == 0
     g1 = caps1.shape[0]
@@ -249,14 +275,20 @@ def _violations(
     for h in range(g1, g1 + g2):
         if price[h] > top_head:
             top_head = price[h]
+    unit = factor * multiplier
+    limit = np.empty(g1 + 1)  # per tail: weights below this are neither bad nor pooled
+    for t in range(g1 + 1):
+        tail = t if t < g1 else g1 + g2
+        bound = price[tail] - top_head - max(margin, -slack) - 2 * multiplier
+        limit[t] = bound / unit
     bad = np.empty(weights.shape[0], dtype=np.int64)  # untouched pages cost nothing
     pool = np.empty(weights.shape[0], dtype=np.int64)
-    left_out = np.full(g1 + 1, -1, dtype=np.int64)
     n_bad = 0
     n_pool = 0
     worst = 0
     g = 0
     h = 0
+    lim = limit[0]
     for e in range(weights.shape[0]):
         if matrix:
             if e > 0:
@@ -264,13 +296,15 @@ def _violations(
                 if h == n_cols:
                     h = 0
                     g += 1
+                    lim = limit[g]
         else:
             g = labels1[e]
             h = labels2[e]
-        if in_graph[e]:
-            continue
+            lim = limit[g if g >= 0 else g1]
         x = weights[e]
-        if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
+        if x <= lim or x <= 0 or in_graph[e]:
+            continue
+        if (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
             c = np.int64(x * factor + 0.5) * multiplier
             tail = g if g >= 0 else g1 + g2
             head = g1 + h if h >= 0 else g1 + g2 + 1
@@ -280,14 +314,10 @@ def _violations(
                 n_bad += 1
                 if -reduced > worst:
                     worst = -reduced
-            elif c > price[tail] - top_head - margin:
+            elif reduced < margin:
                 pool[n_pool] = e
                 n_pool += 1
-            else:
-                t = g if g >= 0 else g1
-                if c > left_out[t]:
-                    left_out[t] = c
-    return bad[:n_bad].copy(), worst, pool[:n_pool].copy(), left_out
+    return bad[:n_bad].copy(), worst, pool[:n_pool].copy()
 
 
 @njit(cache=True)
@@ -309,18 +339,24 @@ def _pool_violations(pool, tails, heads, costs, in_graph, price, slack):
 
 
 @njit(cache=True)
-def _pool_holds(left_out, price, g1, g2, slack):
-    """Whether every non-candidate outside the pool has reduced cost ``>= -slack``."""
-    top_head = price[g1 + g2 + 1]
-    for h in range(g1, g1 + g2):
-        if price[h] > top_head:
-            top_head = price[h]
+def _pool_holds(base, price, g1, g2, margin, slack):
+    """Whether every non-candidate outside the pool still has reduced cost ``>= -slack``.
+
+    When the pool was made at prices ``base``, those had reduced cost ``>= margin``; a
+    reduced cost ``-c + price[tail] - price[head]`` has since fallen by at most the largest
+    fall of a tail price (view-1 groups and the source) plus the largest rise of a head price
+    (view-2 groups and the sink).
+    """
+    fall = 0
     for t in range(g1 + 1):
-        if left_out[t] >= 0:
-            tail = t if t < g1 else g1 + g2
-            if left_out[t] > price[tail] - top_head + slack:
-                return False
-    return True
+        tail = t if t < g1 else g1 + g2
+        if base[tail] - price[tail] > fall:
+            fall = base[tail] - price[tail]
+    rise = 0
+    for head in range(g1, g1 + g2 + 2):
+        if head != g1 + g2 and price[head] - base[head] > rise:
+            rise = price[head] - base[head]
+    return fall + rise <= margin + slack
 
 
 @njit(cache=True)
@@ -373,21 +409,20 @@ def _fill_zero_cost(support, weights, zero_cost, structure):
     )
 
 
-def _warm_prices(prices, unit, n_nodes, max_cost) -> np.ndarray:
-    """Earlier prices (in weight units) in this call's integer units, or zeros.
+def _warm_duals(prices, unit, top_cost, g1, g2, u, v) -> int:
+    """Dual values from earlier node prices (in weight units), in this call's integer units.
 
-    Prices only matter up to a common shift. When the new weights are on a very different
-    scale, the old prices would be enormous in the new units (beyond what the overflow analysis
-    of ``_scale_bits`` allows, or not even finite): they are then dropped, and the warm start
-    keeps only its flow.
+    Fills ``u[:g1]`` and ``v[:g2]`` and returns ``lam``, each clipped to ``[0, top_cost]``:
+    the prices of an optimal flow can sit anywhere on saturated arcs, and weights on a very
+    different scale would give meaningless (or not even finite) values; the coordinate
+    descent that follows repairs both.
     """
-    scaled = prices * unit
-    if np.all(np.isfinite(scaled)):
-        scaled = scaled - scaled.max()
-        if -scaled.min() <= n_nodes * max_cost:
-            return np.round(scaled).astype(np.int64)
-    logger.debug("exact: warm-start prices are off this call's scale; starting from zero")
-    return np.zeros(prices.shape[0], dtype=np.int64)
+    source, sink = g1 + g2, g1 + g2 + 1
+    with np.errstate(invalid="ignore", over="ignore"):
+        u[:g1] = np.nan_to_num(np.clip((prices[:g1] - prices[source]) * unit, 0, top_cost))
+        v[:g2] = np.nan_to_num(np.clip((prices[sink] - prices[g1:source]) * unit, 0, top_cost))
+        lam = (prices[source] - prices[sink]) * unit
+    return int(np.clip(lam, 0, top_cost)) if np.isfinite(lam) else 0
 
 
 def _scale_bits(n_nodes: int) -> int:
@@ -456,20 +491,31 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     )
     wanted = BUDGET_MARGIN * min(structure.total, int(room[-1]))
     floor = min(int(np.searchsorted(room, wanted)), N_BINS - 1)
+    # The total cap's dual price starts at the lower edge of the bin where the caps alone
+    # would allow ``total`` elements (0 if they never reach it: the total cap is slack).
+    at_total = int(np.searchsorted(room, structure.total))
+    lam0 = 0.0
+    if at_total < N_BINS - 1:
+        lam0 = float(np.int64((key_top - at_total) << shift).view(np.float64))
     logger.debug("exact histograms: %.3f s", time.perf_counter() - clock)
     cand = _collect(weights, *everything, key_top, shift, N_BINS, keep1, keep2, floor)
     logger.debug("exact collected %d candidates: %.3f s", cand.size, time.perf_counter() - clock)
     in_graph = np.zeros(p, dtype=bool)
     in_graph[cand] = True
 
+    top_cost = int(_costs(np.array([top]), np.zeros(1, np.int64), factor, multiplier)[0])
+    u = np.zeros(g1 + 1, dtype=np.int64)
+    v = np.zeros(g2 + 1, dtype=np.int64)
+    sweeps = SWEEPS
     if isinstance(warm_start, ExactState) and _same_structure(warm_start.structure, structure):
-        price = _warm_prices(warm_start.prices, unit, n_nodes, 2.0**bits * float(multiplier))
+        lam0 = _warm_duals(warm_start.prices, unit, top_cost, g1, g2, u, v)
+        sweeps = WARM_SWEEPS
         before = warm_start.support & (weights > 0)
         cand = np.concatenate([cand, np.flatnonzero(before & ~in_graph)])
         in_graph[cand] = True
         loaded = before[cand]
     else:
-        price = np.zeros(n_nodes, dtype=np.int64)
+        lam0 = round(lam0 * unit)
         loaded = np.zeros(cand.size, dtype=bool)
     tails, heads = _ends(cand, labels1, labels2, n_cols, g1, g2)
     logger.debug("exact ends: %.3f s", time.perf_counter() - clock)
@@ -497,6 +543,24 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         np.concatenate([fixed_flows, loaded]).astype(np.int64),
     )
     n_fixed = g1 + g2 + 1
+    first, last, _, head, _, cost, _, ident, _ = graph
+    _, price = dual_prices(
+        first,
+        last,
+        head,
+        cost,
+        ident,
+        n_fixed,
+        caps1,
+        caps2,
+        structure.total,
+        u,
+        v,
+        np.int64(lam0),
+        sweeps,
+    )
+    eps = max(1, top_cost // START) * ALPHA  # the first phase runs at top_cost // START
+    logger.debug("exact dual prices (%d sweeps): %.3f s", sweeps, time.perf_counter() - clock)
 
     def add_candidates(bad):
         nonlocal graph, cand, tails, heads
@@ -523,60 +587,86 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         in_graph[bad] = True
 
     pool = None
-    top_cost = int(_costs(np.array([top]), np.zeros(1, np.int64), factor, multiplier)[0])
 
     def check(slack):
         """Non-candidates with reduced cost below -slack (from the pool while it holds)."""
         nonlocal pool
-        if pool is not None and _pool_holds(pool[4], price, g1, g2, slack):
+        if pool is not None and _pool_holds(pool[4], price, g1, g2, pool[5], slack):
             return _pool_violations(*pool[:4], in_graph, price, slack)
         margin = POOL * slack
-        if margin > top_cost // 64:  # early phases: the pool would hold most elements
-            margin = -top_cost  # (empty pool, never holds)
-        bad, worst, members, left_out = _violations(
+        if margin > top_cost // POOL_WINDOW:  # early phases: the pool would hold most elements
+            margin = -slack  # (empty pool, never holds)
+        bad, worst, members = _violations(
             weights, *everything, in_graph, price, factor, multiplier, slack, margin
         )
         if margin < 0:
             pool = None
             return bad, worst
         m_tails, m_heads = _ends(members, labels1, labels2, n_cols, g1, g2)
-        pool = (members, m_tails, m_heads, _costs(weights, members, factor, multiplier), left_out)
+        m_costs = _costs(weights, members, factor, multiplier)
+        pool = (members, m_tails, m_heads, m_costs, price.copy(), margin)
         return bad, worst
 
     logger.debug("exact setup and candidate graph: %.3f s", time.perf_counter() - clock)
     clock = time.perf_counter()
     rounds = 1
     refines = 0
-    first, last, _, head, rescap, cost, _, _, _ = graph
-    eps = start_eps(first, last, head, rescap, cost, price)
+    if AHEAD:
+        near, _ = check(-int(AHEAD * (eps // ALPHA)))
+        if near.size:
+            add_candidates(near)
+            rounds += 1
+        logger.debug(
+            "exact: %d near-admissible elements added in %.3f s",
+            near.size,
+            time.perf_counter() - clock,
+        )
+        clock = time.perf_counter()
+    excess = np.zeros(n_nodes, dtype=np.int64)
+    per_node = RELABELS
     while True:
         while eps > 1:
             eps = max(1, eps // ALPHA)
             n_active = select_active(*graph, price, ACTIVE * eps)
             selected = time.perf_counter()
-            pushes, relabels = refine(*graph, price, eps)
+            # A refine that needs many relabels per node is far from its prices' optimum
+            # (starting prices that were off): it stops and resumes at a larger eps.
+            budget = per_node * n_nodes if eps < top_cost else np.iinfo(np.int64).max
+            pushes, relabels, finished = refine(*graph, price, eps, excess, budget)
             refines += 1
             solved = time.perf_counter()
+            if not finished:
+                logger.debug(
+                    "exact refine eps %d stopped after %d relabels (%.3f s): resuming at %d",
+                    eps,
+                    relabels,
+                    solved - selected,
+                    eps * ALPHA,
+                )
+                eps *= ALPHA * ALPHA
+                per_node = 2 * max(1, per_node)  # (so that scaling always ends)
+                clock = time.perf_counter()
+                continue
             bad, worst = check(eps)
-            if bad.size:
-                add_candidates(bad)
-                rounds += 1
-                # The flow is only worst-optimal on the new graph: rescale from there.
-                eps = max(eps, worst)
             logger.debug(
                 "exact refine eps %d: %d active arcs in %.3f s, %d pushes, %d relabels, %.3f s; "
-                "%d candidates, %d violators (worst %d) added in %.3f s",
+                "%d violators (worst %d) added to %d candidates in %.3f s",
                 eps,
                 n_active // 2,
                 selected - clock,
                 pushes,
                 relabels,
                 solved - selected,
-                cand.size,
                 bad.size,
                 worst,
+                cand.size,
                 time.perf_counter() - solved,
             )
+            if bad.size:
+                add_candidates(bad)
+                rounds += 1
+                # The flow is only worst-optimal on the new graph: rescale from there.
+                eps = max(eps, worst)
             clock = time.perf_counter()
         first, last, act, head, rescap, cost, _, _, _ = graph
         worst = worst_inactive(first, last, act, head, rescap, cost, price)

@@ -14,7 +14,8 @@ keeps active the pairs whose residual reduced cost is small compared with eps (f
 boundary, an arc's flow no longer changes); :func:`worst_inactive` checks that the inactive
 arcs are still eps-optimal, which makes the result optimal on the whole graph. ``refine``
 starts from any pseudoflow (it saturates every active arc of negative reduced cost), so arcs
-may be added between refines with any reduced cost.
+may be added between refines with any reduced cost, and it may stop early (a relabel budget)
+and be resumed at another eps.
 """
 
 from __future__ import annotations
@@ -220,15 +221,19 @@ def worst_inactive(first, last, act, head, rescap, cost, price):
 
 
 @njit(cache=True)
-def refine(first, last, act, head, rescap, cost, rev, ident, guard, price, eps):
+def refine(
+    first, last, act, head, rescap, cost, rev, ident, guard, price, eps, excess, max_relabels
+):
     """Turn the pseudoflow into an eps-optimal circulation, working on the active arcs.
 
     A relabel that would make an inactive residual arc violate eps-optimality (``guard``)
-    activates it first, so the circulation is eps-optimal on every arc. ``price`` is updated
-    in place. Returns (pushes, relabels).
+    activates it first, so the circulation is eps-optimal on every arc. ``price`` and
+    ``excess`` (the pseudoflow's excess per node, zero for a circulation) are updated in
+    place. After ``max_relabels`` relabels it gives up, leaving an eps-optimal pseudoflow and
+    its excesses: a later call (at a larger eps, where fewer relabels are needed) carries on
+    from there. Returns (pushes, relabels, finished).
     """
     n_nodes = first.shape[0] - 1
-    excess = np.zeros(n_nodes, dtype=np.int64)
     # Saturate every residual arc of negative reduced cost: the result is 0-optimal but
     # leaves excesses and deficits.
     for v in range(n_nodes):
@@ -254,6 +259,8 @@ def refine(first, last, act, head, rescap, cost, rev, ident, guard, price, eps):
     pushes = 0
     relabels = 0
     while q_head != q_tail:
+        if relabels >= max_relabels:
+            return pushes, relabels, False
         v = queue[q_head]
         q_head += 1
         if q_head == size:
@@ -321,4 +328,4 @@ def refine(first, last, act, head, rescap, cost, rev, ident, guard, price, eps):
                         continue
             a += 1
         current[v] = a
-    return pushes, relabels
+    return pushes, relabels, True

@@ -1,0 +1,155 @@
+"""Approximate dual prices for the TVCS flow by coordinate descent (private kernel).
+
+The LP dual of the projection (see :mod:`projections._exact`) is::
+
+    minimise  total * lam + sum_g caps1[g] * u[g] + sum_h caps2[h] * v[h]
+              + sum_e max(0, w[e] - u[g(e)] - v[h(e)] - lam)          over u, v, lam >= 0
+
+Minimising over one group's ``u[g]`` with the rest fixed puts it between the ``caps1[g]``-th
+and the ``caps1[g] + 1``-th largest of ``w[e] - v[h(e)] - lam`` over the group's elements
+(0 if that is negative); likewise for ``v[h]`` and for ``lam`` over every element. A few
+sweeps from a good ``lam`` (:func:`projections._exact.solve` takes it from its weight
+histograms) give prices close enough to optimal that cost scaling can start at a small
+``eps``. They are only a starting point: optimality is still proved by the flow.
+
+The sweeps run on the residual graph of :mod:`projections._mincostflow` as built by
+:func:`projections._exact.solve` (node ``g < g1`` is view-1 group ``g``, ``g1 + h`` view-2
+group ``h``, then the source and the sink; the input arcs numbered ``n_fixed`` and up are the
+elements, with cost ``-c[e]``), over the element arcs in it, in integer cost units.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _kth_largest(buf, n, k):
+    """The ``k``-th largest (``1 <= k <= n``) of ``buf[:n]``, which is partly reordered.
+
+    Afterwards ``buf[:k - 1]`` holds values at least as large (Hoare quickselect with a
+    median-of-three pivot).
+    """
+    lo = 0
+    hi = n - 1
+    target = k - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        x, y, z = buf[lo], buf[mid], buf[hi]
+        if x < y:
+            x, y = y, x
+        if y < z:
+            y = z
+            if x < y:
+                y = x
+        pivot = y  # the median of the three
+        i = lo
+        j = hi
+        while i <= j:
+            while buf[i] > pivot:
+                i += 1
+            while buf[j] < pivot:
+                j -= 1
+            if i <= j:
+                t = buf[i]
+                buf[i] = buf[j]
+                buf[j] = t
+                i += 1
+                j -= 1
+        if target <= j:
+            hi = j
+        elif target >= i:
+            lo = i
+        else:
+            break
+    return buf[target]
+
+
+@njit(cache=True)
+def _threshold(buf, n, k):
+    """A non-negative value between the ``k``-th and ``k + 1``-th largest of ``buf[:n]``.
+
+    The midpoint, or 0 when it is negative or there are at most ``k`` values (``k == 0``:
+    the largest value).
+    """
+    if n <= k:
+        return 0
+    below = _kth_largest(buf, n, k + 1)
+    if k == 0:
+        return below if below > 0 else 0  # nothing may pass: at least the largest value
+    above = buf[0]
+    for t in range(1, k):
+        if buf[t] < above:
+            above = buf[t]
+    mid = below + (above - below) // 2
+    return mid if mid > 0 else 0
+
+
+@njit(cache=True)
+def dual_prices(first, last, head, cost, ident, n_fixed, caps1, caps2, total, u, v, lam, sweeps):
+    """Node prices from ``sweeps`` rounds of coordinate descent from ``u``, ``v``, ``lam``.
+
+    ``u`` (length ``g1 + 1``) and ``v`` (``g2 + 1``) are updated in place; their last entry
+    stands for "no group" and stays 0. Each round updates every ``u[g]``, then every
+    ``v[h]``, then ``lam``. Returns ``lam`` and the prices ``u[g] + lam`` (view-1 groups),
+    ``-v[h]`` (view-2 groups), ``lam`` (source) and 0 (sink): the reduced cost of element
+    ``e``'s arc is then ``-(c[e] - u - v - lam)``.
+    """
+    g1 = caps1.shape[0]
+    g2 = caps2.shape[0]
+    source = g1 + g2
+    sink = source + 1
+    n_nodes = g1 + g2 + 2
+    n_elements = 0
+    widest = 0
+    for x in range(n_nodes):
+        degree = last[x] - first[x]
+        if degree > widest:
+            widest = degree
+        if x < g1 or x == source:
+            for a in range(first[x], last[x]):
+                if ident[a] >= n_fixed:
+                    n_elements += 1
+    buf = np.empty(max(widest, n_elements), dtype=np.int64)
+    for _ in range(sweeps):
+        # A view-1 group's slots hold its elements' arcs and the reverse of source -> group.
+        for g in range(g1):
+            nb = 0
+            for a in range(first[g], last[g]):
+                h = head[a]
+                if h != source:
+                    buf[nb] = -cost[a] - v[h - g1 if h < source else g2] - lam
+                    nb += 1
+            u[g] = _threshold(buf, nb, caps1[g])
+        # A view-2 group's slots hold its elements' reverse arcs and group -> sink.
+        for h in range(g2):
+            x = g1 + h
+            nb = 0
+            for a in range(first[x], last[x]):
+                g = head[a]
+                if g != sink:
+                    buf[nb] = cost[a] - u[g if g < g1 else g1] - lam
+                    nb += 1
+            v[h] = _threshold(buf, nb, caps2[h])
+        nb = 0
+        for g in range(g1):
+            ug = u[g]
+            for a in range(first[g], last[g]):
+                h = head[a]
+                if h != source:
+                    buf[nb] = -cost[a] - ug - v[h - g1 if h < source else g2]
+                    nb += 1
+        for a in range(first[source], last[source]):
+            if ident[a] >= n_fixed:
+                h = head[a]
+                buf[nb] = -cost[a] - v[h - g1 if h < source else g2]
+                nb += 1
+        lam = _threshold(buf, nb, total)
+    price = np.zeros(n_nodes, dtype=np.int64)
+    for g in range(g1):
+        price[g] = u[g] + lam
+    for h in range(g2):
+        price[g1 + h] = -v[h]
+    price[source] = lam
+    return lam, price

@@ -1,0 +1,132 @@
+"""The exact projection's internal levers: each still gives the HiGHS optimum when forced."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from brute_force import highs_optimum
+from test_tvcs import assert_valid_projection, random_matrix_instance
+
+import projections._exact as exact
+from projections import TVCSStructure
+from projections._dual import _kth_largest, _threshold, dual_prices
+from projections.tvcs import project
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_kth_largest_and_threshold_match_sorting(seed):
+    rng = np.random.default_rng(seed)
+    values = rng.integers(-20, 20, size=int(rng.integers(1, 60)))  # many ties
+    ranked = np.sort(values)[::-1]
+    for k in range(1, values.size + 1):
+        buf = values.copy()
+        assert _kth_largest(buf, buf.size, k) == ranked[k - 1]
+        assert np.all(buf[: k - 1] >= ranked[k - 1])
+    for k in range(values.size + 2):
+        t = _threshold(values.copy(), values.size, k)
+        assert t >= 0
+        if k < values.size:
+            # at most k values are above the threshold, at least k at or above it
+            assert np.sum(values > t) <= k
+            assert t == 0 or np.sum(values >= t) >= k
+        else:
+            assert t == 0
+
+
+def _graph_for(weights, structure):
+    """The residual graph of every usable element, as :func:`exact.solve` builds it."""
+    g1, g2 = structure.caps1.shape[0], structure.caps2.shape[0]
+    source, sink = g1 + g2, g1 + g2 + 1
+    elements = np.flatnonzero(weights > 0)
+    l1, l2 = structure.labels1[elements], structure.labels2[elements]
+    tails = np.where(l1 >= 0, l1, source)
+    heads = np.where(l2 >= 0, g1 + l2, sink)
+    costs = np.rint(weights[elements] * 1000).astype(np.int64)
+    fixed_t = np.concatenate([np.full(g1, source), g1 + np.arange(g2), [sink]])
+    fixed_h = np.concatenate([np.arange(g1), np.full(g2, sink), [source]])
+    caps = np.concatenate([structure.caps1, structure.caps2, [structure.total]])
+    graph = exact.build_residual_graph(
+        g1 + g2 + 2,
+        np.concatenate([fixed_t, tails]).astype(np.int64),
+        np.concatenate([fixed_h, heads]).astype(np.int64),
+        np.concatenate([caps, np.ones(elements.size, np.int64)]).astype(np.int64),
+        np.concatenate([np.zeros(g1 + g2 + 1, np.int64), -costs]),
+        np.zeros(g1 + g2 + 1 + elements.size, np.int64),
+    )
+    return graph, g1 + g2 + 1, elements, costs
+
+
+@pytest.mark.parametrize("sweeps", [1, 3, 30])
+def test_coordinate_descent_prices_are_a_dual_bound(sweeps):
+    """Weak duality: the dual objective of the prices bounds the optimum from above."""
+    rng = np.random.default_rng(sweeps)
+    V, rows, cols, total = random_matrix_instance(rng, 12, 30, 0.6)
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
+    weights = V.ravel() ** 2
+    graph, n_fixed, elements, costs = _graph_for(weights, structure)
+    first, last, _, head, _, cost, _, ident, _ = graph
+    g1, g2 = rows.size, cols.size
+    u = np.zeros(g1 + 1, np.int64)
+    v = np.zeros(g2 + 1, np.int64)
+    lam, price = dual_prices(
+        first,
+        last,
+        head,
+        cost,
+        ident,
+        n_fixed,
+        structure.caps1,
+        structure.caps2,
+        total,
+        u,
+        v,
+        np.int64(0),
+        sweeps,
+    )
+    assert lam >= 0
+    assert np.all(u >= 0)
+    assert np.all(v >= 0)
+    np.testing.assert_array_equal(price[:g1], u[:g1] + lam)
+    np.testing.assert_array_equal(price[g1 : g1 + g2], -v[:g2])
+    r, c = np.divmod(elements, V.shape[1])
+    slack = np.maximum(costs - u[r] - v[c] - lam, 0)
+    dual = rows @ u[:g1] + cols @ v[:g2] + total * lam + slack.sum()
+    best = highs_optimum(np.rint(weights * 1000) * (weights > 0), structure)
+    assert dual >= best - 1e-6
+
+
+def _medium(seed, budget=0.8):
+    V, rows, cols, total = random_matrix_instance(np.random.default_rng(seed), 40, 200, budget)
+    return V, TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("RELABELS", 0),  # every refine below the top eps stops at once and resumes coarser
+        ("RELABELS", 1),
+        ("START", 2**40),  # first phase at eps = 1
+        ("START", 1),
+        ("SWEEPS", 0),  # no coordinate descent: only the histogram's lam
+        ("AHEAD", 0.0),
+        ("POOL_WINDOW", 1),  # a certificate pool from the first check on
+        ("POOL", 1),
+    ],
+)
+def test_exact_stays_optimal_with_each_lever_forced(monkeypatch, setting, value):
+    monkeypatch.setattr(exact, setting, value)
+    for seed, budget in ((2, 0.8), (3, 0.3)):
+        V, structure = _medium(seed, budget)
+        result = project(V, structure)
+        assert_valid_projection(V, structure, result)
+        assert result.optimal
+        assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+
+
+def test_a_warm_start_from_unrelated_prices_still_gives_the_optimum():
+    V, structure = _medium(4)
+    other = np.random.default_rng(99).standard_normal(V.shape) * 30
+    state = project(other, structure).warm_start
+    warm = project(V, structure, warm_start=state)
+    assert warm.optimal
+    assert warm.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
