@@ -104,7 +104,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from assignment.engine.accuracy import EPS, MAX_EXACT_WORKERS, TIE_RTOL, expected_accuracy
+from assignment.engine._move_scores import best_move
+from assignment.engine.accuracy import (
+    EPS,
+    MAX_EXACT_WORKERS,
+    TIE_RTOL,
+    _enumerate,
+    expected_accuracy,
+)
 from assignment.engine.problem import AssignmentProblem
 
 __all__ = [
@@ -132,6 +139,8 @@ _MERGE_RTOL = 1e-12
 # from the task's workers whenever needed (tens of milliseconds at 17-20 workers).
 _ATOM_CACHE_MAX = 1 << 16
 _ATOM_CACHE_TOTAL = 1 << 23
+# An initial assignment's tasks with at most this many workers are enumerated all at once.
+_LOAD_ENUMERATE_MAX = 12
 
 
 # --------------------------------------------------------------------------- task distribution
@@ -185,51 +194,6 @@ def _accuracy_with(s, tail, prior, r, tol, shifts, probs):
     return prior * p1 + (1.0 - prior) * p0
 
 
-def _single_accuracies(s, tail, prior, r, abs_sum, w, q):
-    """Accuracy of the task after adding each candidate ``(w[c], q[c])`` alone."""
-    tol = TIE_RTOL * (1.0 + abs(r) + abs_sum + np.abs(w))
-    return _accuracy_with(s, tail, prior, r, tol, np.stack((w, -w)), np.stack((q, 1.0 - q)))
-
-
-def _pair_accuracies(s, tail, prior, r, abs_sum, wa, qa, wb, qb):
-    """Accuracy of the task after adding both ``(wa[c], qa[c])`` and ``(wb[c], qb[c])``."""
-    tol = TIE_RTOL * (1.0 + abs(r) + abs_sum + np.abs(wa) + np.abs(wb))
-    shifts = np.stack((wa + wb, wa - wb, wb - wa, -wa - wb))
-    fa, fb = 1.0 - qa, 1.0 - qb
-    probs = np.stack((qa * qb, qa * fb, fa * qb, fa * fb))
-    return _accuracy_with(s, tail, prior, r, tol, shifts, probs)
-
-
-def _pair_subset(single_gain: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Positions (ascending) of the candidates among which pairs are scored.
-
-    All of them if there are at most ``PAIR_EXHAUSTIVE_MAX``; otherwise the union of the
-    ``PAIR_TOP_GAIN`` best by single gain and the ``PAIR_TOP_RELIABLE`` largest ``|w|``
-    (stable sorts: lower positions first on ties).
-    """
-    c = single_gain.shape[0]
-    if c <= PAIR_EXHAUSTIVE_MAX:
-        return np.arange(c)
-    by_gain = np.argsort(-single_gain, kind="stable")[:PAIR_TOP_GAIN]
-    by_reliability = np.argsort(-np.abs(w), kind="stable")[:PAIR_TOP_RELIABLE]
-    return np.union1d(by_gain, by_reliability)
-
-
-def _first_best(gains: np.ndarray) -> int:
-    """The lowest position whose gain is within ``GAIN_TOL`` of the largest."""
-    return int(np.flatnonzero(gains >= gains.max() - GAIN_TOL)[0])
-
-
-_TRIU_CACHE: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-
-def _triu(size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs ``(a, b)``, ``a < b < size``, in lexicographic order (cached)."""
-    if size not in _TRIU_CACHE:
-        _TRIU_CACHE[size] = np.triu_indices(size, 1)
-    return _TRIU_CACHE[size]
-
-
 # --------------------------------------------------------------------------- the greedy state
 
 
@@ -257,8 +221,23 @@ class _Greedy:
             (np.zeros(1), np.array([1.0, 0.0])) for _ in range(m)
         ]
         self.cached_atoms = m
-        self.acc = np.array([self._current_accuracy(j) for j in range(m)])
+        self.acc = self._accuracies(np.zeros((m, 1)), np.ones((m, 1)), self.abs_sum)
         self.evaluations = 0
+
+    def _accuracies(self, sums, tails, abs_sum, tasks=slice(None)) -> np.ndarray:
+        """Accuracy of ``tasks`` from sorted ``sums`` (rows) and their ``tails``.
+
+        The same comparisons as :meth:`_current_accuracy`, vectorised over tasks whose atoms
+        have one length: ``tails[:, x]`` is ``P(S >= sums[:, x])``.
+        """
+        r = self.r[tasks]
+        tol = TIE_RTOL * (1.0 + np.abs(r) + abs_sum)
+        t1 = np.append(tails, np.zeros((tails.shape[0], 1)), axis=1)
+        ge = (sums < (r - tol)[:, None]).sum(axis=1)  # first atom >= r - tol
+        gt = (sums <= (tol - r)[:, None]).sum(axis=1)  # first atom > tol - r
+        rows = np.arange(sums.shape[0])
+        prior = self.prior[tasks]
+        return prior * t1[rows, ge] + (1.0 - prior) * t1[rows, gt]
 
     # -- distributions
 
@@ -294,27 +273,27 @@ class _Greedy:
             return None
         self.evaluations += 1
         s, tail = self._dist(j)
-        prior, r, abs_sum, acc = self.prior[j], self.r[j], self.abs_sum[j], self.acc[j]
-        w, q = self.w[j, cand], self.q[j, cand]
-        g1 = _single_accuracies(s, tail, prior, r, abs_sum, w, q) - acc
-        best = _first_best(g1)
-        worth, move, gain = float(g1[best]), (int(cand[best]),), float(g1[best])
-        if (
-            room >= 2
-            and budget_left >= 2
-            and cand.size >= 2
-            and worth + GAIN_TOL < 0.5 * (1.0 - acc)  # else no pair can beat the single
-        ):
-            sub = _pair_subset(g1, w)
-            ia, ib = _triu(sub.shape[0])
-            a, b = sub[ia], sub[ib]
-            g2 = _pair_accuracies(s, tail, prior, r, abs_sum, w[a], q[a], w[b], q[b]) - acc
-            k = _first_best(g2)
-            if 0.5 * g2[k] > worth + GAIN_TOL:
-                worth, move, gain = 0.5 * float(g2[k]), (int(cand[a[k]]), int(cand[b[k]])), g2[k]
+        worth, a, b, gain = best_move(
+            s,
+            tail,
+            self.prior[j],
+            self.r[j],
+            self.abs_sum[j],
+            self.acc[j],
+            self.w[j, cand],
+            self.q[j, cand],
+            room,
+            budget_left,
+            TIE_RTOL,
+            GAIN_TOL,
+            PAIR_EXHAUSTIVE_MAX,
+            PAIR_TOP_GAIN,
+            PAIR_TOP_RELIABLE,
+        )
         if worth <= GAIN_TOL:
             return None
-        return worth, move, float(gain)
+        move = (int(cand[a]),) if b < 0 else (int(cand[a]), int(cand[b]))
+        return float(worth), move, float(gain)
 
     def still_feasible(self, move: tuple[int, ...], budget_left: int) -> bool:
         return budget_left >= len(move) and all(self.open_worker[i] for i in move)
@@ -330,14 +309,57 @@ class _Greedy:
             self.workers[j].append(i)
             self.abs_sum[j] += abs(self.w[j, i])
             s, p = _extend(s, p, self.w[j, i], self.q[j, i], self.abs_sum[j])
+        self._set_cache(j, s, _tail(p))
+        self.acc[j] = self._current_accuracy(j)
+
+    def start_from(self, assignment: np.ndarray) -> None:
+        """Start from a feasible ``assignment`` (n, m) instead of the empty one.
+
+        Tasks with at most ``_LOAD_ENUMERATE_MAX`` workers get their atoms from one enumeration
+        of all ``2^k`` answer patterns per group of tasks with ``k`` workers (sorted, merged
+        with the tolerance of the task's full weight sum); larger ones are added worker by
+        worker with :meth:`apply`.
+        """
+        xt = np.ascontiguousarray(assignment.T)  # (m, n)
+        counts = xt.sum(axis=1)
+        one_by_one = np.flatnonzero(counts > _LOAD_ENUMERATE_MAX)
+        xt[one_by_one] = False
+        counts[one_by_one] = 0
+        self.assigned |= xt
+        self.load += xt.sum(axis=0)
+        self.open_worker = self.load < self.worker_cap
+        tasks, workers = np.nonzero(xt)  # sorted by task, then worker
+        starts = np.zeros(xt.shape[0] + 1, dtype=np.intp)
+        np.cumsum(counts, out=starts[1:])
+        for j in np.flatnonzero(counts).tolist():
+            self.workers[j] = workers[starts[j] : starts[j + 1]].tolist()
+        w, q = self.w[tasks, workers], self.q[tasks, workers]
+        np.add.at(self.abs_sum, tasks, np.abs(w))
+        for k in np.unique(counts[counts > 0]):
+            group = np.flatnonzero(counts == k)
+            idx = starts[group][:, None] + np.arange(k)
+            sums, probs = _enumerate(w[idx], q[idx])
+            order = np.argsort(sums, axis=1, kind="stable")
+            sums = np.take_along_axis(sums, order, axis=1)
+            probs = np.take_along_axis(probs, order, axis=1)
+            tails = np.cumsum(probs[:, ::-1], axis=1)[:, ::-1]
+            keep = np.ones(sums.shape, dtype=bool)
+            keep[:, 1:] = np.diff(sums, axis=1) > _MERGE_RTOL * (1.0 + self.abs_sum[group])[:, None]
+            self.acc[group] = self._accuracies(sums, tails, self.abs_sum[group], group)
+            for row, j in enumerate(group.tolist()):
+                kept = keep[row]
+                self._set_cache(j, sums[row, kept], np.append(tails[row, kept], 0.0))
+        for j in one_by_one.tolist():
+            self.apply(j, tuple(np.flatnonzero(assignment[:, j]).tolist()))
+
+    def _set_cache(self, j: int, s: np.ndarray, tail: np.ndarray) -> None:
         old = self.cache[j]
         self.cached_atoms -= 0 if old is None else old[0].shape[0]
         if s.shape[0] <= _ATOM_CACHE_MAX and self.cached_atoms + s.shape[0] <= _ATOM_CACHE_TOTAL:
-            self.cache[j] = (s, _tail(p))
+            self.cache[j] = (s, tail)
             self.cached_atoms += s.shape[0]
         else:
             self.cache[j] = None
-        self.acc[j] = self._current_accuracy(j)
 
     def any_feasible(self) -> bool:
         """Whether some (worker, task) pair could still be added (ignoring the budget)."""
@@ -409,8 +431,7 @@ def greedy_assignment(
             start_assignment
         ):
             raise ValueError("initial must be a feasible assignment of the problem's shape")
-        for j in np.flatnonzero(start_assignment.any(axis=0)):
-            state.apply(int(j), tuple(int(i) for i in np.flatnonzero(start_assignment[:, j])))
+        state.start_from(start_assignment)
     initial_accuracy = expected_accuracy(problem.quality, start_assignment, prior=problem.prior)
     budget = problem.budget
     budget_left = budget - int(start_assignment.sum())

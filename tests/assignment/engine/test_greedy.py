@@ -11,7 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assignment.engine import greedy as greedy_module
-from assignment.engine.accuracy import EPS, column_accuracy, expected_accuracy
+from assignment.engine._move_scores import pair_accuracies, pair_subset, single_accuracies
+from assignment.engine.accuracy import (
+    EPS,
+    TIE_RTOL,
+    column_accuracy,
+    expected_accuracy,
+    task_accuracy,
+)
 from assignment.engine.greedy import GAIN_TOL, greedy_assignment
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.upper_bound import accuracy_upper_bound
@@ -225,11 +232,11 @@ def test_the_gains_of_singles_and_pairs_are_the_exact_accuracy_increases():
         k = int(rng.integers(0, 7))
         qs, ws, s, tail, prior, r, abs_sum, _ = _random_task_state(rng, k, 5)
         w, q = ws[k:], qs[k:]
-        singles = greedy_module._single_accuracies(s, tail, prior, r, abs_sum, w, q)
+        singles = single_accuracies(s, tail, prior, r, abs_sum, w, q, TIE_RTOL)
         expected = [column_accuracy(np.append(qs[:k], qi), prior) for qi in q]
         np.testing.assert_allclose(singles, expected, rtol=0, atol=1e-12)
         a, b = np.triu_indices(5, 1)
-        pairs = greedy_module._pair_accuracies(s, tail, prior, r, abs_sum, w[a], q[a], w[b], q[b])
+        pairs = pair_accuracies(s, tail, prior, r, abs_sum, w[a], q[a], w[b], q[b], TIE_RTOL)
         expected = [
             column_accuracy(np.append(qs[:k], [q[i], q[j]]), prior)
             for i, j in zip(a, b, strict=True)
@@ -245,17 +252,23 @@ def test_the_restricted_pair_search_finds_the_best_pair_of_an_exhaustive_search(
         k = int(rng.integers(0, 7))
         qs, ws, s, tail, prior, r, abs_sum, acc = _random_task_state(rng, k, c)
         w, q = ws[k:], qs[k:]
-        g1 = greedy_module._single_accuracies(s, tail, prior, r, abs_sum, w, q) - acc
-        sub = greedy_module._pair_subset(g1, w)
+        g1 = single_accuracies(s, tail, prior, r, abs_sum, w, q, TIE_RTOL) - acc
+        sub = pair_subset(
+            g1,
+            w,
+            greedy_module.PAIR_EXHAUSTIVE_MAX,
+            greedy_module.PAIR_TOP_GAIN,
+            greedy_module.PAIR_TOP_RELIABLE,
+        )
         assert len(sub) <= greedy_module.PAIR_TOP_GAIN + greedy_module.PAIR_TOP_RELIABLE
-        ia, ib = greedy_module._triu(len(sub))
+        ia, ib = np.triu_indices(len(sub), 1)
         a, b = sub[ia], sub[ib]
-        restricted = greedy_module._pair_accuracies(
-            s, tail, prior, r, abs_sum, w[a], q[a], w[b], q[b]
+        restricted = pair_accuracies(
+            s, tail, prior, r, abs_sum, w[a], q[a], w[b], q[b], TIE_RTOL
         ).max()
         a, b = np.triu_indices(c, 1)
-        exhaustive = greedy_module._pair_accuracies(
-            s, tail, prior, r, abs_sum, w[a], q[a], w[b], q[b]
+        exhaustive = pair_accuracies(
+            s, tail, prior, r, abs_sum, w[a], q[a], w[b], q[b], TIE_RTOL
         ).max()
         assert restricted == pytest.approx(exhaustive, abs=1e-12)
 
@@ -439,3 +452,37 @@ def test_greedy_rejects_an_infeasible_initial_assignment():
     )
     with pytest.raises(ValueError, match="initial must be a feasible assignment"):
         greedy_assignment(problem, initial=np.ones((3, 4), dtype=bool))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_starting_from_an_assignment_builds_the_same_state_as_adding_its_workers_one_by_one(seed):
+    rng = np.random.default_rng(seed)
+    n, m = 16, 12
+    q = rng.uniform(0.0, 1.0, (n, m))
+    q[:, :4] = np.round(q[:, :4], 1)  # equal qualities: merged atoms
+    counts = rng.integers(0, n + 1, m)  # up to 16 workers: both the enumeration and apply paths
+    x = np.zeros((n, m), dtype=bool)
+    for j, c in enumerate(counts):
+        x[rng.choice(n, c, replace=False), j] = True
+    problem = AssignmentProblem(
+        q,
+        max_workers_per_task=n,
+        max_tasks_per_worker=m,
+        budget=n * m,
+        prior=rng.uniform(0.1, 0.9, m),
+    )
+    bulk = greedy_module._Greedy(problem)
+    bulk.start_from(x)
+    single = greedy_module._Greedy(problem)
+    for j in range(m):
+        if counts[j]:
+            single.apply(j, tuple(np.flatnonzero(x[:, j]).tolist()))
+    np.testing.assert_array_equal(bulk.assigned, single.assigned)
+    np.testing.assert_array_equal(bulk.load, single.load)
+    assert bulk.workers == single.workers
+    np.testing.assert_allclose(bulk.acc, single.acc, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(bulk.acc, task_accuracy(q, x, prior=problem.prior), atol=1e-12)
+    for j in range(m):
+        (s1, t1), (s2, t2) = bulk._dist(j), single._dist(j)
+        np.testing.assert_allclose(s1, s2, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(t1, t2, rtol=0, atol=1e-12)
