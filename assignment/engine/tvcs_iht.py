@@ -16,11 +16,15 @@ the starting point: the projection of the linear weights ``(2 Q - 1)^2``.
 Final local improvement (``refine=True``, the default). The surrogate smooths away a structure
 of the exact objective: under prior 0.5 a task with two workers is exactly as accurate as with
 the better one alone (DESIGN.md §4), so IHT supports spend budget on second workers that add
-nothing. The pass removes, task by task, every worker whose removal does not lower the task's
-exact accuracy (least reliable first), then spends the freed budget and caps by exact marginal
-gains with a pair look-ahead (:func:`~assignment.engine.greedy.greedy_assignment` extending the
-pruned support). Removals cost nothing and additions only gain, so the pass never lowers the
-accuracy.
+nothing, and the best assignments use odd counts that a smooth surrogate does not single out.
+:func:`assignment.engine.local_search.improve` repairs this by exact accuracies: it prunes the
+workers that add nothing, refills by exact marginal gains with a pair look-ahead, and then runs
+up to ``refine_rounds`` destroy-and-repair rounds that alternately remove the pairs worth least
+and all pairs of a block of workers, and refill again, keeping a round only if it helps. So the
+pass never lowers the accuracy.
+
+Tasks take at most ``MAX_EXACT_WORKERS = 20`` workers here (a lower per-task cap than the
+problem's when it allows more), so that every support can be evaluated exactly.
 """
 
 from __future__ import annotations
@@ -31,18 +35,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assignment.engine.accuracy import column_accuracy, expected_accuracy
-from assignment.engine.greedy import greedy_assignment
+from assignment.engine.accuracy import MAX_EXACT_WORKERS, expected_accuracy
+from assignment.engine.local_search import improve
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.surrogate import Surrogate
+from projections import TVCSStructure
 from projections.tvcs import project
 
 __all__ = ["IHTOutcome", "tvcs_iht"]
 
 logger = logging.getLogger(__name__)
 
-#: The final pass stops after a prune-and-refill round that gains less than this (0.01 point).
-FINAL_PASS_MIN_GAIN = 1e-4
+#: Share of the run's progress bar given to the IHT steps; the final pass has the rest.
+_IHT_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -59,57 +64,15 @@ def _box_gain(y: np.ndarray) -> np.ndarray:
     return np.where(y > 1.0, 2.0 * y - 1.0, np.where(y > 0.0, y * y, 0.0))
 
 
-def _prune_useless(problem: AssignmentProblem, assignment: np.ndarray) -> np.ndarray:
-    """Drop workers whose removal does not lower their task's exact accuracy."""
-    q, prior = problem.quality, problem.prior
-    out = assignment.copy()
-    reliability = np.abs(q - 0.5)
-    for j in np.flatnonzero(out.sum(axis=0) >= 2):
-        members = list(np.flatnonzero(out[:, j]))
-        members.sort(key=lambda i: (reliability[i, j], i))
-        current = column_accuracy(q[members, j], prior[j])
-        for i in list(members):
-            if len(members) < 2:
-                break
-            rest = [k for k in members if k != i]
-            without = column_accuracy(q[rest, j], prior[j])
-            if without >= current - 1e-12:
-                members, current = rest, without
-                out[i, j] = False
-    return out
-
-
-def _final_pass(problem: AssignmentProblem, assignment: np.ndarray, accuracy: float):
-    """Prune useless workers and refill by exact gains, until a round gains nothing.
-
-    Refilling can add a better worker next to one that then becomes useless (a pair is only as
-    accurate as its better member), so prune and refill alternate until a round gains less than
-    ``FINAL_PASS_MIN_GAIN`` (the gains shrink geometrically, by about 0.6 a round at 200 x
-    10,000); the result is pruned.
-    """
-    removed = added = rounds = 0
-    start = accuracy
-    for rounds in range(1, 11):  # noqa: B007 - the count is reported
-        pruned = _prune_useless(problem, assignment)
-        refilled, info = greedy_assignment(problem, initial=pruned)
-        removed += int(assignment.sum() - pruned.sum())
-        added += int(refilled.sum() - pruned.sum())
-        if info["accuracy"] <= accuracy + 1e-12:
-            assignment = pruned
-            break
-        round_gain = info["accuracy"] - accuracy
-        assignment, accuracy = refilled, info["accuracy"]
-        if round_gain < FINAL_PASS_MIN_GAIN:
-            break
-    assignment = _prune_useless(problem, assignment)  # removals here cost nothing
-    accuracy = expected_accuracy(problem.quality, assignment, prior=problem.prior)
-    if removed == 0 and added == 0:
-        return assignment, accuracy, ""
-    gain = 100 * (accuracy - start)
-    return (
-        assignment,
-        accuracy,
-        f"{rounds} round(s), {removed} removed, {added} added, {gain:+.2f} points",
+def _structure(problem: AssignmentProblem) -> TVCSStructure:
+    """The problem's caps, with at most ``MAX_EXACT_WORKERS`` workers per task."""
+    if problem.max_workers_per_task.max(initial=0) <= MAX_EXACT_WORKERS:
+        return problem.structure
+    return TVCSStructure.from_matrix(
+        problem.quality.shape,
+        max_per_row=problem.max_tasks_per_worker,
+        max_per_col=np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS),
+        total=problem.budget,
     )
 
 
@@ -123,6 +86,7 @@ def tvcs_iht(
     temperature: float = 1.0,
     eval_every: int = 10,
     refine: bool = True,
+    refine_rounds: int = 12,
     progress=None,
     time_limit: float | None = None,
 ) -> IHTOutcome:
@@ -143,13 +107,17 @@ def tvcs_iht(
         Exact evaluation period.
     refine : bool
         Run the final local improvement (see the module docstring).
+    refine_rounds : int
+        Destroy-and-repair rounds of the final pass at most (``max_rounds`` of
+        :func:`~assignment.engine.local_search.improve`).
     progress : callable, optional
         ``progress(fraction, message)``.
     time_limit : float, optional
-        Stop after this many seconds (the best support so far is returned).
+        Stop after this many seconds (the best support so far is returned, after a final pass
+        that starts no new round once the limit has passed).
     """
     start = time.perf_counter()
-    q, prior, structure = problem.quality, problem.prior, problem.structure
+    q, prior, structure = problem.quality, problem.prior, _structure(problem)
     oracle = Surrogate(problem, temperature=temperature, batch_size=batch_size)
     first = project(problem.mask(np.abs(2.0 * q - 1.0)), structure)
     x = first.support.astype(np.float64)
@@ -173,13 +141,31 @@ def tvcs_iht(
                 best, best_acc = res.support, acc
             logger.debug("tvcs-iht %d: support accuracy %.5f (best %.5f)", t, acc, best_acc)
             if progress is not None:
-                progress(t / max_iter, f"iteration {t}/{max_iter}, best accuracy {best_acc:.4f}")
+                progress(
+                    _IHT_SHARE * t / max_iter,
+                    f"iteration {t}/{max_iter}, best accuracy {best_acc:.4f}",
+                )
         if time_limit is not None and time.perf_counter() - start > time_limit:
             message = f"stopped by the time limit after {t} iterations"
             break
     if refine:
-        best, best_acc, summary = _final_pass(problem, best, best_acc)
-        if summary:
-            message += "; final pass: " + summary
-            history.append((iterations, best_acc))
+
+        def round_done(rnd: int, accuracy: float) -> None:
+            if progress is not None:
+                fraction = _IHT_SHARE + (1 - _IHT_SHARE) * (rnd + 1) / (refine_rounds + 1)
+                progress(fraction, f"final pass round {rnd}, best accuracy {accuracy:.4f}")
+
+        deadline = None if time_limit is None else start + time_limit
+        out = improve(
+            problem,
+            best,
+            rng=rng,
+            max_rounds=refine_rounds,
+            deadline=deadline,
+            progress=round_done,
+        )
+        if out.accuracy > best_acc:
+            history.append((iterations, out.accuracy))
+        best, best_acc = out.assignment, out.accuracy
+        message += "; final pass: " + out.message
     return IHTOutcome(best, best_acc, start_acc, iterations, history, message)

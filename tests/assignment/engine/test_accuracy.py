@@ -17,6 +17,7 @@ from assignment.engine.accuracy import (
     column_accuracy,
     estimate_accuracy,
     expected_accuracy,
+    removal_losses,
     task_accuracy,
 )
 
@@ -355,3 +356,44 @@ def test_estimate_accuracy_needs_at_least_two_integer_samples(n_samples):
 def test_column_accuracy_validates_its_arguments(q, prior, message):
     with pytest.raises(ValueError, match=message):
         column_accuracy(q, prior)
+
+
+# --------------------------------------------------------------------------- removal losses
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_removal_losses_are_the_accuracy_drop_of_removing_each_assigned_worker(seed):
+    rng = np.random.default_rng(seed)
+    q = rng.choice([0.0, 0.3, 0.5, 0.6, 0.75, 0.9, 1.0], size=(9, 14))
+    q = np.where(rng.random(q.shape) < 0.5, rng.uniform(0, 1, q.shape), q)
+    x = rng.random(q.shape) < 0.5
+    prior = rng.uniform(0.1, 0.9, 14)
+    workers, tasks, loss = removal_losses(q, x, prior=prior)
+    assert sorted(zip(tasks, workers, strict=True)) == list(zip(tasks, workers, strict=True))
+    assert set(zip(workers, tasks, strict=True)) == set(zip(*np.nonzero(x), strict=True))
+    full = brute_force_task_accuracies(q, x, prior)
+    for i, j, got in zip(workers, tasks, loss, strict=True):
+        without = x.copy()
+        without[i, j] = False
+        expected = full[j] - brute_force_task_accuracies(q, without, prior)[j]
+        assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_removal_losses_can_be_restricted_to_some_tasks():
+    rng = np.random.default_rng(7)
+    q = rng.uniform(0.5, 0.9, (6, 10))
+    x = rng.random(q.shape) < 0.6
+    everything = removal_losses(q, x)
+    some = removal_losses(q, x, tasks=[7, 2, 2])
+    keep = np.isin(everything[1], [2, 7])
+    for full, part in zip(everything, some, strict=True):
+        np.testing.assert_array_equal(full[keep], part)
+    with pytest.raises(ValueError, match="tasks must be indices"):
+        removal_losses(q, x, tasks=[10])
+
+
+def test_under_prior_one_half_the_weaker_of_two_workers_costs_nothing_to_remove():
+    q = np.array([[0.9], [0.7]])
+    workers, _, loss = removal_losses(q, np.ones((2, 1), dtype=bool))
+    assert loss[workers == 1][0] == pytest.approx(0.0, abs=1e-15)
+    assert loss[workers == 0][0] == pytest.approx(0.2)

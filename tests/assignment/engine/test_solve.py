@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from assignment.engine.accuracy import expected_accuracy
+from assignment.engine.local_search import prune
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.solve import METHODS, solve
-from assignment.engine.tvcs_iht import _prune_useless
 
 FAST = {"tvcs-iht": {"max_iter": 15, "eval_every": 5}}
 
@@ -152,4 +152,13 @@ def test_the_final_pass_removes_second_workers_that_add_nothing_under_prior_one_
 def test_after_the_final_pass_no_worker_can_be_removed_for_free():
     problem = make_problem(seed=1, n=20, m=60, r=0.1)
     refined = solve(problem, method="tvcs-iht", seed=0, max_iter=20)
-    np.testing.assert_array_equal(_prune_useless(problem, refined.assignment), refined.assignment)
+    np.testing.assert_array_equal(prune(problem, refined.assignment), refined.assignment)
+
+
+def test_tvcs_iht_puts_at_most_twenty_workers_on_a_task_when_the_caps_allow_more():
+    # The exact accuracy stops at MAX_EXACT_WORKERS = 20, so tvcs-iht caps tasks there.
+    problem = make_problem(seed=4, n=30, m=6, max_workers_per_task=30, budget=150)
+    result = solve(problem, method="tvcs-iht", seed=0, **options("tvcs-iht"))
+    assert problem.is_feasible(result.assignment)
+    assert result.assignment.sum(axis=0).max() <= 20
+    assert result.accuracy_standard_error is None

@@ -1,0 +1,224 @@
+"""Local improvement of an assignment by exact expected accuracy: prune, and destroy-and-repair.
+
+The final pass of ``tvcs-iht`` (:mod:`assignment.engine.tvcs_iht`). The smooth surrogate that
+IHT ascends does not see a structure of the exact objective: under prior 0.5 a second worker on
+a task only ties the first (DESIGN.md §4), so good assignments use odd counts of workers, and a
+support that is good for the surrogate spends budget on workers that add nothing. Two moves
+repair this, both scored by the exact accuracy (:mod:`assignment.engine.accuracy`):
+
+``prune``
+    Remove, task by task, every worker whose removal does not lower the task's exact accuracy
+    (the least reliable ``|Q - 0.5|`` first, then the lowest worker index). Each sweep removes
+    at most one worker per task, using the leave-one-out losses of
+    :func:`~assignment.engine.accuracy.removal_losses` on the tasks that changed in the previous
+    sweep, until no task has such a worker. Pruning never lowers the accuracy, and it frees
+    budget and caps.
+
+``improve`` (large-neighbourhood search)
+    Round 0 prunes and refills: the freed budget and caps are spent by exact marginal gains with
+    a pair look-ahead (:func:`~assignment.engine.greedy.greedy_assignment` extending the pruned
+    assignment), and the result is pruned again. Every further round first *destroys* a share
+    ``removal_fraction`` of the assigned pairs, those with the smallest exact removal loss
+    ``A_j - A_j(without i)`` (ties by worker, then task), and then prunes and refills the same
+    way. Removing the pairs that are worth least lets the greedy re-spend their budget where it
+    is worth more now, for example turning a task's two useful workers into three. A round is
+    kept only if it raises the mean accuracy; the search stops after ``max_rounds`` rounds, at
+    the first round that does not improve, at the first that gains less than ``min_gain``, or
+    at ``deadline``. The result is therefore never worse than the input.
+
+Measured at 200 workers x 10,000 tasks, ratio 0.03 (Figure 4's setting, seed 0): after 30
+stochastic IHT steps the support is at 0.9843 and the bound at 0.9880; round 0 and three
+destroy-and-repair rounds reach 0.9878, at about 0.7 s a round (``benchmarks/figure4.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from assignment.engine.accuracy import expected_accuracy, removal_losses
+from assignment.engine.greedy import greedy_assignment
+from assignment.engine.problem import AssignmentProblem
+
+__all__ = ["ImproveResult", "improve", "prune"]
+
+logger = logging.getLogger(__name__)
+
+#: A removal that lowers the task's accuracy by at most this counts as free.
+FREE_LOSS = 1e-12
+
+
+def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> np.ndarray:
+    """Drop every worker whose removal does not lower its task's exact accuracy.
+
+    Parameters
+    ----------
+    problem : AssignmentProblem
+    assignment : ndarray of bool, shape (n_workers, n_tasks)
+        Not modified.
+    tasks : array_like of int, optional
+        Only these tasks (default: all), for when the others are known to be pruned already.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_workers, n_tasks)
+        A subset of ``assignment`` with the same or a higher exact accuracy on every task, in
+        which removing any single worker from a task with two or more lowers its accuracy by
+        more than ``FREE_LOSS``.
+    """
+    q, prior = problem.quality, problem.prior
+    out = np.array(assignment, dtype=bool)
+    reliability = np.abs(q - 0.5)
+    tasks = np.arange(problem.n_tasks) if tasks is None else np.unique(np.asarray(tasks))
+    tasks = tasks[out[:, tasks].sum(axis=0) >= 2]
+    while tasks.size:
+        workers, cols, loss = removal_losses(q, out, prior=prior, tasks=tasks)
+        free = loss <= FREE_LOSS
+        if not free.any():
+            break
+        workers, cols = workers[free], cols[free]
+        order = np.lexsort((workers, reliability[workers, cols], cols))
+        workers, cols = workers[order], cols[order]
+        first = np.ones(cols.shape[0], dtype=bool)
+        first[1:] = cols[1:] != cols[:-1]
+        out[workers[first], cols[first]] = False
+        tasks = cols[first]
+        tasks = tasks[out[:, tasks].sum(axis=0) >= 2]
+    return out
+
+
+@dataclass(frozen=True)
+class ImproveResult:
+    """Outcome of :func:`improve`.
+
+    Attributes
+    ----------
+    assignment : ndarray of bool, shape (n_workers, n_tasks)
+        Feasible, pruned, and at least as accurate as the input.
+    accuracy : float
+        Its exact expected accuracy.
+    rounds : int
+        Rounds run (including one that was not kept).
+    history : list of float
+        Accuracy after every kept round (the input's first).
+    message : str
+        Why the search stopped, and what it changed.
+    """
+
+    assignment: np.ndarray
+    accuracy: float
+    rounds: int
+    history: list
+    message: str
+
+
+def _smallest_losses(problem: AssignmentProblem, assignment: np.ndarray, fraction: float):
+    """The ``ceil(fraction * n_assigned)`` assigned pairs of smallest removal loss."""
+    workers, cols, loss = removal_losses(problem.quality, assignment, prior=problem.prior)
+    count = math.ceil(fraction * workers.shape[0])
+    order = np.lexsort((cols, workers, loss))[:count]
+    return workers[order], cols[order]
+
+
+def _changed_tasks(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    return np.flatnonzero((before != after).any(axis=0))
+
+
+def improve(
+    problem: AssignmentProblem,
+    assignment: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    max_rounds: int = 12,
+    removal_fraction: float = 0.05,
+    worker_fraction: float = 0.1,
+    min_gain: float = 2e-5,
+    deadline: float | None = None,
+    progress: Callable[[int, float], object] | None = None,
+) -> ImproveResult:
+    """Prune, refill and destroy-and-repair; see the module docstring.
+
+    Parameters
+    ----------
+    problem : AssignmentProblem
+    assignment : ndarray of bool, shape (n_workers, n_tasks)
+        A feasible assignment (not modified).
+    rng : numpy.random.Generator
+        Orders the workers for the worker rounds.
+    max_rounds : int
+        Destroy-and-repair rounds after round 0 (0: prune and refill only).
+    removal_fraction : float
+        Share of the assigned pairs a pair round removes, in ``(0, 1]``.
+    worker_fraction : float
+        Share of the workers whose pairs a worker round removes, in ``(0, 1]``.
+    min_gain : float
+        Stop when the last two rounds (one of each kind) together raised the mean accuracy by
+        less than this.
+    deadline : float, optional
+        A ``time.perf_counter()`` value; no round starts after it.
+    progress : callable, optional
+        ``progress(round, accuracy)`` after every round.
+
+    Returns
+    -------
+    ImproveResult
+
+    Raises
+    ------
+    ValueError
+        If ``max_rounds`` is negative or a fraction is outside ``(0, 1]``.
+    """
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 0:
+        raise ValueError(f"max_rounds must be a non-negative integer, got {max_rounds!r}")
+    fractions = {"removal_fraction": removal_fraction, "worker_fraction": worker_fraction}
+    for name, value in fractions.items():
+        if not 0.0 < value <= 1.0:
+            raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+    n = problem.n_workers
+    order = rng.permutation(n)
+    block = max(1, round(worker_fraction * n))
+    best = prune(problem, assignment)
+    best_acc = expected_accuracy(problem.quality, best, prior=problem.prior)
+    history = [best_acc]
+    gains = [0.0, 0.0]
+    start_pairs = int(np.asarray(assignment).sum())
+    stopped = f"{max_rounds + 1} round(s)"
+    rounds = 0
+    for rnd in range(max_rounds + 1):
+        if deadline is not None and time.perf_counter() > deadline:
+            stopped = f"stopped by the time limit after {rounds} round(s)"
+            break
+        rounds = rnd + 1
+        candidate = best.copy()
+        if rnd % 2 == 1:  # a pair round
+            workers, cols = _smallest_losses(problem, best, removal_fraction)
+            candidate[workers, cols] = False
+        elif rnd > 0:  # a worker round
+            start = (rnd // 2 - 1) * block % n
+            candidate[order[start : start + block]] = False
+        candidate = prune(problem, candidate, tasks=_changed_tasks(best, candidate))
+        refilled, _ = greedy_assignment(problem, initial=candidate)
+        refilled = prune(problem, refilled, tasks=_changed_tasks(candidate, refilled))
+        acc = expected_accuracy(problem.quality, refilled, prior=problem.prior)
+        gain = max(0.0, acc - best_acc)
+        logger.debug("local search round %d: %.6f (%+.6f)", rnd, acc, acc - best_acc)
+        if gain > 0.0:
+            best, best_acc = refilled, acc
+            history.append(acc)
+        if progress is not None:
+            progress(rnd, best_acc)
+        gains = [gains[1], gain]
+        if rnd >= 2 and sum(gains) < min_gain:
+            stopped = f"rounds {rnd - 1}-{rnd} gained less than {min_gain:g}"
+            break
+    changed = int((best != np.asarray(assignment, dtype=bool)).sum())
+    message = (
+        f"{stopped}; {changed} pair(s) changed, {start_pairs} -> {int(best.sum())} assigned, "
+        f"{100 * (best_acc - history[0]):+.2f} points"
+    )
+    return ImproveResult(best, best_acc, rounds, history, message)

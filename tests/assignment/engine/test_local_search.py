@@ -1,0 +1,134 @@
+"""The final pass of tvcs-iht: prune and destroy-and-repair by exact accuracies."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from assignment.engine.accuracy import expected_accuracy, removal_losses, task_accuracy
+from assignment.engine.local_search import FREE_LOSS, improve, prune
+from assignment.engine.problem import AssignmentProblem
+from assignment.engine.upper_bound import accuracy_upper_bound
+from projections.tvcs import project
+
+
+def figure4_problem(seed=0, n=30, m=200, r=0.05, **kwargs):
+    q = np.random.default_rng(seed).uniform(0.5, 0.9, (n, m))
+    k, t = max(1, round(r * n)), max(1, round(r * m))
+    return AssignmentProblem(
+        q,
+        max_workers_per_task=k,
+        max_tasks_per_worker=t,
+        budget=int(0.8 * min(m * k, n * t)),
+        **kwargs,
+    )
+
+
+def linear_start(problem):
+    """The projection of the linear weights (2Q - 1)^2: tvcs-iht's starting point."""
+    weights = problem.mask(np.abs(2 * problem.quality - 1))
+    return project(weights, problem.structure).support
+
+
+def test_prune_keeps_every_task_as_accurate_and_leaves_nothing_free_to_remove():
+    problem = figure4_problem(seed=1, r=0.1)
+    start = linear_start(problem)
+    pruned = prune(problem, start)
+    assert not np.any(pruned & ~start)
+    assert pruned.sum() < start.sum()  # under prior 0.5 the linear start has useless workers
+    before = task_accuracy(problem.quality, start, prior=problem.prior)
+    after = task_accuracy(problem.quality, pruned, prior=problem.prior)
+    assert np.all(after >= before - 1e-9)
+    _, tasks, loss = removal_losses(problem.quality, pruned, prior=problem.prior)
+    crowded = pruned.sum(axis=0)[tasks] >= 2
+    assert np.all(loss[crowded] > FREE_LOSS)
+
+
+def test_prune_removes_the_less_reliable_of_two_equal_contributors_and_a_misleading_worker():
+    q = np.array([[0.9, 0.8], [0.7, 0.5], [0.6, 0.85]])
+    problem = AssignmentProblem(q, max_workers_per_task=3, max_tasks_per_worker=2, budget=6)
+    pruned = prune(problem, np.ones_like(q, dtype=bool))
+    # task 0: 0.9 beats 0.7 + 0.6 together, so both go; task 1: Q = 0.5 says nothing, and
+    # 0.85 alone is as good as 0.85 with 0.8
+    np.testing.assert_array_equal(pruned, [[True, False], [False, False], [False, True]])
+
+
+def test_prune_restricted_to_some_tasks_leaves_the_others_alone():
+    problem = figure4_problem(seed=2, r=0.1)
+    start = linear_start(problem)
+    some = np.arange(0, problem.n_tasks, 3)
+    pruned = prune(problem, start, tasks=some)
+    others = np.setdiff1d(np.arange(problem.n_tasks), some)
+    np.testing.assert_array_equal(pruned[:, others], start[:, others])
+    np.testing.assert_array_equal(pruned[:, some], prune(problem, start)[:, some])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_improve_is_feasible_never_worse_and_reaches_the_bound_on_figure_4_instances(seed):
+    problem = figure4_problem(seed=seed, r=0.1)
+    start = linear_start(problem)
+    start_accuracy = expected_accuracy(problem.quality, start, prior=problem.prior)
+    out = improve(problem, start, rng=np.random.default_rng(0))
+    assert problem.is_feasible(out.assignment)
+    assert out.accuracy == pytest.approx(
+        expected_accuracy(problem.quality, out.assignment, prior=problem.prior), abs=1e-12
+    )
+    assert out.accuracy > start_accuracy + 0.01
+    assert out.history == sorted(out.history)
+    bound = accuracy_upper_bound(problem).value
+    assert out.accuracy <= bound + 1e-9
+    assert bound - out.accuracy < 0.002  # within 0.2 point of the bound
+    np.testing.assert_array_equal(prune(problem, out.assignment), out.assignment)
+
+
+def test_improve_is_a_deterministic_function_of_its_seed_and_does_not_mutate_its_input():
+    problem = figure4_problem(seed=3)
+    start = linear_start(problem)
+    copy = start.copy()
+    a = improve(problem, start, rng=np.random.default_rng(5))
+    b = improve(problem, start, rng=np.random.default_rng(5))
+    np.testing.assert_array_equal(a.assignment, b.assignment)
+    np.testing.assert_array_equal(start, copy)
+
+
+def test_improve_keeps_eligibility_and_caps_per_task_and_worker():
+    rng = np.random.default_rng(4)
+    q = rng.uniform(0.0, 1.0, (15, 40))
+    eligible = rng.random(q.shape) < 0.6
+    problem = AssignmentProblem(
+        q,
+        max_workers_per_task=rng.integers(0, 6, 40),
+        max_tasks_per_worker=rng.integers(0, 12, 15),
+        budget=90,
+        prior=rng.uniform(0.1, 0.9, 40),
+        eligible=eligible,
+    )
+    out = improve(problem, np.zeros(q.shape, dtype=bool), rng=np.random.default_rng(0))
+    assert problem.is_feasible(out.assignment)
+    assert out.accuracy >= expected_accuracy(q, np.zeros(q.shape, bool), prior=problem.prior)
+
+
+def test_a_passed_deadline_only_prunes():
+    problem = figure4_problem(seed=5, r=0.1)
+    start = linear_start(problem)
+    out = improve(problem, start, rng=np.random.default_rng(0), deadline=time.perf_counter())
+    np.testing.assert_array_equal(out.assignment, prune(problem, start))
+    assert out.rounds == 0
+    assert "time limit" in out.message
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_rounds": -1}, "max_rounds must be a non-negative integer"),
+        ({"max_rounds": 2.5}, "max_rounds must be a non-negative integer"),
+        ({"removal_fraction": 0.0}, r"removal_fraction must be in \(0, 1\]"),
+        ({"worker_fraction": 1.5}, r"worker_fraction must be in \(0, 1\]"),
+    ],
+)
+def test_bad_options_are_rejected(kwargs, message):
+    problem = figure4_problem()
+    with pytest.raises(ValueError, match=message):
+        improve(problem, linear_start(problem), rng=np.random.default_rng(0), **kwargs)
