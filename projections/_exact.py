@@ -43,9 +43,14 @@ Algorithm
    scaling resumes from the larger of ``eps`` and the worst violation; after the ``eps = 1``
    phase no element violates, so the circulation is optimal on the full graph.
 
-A warm start (``ExactState`` from an earlier call on the same structure) starts the
-coordinate descent from the earlier prices (``WARM_SWEEPS`` rounds instead of ``SWEEPS``) and
-routes a unit through every element of the earlier support.
+A warm start (``ExactState`` from an earlier call on the same structure) replaces steps 1 and
+2 when it is good enough. One pass over the input computes, at the earlier prices (rescaled to
+this call's units), how far the earlier support is from eps-optimal; if that is at most
+``max cost / START`` the candidates are the earlier support and the elements with reduced cost
+below a margin (``POOL`` times that eps), the earlier support is the starting flow, scaling
+starts at that eps, and the certificate starts from an (empty) pool with that margin. Otherwise
+(or when the earlier prices are off this call's scale) the call starts cold. Inside IHT,
+whose iterates converge, this saves most of the passes over the input.
 
 The result is optimal for the rounded weights; its true objective is within
 ``2 * |S| * max(w) * 2**-bits`` of the true optimum (a relative error below ``1e-9`` on every
@@ -71,6 +76,7 @@ from projections._mincostflow import (
     flows_by_ident,
     refine,
     select_active,
+    start_eps,
     worst_inactive,
 )
 from projections.result import MethodOutput
@@ -85,10 +91,10 @@ BUDGET_MARGIN = 1.5
 #: Weight bins per octave (a power of two, at most 2**52) and number of bins.
 BINS_PER_OCTAVE = 8
 N_BINS = 8 * 16 + 1
-#: Coordinate-descent sweeps for the starting prices (cold and warm start), and the first
-#: phase's ``eps`` as a fraction of the largest cost.
+#: Coordinate-descent sweeps for the starting prices of a cold start, and the first phase's
+#: ``eps`` as a fraction of the largest cost (a warm start whose flow is further from optimal
+#: than that starts cold).
 SWEEPS = 2
-WARM_SWEEPS = 1
 START = 1024
 #: Before the first phase, the non-candidates with reduced cost below ``AHEAD * eps`` at the
 #: starting prices join the candidate graph.
@@ -360,6 +366,67 @@ def _pool_holds(base, price, g1, g2, margin, slack):
 
 
 @njit(cache=True)
+def _warm_candidates(
+    weights, labels1, labels2, n_cols, caps1, caps2, selected, price, factor, multiplier, margin
+):
+    """Usable elements that are selected or have reduced cost below ``margin``.
+
+    Returns them, their reduced costs, and the smallest eps (at least 1) for which the flow
+    through the selected elements is eps-optimal on every element arc.
+    """
+    matrix = labels1.shape[0] == 0
+    g1 = caps1.shape[0]
+    g2 = caps2.shape[0]
+    top_head = price[g1 + g2 + 1]
+    for h in range(g1, g1 + g2):
+        if price[h] > top_head:
+            top_head = price[h]
+    unit = factor * multiplier
+    limit = np.empty(g1 + 1)  # per tail: unselected weights below this have reduced >= margin
+    for t in range(g1 + 1):
+        tail = t if t < g1 else g1 + g2
+        limit[t] = (price[tail] - top_head - margin - 2 * multiplier) / unit
+    out = np.empty(weights.shape[0], dtype=np.int64)  # untouched pages cost nothing
+    reduced_out = np.empty(weights.shape[0], dtype=np.int64)
+    n_out = 0
+    worst = 1
+    g = 0
+    h = 0
+    lim = limit[0]
+    for e in range(weights.shape[0]):
+        if matrix:
+            if e > 0:
+                h += 1
+                if h == n_cols:
+                    h = 0
+                    g += 1
+                    lim = limit[g]
+        else:
+            g = labels1[e]
+            h = labels2[e]
+            lim = limit[g if g >= 0 else g1]
+        x = weights[e]
+        chosen = selected[e]
+        if (x <= lim and not chosen) or x <= 0:
+            continue
+        if (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
+            c = np.int64(x * factor + 0.5) * multiplier
+            tail = g if g >= 0 else g1 + g2
+            head = g1 + h if h >= 0 else g1 + g2 + 1
+            reduced = -c + price[tail] - price[head]
+            if chosen:
+                if reduced > worst:  # the reverse arc is residual
+                    worst = reduced
+            elif -reduced > worst:
+                worst = -reduced
+            if chosen or reduced < margin:
+                out[n_out] = e
+                reduced_out[n_out] = reduced
+                n_out += 1
+    return out[:n_out].copy(), reduced_out[:n_out].copy(), worst
+
+
+@njit(cache=True)
 def _complete(order, selected, labels1, labels2, left1, left2, room):
     """Add elements of ``order`` (heaviest first) while the remaining caps allow."""
     for e in order:
@@ -409,20 +476,61 @@ def _fill_zero_cost(support, weights, zero_cost, structure):
     )
 
 
-def _warm_duals(prices, unit, top_cost, g1, g2, u, v) -> int:
-    """Dual values from earlier node prices (in weight units), in this call's integer units.
+def _warm_prices(prices, unit, n_nodes, max_cost):
+    """Earlier prices (in weight units) in this call's integer units, or None.
 
-    Fills ``u[:g1]`` and ``v[:g2]`` and returns ``lam``, each clipped to ``[0, top_cost]``:
-    the prices of an optimal flow can sit anywhere on saturated arcs, and weights on a very
-    different scale would give meaningless (or not even finite) values; the coordinate
-    descent that follows repairs both.
+    Prices only matter up to a common shift. When the new weights are on a very different
+    scale, the old prices would be enormous in the new units (beyond what the overflow analysis
+    of ``_scale_bits`` allows, or not even finite): the warm start is then dropped.
     """
-    source, sink = g1 + g2, g1 + g2 + 1
     with np.errstate(invalid="ignore", over="ignore"):
-        u[:g1] = np.nan_to_num(np.clip((prices[:g1] - prices[source]) * unit, 0, top_cost))
-        v[:g2] = np.nan_to_num(np.clip((prices[sink] - prices[g1:source]) * unit, 0, top_cost))
-        lam = (prices[source] - prices[sink]) * unit
-    return int(np.clip(lam, 0, top_cost)) if np.isfinite(lam) else 0
+        scaled = prices * unit
+    if np.all(np.isfinite(scaled)):
+        scaled = scaled - scaled.max()
+        if -scaled.min() <= n_nodes * max_cost:
+            return np.round(scaled).astype(np.int64)
+    logger.debug("exact: warm-start prices are off this call's scale; starting cold")
+    return None
+
+
+def _cold_candidates(weights, structure, everything, top, clock):
+    """Candidate elements from weight histograms, and a first value of the total cap's price.
+
+    Bins are 1/BINS_PER_OCTAVE octave wide. Every group keeps the bins that hold its
+    ``cap + SLACK`` heaviest elements; overall, only bins above the lightest one where the caps
+    would still allow ``BUDGET_MARGIN * total`` elements count. The price (in weight units) is
+    the lower edge of the bin where the caps alone would allow ``total`` elements (0 if they
+    never reach it: the total cap is slack).
+    """
+    caps1, caps2 = structure.caps1, structure.caps2
+    g1, g2 = caps1.shape[0], caps2.shape[0]
+    shift = 52 - int(math.log2(BINS_PER_OCTAVE))
+    key_top = int(np.float64(top).view(np.int64)) >> shift
+    count = np.int32 if structure.n_elements < 2**31 else np.int64
+    hist1 = np.zeros((g1 + 1, N_BINS), dtype=count)
+    hist2 = np.zeros((N_BINS, g2 + 1), dtype=count)  # columns vary fastest in a matrix
+    _histograms(weights, *everything, key_top, shift, N_BINS, hist1, hist2)
+    cum1 = np.cumsum(hist1, axis=1, dtype=np.int64)
+    cum2 = np.cumsum(hist2, axis=0, dtype=np.int64).T
+    keep1 = np.empty(g1 + 1, dtype=np.int64)
+    keep2 = np.empty(g2 + 1, dtype=np.int64)
+    for keep, cum, caps in ((keep1, cum1, caps1), (keep2, cum2, caps2)):
+        want = np.append(caps, structure.total) + SLACK
+        keep[:] = np.minimum((cum < want[:, None]).sum(axis=1), N_BINS - 1)
+    room = np.minimum(
+        np.minimum(cum1[:-1], caps1[:, None]).sum(axis=0) + cum1[-1],
+        np.minimum(cum2[:-1], caps2[:, None]).sum(axis=0) + cum2[-1],
+    )
+    wanted = BUDGET_MARGIN * min(structure.total, int(room[-1]))
+    floor = min(int(np.searchsorted(room, wanted)), N_BINS - 1)
+    at_total = int(np.searchsorted(room, structure.total))
+    lam0 = 0.0
+    if at_total < N_BINS - 1:
+        lam0 = float(np.int64((key_top - at_total) << shift).view(np.float64))
+    logger.debug("exact histograms: %.3f s", time.perf_counter() - clock)
+    cand = _collect(weights, *everything, key_top, shift, N_BINS, keep1, keep2, floor)
+    logger.debug("exact collected %d candidates: %.3f s", cand.size, time.perf_counter() - clock)
+    return cand, lam0
 
 
 def _scale_bits(n_nodes: int) -> int:
@@ -469,56 +577,39 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     multiplier = np.int64(n_nodes + 1)
     unit = factor * float(multiplier)  # integer price units per unit of weight
 
-    # Candidate graph from weight histograms (bins of 1/BINS_PER_OCTAVE octave): for every
-    # group, the bins that hold its cap + SLACK heaviest elements; and overall, only bins above
-    # the lightest one where the caps would still allow BUDGET_MARGIN * total elements.
-    shift = 52 - int(math.log2(BINS_PER_OCTAVE))
-    key_top = int(np.float64(top).view(np.int64)) >> shift
-    count = np.int32 if p < 2**31 else np.int64
-    hist1 = np.zeros((g1 + 1, N_BINS), dtype=count)
-    hist2 = np.zeros((N_BINS, g2 + 1), dtype=count)  # columns vary fastest in a matrix
-    _histograms(weights, *everything, key_top, shift, N_BINS, hist1, hist2)
-    cum1 = np.cumsum(hist1, axis=1, dtype=np.int64)
-    cum2 = np.cumsum(hist2, axis=0, dtype=np.int64).T
-    keep1 = np.empty(g1 + 1, dtype=np.int64)
-    keep2 = np.empty(g2 + 1, dtype=np.int64)
-    for keep, cum, caps in ((keep1, cum1, caps1), (keep2, cum2, caps2)):
-        want = np.append(caps, structure.total) + SLACK
-        keep[:] = np.minimum((cum < want[:, None]).sum(axis=1), N_BINS - 1)
-    room = np.minimum(
-        np.minimum(cum1[:-1], caps1[:, None]).sum(axis=0) + cum1[-1],
-        np.minimum(cum2[:-1], caps2[:, None]).sum(axis=0) + cum2[-1],
-    )
-    wanted = BUDGET_MARGIN * min(structure.total, int(room[-1]))
-    floor = min(int(np.searchsorted(room, wanted)), N_BINS - 1)
-    # The total cap's dual price starts at the lower edge of the bin where the caps alone
-    # would allow ``total`` elements (0 if they never reach it: the total cap is slack).
-    at_total = int(np.searchsorted(room, structure.total))
-    lam0 = 0.0
-    if at_total < N_BINS - 1:
-        lam0 = float(np.int64((key_top - at_total) << shift).view(np.float64))
-    logger.debug("exact histograms: %.3f s", time.perf_counter() - clock)
-    cand = _collect(weights, *everything, key_top, shift, N_BINS, keep1, keep2, floor)
-    logger.debug("exact collected %d candidates: %.3f s", cand.size, time.perf_counter() - clock)
-    in_graph = np.zeros(p, dtype=bool)
-    in_graph[cand] = True
-
     top_cost = int(_costs(np.array([top]), np.zeros(1, np.int64), factor, multiplier)[0])
-    u = np.zeros(g1 + 1, dtype=np.int64)
-    v = np.zeros(g2 + 1, dtype=np.int64)
-    sweeps = SWEEPS
+    in_graph = np.zeros(p, dtype=bool)
+
+    # A warm start whose prices are nearly optimal for this call skips the histograms and the
+    # coordinate descent: its support is the starting flow, and the candidates are that
+    # support and the elements close to admissible at its prices.
+    cand = None
+    pool_base = None
     if isinstance(warm_start, ExactState) and _same_structure(warm_start.structure, structure):
-        lam0 = _warm_duals(warm_start.prices, unit, top_cost, g1, g2, u, v)
-        sweeps = WARM_SWEEPS
-        before = warm_start.support & (weights > 0)
-        cand = np.concatenate([cand, np.flatnonzero(before & ~in_graph)])
-        in_graph[cand] = True
-        loaded = before[cand]
-    else:
-        lam0 = round(lam0 * unit)
+        price = _warm_prices(warm_start.prices, unit, n_nodes, top_cost)
+        if price is not None:
+            before = warm_start.support & (weights > 0)
+            near, reduced, eps = _warm_candidates(
+                weights, *everything, before, price, factor, multiplier, top_cost // POOL_WINDOW
+            )
+            if eps <= top_cost // START:
+                margin = min(max(POOL * eps, top_cost >> 24), top_cost // POOL_WINDOW)
+                cand = near[(reduced < margin) | before[near]]
+                loaded = before[cand]
+                pool_base = (price.copy(), margin)  # every other element: reduced >= margin
+                logger.debug(
+                    "exact warm start: starting flow %d-optimal, %d candidates: %.3f s",
+                    eps,
+                    cand.size,
+                    time.perf_counter() - clock,
+                )
+            else:
+                logger.debug("exact warm start: prices off by %d, starting cold", eps)
+    if cand is None:
+        cand, lam0 = _cold_candidates(weights, structure, everything, top, clock)
         loaded = np.zeros(cand.size, dtype=bool)
+    in_graph[cand] = True
     tails, heads = _ends(cand, labels1, labels2, n_cols, g1, g2)
-    logger.debug("exact ends: %.3f s", time.perf_counter() - clock)
 
     # The fixed arcs S -> view-1 groups, view-2 groups -> T and T -> S, then one arc per
     # candidate element; a warm start routes one unit through every element it selected.
@@ -543,24 +634,34 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         np.concatenate([fixed_flows, loaded]).astype(np.int64),
     )
     n_fixed = g1 + g2 + 1
-    first, last, _, head, _, cost, _, ident, _ = graph
-    _, price = dual_prices(
-        first,
-        last,
-        head,
-        cost,
-        ident,
-        n_fixed,
-        caps1,
-        caps2,
-        structure.total,
-        u,
-        v,
-        np.int64(lam0),
-        sweeps,
-    )
-    eps = max(1, top_cost // START) * ALPHA  # the first phase runs at top_cost // START
-    logger.debug("exact dual prices (%d sweeps): %.3f s", sweeps, time.perf_counter() - clock)
+    first, last, _, head, rescap, cost, _, ident, _ = graph
+    if pool_base is not None:
+        # Warm: the first phase runs ALPHA times below the starting flow's eps-optimality,
+        # and the certificate starts from the pool of the candidate pass (empty: every
+        # element with reduced cost below the margin is a candidate).
+        eps = start_eps(first, last, head, rescap, cost, price)
+        pool = (np.empty(0, np.int64),) * 4 + pool_base
+    else:
+        u = np.zeros(g1 + 1, dtype=np.int64)
+        v = np.zeros(g2 + 1, dtype=np.int64)
+        _, price = dual_prices(
+            first,
+            last,
+            head,
+            cost,
+            ident,
+            n_fixed,
+            caps1,
+            caps2,
+            structure.total,
+            u,
+            v,
+            np.int64(round(lam0 * unit)),
+            SWEEPS,
+        )
+        eps = max(1, top_cost // START) * ALPHA  # the first phase runs at top_cost // START
+        pool = None
+        logger.debug("exact dual prices: %.3f s", time.perf_counter() - clock)
 
     def add_candidates(bad):
         nonlocal graph, cand, tails, heads
@@ -586,8 +687,6 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         heads = np.concatenate([heads, new_heads])
         in_graph[bad] = True
 
-    pool = None
-
     def check(slack):
         """Non-candidates with reduced cost below -slack (from the pool while it holds)."""
         nonlocal pool
@@ -611,7 +710,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     clock = time.perf_counter()
     rounds = 1
     refines = 0
-    if AHEAD:
+    if AHEAD and pool is None:
         near, _ = check(-int(AHEAD * (eps // ALPHA)))
         if near.size:
             add_candidates(near)
@@ -693,7 +792,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         support=support,
         optimal=True,
         iterations=refines,
-        message=f"optimal: {rounds} candidate round(s), {cand.size} candidate elements of "
-        f"{p}, certificate on all",
+        message=f"optimal: {'warm start, ' if pool_base is not None else ''}{rounds} candidate "
+        f"round(s), {cand.size} candidate elements of {p}, certificate on all",
         warm_start=state,
     )

@@ -130,3 +130,47 @@ def test_a_warm_start_from_unrelated_prices_still_gives_the_optimum():
     warm = project(V, structure, warm_start=state)
     assert warm.optimal
     assert warm.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+
+
+def test_a_warm_start_from_the_same_input_is_taken_and_stays_optimal():
+    V, structure = _medium(5)
+    first = project(V, structure)
+    assert "warm start" not in first.message
+    again = project(V, structure, warm_start=first.warm_start)
+    assert "warm start" in again.message
+    assert again.optimal
+    np.testing.assert_array_equal(again.support, first.support)
+
+
+@pytest.mark.parametrize("noise", [1e-9, 1e-4, 1e-2])
+def test_warm_starts_along_a_converging_sequence_match_highs(noise):
+    V, structure = _medium(6, 0.5)
+    rng = np.random.default_rng(7)
+    state = project(V, structure).warm_start
+    for _ in range(4):
+        V = V + noise * rng.standard_normal(V.shape)
+        warm = project(V, structure, warm_start=state)
+        state = warm.warm_start
+        assert_valid_projection(V, structure, warm)
+        assert warm.optimal
+        assert warm.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+        if noise <= 1e-4:  # close enough for the warm path (further away it starts cold)
+            assert "warm start" in warm.message
+
+
+def test_a_warm_start_on_a_general_structure_matches_highs():
+    rng = np.random.default_rng(12)
+    p = 400
+    structure = TVCSStructure.from_labels(
+        rng.integers(-1, 15, p),
+        rng.integers(-1, 25, p),
+        caps1=rng.integers(0, 12, 15),
+        caps2=rng.integers(0, 6, 25),
+        total=60,
+    )
+    v = rng.standard_normal(p)
+    state = project(v, structure).warm_start
+    v = v + 1e-3 * rng.standard_normal(p)
+    warm = project(v, structure, warm_start=state)
+    assert_valid_projection(v, structure, warm)
+    assert warm.objective == pytest.approx(highs_optimum(v**2, structure), rel=1e-9)
