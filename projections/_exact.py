@@ -609,31 +609,43 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         cand, lam0 = _cold_candidates(weights, structure, everything, top, clock)
         loaded = np.zeros(cand.size, dtype=bool)
     in_graph[cand] = True
-    tails, heads = _ends(cand, labels1, labels2, n_cols, g1, g2)
 
     # The fixed arcs S -> view-1 groups, view-2 groups -> T and T -> S, then one arc per
     # candidate element; a warm start routes one unit through every element it selected.
-    sel_t, sel_h = tails[loaded], heads[loaded]
     fixed_tails = np.concatenate([np.full(g1, source), g1 + np.arange(g2), [sink]])
     fixed_heads = np.concatenate([np.arange(g1), np.full(g2, sink), [source]])
     fixed_caps = np.concatenate([structure.caps1, structure.caps2, [structure.total]])
-    fixed_flows = np.concatenate(
-        [
-            np.bincount(sel_t[sel_t < g1], minlength=g1),
-            np.bincount(sel_h[sel_h < g1 + g2] - g1, minlength=g2),
-            [sel_t.size],
-        ]
-    )
     fixed_costs = np.zeros(g1 + g2 + 1, np.int64)
-    graph = build_residual_graph(
-        n_nodes,
-        np.concatenate([fixed_tails, tails]).astype(np.int64),
-        np.concatenate([fixed_heads, heads]).astype(np.int64),
-        np.concatenate([fixed_caps, np.ones(cand.size, np.int64)]).astype(np.int64),
-        np.concatenate([fixed_costs, -_costs(weights, cand, factor, multiplier)]),
-        np.concatenate([fixed_flows, loaded]).astype(np.int64),
-    )
+
+    def element_graph(fixed_flows, flows):
+        """The graph of the fixed arcs and the candidates with these flows.
+
+        ``fixed_flows=None``: those that route ``flows`` (0 or 1 per candidate).
+        """
+        tails, heads = _ends(cand, labels1, labels2, n_cols, g1, g2)
+        costs = _costs(weights, cand, factor, multiplier)
+        np.negative(costs, out=costs)
+        if fixed_flows is None:
+            sel_t, sel_h = tails[flows], heads[flows]
+            fixed_flows = np.concatenate(
+                [
+                    np.bincount(sel_t[sel_t < g1], minlength=g1),
+                    np.bincount(sel_h[sel_h < g1 + g2] - g1, minlength=g2),
+                    [sel_t.size],
+                ]
+            )
+        return build_residual_graph(
+            n_nodes,
+            fixed_tails,
+            fixed_heads,
+            fixed_caps,
+            fixed_costs,
+            fixed_flows,
+            (tails, heads, costs, flows),
+        )
+
     n_fixed = g1 + g2 + 1
+    graph = element_graph(None, loaded)
     first, last, _, head, rescap, cost, _, ident, _ = graph
     if pool_base is not None:
         # Warm: the first phase runs ALPHA times below the starting flow's eps-optimality,
@@ -664,28 +676,20 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         logger.debug("exact dual prices: %.3f s", time.perf_counter() - clock)
 
     def add_candidates(bad):
-        nonlocal graph, cand, tails, heads
-        new_costs = -_costs(weights, bad, factor, multiplier)
+        nonlocal graph, cand
+        new_costs = _costs(weights, bad, factor, multiplier)
+        np.negative(new_costs, out=new_costs)
         new_tails, new_heads = _ends(bad, labels1, labels2, n_cols, g1, g2)
         ones = np.ones(bad.size, np.int64)
         id0 = n_fixed + cand.size
-        if not add_arcs(*graph, new_tails, new_heads, ones, new_costs, id0):
-            # No room left: rebuild, keeping the flow.
+        added = add_arcs(*graph, new_tails, new_heads, ones, new_costs, id0)
+        cand = np.concatenate([cand, bad])
+        in_graph[bad] = True
+        if not added:  # no room left: rebuild, keeping the flow
             first, last, _, _, rescap, _, _, ident, _ = graph
             flows = flows_by_ident(first, last, rescap, ident, id0)
-            old_costs = _costs(weights, cand, factor, multiplier)
-            graph = build_residual_graph(
-                n_nodes,
-                np.concatenate([fixed_tails, tails, new_tails]).astype(np.int64),
-                np.concatenate([fixed_heads, heads, new_heads]).astype(np.int64),
-                np.concatenate([fixed_caps, np.ones(id0 - n_fixed + bad.size, np.int64)]),
-                np.concatenate([fixed_costs, -old_costs, new_costs]),
-                np.concatenate([flows, np.zeros(bad.size, np.int64)]),
-            )
-        cand = np.concatenate([cand, bad])
-        tails = np.concatenate([tails, new_tails])
-        heads = np.concatenate([heads, new_heads])
-        in_graph[bad] = True
+            unit_flows = np.concatenate([flows[n_fixed:], np.zeros(bad.size, np.int64)])
+            graph = element_graph(flows[:n_fixed], unit_flows)
 
     def check(slack):
         """Non-candidates with reduced cost below -slack (from the pool while it holds)."""

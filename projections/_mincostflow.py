@@ -1,8 +1,10 @@
 """Min-cost circulation by cost-scaling push-relabel (private kernel).
 
 Goldberg (1997), "An efficient implementation of a scaling minimum-cost flow algorithm",
-J. Algorithms 22(1). Integer capacities and costs (int64); with every cost a multiple of
-``n_nodes + 1``, an ``eps = 1`` optimal circulation is optimal (Goldberg & Tarjan 1990).
+J. Algorithms 22(1). Integer capacities and costs (costs and prices int64; heads, residual
+capacities and arc numbers int32 when they fit, which halves the memory the graph touches);
+with every cost a multiple of ``n_nodes + 1``, an ``eps = 1`` optimal circulation is optimal
+(Goldberg & Tarjan 1990).
 
 Graph layout: a CSR array of residual arcs with spare room after every node's arcs. Node ``v``
 owns slots ``first[v]`` to ``first[v + 1]``; ``first[v]`` to ``last[v]`` are in use, and the
@@ -24,49 +26,77 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
-def build_residual_graph(n_nodes, tails, heads, caps, costs, flows):
+def build_residual_graph(n_nodes, tails, heads, caps, costs, flows, unit_arcs=None):
     """Return the graph ``(first, last, act, head, rescap, cost, rev, ident, guard)``, all active.
 
-    Input arc ``k`` carries ``flows[k]`` units. Every node gets spare room for about an eighth
-    more arcs (see :func:`add_arcs`).
+    Input arc ``k`` goes from ``tails[k]`` to ``heads[k]`` with capacity ``caps[k]``, cost
+    ``costs[k]`` and ``flows[k]`` units. ``unit_arcs``, optionally ``(tails, heads, costs,
+    flows)``, adds arcs of capacity 1 numbered after those (``flows`` 0 or 1, any integer or
+    bool dtype), without the caller concatenating them. Every node gets spare room for about
+    an eighth more arcs (see :func:`add_arcs`). Slot arrays are int32 (``cost`` int64) when
+    they fit.
     """
-    n_arcs = tails.shape[0]
-    degree = np.zeros(n_nodes, dtype=np.int64)
-    for k in range(n_arcs):
-        degree[tails[k]] += 1
-        degree[heads[k]] += 1
-    first = np.empty(n_nodes + 1, dtype=np.int64)
-    first[0] = 0
-    for v in range(n_nodes):
-        first[v + 1] = first[v] + degree[v] + degree[v] // 8 + 4
-    last = first[:-1].copy()
-    size = first[n_nodes]
-    head = np.zeros(size, dtype=np.int64)
-    rescap = np.zeros(size, dtype=np.int64)
+    if unit_arcs is None:
+        empty = np.zeros(0, dtype=np.int64)
+        unit_arcs = (empty, empty, empty, empty)
+    u_tails, u_heads, u_costs, u_flows = unit_arcs
+    degree = np.bincount(tails, minlength=n_nodes) + np.bincount(heads, minlength=n_nodes)
+    degree += np.bincount(u_tails, minlength=n_nodes) + np.bincount(u_heads, minlength=n_nodes)
+    first = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(degree + degree // 8 + 4, out=first[1:])
+    size = int(first[-1])
+    n_arcs = tails.shape[0] + u_tails.shape[0]
+    big = max(size, n_arcs + 1, int(np.max(caps, initial=0)) + 1) >= 2**31 - 1
+    index = np.int64 if big else np.int32
+    head = np.zeros(size, dtype=index)
+    rescap = np.zeros(size, dtype=index)
     cost = np.zeros(size, dtype=np.int64)
-    rev = np.zeros(size, dtype=np.int64)
-    ident = np.zeros(size, dtype=np.int64)
-    for k in range(n_arcs):
+    rev = np.zeros(size, dtype=index)
+    ident = np.zeros(size, dtype=index)
+    last = first[:-1].copy()
+    _fill(last, head, rescap, cost, rev, ident, 0, tails, heads, caps, costs, flows)
+    ones = np.ones(1, dtype=np.int64)
+    _fill(
+        last,
+        head,
+        rescap,
+        cost,
+        rev,
+        ident,
+        tails.shape[0],
+        u_tails,
+        u_heads,
+        ones,
+        u_costs,
+        u_flows,
+    )
+    act = last.copy()
+    guard = np.full(n_nodes, np.iinfo(np.int64).min, dtype=np.int64)
+    return first, last, act, head, rescap, cost, rev, ident, guard
+
+
+@njit(cache=True)
+def _fill(last, head, rescap, cost, rev, ident, id0, tails, heads, caps, costs, flows):
+    """Place arcs ``id0, id0 + 1, ...`` and their reverses (``caps`` of length 1: all equal)."""
+    same = caps.shape[0] == 1
+    for k in range(tails.shape[0]):
         u = tails[k]
         v = heads[k]
         a = last[u]
         last[u] += 1
         b = last[v]
         last[v] += 1
+        f = np.int64(flows[k])
         head[a] = v
-        rescap[a] = caps[k] - flows[k]
+        rescap[a] = (caps[0] if same else caps[k]) - f
         cost[a] = costs[k]
         rev[a] = b
-        ident[a] = k
+        ident[a] = id0 + k
         head[b] = u
-        rescap[b] = flows[k]
+        rescap[b] = f
         cost[b] = -costs[k]
         rev[b] = a
-        ident[b] = -1 - k
-    act = last.copy()
-    guard = np.full(n_nodes, np.iinfo(np.int64).min, dtype=np.int64)
-    return first, last, act, head, rescap, cost, rev, ident, guard
+        ident[b] = -1 - (id0 + k)
 
 
 @njit(cache=True)

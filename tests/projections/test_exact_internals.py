@@ -123,6 +123,17 @@ def test_exact_stays_optimal_with_each_lever_forced(monkeypatch, setting, value)
         assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
 
 
+def test_rebuilding_the_graph_when_it_lacks_room_keeps_the_flow(monkeypatch):
+    monkeypatch.setattr(exact, "add_arcs", lambda *args: False)  # always rebuild
+    monkeypatch.setattr(exact, "BUDGET_MARGIN", 0.3)  # a candidate graph that misses a lot
+    monkeypatch.setattr(exact, "SLACK", 0)
+    for seed, budget in ((2, 0.8), (3, 0.3)):
+        V, structure = _medium(seed, budget)
+        result = project(V, structure)
+        assert "1 candidate round" not in result.message  # some violators were added
+        assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+
+
 def test_a_warm_start_from_unrelated_prices_still_gives_the_optimum():
     V, structure = _medium(4)
     other = np.random.default_rng(99).standard_normal(V.shape) * 30
