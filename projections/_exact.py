@@ -427,15 +427,41 @@ def _warm_candidates(
 
 
 @njit(cache=True)
-def _complete(order, selected, labels1, labels2, left1, left2, room):
+def _zero_cost(weights, labels1, labels2, n_cols, caps1, caps2, factor):
+    """Usable elements whose weight rounds to cost 0."""
+    matrix = labels1.shape[0] == 0
+    out = np.empty(weights.shape[0], dtype=np.int64)  # untouched pages cost nothing
+    n_out = 0
+    for e in range(weights.shape[0]):
+        x = weights[e]
+        if x > 0 and x * factor + 0.5 < 1.0:
+            if matrix:
+                g = e // n_cols
+                h = e - g * n_cols
+            else:
+                g = labels1[e]
+                h = labels2[e]
+            if (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
+                out[n_out] = e
+                n_out += 1
+    return out[:n_out].copy()
+
+
+@njit(cache=True)
+def _complete(order, selected, labels1, labels2, n_cols, left1, left2, room):
     """Add elements of ``order`` (heaviest first) while the remaining caps allow."""
+    matrix = labels1.shape[0] == 0
     for e in order:
         if room == 0:
             break
         if selected[e]:
             continue
-        g = labels1[e]
-        h = labels2[e]
+        if matrix:
+            g = e // n_cols
+            h = e - g * n_cols
+        else:
+            g = labels1[e]
+            h = labels2[e]
         if (g < 0 or left1[g] > 0) and (h < 0 or left2[h] > 0):
             selected[e] = True
             room -= 1
@@ -456,23 +482,6 @@ def _same_structure(a, b) -> bool:
             a.shape is not None
             or (np.array_equal(a.labels1, b.labels1) and np.array_equal(a.labels2, b.labels2))
         )
-    )
-
-
-def _fill_zero_cost(support, weights, zero_cost, structure):
-    """Add weights that rounded to zero cost, heaviest first, wherever the caps allow."""
-    l1, l2 = structure.labels1, structure.labels2
-    used1 = np.bincount(l1[support & (l1 >= 0)], minlength=structure.caps1.shape[0])
-    used2 = np.bincount(l2[support & (l2 >= 0)], minlength=structure.caps2.shape[0])
-    order = zero_cost[np.argsort(-weights[zero_cost], kind="stable")]
-    _complete(
-        order,
-        support,
-        l1,
-        l2,
-        structure.caps1 - used1,
-        structure.caps2 - used2,
-        structure.total - int(support.sum()),
     )
 
 
@@ -788,9 +797,13 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     first, last, _, _, rescap, _, _, ident, _ = graph
     flows = flows_by_ident(first, last, rescap, ident, n_fixed + cand.size)
     support[cand[flows[n_fixed:] > 0]] = True
-    if low * factor < 0.5:  # some usable weights round to zero cost
-        zero_cost = np.flatnonzero((weights > 0) & (np.floor(weights * factor + 0.5) == 0))
-        _fill_zero_cost(support, weights, zero_cost, structure)
+    room = structure.total - int(flows[g1 + g2])  # flows[:g1 + g2]: each group's selections
+    if low * factor < 0.5 and room > 0:  # some usable weights round to zero cost: add them,
+        zero_cost = _zero_cost(weights, *everything, factor)  # heaviest first, where caps allow
+        order = zero_cost[np.argsort(-weights[zero_cost], kind="stable")]
+        left1 = caps1 - flows[:g1]
+        left2 = caps2 - flows[g1 : g1 + g2]
+        _complete(order, support, labels1, labels2, n_cols, left1, left2, room)
     state = ExactState(structure, support.copy(), price.astype(np.float64) / unit)
     return MethodOutput(
         support=support,

@@ -185,3 +185,23 @@ def test_a_warm_start_on_a_general_structure_matches_highs():
     warm = project(v, structure, warm_start=state)
     assert_valid_projection(v, structure, warm)
     assert warm.objective == pytest.approx(highs_optimum(v**2, structure), rel=1e-9)
+
+
+@pytest.mark.parametrize("general", [False, True])
+def test_weights_that_round_to_zero_cost_fill_the_remaining_room_heaviest_first(general):
+    v = np.array([1e6, 3e-11, 1e-11, 2e-11, 0.0, 4e-11])  # tiny: below the cost resolution
+    if general:
+        structure = TVCSStructure.from_labels(
+            [0, -1, 0, 1, 1, 1], [0, 0, -1, -1, 1, 1], caps1=[3, 1], caps2=[2, 3], total=4
+        )
+    else:
+        structure = TVCSStructure.from_matrix((2, 3), max_per_row=2, max_per_col=1, total=4)
+    result = project(v, structure)
+    assert_valid_projection(v, structure, result)
+    chosen = set(np.flatnonzero(result.support).tolist())
+    if general:
+        # 1e6 first; then 4e-11 (group 1 / 1), 3e-11 (no group / 0), 1e-11 (0 / none) fit
+        assert chosen == {0, 5, 1, 2}
+    else:
+        # rows [1e6, 3e-11, 1e-11] and [2e-11, 0, 4e-11]: columns 0 and 2 go to the larger
+        assert chosen == {0, 1, 5}
