@@ -575,6 +575,11 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         labels2 = structure.labels2
     weights = np.ascontiguousarray(weights, dtype=np.float64)
     top, low = _weight_range(weights, labels1, labels2, n_cols, caps1, caps2)
+    scale = 1.0
+    if 0.0 < top < 2.0**-500:  # 2**bits / top would overflow: work on exactly scaled weights
+        scale = 2.0**600
+        weights = weights * scale
+        top, low = top * scale, low * scale
     if top == 0.0 or structure.total == 0:
         return MethodOutput(support=support, optimal=True, message="nothing to select")
     source, sink = g1 + g2, g1 + g2 + 1
@@ -585,6 +590,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     factor = 2.0**bits / top
     multiplier = np.int64(n_nodes + 1)
     unit = factor * float(multiplier)  # integer price units per unit of weight
+    state_unit = unit * scale  # ... per unit of the caller's weight (ExactState.prices)
 
     top_cost = int(_costs(np.array([top]), np.zeros(1, np.int64), factor, multiplier)[0])
     in_graph = np.zeros(p, dtype=bool)
@@ -595,7 +601,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     cand = None
     pool_base = None
     if isinstance(warm_start, ExactState) and _same_structure(warm_start.structure, structure):
-        price = _warm_prices(warm_start.prices, unit, n_nodes, top_cost)
+        price = _warm_prices(warm_start.prices, state_unit, n_nodes, top_cost)
         if price is not None:
             before = warm_start.support & (weights > 0)
             near, reduced, eps = _warm_candidates(
@@ -804,7 +810,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         left1 = caps1 - flows[:g1]
         left2 = caps2 - flows[g1 : g1 + g2]
         _complete(order, support, labels1, labels2, n_cols, left1, left2, room)
-    state = ExactState(structure, support.copy(), price.astype(np.float64) / unit)
+    state = ExactState(structure, support.copy(), price.astype(np.float64) / state_unit)
     return MethodOutput(
         support=support,
         optimal=True,

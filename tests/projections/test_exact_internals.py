@@ -205,3 +205,16 @@ def test_weights_that_round_to_zero_cost_fill_the_remaining_room_heaviest_first(
     else:
         # rows [1e6, 3e-11, 1e-11] and [2e-11, 0, 4e-11]: columns 0 and 2 go to the larger
         assert chosen == {0, 1, 5}
+
+
+@pytest.mark.parametrize("tiny", [1e-160, 1e-300, 3e-162])
+def test_subnormal_and_tiny_weights_are_still_projected_exactly(tiny):
+    rng = np.random.default_rng(3)
+    V = tiny * rng.standard_normal((5, 7))  # v**2 is subnormal or zero
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=2, max_per_col=2, total=6)
+    result = project(V, structure)
+    assert_valid_projection(V, structure, result)
+    scaled = (V.ravel() ** 2) * 2.0**600  # exact: a power of two; of order tiny**2 * 1e180
+    assert result.objective * 2.0**600 == pytest.approx(highs_optimum(scaled, structure), rel=1e-9)
+    again = project(V * 1.000001, structure, warm_start=result.warm_start)
+    assert again.optimal
