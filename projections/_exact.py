@@ -485,6 +485,22 @@ def _same_structure(a, b) -> bool:
     )
 
 
+def _support_violation(weights, support, everything, price, factor, multiplier) -> int:
+    """Largest reduced cost of an element of ``support`` at ``price`` (0 if none is positive).
+
+    A cheap first look at a warm start: the flow through ``support`` is at best that far from
+    optimal, without a pass over the other elements.
+    """
+    labels1, labels2, n_cols, caps1, caps2 = everything
+    chosen = np.flatnonzero(support)
+    chosen = chosen[weights[chosen] > 0]
+    if chosen.size == 0:
+        return 0
+    tails, heads = _ends(chosen, labels1, labels2, n_cols, caps1.shape[0], caps2.shape[0])
+    reduced = price[tails] - price[heads] - _costs(weights, chosen, factor, multiplier)
+    return max(0, int(reduced.max()))
+
+
 def _warm_prices(prices, unit, n_nodes, max_cost):
     """Earlier prices (in weight units) in this call's integer units, or None.
 
@@ -602,6 +618,15 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     pool_base = None
     if isinstance(warm_start, ExactState) and _same_structure(warm_start.structure, structure):
         price = _warm_prices(warm_start.prices, state_unit, n_nodes, top_cost)
+        if (
+            price is not None
+            and _support_violation(
+                weights, warm_start.support, everything, price, factor, multiplier
+            )
+            > top_cost // START
+        ):
+            logger.debug("exact warm start: the earlier support is far from optimal; cold")
+            price = None
         if price is not None:
             before = warm_start.support & (weights > 0)
             near, reduced, eps = _warm_candidates(
