@@ -126,7 +126,7 @@ def main(argv=None) -> None:
         "--ls-sizes", default="100x1000,150x1500", help="least-squares sizes ('' to skip)"
     )
     parser.add_argument("--samples", type=int, default=300, help="least-squares samples")
-    parser.add_argument("--step", type=float, default=0.5, help="least-squares IHT step")
+    parser.add_argument("--step", type=float, default=0.3, help="least-squares IHT step")
     parser.add_argument("--repeats", type=int, default=3, help="timings per sequence (best kept)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

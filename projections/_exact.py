@@ -44,8 +44,9 @@ Algorithm
    phase no element violates, so the circulation is optimal on the full graph.
 
 A warm start (``ExactState`` from an earlier call on the same structure) replaces steps 1 and
-2 when it is good enough. One pass over the input computes, at the earlier prices (rescaled to
-this call's units), how far the earlier support is from eps-optimal; if that is at most
+2 when it is good enough. At the earlier prices (rescaled to this call's units), the earlier
+support's own reduced costs give a first bound on how far it is from eps-optimal; if that one
+passes, one pass over the input computes the exact distance; if it is at most
 ``max cost / START`` the candidates are the earlier support and the elements with reduced cost
 below a margin (``POOL`` times that eps), the earlier support is the starting flow, scaling
 starts at that eps, and the certificate starts from an (empty) pool with that margin. Otherwise
@@ -55,7 +56,8 @@ whose iterates converge, this saves most of the passes over the input.
 The result is optimal for the rounded weights; its true objective is within
 ``2 * |S| * max(w) * 2**-bits`` of the true optimum (a relative error below ``1e-9`` on every
 instance the tests and benchmarks use). Weights that round to zero are added afterwards,
-heaviest first, wherever the caps still allow. The method is deterministic: the same input gives
+heaviest first, wherever the caps still allow (subnormal inputs are first scaled exactly by
+``2**600``). The method is deterministic: the same input gives
 the same support.
 """
 
