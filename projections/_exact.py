@@ -733,12 +733,15 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
             unit_flows = np.concatenate([flows[n_fixed:], np.zeros(bad.size, np.int64)])
             graph = element_graph(flows[:n_fixed], unit_flows)
 
-    def check(slack):
-        """Non-candidates with reduced cost below -slack (from the pool while it holds)."""
+    def check(slack, margin=None):
+        """Non-candidates with reduced cost below -slack (from the pool while it holds).
+
+        A full pass keeps those below ``margin`` (default ``POOL * slack``) in the pool.
+        """
         nonlocal pool
         if pool is not None and _pool_holds(pool[4], price, g1, g2, pool[5], slack):
             return _pool_violations(*pool[:4], in_graph, price, slack)
-        margin = POOL * slack
+        margin = POOL * slack if margin is None else margin
         if margin > top_cost // POOL_WINDOW:  # early phases: the pool would hold most elements
             margin = -slack  # (empty pool, never holds)
         bad, worst, members = _violations(
@@ -757,7 +760,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     rounds = 1
     refines = 0
     if AHEAD and pool is None:
-        near, _ = check(-int(AHEAD * (eps // ALPHA)))
+        near, _ = check(-int(AHEAD * (eps // ALPHA)), POOL * (eps // ALPHA))
         if near.size:
             add_candidates(near)
             rounds += 1
