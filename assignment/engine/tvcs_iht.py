@@ -23,8 +23,12 @@ up to ``refine_rounds`` destroy-and-repair rounds that alternately remove the pa
 and all pairs of a block of workers, and refill again, keeping a round only if it helps. So the
 pass never lowers the accuracy.
 
-Tasks take at most ``MAX_EXACT_WORKERS = 20`` workers here (a lower per-task cap than the
-problem's when it allows more), so that every support can be evaluated exactly.
+Tasks take at most ``MAX_EXACT_WORKERS = 20`` workers during the search (a lower per-task cap
+than the problem's when it allows more), so that every support can be evaluated exactly. When
+the problem allows more and budget is left, tasks that reached 20 are then topped up with the
+most reliable eligible workers that still have room (the exact projection of ``(2 Q - 1)^2`` on
+the remaining caps): an extra worker never lowers the Bayes vote's expected accuracy, and
+:func:`~assignment.engine.solve.solve` then reports a Monte Carlo estimate.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ _IHT_SHARE = 0.8
 
 @dataclass(frozen=True)
 class IHTOutcome:
+    """What :func:`tvcs_iht` returns; ``expected_accuracy`` is exact for the searched support
+    (before any top-up beyond ``MAX_EXACT_WORKERS`` workers per task)."""
+
     assignment: np.ndarray
     expected_accuracy: float
     start_accuracy: float
@@ -74,6 +81,28 @@ def _structure(problem: AssignmentProblem) -> TVCSStructure:
         max_per_col=np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS),
         total=problem.budget,
     )
+
+
+def _top_up(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np.ndarray, int]:
+    """Spend left-over budget on tasks at ``MAX_EXACT_WORKERS`` whose cap allows more."""
+    counts = assignment.sum(axis=0)
+    room = np.where(counts >= MAX_EXACT_WORKERS, problem.max_workers_per_task - counts, 0).clip(
+        min=0
+    )
+    left = problem.budget - int(counts.sum())
+    if left <= 0 or not room.any():
+        return assignment, 0
+    weights = np.where(assignment, 0.0, np.abs(2.0 * problem.quality - 1.0))
+    extra = project(
+        problem.mask(weights),
+        TVCSStructure.from_matrix(
+            assignment.shape,
+            max_per_row=problem.max_tasks_per_worker - assignment.sum(axis=1),
+            max_per_col=room,
+            total=left,
+        ),
+    ).support
+    return assignment | extra, int(extra.sum())
 
 
 def tvcs_iht(
@@ -168,4 +197,8 @@ def tvcs_iht(
             history.append((iterations, out.accuracy))
         best, best_acc = out.assignment, out.accuracy
         message += "; final pass: " + out.message
+    if problem.max_workers_per_task.max(initial=0) > MAX_EXACT_WORKERS:
+        best, added = _top_up(problem, best)
+        if added:
+            message += f"; {added} pair(s) added beyond {MAX_EXACT_WORKERS} workers per task"
     return IHTOutcome(best, best_acc, start_acc, iterations, history, message)

@@ -155,10 +155,15 @@ def test_after_the_final_pass_no_worker_can_be_removed_for_free():
     np.testing.assert_array_equal(prune(problem, refined.assignment), refined.assignment)
 
 
-def test_tvcs_iht_puts_at_most_twenty_workers_on_a_task_when_the_caps_allow_more():
-    # The exact accuracy stops at MAX_EXACT_WORKERS = 20, so tvcs-iht caps tasks there.
-    problem = make_problem(seed=4, n=30, m=6, max_workers_per_task=30, budget=150)
+def test_tvcs_iht_searches_with_twenty_workers_per_task_and_then_tops_up_when_caps_allow():
+    # The exact accuracy stops at MAX_EXACT_WORKERS = 20: the search caps tasks there, and
+    # left-over budget then goes to tasks at 20 (an extra worker never hurts the Bayes vote).
+    problem = make_problem(
+        seed=4, n=30, m=6, max_workers_per_task=30, max_tasks_per_worker=6, budget=150
+    )
     result = solve(problem, method="tvcs-iht", seed=0, **options("tvcs-iht"))
     assert problem.is_feasible(result.assignment)
-    assert result.assignment.sum(axis=0).max() <= 20
-    assert result.accuracy_standard_error is None
+    assert result.n_assigned == 150
+    assert result.assignment.sum(axis=0).max() > 20
+    assert "added beyond 20 workers per task" in result.message
+    assert result.accuracy_standard_error is not None  # a Monte Carlo estimate
