@@ -115,7 +115,7 @@ def tvcs_iht(
     temperature: float = 1.0,
     eval_every: int = 10,
     refine: bool = True,
-    refine_rounds: int = 12,
+    refine_rounds: int = 20,
     progress=None,
     time_limit: float | None = None,
 ) -> IHTOutcome:

@@ -126,9 +126,22 @@ def test_a_passed_deadline_only_prunes():
         ({"max_rounds": 2.5}, "max_rounds must be a non-negative integer"),
         ({"removal_fraction": 0.0}, r"removal_fraction must be in \(0, 1\]"),
         ({"worker_fraction": 1.5}, r"worker_fraction must be in \(0, 1\]"),
+        ({"max_worker_fraction": 0}, r"max_worker_fraction must be in \(0, 1\]"),
     ],
 )
 def test_bad_options_are_rejected(kwargs, message):
     problem = figure4_problem()
     with pytest.raises(ValueError, match=message):
         improve(problem, linear_start(problem), rng=np.random.default_rng(0), **kwargs)
+
+
+def test_a_stalled_search_goes_on_with_larger_worker_blocks_and_never_ends_worse():
+    problem = figure4_problem(seed=6, r=0.1)
+    start = linear_start(problem)
+    fixed = improve(
+        problem, start, rng=np.random.default_rng(2), worker_fraction=0.1, max_worker_fraction=0.1
+    )
+    growing = improve(problem, start, rng=np.random.default_rng(2), worker_fraction=0.1)
+    assert growing.rounds > fixed.rounds
+    assert growing.accuracy >= fixed.accuracy
+    assert growing.history[: len(fixed.history)] == fixed.history
