@@ -68,9 +68,10 @@ accuracy module, ``tol`` including the new workers' weights) a candidate ``(w, q
     A' = pi [q P(S >= t - w) + (1 - q) P(S >= t + w)]
          + (1 - pi) [q P(S > t' - w) + (1 - q) P(S > t' + w)]
 
-four binary searches in the sorted sums, done for all candidates of a task at once
-(``np.searchsorted``); a pair needs eight. At most ``2^k`` atoms (``k + 1`` when all qualities
-of the task are equal); a task is never given more than ``MAX_EXACT_WORKERS = 20`` workers.
+four binary searches in the sorted sums; a pair needs eight. A task's best move is scored in
+one numba call (:func:`assignment.engine._move_scores.best_move`). At most ``2^k`` atoms
+(``k + 1`` when all qualities of the task are equal); a task is never given more than
+``MAX_EXACT_WORKERS = 20`` workers.
 Atoms are cached up to ``2^16`` per task and ``2^23`` in all (128 MiB); beyond that (17 to 20
 workers) they are rebuilt when needed, which costs tens of milliseconds per move on such a task.
 
@@ -83,9 +84,12 @@ otherwise the task is re-evaluated and pushed back. (With the pair restriction, 
 candidate list can bring in pairs that were not scored before; the queue is then exact with
 respect to the pairs actually scored.)
 
-Measured on one core, Q uniform in [0.5, 0.9], prior 0.5: 100 workers x 1,000 tasks with 4 per
-task and budget 3,200 in about 0.2 s; 200 x 10,000 with 8 per task and budget 64,000 in about
-4 s.
+Extending an initial assignment (``initial=``) builds the atoms of all tasks with the same
+number ``k <= 12`` of workers in one enumeration of their ``2^k`` answer patterns.
+
+Measured in ``python benchmarks/figure4.py`` (Q uniform in [0.5, 0.9], prior 0.5, mean over 5
+seeds): 100 workers x 1,000 tasks with 4 per task and budget 3,200 in 0.09 s; 200 x 10,000 with
+8 per task and budget 64,000 in 2.0 s.
 
 Limitations
 -----------
