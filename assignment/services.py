@@ -22,7 +22,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from assignment.data_files import open_data_file
-from assignment.engine import AssignmentProblem, method_options, solve
+from assignment.engine import AssignmentProblem, check_options, method_options, solve
 from assignment.engine.quality import (
     DEFAULT_CATEGORY_STRENGTH,
     DEFAULT_WORKER_STRENGTH,
@@ -315,6 +315,10 @@ def _check_options(method: str, options: dict) -> dict:
     for name, value in options.items():
         if not isinstance(value, bool | int | float) or value != value:
             raise RunValidationError(f"option {name} must be a number or true/false, got {value!r}")
+    try:
+        check_options(method, options)
+    except ValueError as exc:
+        raise RunValidationError(str(exc)) from exc
     return dict(options)
 
 

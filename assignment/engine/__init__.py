@@ -14,7 +14,7 @@ from assignment.engine.accuracy import (
 from assignment.engine.aggregate import AggregateResult, aggregate
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.quality import QualityEstimate, estimate_quality
-from assignment.engine.solve import METHODS, SolveResult, method_options, solve
+from assignment.engine.solve import METHODS, SolveResult, check_options, method_options, solve
 from assignment.engine.upper_bound import UpperBound, accuracy_upper_bound
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "UpperBound",
     "accuracy_upper_bound",
     "aggregate",
+    "check_options",
     "estimate_accuracy",
     "estimate_quality",
     "expected_accuracy",

@@ -54,6 +54,16 @@ def random_assignment(problem: AssignmentProblem, *, rng: np.random.Generator) -
     return project(v, problem.structure).support
 
 
+def check_target_error(target_error) -> None:
+    """Raise ``ValueError`` unless ``target_error`` is a number in ``(0, 1)``."""
+    if (
+        isinstance(target_error, bool)
+        or not isinstance(target_error, int | float | np.number)
+        or not 0 < target_error < 1
+    ):
+        raise ValueError(f"target_error must be in (0, 1), got {target_error!r}")
+
+
 def q_lp_assignment(
     problem: AssignmentProblem, *, target_error: float = DEFAULT_TARGET_ERROR
 ) -> tuple[np.ndarray, dict]:
@@ -72,8 +82,7 @@ def q_lp_assignment(
         ``lp_objective``, ``credit_cap``, ``fractional`` (number of fractional LP values),
         ``message``.
     """
-    if not 0 < target_error < 1:
-        raise ValueError(f"target_error must be in (0, 1), got {target_error!r}")
+    check_target_error(target_error)
     n, m = problem.quality.shape
     credit_cap = 2.0 * np.log(1.0 / target_error)
     w = (2.0 * problem.quality - 1.0) ** 2

@@ -12,7 +12,7 @@ import numpy as np
 from assignment.engine.accuracy import MAX_EXACT_WORKERS, estimate_accuracy, expected_accuracy
 from assignment.engine.problem import AssignmentProblem
 
-__all__ = ["METHODS", "SolveResult", "method_options", "solve"]
+__all__ = ["METHODS", "SolveResult", "check_options", "method_options", "solve"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +105,29 @@ def method_options(method: str) -> list[str]:
     ]
 
 
+def check_options(method: str, options: dict) -> None:
+    """Raise ``ValueError`` for an unknown method, an unknown option or an invalid value.
+
+    The same checks ``solve`` makes before it computes, without a problem: services call this
+    when a run is requested, so a bad option is refused then rather than failing the run.
+    """
+    valid = method_options(method)
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise ValueError(
+            f"unknown option(s) {', '.join(unknown)} for method {method!r}; valid: "
+            f"{', '.join(valid) or 'none'}"
+        )
+    if method == "tvcs-iht":
+        from assignment.engine.tvcs_iht import check_options as check_tvcs_iht
+
+        check_tvcs_iht(**options)
+    elif method == "q-lp" and "target_error" in options:
+        from assignment.engine.baselines import check_target_error
+
+        check_target_error(options["target_error"])
+
+
 def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, **options):
     """Compute an assignment with one of the methods and evaluate it exactly.
 
@@ -136,13 +159,7 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
         raise ValueError("progress must be a callable progress(fraction, message) or None")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
         raise ValueError(f"seed must be an integer or None, got {seed!r}")
-    valid = method_options(method)
-    unknown = sorted(set(options) - set(valid))
-    if unknown:
-        raise ValueError(
-            f"unknown option(s) {', '.join(unknown)} for method {method!r}; valid: "
-            f"{', '.join(valid) or 'none'}"
-        )
+    check_options(method, options)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     assignment, iterations, history, message, details = _run(

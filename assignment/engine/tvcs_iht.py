@@ -46,7 +46,7 @@ from assignment.engine.surrogate import Surrogate
 from projections import TVCSStructure
 from projections.tvcs import project
 
-__all__ = ["IHTOutcome", "tvcs_iht"]
+__all__ = ["IHTOutcome", "check_options", "tvcs_iht"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +105,45 @@ def _top_up(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np.ndar
     return assignment | extra, int(extra.sum())
 
 
+def _whole(name: str, value, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+
+
+def _positive(name: str, value) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float | np.number)
+        or not np.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+
+
+def check_options(
+    *,
+    max_iter: int = 30,
+    step: float = 5.0,
+    batch_size: int = 4,
+    temperature: float = 1.0,
+    eval_every: int = 10,
+    refine: bool = True,
+    refine_rounds: int = 20,
+    time_limit: float | None = None,
+) -> None:
+    """Raise ``ValueError`` naming the first invalid option of :func:`tvcs_iht`."""
+    _whole("max_iter", max_iter, 0)
+    _positive("step", step)
+    _whole("batch_size", batch_size, 1)
+    _positive("temperature", temperature)
+    _whole("eval_every", eval_every, 1)
+    if not isinstance(refine, bool | np.bool_):
+        raise ValueError(f"refine must be true or false, got {refine!r}")
+    _whole("refine_rounds", refine_rounds, 0)
+    if time_limit is not None:
+        _positive("time_limit", time_limit)
+
+
 def tvcs_iht(
     problem: AssignmentProblem,
     *,
@@ -145,6 +184,16 @@ def tvcs_iht(
         Stop after this many seconds (the best support so far is returned, after a final pass
         that starts no new round once the limit has passed).
     """
+    check_options(
+        max_iter=max_iter,
+        step=step,
+        batch_size=batch_size,
+        temperature=temperature,
+        eval_every=eval_every,
+        refine=refine,
+        refine_rounds=refine_rounds,
+        time_limit=time_limit,
+    )
     start = time.perf_counter()
     q, prior, structure = problem.quality, problem.prior, _structure(problem)
     oracle = Surrogate(problem, temperature=temperature, batch_size=batch_size)

@@ -225,6 +225,11 @@ def test_the_assignment_of_a_run_that_has_not_succeeded_is_a_conflict(api, proje
         ({"method": "random", "budget": -1}, "budget", "greater than or equal to 0"),
         ({"method": "random", "seed": -5}, "seed", "greater than or equal to 0"),
         ({"method": "random", "options": {"speed": 1}}, "detail", "unknown option(s) speed"),
+        (
+            {"method": "tvcs-iht", "options": {"refine_rounds": -1}},
+            "detail",
+            "refine_rounds must be an integer >= 0, got -1",
+        ),
     ],
 )
 def test_an_invalid_run_request_is_a_400_that_says_why(

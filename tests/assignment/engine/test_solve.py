@@ -131,6 +131,14 @@ def test_progress_is_reported_and_ends_at_one():
         ({"method": "random", "speed": 3}, "unknown option"),
         ({"method": "random", "seed": 1.5}, "seed must be an integer"),
         ({"method": "random", "progress": 3}, "progress must be a callable"),
+        ({"method": "tvcs-iht", "max_iter": -1}, "max_iter must be an integer >= 0"),
+        ({"method": "tvcs-iht", "max_iter": 2.5}, "max_iter must be an integer >= 0"),
+        ({"method": "tvcs-iht", "eval_every": 0}, "eval_every must be an integer >= 1"),
+        ({"method": "tvcs-iht", "step": float("nan")}, "step must be a positive number"),
+        ({"method": "tvcs-iht", "temperature": 0}, "temperature must be a positive number"),
+        ({"method": "tvcs-iht", "refine": 1}, "refine must be true or false"),
+        ({"method": "tvcs-iht", "time_limit": -3}, "time_limit must be a positive number"),
+        ({"method": "q-lp", "target_error": True}, r"target_error must be in \(0, 1\)"),
     ],
 )
 def test_bad_arguments_are_rejected_with_the_valid_choices(kwargs, message):
