@@ -311,15 +311,23 @@ def refine(
                         if cand > best:
                             best = cand
                             best_arc = b
-                if guard[v] > best - eps:
-                    # An inactive arc may be (nearly) admissible at the new price: activate
-                    # those that are, with their pairs, and rescan.
+                if best_arc < 0 or guard[v] > best - eps:
+                    # An inactive arc may be admissible at the new price, or no active arc
+                    # is residual (an excess left by a stopped refine, whose arcs were then
+                    # switched off): activate, with their pairs, the inactive residual arcs
+                    # within eps of the best value over all of them, and rescan.
+                    top = best
+                    for b in range(end, last[v]):
+                        if rescap[b] > 0:
+                            value = price[head[b]] - cost[b]
+                            if value > top:
+                                top = value
                     bound = np.iinfo(np.int64).min
                     b = end
                     while b < last[v]:
                         if rescap[b] > 0:
                             value = price[head[b]] - cost[b]
-                            if value > best - eps:
+                            if value > top - eps:
                                 _swap(head, rescap, cost, rev, ident, b, end)
                                 end += 1
                                 w = head[end - 1]
