@@ -23,8 +23,9 @@ Algorithm
 2. *Starting prices.* The same histograms place the total cap's dual price ``lam`` at the
    bin where the caps alone would allow ``total`` elements; ``SWEEPS`` rounds of coordinate
    descent on the LP dual over the candidate graph (:mod:`projections._dual`) then give
-   every group a price. The non-candidates that are nearly admissible at these prices (a
-   full pass) join the graph at once.
+   every group a price. One full pass adds the non-candidates with reduced cost below
+   ``AHEAD * eps`` at these prices to the graph and keeps those below ``POOL * eps`` in a
+   certificate pool (``eps``: the first phase's).
 3. *Flow.* The candidate problem is solved by cost-scaling push-relabel
    (:mod:`projections._mincostflow`) on integer costs: ``w`` is scaled so that its maximum is
    ``2**bits`` (``bits`` as large as int64 prices allow, 33 for 11,000 nodes, 40 at most),
@@ -32,16 +33,17 @@ Algorithm
    Thanks to the starting prices, the first phase runs at ``eps = max cost / START`` instead
    of near the largest cost. A refine that needs more than ``RELABELS`` relabels per node
    (prices far from optimal for its ``eps``) stops and resumes ``ALPHA`` times coarser, with
-   twice the allowance from then on. Each
-   refine works only on the arcs whose reduced cost is within a few ``eps`` of zero; a
-   relabel that would break eps-optimality of an inactive arc switches that arc back on first.
+   twice the allowance from then on. Each refine works only on the arcs whose reduced cost is
+   within a few ``eps`` of zero; a relabel that would break eps-optimality of an inactive arc,
+   or that finds no active residual arc, switches the best inactive arcs back on first.
 4. *Certificate.* The node prices ``pi`` are dual variables. After every phase, every element
    outside the candidate graph must have reduced cost ``-c[e] + pi[tail] - pi[head] >= -eps``.
-   Once ``eps`` is small, a full pass also keeps the non-candidates with reduced cost below
-   ``POOL * eps`` in a pool; as prices only fall, later checks scan only the pool while no
-   tail price has fallen by more than that margin. Violators join the graph in place and
-   scaling resumes from the larger of ``eps`` and the worst violation; after the ``eps = 1``
-   phase no element violates, so the circulation is optimal on the full graph.
+   As prices only fall, a check scans only the pool while no tail price has fallen (and no
+   head price risen) by more than the pool's margin; otherwise a full pass refills the pool
+   (margin ``POOL * eps``, none while that exceeds ``max cost / POOL_WINDOW``). Violators
+   join the graph in place and scaling resumes from the larger of ``eps`` and the worst
+   violation; after the ``eps = 1`` phase no element violates, so the circulation is optimal
+   on the full graph.
 
 A warm start (``ExactState`` from an earlier call on the same structure) replaces steps 1 and
 2 when it is good enough. At the earlier prices (rescaled to this call's units), the earlier
