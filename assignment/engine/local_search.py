@@ -80,9 +80,9 @@ def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> 
     Returns
     -------
     ndarray of bool, shape (n_workers, n_tasks)
-        A subset of ``assignment`` with the same or a higher exact accuracy on every task, in
-        which removing any single worker from a task with two or more lowers its accuracy by
-        more than ``FREE_LOSS``.
+        A subset of ``assignment`` in which each removal lowered its task's exact accuracy by
+        at most ``FREE_LOSS`` (most raise it or leave it exactly unchanged), and removing any
+        single worker from a task with two or more would lower it by more than ``FREE_LOSS``.
     """
     q, prior = problem.quality, problem.prior
     out = np.array(assignment, dtype=bool)
@@ -118,7 +118,7 @@ class ImproveResult:
     rounds : int
         Rounds run (including one that was not kept).
     history : list of float
-        Accuracy after every kept round (the input's first).
+        Accuracy of the pruned input, then after every kept round.
     message : str
         Why the search stopped, and what it changed.
     """
