@@ -34,8 +34,9 @@ Algorithm
    of near the largest cost. A refine that needs more than ``RELABELS`` relabels per node
    (prices far from optimal for its ``eps``) stops and resumes ``ALPHA`` times coarser, with
    twice the allowance from then on. Each refine works only on the arcs whose reduced cost is
-   within a few ``eps`` of zero; a relabel that would break eps-optimality of an inactive arc,
-   or that finds no active residual arc, switches the best inactive arcs back on first.
+   within a few ``eps`` of zero (residual arcs further below are saturated beforehand); a
+   relabel that would break eps-optimality of an inactive arc, or that finds no active
+   residual arc, switches the best inactive arcs back on first.
 4. *Certificate.* The node prices ``pi`` are dual variables. After every phase, every element
    outside the candidate graph must have reduced cost ``-c[e] + pi[tail] - pi[head] >= -eps``.
    As prices only fall, a check scans only the pool while no tail price has fallen (and no
@@ -55,11 +56,12 @@ starts at that eps, and the certificate starts from an (empty) pool with that ma
 (or when the earlier prices are off this call's scale) the call starts cold. Inside IHT,
 whose iterates converge, this saves most of the passes over the input.
 
-The result is optimal for the rounded weights; its true objective is within
-``2 * |S| * max(w) * 2**-bits`` of the true optimum (a relative error below ``1e-9`` on every
-instance the tests and benchmarks use). Weights that round to zero are added afterwards,
-heaviest first, wherever the caps still allow (subnormal inputs are first scaled exactly by
-``2**600``). The method is deterministic: the same input gives
+The weights are never stored: every pass squares ``v`` as it reads it, and the first one also
+checks that ``v`` is finite. The result is optimal for the rounded weights; its true objective
+is within ``2 * |S| * max(w) * 2**-bits`` of the true optimum (a relative error below ``1e-9``
+on every instance the tests and benchmarks use). Weights that round to zero are added
+afterwards, heaviest first, wherever the caps still allow (subnormal weights are first scaled
+exactly by ``2**600``, ``v`` by ``2**300``). The method is deterministic: the same input gives
 the same support.
 """
 
@@ -132,14 +134,18 @@ class ExactState:
 
 
 @njit(cache=True)
-def _weight_range(weights, labels1, labels2, n_cols, caps1, caps2):
-    """Largest and smallest usable weight (0, 0 if there is none)."""
+def _weight_range(values, labels1, labels2, n_cols, caps1, caps2):
+    """Largest and smallest usable weight (0, 0 if there is none), and whether all are finite.
+
+    The weight of an element is the square of its value.
+    """
     matrix = labels1.shape[0] == 0
+    finite = True
     top = 0.0
     low = np.inf
     g = 0
     h = 0
-    for e in range(weights.shape[0]):
+    for e in range(values.shape[0]):
         if matrix:
             if e > 0:
                 h += 1
@@ -149,7 +155,10 @@ def _weight_range(weights, labels1, labels2, n_cols, caps1, caps2):
         else:
             g = labels1[e]
             h = labels2[e]
-        x = weights[e]
+        y = values[e]
+        if y - y != 0.0:  # NaN or infinity
+            finite = False
+        x = y * y
         if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
             if x > top:
                 top = x
@@ -157,7 +166,7 @@ def _weight_range(weights, labels1, labels2, n_cols, caps1, caps2):
                 low = x
     if top == 0.0:
         low = 0.0
-    return top, low
+    return top, low, finite
 
 
 @njit(cache=True)
@@ -169,7 +178,7 @@ def _bin(x, key_top, shift, n_bins):
 
 @njit(cache=True)
 def _histograms(
-    weights, labels1, labels2, n_cols, caps1, caps2, key_top, shift, n_bins, hist1, hist2
+    values, labels1, labels2, n_cols, caps1, caps2, key_top, shift, n_bins, hist1, hist2
 ):
     """Count usable elements per bin: ``hist1[g, bin]``, ``hist2[bin, h]`` (g1, g2: no group)."""
     matrix = labels1.shape[0] == 0
@@ -177,7 +186,7 @@ def _histograms(
     g2 = caps2.shape[0]
     g = 0
     h = 0
-    for e in range(weights.shape[0]):
+    for e in range(values.shape[0]):
         if matrix:
             if e > 0:
                 h += 1
@@ -187,7 +196,7 @@ def _histograms(
         else:
             g = labels1[e]
             h = labels2[e]
-        x = weights[e]
+        x = values[e] * values[e]
         if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
             b = _bin(x, key_top, shift, n_bins)
             hist1[g if g >= 0 else g1, b] += 1
@@ -196,20 +205,32 @@ def _histograms(
 
 @njit(cache=True)
 def _collect(
-    weights, labels1, labels2, n_cols, caps1, caps2, key_top, shift, n_bins, keep1, keep2, floor
+    values,
+    labels1,
+    labels2,
+    n_cols,
+    caps1,
+    caps2,
+    key_top,
+    shift,
+    n_bins,
+    keep1,
+    keep2,
+    floor,
+    out,
 ):
     """Usable elements in bin ``<= floor`` and in bin ``<= keep`` of a group of either view.
 
-    Returns their indices, tail and head nodes.
+    Writes their indices to ``out`` (as long as ``values``; untouched pages cost nothing) and
+    returns how many.
     """
     matrix = labels1.shape[0] == 0
     g1 = caps1.shape[0]
     g2 = caps2.shape[0]
-    out = np.empty(weights.shape[0], dtype=np.int64)  # untouched pages cost nothing
     n_out = 0
     g = 0
     h = 0
-    for e in range(weights.shape[0]):
+    for e in range(values.shape[0]):
         if matrix:
             if e > 0:
                 h += 1
@@ -219,21 +240,35 @@ def _collect(
         else:
             g = labels1[e]
             h = labels2[e]
-        x = weights[e]
+        x = values[e] * values[e]
         if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
             b = _bin(x, key_top, shift, n_bins)
             if b <= floor and (b <= keep1[g if g >= 0 else g1] or b <= keep2[h if h >= 0 else g2]):
                 out[n_out] = e
                 n_out += 1
-    return out[:n_out].copy()
+    return n_out
+
+
+# Large outputs are allocated by NumPy, outside the kernels: NumPy asks for transparent huge
+# pages, and in this VM first touching Numba's own (4 KiB page) allocations costs several
+# times more (~25 ms per 80 MB).
+
+
+def _empty(n):
+    return np.empty(n, dtype=np.int64)
+
+
+def _ends(elements, labels1, labels2, n_cols, g1, g2):
+    """Tail and head node of the arc of each element."""
+    tails = _empty(elements.shape[0])
+    heads = _empty(elements.shape[0])
+    _fill_ends(elements, labels1, labels2, n_cols, g1, g2, tails, heads)
+    return tails, heads
 
 
 @njit(cache=True)
-def _ends(elements, labels1, labels2, n_cols, g1, g2):
-    """Tail and head node of the arc of each element."""
+def _fill_ends(elements, labels1, labels2, n_cols, g1, g2, tails, heads):
     matrix = labels1.shape[0] == 0
-    tails = np.empty(elements.shape[0], dtype=np.int64)
-    heads = np.empty(elements.shape[0], dtype=np.int64)
     for t in range(elements.shape[0]):
         e = elements[t]
         if matrix:
@@ -244,21 +279,25 @@ def _ends(elements, labels1, labels2, n_cols, g1, g2):
             h = labels2[e]
         tails[t] = g if g >= 0 else g1 + g2
         heads[t] = g1 + h if h >= 0 else g1 + g2 + 1
-    return tails, heads
 
 
-@njit(cache=True)
-def _costs(weights, elements, factor, multiplier):
-    """Integer arc costs (before the sign): ``round(w * factor) * multiplier``, half up."""
-    out = np.empty(elements.shape[0], dtype=np.int64)
-    for t in range(elements.shape[0]):
-        out[t] = np.int64(weights[elements[t]] * factor + 0.5) * multiplier
+def _costs(values, elements, factor, multiplier, sign=1):
+    """Integer arc costs: ``sign * round(w * factor) * multiplier``, half up."""
+    out = _empty(elements.shape[0])
+    _fill_costs(values, elements, factor, multiplier * sign, out)
     return out
 
 
 @njit(cache=True)
+def _fill_costs(values, elements, factor, multiplier, out):
+    for t in range(elements.shape[0]):
+        x = values[elements[t]]
+        out[t] = np.int64(x * x * factor + 0.5) * multiplier
+
+
+@njit(cache=True)
 def _violations(
-    weights,
+    values,
     labels1,
     labels2,
     n_cols,
@@ -270,6 +309,8 @@ def _violations(
     multiplier,
     slack,
     margin,
+    bad,
+    pool,
 ):
     """Usable non-candidates with reduced cost below ``-slack``, and the worst violation.
 
@@ -291,15 +332,13 @@ def _violations(
         tail = t if t < g1 else g1 + g2
         bound = price[tail] - top_head - max(margin, -slack) - 2 * multiplier
         limit[t] = bound / unit
-    bad = np.empty(weights.shape[0], dtype=np.int64)  # untouched pages cost nothing
-    pool = np.empty(weights.shape[0], dtype=np.int64)
     n_bad = 0
     n_pool = 0
     worst = 0
     g = 0
     h = 0
     lim = limit[0]
-    for e in range(weights.shape[0]):
+    for e in range(values.shape[0]):
         if matrix:
             if e > 0:
                 h += 1
@@ -311,7 +350,7 @@ def _violations(
             g = labels1[e]
             h = labels2[e]
             lim = limit[g if g >= 0 else g1]
-        x = weights[e]
+        x = values[e] * values[e]
         if x <= lim or x <= 0 or in_graph[e]:
             continue
         if (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
@@ -327,7 +366,7 @@ def _violations(
             elif reduced < margin:
                 pool[n_pool] = e
                 n_pool += 1
-    return bad[:n_bad].copy(), worst, pool[:n_pool].copy()
+    return n_bad, worst, n_pool
 
 
 @njit(cache=True)
@@ -371,7 +410,19 @@ def _pool_holds(base, price, g1, g2, margin, slack):
 
 @njit(cache=True)
 def _warm_candidates(
-    weights, labels1, labels2, n_cols, caps1, caps2, selected, price, factor, multiplier, margin
+    values,
+    labels1,
+    labels2,
+    n_cols,
+    caps1,
+    caps2,
+    selected,
+    price,
+    factor,
+    multiplier,
+    margin,
+    out,
+    reduced_out,
 ):
     """Usable elements that are selected or have reduced cost below ``margin``.
 
@@ -390,14 +441,12 @@ def _warm_candidates(
     for t in range(g1 + 1):
         tail = t if t < g1 else g1 + g2
         limit[t] = (price[tail] - top_head - margin - 2 * multiplier) / unit
-    out = np.empty(weights.shape[0], dtype=np.int64)  # untouched pages cost nothing
-    reduced_out = np.empty(weights.shape[0], dtype=np.int64)
     n_out = 0
     worst = 1
     g = 0
     h = 0
     lim = limit[0]
-    for e in range(weights.shape[0]):
+    for e in range(values.shape[0]):
         if matrix:
             if e > 0:
                 h += 1
@@ -409,7 +458,7 @@ def _warm_candidates(
             g = labels1[e]
             h = labels2[e]
             lim = limit[g if g >= 0 else g1]
-        x = weights[e]
+        x = values[e] * values[e]
         chosen = selected[e]
         if (x <= lim and not chosen) or x <= 0:
             continue
@@ -427,17 +476,16 @@ def _warm_candidates(
                 out[n_out] = e
                 reduced_out[n_out] = reduced
                 n_out += 1
-    return out[:n_out].copy(), reduced_out[:n_out].copy(), worst
+    return n_out, worst
 
 
 @njit(cache=True)
-def _zero_cost(weights, labels1, labels2, n_cols, caps1, caps2, factor):
-    """Usable elements whose weight rounds to cost 0."""
+def _zero_cost(values, labels1, labels2, n_cols, caps1, caps2, factor, out):
+    """Usable elements whose weight rounds to cost 0 (written to ``out``; returns how many)."""
     matrix = labels1.shape[0] == 0
-    out = np.empty(weights.shape[0], dtype=np.int64)  # untouched pages cost nothing
     n_out = 0
-    for e in range(weights.shape[0]):
-        x = weights[e]
+    for e in range(values.shape[0]):
+        x = values[e] * values[e]
         if x > 0 and x * factor + 0.5 < 1.0:
             if matrix:
                 g = e // n_cols
@@ -448,7 +496,7 @@ def _zero_cost(weights, labels1, labels2, n_cols, caps1, caps2, factor):
             if (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
                 out[n_out] = e
                 n_out += 1
-    return out[:n_out].copy()
+    return n_out
 
 
 @njit(cache=True)
@@ -489,7 +537,7 @@ def _same_structure(a, b) -> bool:
     )
 
 
-def _support_violation(weights, support, everything, price, factor, multiplier) -> int:
+def _support_violation(values, support, everything, price, factor, multiplier) -> int:
     """Largest reduced cost of an element of ``support`` at ``price`` (0 if none is positive).
 
     A cheap first look at a warm start: the flow through ``support`` is at best that far from
@@ -497,11 +545,11 @@ def _support_violation(weights, support, everything, price, factor, multiplier) 
     """
     labels1, labels2, n_cols, caps1, caps2 = everything
     chosen = np.flatnonzero(support)
-    chosen = chosen[weights[chosen] > 0]
+    chosen = chosen[values[chosen] != 0]
     if chosen.size == 0:
         return 0
     tails, heads = _ends(chosen, labels1, labels2, n_cols, caps1.shape[0], caps2.shape[0])
-    reduced = price[tails] - price[heads] - _costs(weights, chosen, factor, multiplier)
+    reduced = price[tails] - price[heads] - _costs(values, chosen, factor, multiplier)
     return max(0, int(reduced.max()))
 
 
@@ -522,7 +570,7 @@ def _warm_prices(prices, unit, n_nodes, max_cost):
     return None
 
 
-def _cold_candidates(weights, structure, everything, top, clock):
+def _cold_candidates(values, structure, everything, top, clock):
     """Candidate elements from weight histograms, and a first value of the total cap's price.
 
     Bins are 1/BINS_PER_OCTAVE octave wide. Every group keeps the bins that hold its
@@ -538,7 +586,7 @@ def _cold_candidates(weights, structure, everything, top, clock):
     count = np.int32 if structure.n_elements < 2**31 else np.int64
     hist1 = np.zeros((g1 + 1, N_BINS), dtype=count)
     hist2 = np.zeros((N_BINS, g2 + 1), dtype=count)  # columns vary fastest in a matrix
-    _histograms(weights, *everything, key_top, shift, N_BINS, hist1, hist2)
+    _histograms(values, *everything, key_top, shift, N_BINS, hist1, hist2)
     cum1 = np.cumsum(hist1, axis=1, dtype=np.int64)
     cum2 = np.cumsum(hist2, axis=0, dtype=np.int64).T
     keep1 = np.empty(g1 + 1, dtype=np.int64)
@@ -557,7 +605,8 @@ def _cold_candidates(weights, structure, everything, top, clock):
     if at_total < N_BINS - 1:
         lam0 = float(np.int64((key_top - at_total) << shift).view(np.float64))
     logger.debug("exact histograms: %.3f s", time.perf_counter() - clock)
-    cand = _collect(weights, *everything, key_top, shift, N_BINS, keep1, keep2, floor)
+    out = _empty(values.shape[0])
+    cand = out[: _collect(values, *everything, key_top, shift, N_BINS, keep1, keep2, floor, out)]
     logger.debug("exact collected %d candidates: %.3f s", cand.size, time.perf_counter() - clock)
     return cand, lam0
 
@@ -568,13 +617,14 @@ def _scale_bits(n_nodes: int) -> int:
     return int(min(40, math.floor(62 - math.log2(6.6) - 2 * math.log2(n_nodes + 1))))
 
 
-def solve(weights, structure, *, warm_start=None) -> MethodOutput:
+def solve(values, structure, *, warm_start=None) -> MethodOutput:
     """Exact projection; see the module docstring.
 
     Parameters
     ----------
-    weights : ndarray of float64, shape (p,)
-        ``v ** 2``.
+    values : ndarray, shape (p,)
+        ``v`` (real; converted to float64). The weights ``v ** 2`` are computed on the fly,
+        never stored.
     structure : TVCSStructure
     warm_start : ExactState, optional
         From an earlier call with the same structure.
@@ -593,13 +643,15 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         n_cols = 0
         labels1 = structure.labels1
         labels2 = structure.labels2
-    weights = np.ascontiguousarray(weights, dtype=np.float64)
-    top, low = _weight_range(weights, labels1, labels2, n_cols, caps1, caps2)
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    top, low, finite = _weight_range(values, labels1, labels2, n_cols, caps1, caps2)
+    if not finite:
+        raise ValueError("v must be finite, got NaN or infinity")
     scale = 1.0
-    if 0.0 < top < 2.0**-500:  # 2**bits / top would overflow: work on exactly scaled weights
+    if 0.0 < top < 2.0**-500:  # 2**bits / top would overflow: work on exactly scaled values
         scale = 2.0**600
-        weights = weights * scale
-        top, low = top * scale, low * scale
+        values = values * 2.0**300
+        top, low, _ = _weight_range(values, labels1, labels2, n_cols, caps1, caps2)
     if top == 0.0 or structure.total == 0:
         return MethodOutput(support=support, optimal=True, message="nothing to select")
     source, sink = g1 + g2, g1 + g2 + 1
@@ -612,7 +664,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     unit = factor * float(multiplier)  # integer price units per unit of weight
     state_unit = unit * scale  # ... per unit of the caller's weight (ExactState.prices)
 
-    top_cost = int(_costs(np.array([top]), np.zeros(1, np.int64), factor, multiplier)[0])
+    top_cost = int(np.int64(top * factor + 0.5) * multiplier)
     in_graph = np.zeros(p, dtype=bool)
 
     # A warm start whose prices are nearly optimal for this call skips the histograms and the
@@ -625,17 +677,27 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         if (
             price is not None
             and _support_violation(
-                weights, warm_start.support, everything, price, factor, multiplier
+                values, warm_start.support, everything, price, factor, multiplier
             )
             > top_cost // START
         ):
             logger.debug("exact warm start: the earlier support is far from optimal; cold")
             price = None
         if price is not None:
-            before = warm_start.support & (weights > 0)
-            near, reduced, eps = _warm_candidates(
-                weights, *everything, before, price, factor, multiplier, top_cost // POOL_WINDOW
+            before = warm_start.support & (values != 0)
+            near, reduced = _empty(p), _empty(p)
+            n_near, eps = _warm_candidates(
+                values,
+                *everything,
+                before,
+                price,
+                factor,
+                multiplier,
+                top_cost // POOL_WINDOW,
+                near,
+                reduced,
             )
+            near, reduced = near[:n_near], reduced[:n_near]
             if eps <= top_cost // START:
                 margin = min(max(POOL * eps, top_cost >> 24), top_cost // POOL_WINDOW)
                 cand = near[(reduced < margin) | before[near]]
@@ -650,7 +712,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
             else:
                 logger.debug("exact warm start: prices off by %d, starting cold", eps)
     if cand is None:
-        cand, lam0 = _cold_candidates(weights, structure, everything, top, clock)
+        cand, lam0 = _cold_candidates(values, structure, everything, top, clock)
         loaded = np.zeros(cand.size, dtype=bool)
     in_graph[cand] = True
 
@@ -667,8 +729,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         ``fixed_flows=None``: those that route ``flows`` (0 or 1 per candidate).
         """
         tails, heads = _ends(cand, labels1, labels2, n_cols, g1, g2)
-        costs = _costs(weights, cand, factor, multiplier)
-        np.negative(costs, out=costs)
+        costs = _costs(values, cand, factor, multiplier, -1)
         if fixed_flows is None:
             sel_t, sel_h = tails[flows], heads[flows]
             fixed_flows = np.concatenate(
@@ -721,8 +782,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
 
     def add_candidates(bad):
         nonlocal graph, cand
-        new_costs = _costs(weights, bad, factor, multiplier)
-        np.negative(new_costs, out=new_costs)
+        new_costs = _costs(values, bad, factor, multiplier, -1)
         new_tails, new_heads = _ends(bad, labels1, labels2, n_cols, g1, g2)
         ones = np.ones(bad.size, np.int64)
         id0 = n_fixed + cand.size
@@ -746,14 +806,16 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
         margin = POOL * slack if margin is None else margin
         if margin > top_cost // POOL_WINDOW:  # early phases: the pool would hold most elements
             margin = -slack  # (empty pool, never holds)
-        bad, worst, members = _violations(
-            weights, *everything, in_graph, price, factor, multiplier, slack, margin
+        bad, members = _empty(p), _empty(p)
+        n_bad, worst, n_members = _violations(
+            values, *everything, in_graph, price, factor, multiplier, slack, margin, bad, members
         )
+        bad, members = bad[:n_bad], members[:n_members]
         if margin < 0:
             pool = None
             return bad, worst
         m_tails, m_heads = _ends(members, labels1, labels2, n_cols, g1, g2)
-        m_costs = _costs(weights, members, factor, multiplier)
+        m_costs = _costs(values, members, factor, multiplier)
         pool = (members, m_tails, m_heads, m_costs, price.copy(), margin)
         return bad, worst
 
@@ -777,7 +839,7 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     while True:
         while eps > 1:
             eps = max(1, eps // ALPHA)
-            n_active = select_active(*graph, price, ACTIVE * eps)
+            n_active = select_active(*graph, price, ACTIVE * eps, excess)
             selected = time.perf_counter()
             # A refine that needs many relabels per node is far from its prices' optimum
             # (starting prices that were off): it stops and resumes at a larger eps.
@@ -837,8 +899,9 @@ def solve(weights, structure, *, warm_start=None) -> MethodOutput:
     support[cand[flows[n_fixed:] > 0]] = True
     room = structure.total - int(flows[g1 + g2])  # flows[:g1 + g2]: each group's selections
     if low * factor < 0.5 and room > 0:  # some usable weights round to zero cost: add them,
-        zero_cost = _zero_cost(weights, *everything, factor)  # heaviest first, where caps allow
-        order = zero_cost[np.argsort(-weights[zero_cost], kind="stable")]
+        zero_cost = _empty(p)  # heaviest first, where caps allow
+        zero_cost = zero_cost[: _zero_cost(values, *everything, factor, zero_cost)]
+        order = zero_cost[np.argsort(-np.square(values[zero_cost]), kind="stable")]
         left1 = caps1 - flows[:g1]
         left2 = caps2 - flows[g1 : g1 + g2]
         _complete(order, support, labels1, labels2, n_cols, left1, left2, room)

@@ -13,7 +13,9 @@ of input arc ``k`` and ``-1 - k`` for its reverse; it moves with the arc.
 
 Only active arcs take part in a refine; an inactive pair keeps its flow. :func:`select_active`
 keeps active the pairs whose residual reduced cost is small compared with eps (far from the
-boundary, an arc's flow no longer changes); :func:`worst_inactive` checks that the inactive
+boundary, an arc's flow no longer changes) and first saturates the residual arcs far below it,
+as the refine would (after good starting prices, most of the flow is set that way and the
+refine pushes only the resulting excesses); :func:`worst_inactive` checks that the inactive
 arcs are still eps-optimal, which makes the result optimal on the whole graph. ``refine``
 starts from any pseudoflow (it saturates every active arc of negative reduced cost), so arcs
 may be added between refines with any reduced cost, and it may stop early (a relabel budget)
@@ -157,16 +159,20 @@ def add_arcs(
     return True
 
 
-@njit(cache=True)
 def flows_by_ident(first, last, rescap, ident, n_arcs):
     """Flow on every input arc."""
-    flows = np.zeros(n_arcs, dtype=np.int64)
+    flows = np.zeros(n_arcs, dtype=np.int64)  # NumPy's allocation: huge pages, fewer faults
+    _fill_flows(first, last, rescap, ident, flows)
+    return flows
+
+
+@njit(cache=True)
+def _fill_flows(first, last, rescap, ident, flows):
     for v in range(first.shape[0] - 1):
         for a in range(first[v], last[v]):
             k = ident[a]
             if k < 0:
                 flows[-1 - k] = rescap[a]
-    return flows
 
 
 @njit(cache=True)
@@ -182,27 +188,51 @@ def start_eps(first, last, head, rescap, cost, price):
     return worst
 
 
-@njit(cache=True)
-def select_active(first, last, act, head, rescap, cost, rev, ident, guard, price, threshold):
-    """Make active exactly the pairs with a residual arc of reduced cost below ``threshold``.
+def select_active(
+    first, last, act, head, rescap, cost, rev, ident, guard, price, threshold, excess
+):
+    """Make active exactly the pairs with a residual arc of reduced cost in ``(-threshold,
+    threshold)``, after saturating the residual arcs of reduced cost ``<= -threshold``.
 
-    ``guard[v]`` is an upper bound on ``price[head] - cost`` over the inactive residual arcs
-    of ``v`` (it stays one: prices only fall). It lets :func:`refine` notice when a relabel
-    would break eps-optimality on an inactive arc, and lets this function skip the inactive
-    arcs of every node whose guard shows none of them can be below the threshold. Returns the
-    number of active slots.
+    A saturated arc's flow is settled at this scale (:func:`refine` would saturate it first
+    thing); it leaves a pair whose residual arc has reduced cost ``>= threshold``, which stays
+    out of the refine, and its units join ``excess``. ``guard[v]`` is an upper bound on
+    ``price[head] - cost`` over the inactive residual arcs of ``v`` (it stays one: prices only
+    fall). It lets :func:`refine` notice when a relabel would break eps-optimality on an
+    inactive arc, and lets this function skip the inactive arcs of every node whose guard
+    shows none of them can be below the threshold. Returns the number of active slots.
     """
+    mark = np.zeros(head.shape[0], dtype=np.bool_)  # NumPy's allocation: huge pages
+    return _select_active(
+        first, last, act, head, rescap, cost, rev, ident, guard, price, threshold, excess, mark
+    )
+
+
+@njit(cache=True)
+def _select_active(
+    first, last, act, head, rescap, cost, rev, ident, guard, price, threshold, excess, mark
+):
     n_nodes = first.shape[0] - 1
-    mark = np.zeros(head.shape[0], dtype=np.bool_)
     dirty = np.zeros(n_nodes, dtype=np.bool_)  # some inactive slot of the node is marked
     for v in range(n_nodes):
         pv = price[v]
         stop = last[v] if pv - guard[v] < threshold else act[v]
         bound = np.iinfo(np.int64).min if stop == last[v] else guard[v]
         for a in range(first[v], stop):
-            if rescap[a] > 0:
+            r = rescap[a]
+            if r > 0:
                 value = price[head[a]] - cost[a]
-                if pv - value < threshold:
+                if pv - value <= -threshold:
+                    # Saturate; the reverse arc, residual now, may be inactive: raise the
+                    # guard of its node (a node scanned later recomputes it with this arc).
+                    w = head[a]
+                    rescap[a] = 0
+                    rescap[rev[a]] += r
+                    excess[v] -= r
+                    excess[w] += r
+                    if pv + cost[a] > guard[w]:
+                        guard[w] = pv + cost[a]
+                elif pv - value < threshold:
                     mark[a] = True
                     if a >= act[v]:
                         dirty[v] = True

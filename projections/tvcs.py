@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numba import njit
 
 from projections.result import MethodOutput, ProjectionResult
 from projections.structure import TVCSStructure
@@ -52,7 +53,7 @@ def _kernel(method: str):
     return solve
 
 
-def _check_values(v, n_elements: int, shape) -> np.ndarray:
+def _check_values(v, n_elements: int, shape, *, finite: bool = True) -> np.ndarray:
     arr = np.asarray(v)
     if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
         raise ValueError(f"v must be a real-valued array, got dtype {arr.dtype}")
@@ -60,9 +61,37 @@ def _check_values(v, n_elements: int, shape) -> np.ndarray:
     if arr.shape not in allowed:
         want = " or ".join(str(s) for s in allowed)
         raise ValueError(f"v has shape {arr.shape}, the structure expects {want}")
-    if not np.all(np.isfinite(arr)):
+    if finite and not np.all(np.isfinite(arr)):
         raise ValueError("v must be finite, got NaN or infinity")
     return arr
+
+
+@njit(cache=True)
+def _restrict(flat, support, x):
+    """Fill ``x`` with ``v`` on ``support`` (0 elsewhere); return ``sum(v[support] ** 2)``.
+
+    One pass. The sum is taken in blocks of 1024 terms (accurate like NumPy's pairwise sum).
+    ``x`` comes from NumPy, whose large arrays get transparent huge pages where the system
+    offers them: first touching Numba's own allocation of 80 MB costs ~25 ms more.
+    """
+    zero = flat.dtype.type(0)
+    total = 0.0
+    block = 0.0
+    n_block = 0
+    for e in range(flat.shape[0]):
+        if support[e]:
+            y = flat[e]
+            x[e] = y
+            w = np.float64(y)
+            block += w * w
+            n_block += 1
+            if n_block == 1024:
+                total += block
+                block = 0.0
+                n_block = 0
+        else:
+            x[e] = zero
+    return total + block
 
 
 def project(
@@ -98,18 +127,23 @@ def project(
     if not isinstance(structure, TVCSStructure):
         raise ValueError(f"structure must be a TVCSStructure, got {type(structure).__name__}")
     solve = _kernel(method)
-    arr = _check_values(v, structure.n_elements, structure.shape)
+    # "exact" squares v on the fly and checks finiteness in its first pass (one pass and no
+    # weights array fewer: at 10M entries each costs tens of milliseconds).
+    exact = method == "exact"
+    arr = _check_values(v, structure.n_elements, structure.shape, finite=not exact)
     flat = arr.reshape(-1)
-    weights = np.square(flat, dtype=np.float64)
     start = time.perf_counter()
-    out: MethodOutput = solve(weights, structure, warm_start=warm_start, **options)
+    if exact:
+        out: MethodOutput = solve(flat, structure, warm_start=warm_start, **options)
+    else:
+        out = solve(np.square(flat, dtype=np.float64), structure, warm_start=warm_start, **options)
     seconds = time.perf_counter() - start
-    support = out.support.reshape(arr.shape)
-    x = np.where(support, arr, np.zeros((), dtype=arr.dtype))
+    x = np.empty_like(flat)
+    objective = _restrict(flat, out.support, x)
     return ProjectionResult(
-        x=x,
-        support=support,
-        objective=float(weights[out.support].sum()),
+        x=x.reshape(arr.shape),
+        support=out.support.reshape(arr.shape),
+        objective=objective,
         method=method,
         optimal=out.optimal,
         iterations=out.iterations,

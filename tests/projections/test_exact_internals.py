@@ -237,3 +237,53 @@ def test_stopped_refines_on_rank_one_weights_stay_feasible_and_optimal(monkeypat
     result = project(V, structure)
     assert_valid_projection(V, structure, result)
     assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_select_active_saturates_the_arcs_far_below_the_threshold(seed):
+    """After select_active: no residual arc of reduced cost <= -threshold, the active pairs
+    are exactly those with a residual arc within the threshold, the guards bound the inactive
+    residual arcs, and the excesses are those of the flow."""
+    from projections._mincostflow import flows_by_ident, refine, select_active
+
+    rng = np.random.default_rng(seed)
+    V, rows, cols, total = random_matrix_instance(rng, 10, 40, 0.6)
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
+    weights = V.ravel() ** 2
+    graph, n_fixed, elements, costs = _graph_for(weights, structure)
+    first, last, act, head, rescap, cost, rev, ident, guard = graph
+    g1, g2 = rows.size, cols.size
+    n_nodes = g1 + g2 + 2
+    u = np.zeros(g1 + 1, np.int64)
+    v = np.zeros(g2 + 1, np.int64)
+    _, price = dual_prices(
+        first, last, head, cost, ident, n_fixed, *(structure.caps1, structure.caps2), total,
+        u, v, np.int64(0), 2,
+    )  # fmt: skip
+    excess = np.zeros(n_nodes, np.int64)
+    threshold = int(costs.max()) // 8
+    select_active(*graph, price, threshold, excess)
+    slots = np.concatenate([np.arange(first[x], last[x]) for x in range(n_nodes)])
+    tails = np.repeat(np.arange(n_nodes), last - first[:-1])
+    reduced = cost[slots] + price[tails] - price[head[slots]]
+    residual = rescap[slots] > 0
+    assert not np.any(residual & (reduced <= -threshold))
+    active = slots < act[tails]
+    near = residual & (np.abs(reduced) < threshold)
+    pair_near = near | near[np.searchsorted(slots, rev[slots])]
+    np.testing.assert_array_equal(active, pair_near)
+    off = residual & ~active
+    assert np.all(guard[tails[off]] >= (price[head[slots]] - cost[slots])[off])
+    flows = flows_by_ident(first, last, rescap, ident, n_fixed + elements.size)
+    fixed_t = np.concatenate([np.full(g1, g1 + g2), g1 + np.arange(g2), [g1 + g2 + 1]])
+    fixed_h = np.concatenate([np.arange(g1), np.full(g2, g1 + g2 + 1), [g1 + g2]])
+    r, c = np.divmod(elements, V.shape[1])
+    arc_t = np.concatenate([fixed_t, r])
+    arc_h = np.concatenate([fixed_h, g1 + c])
+    net = np.bincount(arc_h, flows, n_nodes) - np.bincount(arc_t, flows, n_nodes)
+    np.testing.assert_array_equal(excess, net)
+    assert flows[n_fixed:].sum() > 0  # some element arcs were saturated
+    # a refine from there ends with a circulation
+    _, _, finished = refine(*graph, price, max(1, threshold // 8), excess, 10**9)
+    assert finished
+    assert not excess.any()

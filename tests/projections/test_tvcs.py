@@ -215,7 +215,26 @@ def test_unknown_method_error_lists_the_valid_choices():
         (np.array(["a", "b", "c", "d"]), "real-valued"),
     ],
 )
-def test_bad_vectors_are_rejected_with_a_clear_message(v, message):
+@pytest.mark.parametrize("method", ["exact", "greedy"])
+def test_bad_vectors_are_rejected_with_a_clear_message(v, message, method):
+    # "exact" checks finiteness in its own first pass, the other methods before solving
     structure = TVCSStructure.from_matrix((2, 2), max_per_row=1, max_per_col=1)
     with pytest.raises(ValueError, match=message):
-        project(v, structure)
+        project(v, structure, method=method)
+
+
+@pytest.mark.parametrize("method", ["exact", "greedy"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int16])
+def test_other_dtypes_give_the_float64_support_and_keep_their_dtype(method, dtype):
+    # "exact" squares v itself (no weights array): the same weights as np.square in float64
+    rng = np.random.default_rng(7)
+    V = (rng.standard_normal((15, 40)) * 50).astype(dtype)
+    kwargs = {"max_per_row": 6, "max_per_col": 3, "total": 50, "method": method}
+    result = project_matrix(V, **kwargs)
+    reference = project_matrix(V.astype(np.float64), **kwargs)
+    assert result.x.dtype == dtype
+    np.testing.assert_array_equal(result.support, reference.support)
+    np.testing.assert_array_equal(result.x, np.where(result.support, V, 0))
+    assert result.objective == pytest.approx(
+        float(np.square(V[result.support], dtype=np.float64).sum()), rel=1e-12
+    )
