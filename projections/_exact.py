@@ -97,6 +97,8 @@ BUDGET_MARGIN = 1.5
 #: Weight bins per octave (a power of two, at most 2**52) and number of bins.
 BINS_PER_OCTAVE = 8
 N_BINS = 8 * 16 + 1
+#: The bin recorded for unusable elements (above every bin; ``N_BINS`` fits in a byte).
+UNUSABLE = 255
 #: Coordinate-descent sweeps for the starting prices of a cold start, and the first phase's
 #: ``eps`` as a fraction of the largest cost (a warm start whose flow is further from optimal
 #: than that starts cold).
@@ -178,74 +180,70 @@ def _bin(x, key_top, shift, n_bins):
 
 @njit(cache=True)
 def _histograms(
-    values, labels1, labels2, n_cols, caps1, caps2, key_top, shift, n_bins, hist1, hist2
+    values, labels1, labels2, n_cols, caps1, caps2, key_top, shift, n_bins, hist1, hist2, bins
 ):
-    """Count usable elements per bin: ``hist1[g, bin]``, ``hist2[bin, h]`` (g1, g2: no group)."""
-    matrix = labels1.shape[0] == 0
+    """Count usable elements per bin: ``hist1[g, bin]``, ``hist2[bin, h]`` (g1, g2: no group).
+
+    Also writes every element's bin to ``bins`` (``UNUSABLE`` for the unusable ones), so that
+    :func:`_collect` reads one byte per element instead of squaring and binning it again.
+    """
     g1 = caps1.shape[0]
     g2 = caps2.shape[0]
-    g = 0
-    h = 0
+    if labels1.shape[0] == 0:  # matrix: row by row
+        for g in range(g1):
+            base = g * n_cols
+            if caps1[g] == 0:
+                bins[base : base + n_cols] = UNUSABLE
+                continue
+            for h in range(n_cols):
+                x = values[base + h] * values[base + h]
+                if x > 0 and caps2[h] > 0:
+                    b = _bin(x, key_top, shift, n_bins)
+                    hist1[g, b] += 1
+                    hist2[b, h] += 1
+                    bins[base + h] = b
+                else:
+                    bins[base + h] = UNUSABLE
+        return
     for e in range(values.shape[0]):
-        if matrix:
-            if e > 0:
-                h += 1
-                if h == n_cols:
-                    h = 0
-                    g += 1
-        else:
-            g = labels1[e]
-            h = labels2[e]
+        g = labels1[e]
+        h = labels2[e]
         x = values[e] * values[e]
         if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
             b = _bin(x, key_top, shift, n_bins)
             hist1[g if g >= 0 else g1, b] += 1
             hist2[b, h if h >= 0 else g2] += 1
+            bins[e] = b
+        else:
+            bins[e] = UNUSABLE
 
 
 @njit(cache=True)
-def _collect(
-    values,
-    labels1,
-    labels2,
-    n_cols,
-    caps1,
-    caps2,
-    key_top,
-    shift,
-    n_bins,
-    keep1,
-    keep2,
-    floor,
-    out,
-):
+def _collect(bins, labels1, labels2, n_cols, g1, g2, keep1, keep2, floor, out):
     """Usable elements in bin ``<= floor`` and in bin ``<= keep`` of a group of either view.
 
-    Writes their indices to ``out`` (as long as ``values``; untouched pages cost nothing) and
-    returns how many.
+    ``bins`` is from :func:`_histograms` (``floor < UNUSABLE``). Writes their indices to
+    ``out`` (as long as ``bins``; untouched pages cost nothing) and returns how many.
     """
-    matrix = labels1.shape[0] == 0
-    g1 = caps1.shape[0]
-    g2 = caps2.shape[0]
     n_out = 0
-    g = 0
-    h = 0
-    for e in range(values.shape[0]):
-        if matrix:
-            if e > 0:
-                h += 1
-                if h == n_cols:
-                    h = 0
-                    g += 1
-        else:
-            g = labels1[e]
-            h = labels2[e]
-        x = values[e] * values[e]
-        if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
-            b = _bin(x, key_top, shift, n_bins)
-            if b <= floor and (b <= keep1[g if g >= 0 else g1] or b <= keep2[h if h >= 0 else g2]):
-                out[n_out] = e
-                n_out += 1
+    if labels1.shape[0] == 0:  # matrix: row by row, a column's limit is min(floor, keep2[h])
+        limit2 = np.minimum(keep2[:g2], floor)
+        for g in range(g1):
+            limit1 = min(keep1[g], floor)
+            base = g * n_cols
+            for h in range(n_cols):
+                b = bins[base + h]
+                if b <= limit1 or b <= limit2[h]:
+                    out[n_out] = base + h
+                    n_out += 1
+        return n_out
+    for e in range(bins.shape[0]):
+        g = labels1[e]
+        h = labels2[e]
+        b = bins[e]
+        if b <= floor and (b <= keep1[g if g >= 0 else g1] or b <= keep2[h if h >= 0 else g2]):
+            out[n_out] = e
+            n_out += 1
     return n_out
 
 
@@ -335,21 +333,32 @@ def _violations(
     n_bad = 0
     n_pool = 0
     worst = 0
-    g = 0
-    h = 0
-    lim = limit[0]
+    if matrix:  # row by row (the same test as below, with g >= 0 and h >= 0)
+        for g in range(g1):
+            if caps1[g] == 0:
+                continue
+            lim = limit[g]
+            pg = price[g]
+            base = g * n_cols
+            for h in range(n_cols):
+                e = base + h
+                x = values[e] * values[e]
+                if x <= lim or x <= 0 or in_graph[e] or caps2[h] == 0:
+                    continue
+                reduced = -np.int64(x * factor + 0.5) * multiplier + pg - price[g1 + h]
+                if reduced < -slack:
+                    bad[n_bad] = e
+                    n_bad += 1
+                    if -reduced > worst:
+                        worst = -reduced
+                elif reduced < margin:
+                    pool[n_pool] = e
+                    n_pool += 1
+        return n_bad, worst, n_pool
     for e in range(values.shape[0]):
-        if matrix:
-            if e > 0:
-                h += 1
-                if h == n_cols:
-                    h = 0
-                    g += 1
-                    lim = limit[g]
-        else:
-            g = labels1[e]
-            h = labels2[e]
-            lim = limit[g if g >= 0 else g1]
+        g = labels1[e]
+        h = labels2[e]
+        lim = limit[g if g >= 0 else g1]
         x = values[e] * values[e]
         if x <= lim or x <= 0 or in_graph[e]:
             continue
@@ -586,7 +595,8 @@ def _cold_candidates(values, structure, everything, top, clock):
     count = np.int32 if structure.n_elements < 2**31 else np.int64
     hist1 = np.zeros((g1 + 1, N_BINS), dtype=count)
     hist2 = np.zeros((N_BINS, g2 + 1), dtype=count)  # columns vary fastest in a matrix
-    _histograms(values, *everything, key_top, shift, N_BINS, hist1, hist2)
+    bins = np.empty(values.shape[0], dtype=np.uint8)
+    _histograms(values, *everything, key_top, shift, N_BINS, hist1, hist2, bins)
     cum1 = np.cumsum(hist1, axis=1, dtype=np.int64)
     cum2 = np.cumsum(hist2, axis=0, dtype=np.int64).T
     keep1 = np.empty(g1 + 1, dtype=np.int64)
@@ -606,7 +616,8 @@ def _cold_candidates(values, structure, everything, top, clock):
         lam0 = float(np.int64((key_top - at_total) << shift).view(np.float64))
     logger.debug("exact histograms: %.3f s", time.perf_counter() - clock)
     out = _empty(values.shape[0])
-    cand = out[: _collect(values, *everything, key_top, shift, N_BINS, keep1, keep2, floor, out)]
+    labels1, labels2, n_cols = everything[:3]
+    cand = out[: _collect(bins, labels1, labels2, n_cols, g1, g2, keep1, keep2, floor, out)]
     logger.debug("exact collected %d candidates: %.3f s", cand.size, time.perf_counter() - clock)
     return cand, lam0
 
