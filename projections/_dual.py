@@ -23,6 +23,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+#: Above this many values, :func:`_threshold` selects through a bucket count.
+LARGE = 65536
+
 
 @njit(cache=True)
 def _kth_largest(buf, n, k):
@@ -67,6 +70,70 @@ def _kth_largest(buf, n, k):
 
 
 @njit(cache=True)
+def _two_largest_ranks(buf, n, k):
+    """The ``k``-th and ``k + 1``-th largest of ``buf[:n]`` (``1 <= k < n``), reordering it.
+
+    For large ``n``: one pass finds the range, one counts the values in 4096 buckets, and the
+    quickselect runs only on the (one or two) buckets holding those ranks, compacted to the
+    front of ``buf``. The same values as :func:`_kth_largest`, in two or three linear passes.
+    """
+    lo = buf[0]
+    hi = buf[0]
+    for t in range(1, n):
+        x = buf[t]
+        if x < lo:
+            lo = x
+        elif x > hi:
+            hi = x
+    shift = 0
+    while ((hi - lo) >> shift) >= 4096:
+        shift += 1
+    counts = np.zeros(4096, dtype=np.int64)
+    for t in range(n):
+        counts[(buf[t] - lo) >> shift] += 1
+    # Buckets from the top: rank k falls in bucket top_k, rank k + 1 in top_k1.
+    above = 0  # values in buckets above the current one
+    top_k = -1
+    top_k1 = -1
+    above_k = 0
+    for bucket in range(4095, -1, -1):
+        c = counts[bucket]
+        if top_k < 0 and above + c >= k:
+            top_k = bucket
+            above_k = above
+        if above + c >= k + 1:
+            top_k1 = bucket
+            break
+        above += c
+    # Compact the values of buckets top_k1 .. top_k (adjacent or equal) to the front.
+    m = 0
+    for t in range(n):
+        x = buf[t]
+        bucket = (x - lo) >> shift
+        if bucket >= top_k1 and bucket <= top_k:
+            buf[t] = buf[m]
+            buf[m] = x
+            m += 1
+    # In the compacted part, the ranks shift by the count above bucket top_k.
+    if top_k == top_k1:
+        kth = _kth_largest(buf, m, k - above_k)
+        below = _kth_largest(buf, m, k + 1 - above_k)
+    else:  # rank k is the smallest of bucket top_k, rank k + 1 the largest of top_k1
+        kth = hi
+        below = lo
+        first = True
+        for t in range(m):
+            x = buf[t]
+            if (x - lo) >> shift == top_k:
+                if first or x < kth:
+                    kth = x
+                    first = False
+            elif x > below:
+                below = x
+    return kth, below
+
+
+@njit(cache=True)
 def _threshold(buf, n, k):
     """A non-negative value between the ``k``-th and ``k + 1``-th largest of ``buf[:n]``.
 
@@ -75,6 +142,10 @@ def _threshold(buf, n, k):
     """
     if n <= k:
         return 0
+    if k > 0 and n > LARGE:
+        above, below = _two_largest_ranks(buf, n, k)
+        mid = below + (above - below) // 2
+        return mid if mid > 0 else 0
     below = _kth_largest(buf, n, k + 1)
     if k == 0:
         return below if below > 0 else 0  # nothing may pass: at least the largest value
@@ -86,7 +157,6 @@ def _threshold(buf, n, k):
     return mid if mid > 0 else 0
 
 
-@njit(cache=True)
 def dual_prices(first, last, head, cost, ident, n_fixed, caps1, caps2, total, u, v, lam, sweeps):
     """Node prices from ``sweeps`` rounds of coordinate descent from ``u``, ``v``, ``lam``.
 
@@ -96,22 +166,21 @@ def dual_prices(first, last, head, cost, ident, n_fixed, caps1, caps2, total, u,
     ``-v[h]`` (view-2 groups), ``lam`` (source) and 0 (sink): the reduced cost of element
     ``e``'s arc is then ``-(c[e] - u - v - lam)``.
     """
+    buf = np.empty(head.shape[0], dtype=np.int64)  # NumPy's allocation: huge pages
+    return _dual_prices(
+        first, last, head, cost, ident, n_fixed, caps1, caps2, total, u, v, lam, sweeps, buf
+    )
+
+
+@njit(cache=True)
+def _dual_prices(
+    first, last, head, cost, ident, n_fixed, caps1, caps2, total, u, v, lam, sweeps, buf
+):
     g1 = caps1.shape[0]
     g2 = caps2.shape[0]
     source = g1 + g2
     sink = source + 1
     n_nodes = g1 + g2 + 2
-    n_elements = 0
-    widest = 0
-    for x in range(n_nodes):
-        degree = last[x] - first[x]
-        if degree > widest:
-            widest = degree
-        if x < g1 or x == source:
-            for a in range(first[x], last[x]):
-                if ident[a] >= n_fixed:
-                    n_elements += 1
-    buf = np.empty(max(widest, n_elements), dtype=np.int64)
     for _ in range(sweeps):
         # A view-1 group's slots hold its elements' arcs and the reverse of source -> group.
         for g in range(g1):
