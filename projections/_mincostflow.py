@@ -27,11 +27,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: A relabel that reaches into a node's inactive arcs activates those within ``WIDEN * eps``
-#: of the best one, not only the admissible ones: each such relabel scans all the node's
-#: inactive arcs (thousands for a row), and a wider window leaves the next relabels room.
-WIDEN = 16
-
 
 def build_residual_graph(n_nodes, tails, heads, caps, costs, flows, unit_arcs=None):
     """Return the graph ``(first, last, act, head, rescap, cost, rev, ident, guard)``, all active.
@@ -350,7 +345,7 @@ def refine(
                     # An inactive arc may be admissible at the new price, or no active arc
                     # is residual (an excess left by a stopped refine, whose arcs were then
                     # switched off): activate, with their pairs, the inactive residual arcs
-                    # within WIDEN * eps of the best value over all of them, and rescan.
+                    # within eps of the best value over all of them, and rescan.
                     top = best
                     for b in range(end, last[v]):
                         if rescap[b] > 0:
@@ -362,7 +357,7 @@ def refine(
                     while b < last[v]:
                         if rescap[b] > 0:
                             value = price[head[b]] - cost[b]
-                            if value > top - WIDEN * eps:
+                            if value > top - eps:
                                 _swap(head, rescap, cost, rev, ident, b, end)
                                 end += 1
                                 w = head[end - 1]
