@@ -334,6 +334,11 @@ def _violations(
     n_pool = 0
     worst = 0
     if matrix:  # row by row (the same test as below, with g >= 0 and h >= 0)
+        # The bound with the element's own head price: limit[g] + lift[h] (the slack of
+        # 2 * multiplier covers the rounding of both terms many times over).
+        lift = np.empty(n_cols)
+        for h in range(n_cols):
+            lift[h] = (top_head - price[g1 + h]) / unit if caps2[h] > 0 else np.inf
         for g in range(g1):
             if caps1[g] == 0:
                 continue
@@ -343,7 +348,7 @@ def _violations(
             for h in range(n_cols):
                 e = base + h
                 x = values[e] * values[e]
-                if x <= lim or x <= 0 or in_graph[e] or caps2[h] == 0:
+                if (x <= lim + lift[h]) | (x <= 0.0) | in_graph[e]:
                     continue
                 reduced = -np.int64(x * factor + 0.5) * multiplier + pg - price[g1 + h]
                 if reduced < -slack:
