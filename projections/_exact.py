@@ -267,11 +267,15 @@ def _ends(elements, labels1, labels2, n_cols, g1, g2):
 @njit(cache=True)
 def _fill_ends(elements, labels1, labels2, n_cols, g1, g2, tails, heads):
     matrix = labels1.shape[0] == 0
+    g = 0
+    base = 0  # matrix: g * n_cols (a division only when the row changes: they are slow)
     for t in range(elements.shape[0]):
         e = elements[t]
         if matrix:
-            g = e // n_cols
-            h = e - g * n_cols
+            if e < base or e >= base + n_cols:
+                g = e // n_cols
+                base = g * n_cols
+            h = e - base
         else:
             g = labels1[e]
             h = labels2[e]
