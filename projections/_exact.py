@@ -141,31 +141,30 @@ def _weight_range(values, labels1, labels2, n_cols, caps1, caps2):
 
     The weight of an element is the square of its value.
     """
-    matrix = labels1.shape[0] == 0
     finite = True
     top = 0.0
     low = np.inf
-    g = 0
-    h = 0
-    for e in range(values.shape[0]):
-        if matrix:
-            if e > 0:
-                h += 1
-                if h == n_cols:
-                    h = 0
-                    g += 1
-        else:
+    if labels1.shape[0] == 0:  # matrix: row by row
+        for g in range(caps1.shape[0]):
+            base = g * n_cols
+            usable = caps1[g] > 0
+            for h in range(n_cols):
+                y = values[base + h]
+                finite &= y - y == 0.0  # False for NaN and infinity
+                x = y * y
+                if usable and x > 0 and caps2[h] > 0:
+                    top = max(top, x)
+                    low = min(low, x)
+    else:
+        for e in range(values.shape[0]):
             g = labels1[e]
             h = labels2[e]
-        y = values[e]
-        if y - y != 0.0:  # NaN or infinity
-            finite = False
-        x = y * y
-        if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
-            if x > top:
-                top = x
-            if x < low:
-                low = x
+            y = values[e]
+            finite &= y - y == 0.0
+            x = y * y
+            if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
+                top = max(top, x)
+                low = min(low, x)
     if top == 0.0:
         low = 0.0
     return top, low, finite

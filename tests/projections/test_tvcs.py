@@ -238,3 +238,12 @@ def test_other_dtypes_give_the_float64_support_and_keep_their_dtype(method, dtyp
     assert result.objective == pytest.approx(
         float(np.square(V[result.support], dtype=np.float64).sum()), rel=1e-12
     )
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_exact_rejects_non_finite_values_on_a_general_structure(bad):
+    structure = TVCSStructure.from_labels(
+        [0, 0, 1, -1], [0, 1, -1, 0], caps1=[1, 1], caps2=[1, 1], total=2
+    )
+    with pytest.raises(ValueError, match="finite"):
+        project(np.array([1.0, 2.0, bad, 0.5]), structure)
