@@ -18,8 +18,10 @@ Algorithm
 1. *Candidate graph.* One pass builds, per row and per column (per group of either view), a
    histogram of the weights in bins of 1/8 octave. Each group keeps the elements of the bins that
    hold its ``cap + 2`` heaviest, and elements lighter than the bin from which the caps alone
-   would still allow ``1.5 * total`` selections are dropped. Most of a large instance never
-   enters the flow problem (at 1,000 x 10,000 with the small budget, 253k of 10M elements).
+   would still allow ``1.5 * total`` selections are dropped. The pass also records every
+   element's bin in a byte, so that collecting the candidates reads that instead of ``v``.
+   Most of a large instance never enters the flow problem (at 1,000 x 10,000 with the small
+   budget, 253k of 10M elements).
 2. *Starting prices.* The same histograms place the total cap's dual price ``lam`` at the
    bin where the caps alone would allow ``total`` elements; ``SWEEPS`` rounds of coordinate
    descent on the LP dual over the candidate graph (:mod:`projections._dual`) then give
