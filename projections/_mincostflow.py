@@ -316,6 +316,7 @@ def refine(
             q_tail += 1
             in_queue[v] = True
     current = first[:-1].copy()
+    listed = np.empty(np.max(first[1:] - first[:-1]), dtype=np.int64)
     pushes = 0
     relabels = 0
     while q_head != q_tail:
@@ -345,30 +346,41 @@ def refine(
                     # An inactive arc may be admissible at the new price, or no active arc
                     # is residual (an excess left by a stopped refine, whose arcs were then
                     # switched off): activate, with their pairs, the inactive residual arcs
-                    # within eps of the best value over all of them, and rescan.
+                    # within eps of the best value over all of them, and rescan. One pass
+                    # over the inactive arcs lists those within eps of the best so far (in
+                    # slot order); the others bound the guard.
                     top = best
+                    bound = np.iinfo(np.int64).min
+                    n_listed = 0
                     for b in range(end, last[v]):
                         if rescap[b] > 0:
                             value = price[head[b]] - cost[b]
-                            if value > top:
+                            if value > top:  # (first: top may be INT64_MIN, no top - eps)
                                 top = value
-                    bound = np.iinfo(np.int64).min
-                    b = end
-                    while b < last[v]:
-                        if rescap[b] > 0:
-                            value = price[head[b]] - cost[b]
-                            if value > top - eps:
-                                _swap(head, rescap, cost, rev, ident, b, end)
-                                end += 1
-                                w = head[end - 1]
-                                _swap(head, rescap, cost, rev, ident, rev[end - 1], act[w])
-                                act[w] += 1
-                                if value > best:
-                                    best = value
-                                    best_arc = end - 1
+                                listed[n_listed] = b
+                                n_listed += 1
+                            elif value > top - eps:
+                                listed[n_listed] = b
+                                n_listed += 1
                             elif value > bound:
                                 bound = value
-                        b += 1
+                    # Activate the listed arcs within eps of the final best. Each swap moves
+                    # the arc at ``end`` (never a listed slot still to come: those lie
+                    # beyond it) to slot b.
+                    for t in range(n_listed):
+                        b = listed[t]
+                        value = price[head[b]] - cost[b]
+                        if value > top - eps:
+                            _swap(head, rescap, cost, rev, ident, b, end)
+                            end += 1
+                            w = head[end - 1]
+                            _swap(head, rescap, cost, rev, ident, rev[end - 1], act[w])
+                            act[w] += 1
+                            if value > best:
+                                best = value
+                                best_arc = end - 1
+                        elif value > bound:
+                            bound = value
                     act[v] = end
                     guard[v] = bound
                 pv = best - eps
