@@ -36,7 +36,9 @@ Algorithm
    of near the largest cost. A refine that needs more than ``RELABELS`` relabels per node
    (prices far from optimal for its ``eps``) stops and resumes ``ALPHA`` times coarser, with
    twice the allowance from then on. Each refine works only on the arcs whose reduced cost is
-   within a few ``eps`` of zero (residual arcs further below are saturated beforehand); a
+   within a few ``eps`` of zero (residual arcs further below are saturated beforehand; on a
+   cold start the graph is first built as a skeleton for the coordinate descent, and one
+   node-local pass then lays out the first phase's flow and active arcs in place); a
    relabel that would break eps-optimality of an inactive arc, or that finds no active
    residual arc, switches the best inactive arcs back on first.
 4. *Certificate.* The node prices ``pi`` are dual variables. After every phase, every element
@@ -82,6 +84,7 @@ from projections._mincostflow import (
     add_arcs,
     build_residual_graph,
     flows_by_ident,
+    layout,
     refine,
     select_active,
     start_eps,
@@ -744,7 +747,7 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
     fixed_caps = np.concatenate([structure.caps1, structure.caps2, [structure.total]])
     fixed_costs = np.zeros(g1 + g2 + 1, np.int64)
 
-    def element_graph(fixed_flows, flows):
+    def element_graph(fixed_flows, flows, skeleton=False):
         """The graph of the fixed arcs and the candidates with these flows.
 
         ``fixed_flows=None``: those that route ``flows`` (0 or 1 per candidate).
@@ -768,10 +771,12 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
             fixed_costs,
             fixed_flows,
             (tails, heads, costs, flows),
+            skeleton,
         )
 
     n_fixed = g1 + g2 + 1
-    graph = element_graph(None, loaded)
+    excess = np.zeros(n_nodes, dtype=np.int64)
+    graph = element_graph(None, loaded, skeleton=pool_base is None)
     first, last, _, head, rescap, cost, _, ident, _ = graph
     if pool_base is not None:
         # Warm: the first phase runs ALPHA times below the starting flow's eps-optimality,
@@ -782,6 +787,7 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
     else:
         u = np.zeros(g1 + 1, dtype=np.int64)
         v = np.zeros(g2 + 1, dtype=np.int64)
+        logger.debug("exact setup and skeleton graph: %.3f s", time.perf_counter() - clock)
         _, price = dual_prices(
             first,
             last,
@@ -855,7 +861,12 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
             time.perf_counter() - clock,
         )
         clock = time.perf_counter()
-    excess = np.zeros(n_nodes, dtype=np.int64)
+    if pool_base is None:
+        # Cold: the graph is a skeleton without flow (the near-admissible arcs included).
+        # Saturate and lay out its arcs as the first phase's select_active would.
+        layout(graph, price, ACTIVE * (eps // ALPHA), excess, fixed_caps)
+        logger.debug("exact layout: %.3f s", time.perf_counter() - clock)
+        clock = time.perf_counter()
     per_node = RELABELS
     while True:
         while eps > 1:

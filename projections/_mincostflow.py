@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 
-def build_residual_graph(n_nodes, tails, heads, caps, costs, flows, unit_arcs=None):
+def build_residual_graph(n_nodes, tails, heads, caps, costs, flows, unit_arcs=None, skeleton=False):
     """Return the graph ``(first, last, act, head, rescap, cost, rev, ident, guard)``, all active.
 
     Input arc ``k`` goes from ``tails[k]`` to ``heads[k]`` with capacity ``caps[k]``, cost
@@ -36,7 +36,8 @@ def build_residual_graph(n_nodes, tails, heads, caps, costs, flows, unit_arcs=No
     flows)``, adds arcs of capacity 1 numbered after those (``flows`` 0 or 1, any integer or
     bool dtype), without the caller concatenating them. Every node gets spare room for about
     an eighth more arcs (see :func:`add_arcs`). Slot arrays are int32 (``cost`` int64) when
-    they fit.
+    they fit. ``skeleton=True`` fills only ``head``, ``cost`` and ``ident`` (enough for
+    :func:`projections._dual.dual_prices`); :func:`layout` must then fill the rest.
     """
     if unit_arcs is None:
         empty = np.zeros(0, dtype=np.int64)
@@ -56,6 +57,12 @@ def build_residual_graph(n_nodes, tails, heads, caps, costs, flows, unit_arcs=No
     rev = np.zeros(size, dtype=index)
     ident = np.zeros(size, dtype=index)
     last = first[:-1].copy()
+    if skeleton:
+        _fill_skeleton(last, head, cost, ident, 0, tails, heads, costs)
+        _fill_skeleton(last, head, cost, ident, tails.shape[0], u_tails, u_heads, u_costs)
+        act = last.copy()
+        guard = np.full(n_nodes, np.iinfo(np.int64).min, dtype=np.int64)
+        return first, last, act, head, rescap, cost, rev, ident, guard
     _fill(last, head, rescap, cost, rev, ident, 0, tails, heads, caps, costs, flows)
     ones = np.ones(1, dtype=np.int64)
     _fill(
@@ -75,6 +82,24 @@ def build_residual_graph(n_nodes, tails, heads, caps, costs, flows, unit_arcs=No
     act = last.copy()
     guard = np.full(n_nodes, np.iinfo(np.int64).min, dtype=np.int64)
     return first, last, act, head, rescap, cost, rev, ident, guard
+
+
+@njit(cache=True)
+def _fill_skeleton(last, head, cost, ident, id0, tails, heads, costs):
+    """:func:`_fill` of ``head``, ``cost`` and ``ident`` only."""
+    for k in range(tails.shape[0]):
+        u = tails[k]
+        v = heads[k]
+        a = last[u]
+        last[u] += 1
+        b = last[v]
+        last[v] += 1
+        head[a] = v
+        cost[a] = costs[k]
+        ident[a] = id0 + k
+        head[b] = u
+        cost[b] = -costs[k]
+        ident[b] = -1 - (id0 + k)
 
 
 @njit(cache=True)
@@ -99,6 +124,141 @@ def _fill(last, head, rescap, cost, rev, ident, id0, tails, heads, caps, costs, 
         cost[b] = -costs[k]
         rev[b] = a
         ident[b] = -1 - (id0 + k)
+
+
+def layout(graph, price, threshold, excess, fixed_caps):
+    """Lay out a skeleton graph as :func:`select_active` would leave it at ``threshold``.
+
+    ``graph`` comes from :func:`build_residual_graph` with ``skeleton=True`` and no flow:
+    input arcs ``0, ..., len(fixed_caps) - 1`` have capacities ``fixed_caps``, the others 1.
+    Residual arcs of reduced cost ``<= -threshold`` are saturated (their units join
+    ``excess``), the pairs with reduced cost in ``(-threshold, threshold)`` come first in
+    their nodes' slots (active), and ``guard`` is the largest ``price[head] - cost`` over each
+    node's inactive residual arcs (exact, where select_active's may be looser). Without flow,
+    every decision is local to a node, so one pass rewrites each node's slots in place (in the
+    order select_active's exchanges would leave them) and a second sets ``rev``: none of its
+    scattered saturations and swaps, and the skeleton never filled ``rescap`` and ``rev``.
+    The graph, flows and excesses are then exactly those of select_active.
+    """
+    first, last, act, head, rescap, cost, rev, ident, guard = graph
+    n_arcs = (int(np.sum(last - first[:-1])) // 2) + 1
+    fpos = np.empty(n_arcs, dtype=rev.dtype)  # slot of each forward arc; NumPy: huge pages
+    rpos = np.empty(n_arcs, dtype=rev.dtype)  # ... of each reverse arc
+    _layout(
+        first,
+        last,
+        act,
+        head,
+        rescap,
+        cost,
+        rev,
+        ident,
+        guard,
+        price,
+        threshold,
+        excess,
+        fixed_caps,
+        fpos,
+        rpos,
+    )
+
+
+@njit(cache=True)
+def _layout(
+    first,
+    last,
+    act,
+    head,
+    rescap,
+    cost,
+    rev,
+    ident,
+    guard,
+    price,
+    threshold,
+    excess,
+    fixed_caps,
+    fpos,
+    rpos,
+):
+    n_nodes = first.shape[0] - 1
+    n_fixed = fixed_caps.shape[0]
+    width = 1
+    for v in range(n_nodes):
+        if last[v] - first[v] > width:
+            width = last[v] - first[v]
+    bh = np.empty(width, dtype=np.int64)
+    bc = np.empty(width, dtype=np.int64)
+    bi = np.empty(width, dtype=np.int64)
+    br = np.empty(width, dtype=np.int64)
+    on = np.empty(width, dtype=np.bool_)
+    order = np.empty(width, dtype=np.int64)
+    for v in range(n_nodes):
+        lo = first[v]
+        n = last[v] - lo
+        pv = price[v]
+        bound = np.iinfo(np.int64).min
+        n_on = 0
+        for t in range(n):
+            w = np.int64(head[lo + t])
+            c = cost[lo + t]
+            k = np.int64(ident[lo + t])
+            kk = k if k >= 0 else -1 - k
+            cap = np.int64(fixed_caps[kk]) if kk < n_fixed else np.int64(1)
+            rc = c + pv - price[w]
+            res = np.int64(0)
+            if k >= 0:  # forward arc, no flow: residual cap, saturated if far below
+                res = cap
+                if cap > 0 and rc <= -threshold:
+                    res = 0
+                    excess[v] -= cap
+            elif cap > 0 and rc >= threshold:  # its forward arc is saturated
+                res = cap
+                excess[v] += cap
+            active = cap > 0 and -threshold < rc and rc < threshold
+            if not active and res > 0 and price[w] - c > bound:
+                bound = price[w] - c
+            bh[t] = w
+            bc[t] = c
+            bi[t] = k
+            br[t] = res
+            on[t] = active
+            if active:
+                n_on += 1
+        guard[v] = bound
+        act[v] = lo + n_on
+        # The order select_active's exchanges would give: scanning from both ends, each
+        # inactive slot from the front trades places with an active one from the back.
+        for t in range(n):
+            order[t] = t
+        x = 0
+        y = n
+        while True:
+            while x < y and on[order[x]]:
+                x += 1
+            while x < y and not on[order[y - 1]]:
+                y -= 1
+            if x >= y:
+                break
+            order[x], order[y - 1] = order[y - 1], order[x]
+            x += 1
+            y -= 1
+        for i in range(n):
+            t = order[i]
+            a = lo + i
+            head[a] = bh[t]
+            cost[a] = bc[t]
+            ident[a] = bi[t]
+            rescap[a] = br[t]
+            k = bi[t]
+            if k >= 0:
+                fpos[k] = a
+            else:
+                rpos[-1 - k] = a
+    for v in range(n_nodes):
+        for a in range(first[v], last[v]):
+            k = ident[a]
+            rev[a] = rpos[k] if k >= 0 else fpos[-1 - k]
 
 
 @njit(cache=True)

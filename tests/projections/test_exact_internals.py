@@ -311,3 +311,66 @@ def test_select_active_saturates_the_arcs_far_below_the_threshold(seed):
     _, _, finished = refine(*graph, price, max(1, threshold // 8), excess, 10**9)
     assert finished
     assert not excess.any()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_layout_of_a_skeleton_matches_select_active(seed):
+    """The cold start's one-pass layout leaves the graph select_active leaves (same slots,
+    flows and excesses, same order), with guards that still bound the inactive residual arcs
+    (and are no looser)."""
+    from projections._mincostflow import layout, select_active
+
+    rng = np.random.default_rng(seed)
+    V, rows, cols, total = random_matrix_instance(rng, 12, 50, [0.8, 0.3, 0.05, 1.0][seed])
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
+    weights = V.ravel() ** 2
+    graph, n_fixed, _, costs = _graph_for(weights, structure)
+    first, last, _, head, _, cost, _, ident, _ = graph
+    g1, g2 = rows.size, cols.size
+    n_nodes = g1 + g2 + 2
+    _, price = dual_prices(
+        first, last, head, cost, ident, n_fixed, *(structure.caps1, structure.caps2), total,
+        np.zeros(g1 + 1, np.int64), np.zeros(g2 + 1, np.int64), np.int64(0), 2,
+    )  # fmt: skip
+    fixed_caps = np.concatenate([structure.caps1, structure.caps2, [structure.total]])
+    for threshold in (int(costs.max()) // 8, int(costs.max()) // 100 + 1):
+        graph, *_ = _graph_for(weights, structure)
+        skeleton = _graph_for_skeleton(weights, structure)
+        excess, laid = np.zeros(n_nodes, np.int64), np.zeros(n_nodes, np.int64)
+        select_active(*graph, price, threshold, excess)
+        layout(skeleton, price, threshold, laid, fixed_caps)
+        for a, b in zip(graph[:8], skeleton[:8], strict=True):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(excess, laid)
+        _, last, act, head, rescap, cost, _, _, guard = skeleton
+        assert np.all(guard <= graph[8])
+        for x in range(n_nodes):
+            off = np.arange(act[x], last[x])
+            off = off[rescap[off] > 0]
+            if off.size:
+                assert guard[x] == np.max(price[head[off]] - cost[off])
+            else:
+                assert guard[x] == np.iinfo(np.int64).min
+
+
+def _graph_for_skeleton(weights, structure):
+    """:func:`_graph_for`'s graph as a skeleton (head, cost and ident only)."""
+    g1, g2 = structure.caps1.shape[0], structure.caps2.shape[0]
+    source, sink = g1 + g2, g1 + g2 + 1
+    elements = np.flatnonzero(weights > 0)
+    l1, l2 = structure.labels1[elements], structure.labels2[elements]
+    tails = np.where(l1 >= 0, l1, source)
+    heads = np.where(l2 >= 0, g1 + l2, sink)
+    costs = np.rint(weights[elements] * 1000).astype(np.int64)
+    fixed_t = np.concatenate([np.full(g1, source), g1 + np.arange(g2), [sink]])
+    fixed_h = np.concatenate([np.arange(g1), np.full(g2, sink), [source]])
+    caps = np.concatenate([structure.caps1, structure.caps2, [structure.total]])
+    return exact.build_residual_graph(
+        g1 + g2 + 2,
+        np.concatenate([fixed_t, tails]).astype(np.int64),
+        np.concatenate([fixed_h, heads]).astype(np.int64),
+        np.concatenate([caps, np.ones(elements.size, np.int64)]).astype(np.int64),
+        np.concatenate([np.zeros(g1 + g2 + 1, np.int64), -costs]),
+        np.zeros(g1 + g2 + 1 + elements.size, np.int64),
+        skeleton=True,
+    )
