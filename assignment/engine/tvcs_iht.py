@@ -105,9 +105,12 @@ def _top_up(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np.ndar
     return assignment | extra, int(extra.sum())
 
 
-def _whole(name: str, value, least: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
-        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+def _whole(least: int):
+    def check(name: str, value) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+
+    return check
 
 
 def _positive(name: str, value) -> None:
@@ -120,28 +123,34 @@ def _positive(name: str, value) -> None:
         raise ValueError(f"{name} must be a positive number, got {value!r}")
 
 
-def check_options(
-    *,
-    max_iter: int = 30,
-    step: float = 5.0,
-    batch_size: int = 4,
-    temperature: float = 1.0,
-    eval_every: int = 10,
-    refine: bool = True,
-    refine_rounds: int = 20,
-    time_limit: float | None = None,
-) -> None:
-    """Raise ``ValueError`` naming the first invalid option of :func:`tvcs_iht`."""
-    _whole("max_iter", max_iter, 0)
-    _positive("step", step)
-    _whole("batch_size", batch_size, 1)
-    _positive("temperature", temperature)
-    _whole("eval_every", eval_every, 1)
-    if not isinstance(refine, bool | np.bool_):
-        raise ValueError(f"refine must be true or false, got {refine!r}")
-    _whole("refine_rounds", refine_rounds, 0)
-    if time_limit is not None:
-        _positive("time_limit", time_limit)
+def _flag(name: str, value) -> None:
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+def _positive_or_none(name: str, value) -> None:
+    if value is not None:
+        _positive(name, value)
+
+
+_OPTION_CHECKS = {
+    "max_iter": _whole(0),
+    "step": _positive,
+    "batch_size": _whole(1),
+    "temperature": _positive,
+    "eval_every": _whole(1),
+    "refine": _flag,
+    "refine_rounds": _whole(0),
+    "time_limit": _positive_or_none,
+}
+
+
+def check_options(**options) -> None:
+    """Raise ``ValueError`` naming the first unknown or invalid option of :func:`tvcs_iht`."""
+    for name, value in options.items():
+        if name not in _OPTION_CHECKS:
+            raise ValueError(f"unknown option {name!r}; valid: {', '.join(_OPTION_CHECKS)}")
+        _OPTION_CHECKS[name](name, value)
 
 
 def tvcs_iht(
