@@ -194,20 +194,24 @@ def _histograms(
     g1 = caps1.shape[0]
     g2 = caps2.shape[0]
     if labels1.shape[0] == 0:  # matrix: row by row
+        usable2 = caps2 > 0
         for g in range(g1):
             base = g * n_cols
+            row = bins[base : base + n_cols]
             if caps1[g] == 0:
-                bins[base : base + n_cols] = UNUSABLE
+                row[:] = UNUSABLE
                 continue
+            # Bin the row first (a loop without branches that the compiler vectorises), then
+            # count: twice as fast as one loop that does both.
             for h in range(n_cols):
                 x = values[base + h] * values[base + h]
-                if x > 0 and caps2[h] > 0:
-                    b = _bin(x, key_top, shift, n_bins)
+                b = min(key_top - (np.int64(np.float64(x).view(np.int64)) >> shift), n_bins - 1)
+                row[h] = b if (x > 0) & usable2[h] else UNUSABLE
+            for h in range(n_cols):
+                b = row[h]
+                if b != UNUSABLE:
                     hist1[g, b] += 1
                     hist2[b, h] += 1
-                    bins[base + h] = b
-                else:
-                    bins[base + h] = UNUSABLE
         return
     for e in range(values.shape[0]):
         g = labels1[e]
@@ -223,12 +227,40 @@ def _histograms(
 
 
 @njit(cache=True)
+def _keeps(hist, caps, total):
+    """Per group, the bin that completes its ``cap + SLACK`` heaviest elements; per bin, room.
+
+    ``hist[b, g]`` counts a view's group ``g`` (column ``len(caps)``: no group) in bin ``b``.
+    ``keep[g]`` is the first bin where the group's running count reaches ``caps[g] + SLACK``
+    (``total + SLACK`` for no group; the last bin if never), and ``room[b]`` how many elements
+    of bins ``<= b`` the view's caps would allow.
+    """
+    n_bins, width = hist.shape
+    n_groups = width - 1
+    keep = np.full(width, n_bins - 1, dtype=np.int64)
+    room = np.zeros(n_bins, dtype=np.int64)
+    count = np.zeros(width, dtype=np.int64)
+    for b in range(n_bins):
+        allowed = 0
+        for g in range(width):
+            count[g] += hist[b, g]
+            cap = caps[g] if g < n_groups else total
+            if count[g] >= cap + SLACK and keep[g] == n_bins - 1 and b < n_bins - 1:
+                keep[g] = b
+            allowed += min(count[g], cap) if g < n_groups else count[g]
+        room[b] = allowed
+    return keep, room
+
+
+@njit(cache=True)
 def _collect(bins, labels1, labels2, n_cols, g1, g2, keep1, keep2, floor, out):
     """Usable elements in bin ``<= floor`` and in bin ``<= keep`` of a group of either view.
 
     ``bins`` is from :func:`_histograms` (``floor < UNUSABLE``). Writes their indices to
     ``out`` (as long as ``bins``; untouched pages cost nothing) and returns how many.
     """
+    # Every index is written and the count advances only for the kept ones: no branch to
+    # mispredict on an element that is kept with probability ~0.2.
     n_out = 0
     if labels1.shape[0] == 0:  # matrix: row by row, a column's limit is min(floor, keep2[h])
         limit2 = np.minimum(keep2[:g2], floor)
@@ -237,17 +269,17 @@ def _collect(bins, labels1, labels2, n_cols, g1, g2, keep1, keep2, floor, out):
             base = g * n_cols
             for h in range(n_cols):
                 b = bins[base + h]
-                if b <= limit1 or b <= limit2[h]:
-                    out[n_out] = base + h
-                    n_out += 1
+                out[n_out] = base + h
+                n_out += (b <= limit1) | (b <= limit2[h])
         return n_out
     for e in range(bins.shape[0]):
         g = labels1[e]
         h = labels2[e]
         b = bins[e]
-        if b <= floor and (b <= keep1[g if g >= 0 else g1] or b <= keep2[h if h >= 0 else g2]):
-            out[n_out] = e
-            n_out += 1
+        out[n_out] = e
+        n_out += (b <= floor) & (
+            (b <= keep1[g if g >= 0 else g1]) | (b <= keep2[h if h >= 0 else g2])
+        )
     return n_out
 
 
@@ -347,17 +379,24 @@ def _violations(
         lift = np.empty(n_cols)
         for h in range(n_cols):
             lift[h] = (top_head - price[g1 + h]) / unit if caps2[h] > 0 else np.inf
+        near = np.empty(n_cols, dtype=np.int64)
         for g in range(g1):
             if caps1[g] == 0:
                 continue
             lim = limit[g]
             pg = price[g]
             base = g * n_cols
+            # Most elements fail the float bound: list the others first, in a loop without
+            # branches (three times faster than testing and branching element by element).
+            n_near = 0
             for h in range(n_cols):
+                x = values[base + h] * values[base + h]
+                near[n_near] = h
+                n_near += (x > lim + lift[h]) & (x > 0.0) & ~in_graph[base + h]
+            for t in range(n_near):
+                h = near[t]
                 e = base + h
                 x = values[e] * values[e]
-                if (x <= lim + lift[h]) | (x <= 0.0) | in_graph[e]:
-                    continue
                 reduced = -np.int64(x * factor + 0.5) * multiplier + pg - price[g1 + h]
                 if reduced < -slack:
                     bad[n_bad] = e
@@ -610,17 +649,9 @@ def _cold_candidates(values, structure, everything, top, clock):
     hist2 = np.zeros((N_BINS, g2 + 1), dtype=count)  # columns vary fastest in a matrix
     bins = np.empty(values.shape[0], dtype=np.uint8)
     _histograms(values, *everything, key_top, shift, N_BINS, hist1, hist2, bins)
-    cum1 = np.cumsum(hist1, axis=1, dtype=np.int64)
-    cum2 = np.cumsum(hist2, axis=0, dtype=np.int64).T
-    keep1 = np.empty(g1 + 1, dtype=np.int64)
-    keep2 = np.empty(g2 + 1, dtype=np.int64)
-    for keep, cum, caps in ((keep1, cum1, caps1), (keep2, cum2, caps2)):
-        want = np.append(caps, structure.total) + SLACK
-        keep[:] = np.minimum((cum < want[:, None]).sum(axis=1), N_BINS - 1)
-    room = np.minimum(
-        np.minimum(cum1[:-1], caps1[:, None]).sum(axis=0) + cum1[-1],
-        np.minimum(cum2[:-1], caps2[:, None]).sum(axis=0) + cum2[-1],
-    )
+    keep1, room1 = _keeps(hist1.T, caps1, structure.total)
+    keep2, room2 = _keeps(hist2, caps2, structure.total)
+    room = np.minimum(room1, room2)
     wanted = BUDGET_MARGIN * min(structure.total, int(room[-1]))
     floor = min(int(np.searchsorted(room, wanted)), N_BINS - 1)
     at_total = int(np.searchsorted(room, structure.total))
