@@ -10,6 +10,7 @@ from test_tvcs import assert_valid_projection, random_matrix_instance
 import projections._exact as exact
 from projections import TVCSStructure
 from projections._dual import LARGE, _kth_largest, _threshold, _two_largest_ranks, dual_prices
+from projections._mincostflow import price_update
 from projections.tvcs import project
 
 
@@ -374,3 +375,53 @@ def _graph_for_skeleton(weights, structure):
         np.zeros(g1 + g2 + 1 + elements.size, np.int64),
         skeleton=True,
     )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_global_price_update_keeps_eps_optimality_and_makes_excesses_admissible(seed):
+    """After saturating every arc of negative reduced cost (as a refine starts), the update
+    only lowers prices, by whole multiples of eps, never below a node's guard, keeps every
+    residual arc eps-optimal, and leaves each node with excess an admissible arc out of it
+    (or its price at its guard)."""
+    rng = np.random.default_rng(seed)
+    V, rows, cols, total = random_matrix_instance(rng, 6, 15, 0.6)
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
+    graph, *_ = _graph_for(V.ravel() ** 2, structure)
+    first, last, act, head, rescap, cost, rev, _, guard = graph
+    n_nodes = first.size - 1
+    price = rng.integers(-3000, 3000, n_nodes)
+    excess = np.zeros(n_nodes, np.int64)
+    tails = np.repeat(np.arange(n_nodes), np.diff(first))
+    for a in range(first[-1]):
+        v = tails[a]
+        if a < last[v] and rescap[a] > 0 and cost[a] + price[v] - price[head[a]] < 0:
+            excess[v] -= rescap[a]
+            excess[head[a]] += rescap[a]
+            rescap[rev[a]] += rescap[a]
+            rescap[a] = 0
+    in_use = np.concatenate([np.arange(first[v], last[v]) for v in range(n_nodes)])
+    residual = in_use[rescap[in_use] > 0]
+    reduced = cost[residual] + price[tails[residual]] - price[head[residual]]
+    assert excess.any()
+    assert np.all(reduced >= 0)
+    # eps above every reduced cost: no distance exceeds the number of nodes, the search
+    # settles every node with excess
+    for eps in (int(reduced.max()) + 1, 500):
+        before = price.copy()
+        guard[:] = np.iinfo(np.int64).min
+        capped = rng.random(n_nodes) < 0.3
+        guard[capped] = price[capped] - eps * rng.integers(0, 3, capped.sum())
+        work = np.empty((5, n_nodes + 1), np.int64)
+        price_update(first, act, head, rescap, cost, rev, guard, price, eps, excess, work)
+        fall = before - price
+        assert np.all(fall >= 0)
+        assert np.all(fall % eps == 0)
+        assert np.all(price[capped] >= guard[capped])
+        reduced = cost[residual] + price[tails[residual]] - price[head[residual]]
+        assert np.all(reduced >= -eps)
+        if eps > 500:
+            admissible = np.zeros(n_nodes, bool)
+            admissible[tails[residual[reduced < 0]]] = True
+            at_guard = capped & (price == guard)
+            assert np.all(admissible[excess > 0] | at_guard[excess > 0])
+        price = before
