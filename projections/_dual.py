@@ -143,6 +143,11 @@ def _threshold(buf, n, k):
     """
     if n <= k:
         return 0
+    positive = 0
+    for t in range(n):
+        positive += buf[t] > 0
+    if positive < k:  # the k-th largest is <= 0, and so is the midpoint (a slack cap)
+        return 0
     if k > 0 and n > LARGE:
         above, below = _two_largest_ranks(buf, n, k)
         mid = below + (above - below) // 2
