@@ -32,15 +32,18 @@ LARGE = 1024
 def _kth_largest(buf, n, k):
     """The ``k``-th largest (``1 <= k <= n``) of ``buf[:n]``, which is partly reordered.
 
-    Afterwards ``buf[:k - 1]`` holds values at least as large (Hoare quickselect with a
-    median-of-three pivot).
+    Afterwards ``buf[:k - 1]`` holds values at least as large. Quickselect with a
+    median-of-three pivot and branch-free partitions (a Lomuto pass that always swaps): the
+    values are in no order, so a branch on each comparison would be mispredicted half the
+    time. Each round puts the values above the pivot first, then, if the rank lies beyond
+    them, those equal to it.
     """
     lo = 0
-    hi = n - 1
+    hi = n
     target = k - 1
-    while lo < hi:
+    while hi - lo > 2:
         mid = (lo + hi) >> 1
-        x, y, z = buf[lo], buf[mid], buf[hi]
+        x, y, z = buf[lo], buf[mid], buf[hi - 1]
         if x < y:
             x, y = y, x
         if y < z:
@@ -48,25 +51,26 @@ def _kth_largest(buf, n, k):
             if x < y:
                 y = x
         pivot = y  # the median of the three
-        i = lo
-        j = hi
-        while i <= j:
-            while buf[i] > pivot:
-                i += 1
-            while buf[j] < pivot:
-                j -= 1
-            if i <= j:
-                t = buf[i]
-                buf[i] = buf[j]
-                buf[j] = t
-                i += 1
-                j -= 1
-        if target <= j:
-            hi = j
-        elif target >= i:
-            lo = i
-        else:
-            break
+        j = lo
+        for i in range(lo, hi):
+            x = buf[i]
+            buf[i] = buf[j]
+            buf[j] = x
+            j += x > pivot
+        if target < j:
+            hi = j  # (the pivot itself is not above the pivot: the range shrinks)
+            continue
+        e = j
+        for i in range(j, hi):
+            x = buf[i]
+            buf[i] = buf[e]
+            buf[e] = x
+            e += x == pivot
+        if target < e:
+            return pivot
+        lo = e  # (at least the pivot was equal to it)
+    if hi - lo == 2 and buf[lo] < buf[lo + 1]:
+        buf[lo], buf[lo + 1] = buf[lo + 1], buf[lo]
     return buf[target]
 
 
