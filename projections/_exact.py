@@ -943,8 +943,8 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
                 # The flow is only worst-optimal on the new graph: rescale from there.
                 eps = max(eps, worst)
             clock = time.perf_counter()
-        first, last, act, head, rescap, cost, _, _, _ = graph
-        worst = worst_inactive(first, last, act, head, rescap, cost, price)
+        first, last, act, head, rescap, cost, _, _, guard = graph
+        worst = worst_inactive(first, last, act, head, rescap, cost, price, guard)
         if worst > 1:
             logger.debug("exact restart at eps %d: inactive arcs not 1-optimal", worst)
             eps = worst

@@ -427,11 +427,17 @@ def _select_active(
 
 
 @njit(cache=True)
-def worst_inactive(first, last, act, head, rescap, cost, price):
-    """Largest ``-reduced cost`` over inactive residual arcs (0 if none is negative)."""
+def worst_inactive(first, last, act, head, rescap, cost, price, guard):
+    """Largest ``-reduced cost`` over inactive residual arcs (0 if none is negative).
+
+    A node whose price is at least its guard has none below 0 (the guard bounds ``price[head]
+    - cost`` over them) and is not scanned; after a refine that is every node.
+    """
     worst = 0
     for v in range(first.shape[0] - 1):
         pv = price[v]
+        if pv >= guard[v]:
+            continue
         for a in range(act[v], last[v]):
             if rescap[a] > 0:
                 reduced = cost[a] + pv - price[head[a]]
