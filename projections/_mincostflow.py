@@ -187,12 +187,7 @@ def _layout(
     for v in range(n_nodes):
         if last[v] - first[v] > width:
             width = last[v] - first[v]
-    bh = np.empty(width, dtype=np.int64)
-    bc = np.empty(width, dtype=np.int64)
-    bi = np.empty(width, dtype=np.int64)
-    br = np.empty(width, dtype=np.int64)
     on = np.empty(width, dtype=np.bool_)
-    order = np.empty(width, dtype=np.int64)
     for v in range(n_nodes):
         lo = first[v]
         n = last[v] - lo
@@ -200,9 +195,10 @@ def _layout(
         bound = np.iinfo(np.int64).min
         n_on = 0
         for t in range(n):
-            w = np.int64(head[lo + t])
-            c = cost[lo + t]
-            k = np.int64(ident[lo + t])
+            a = lo + t
+            w = head[a]
+            c = cost[a]
+            k = np.int64(ident[a])
             kk = k if k >= 0 else -1 - k
             cap = np.int64(fixed_caps[kk]) if kk < n_fixed else np.int64(1)
             rc = c + pv - price[w]
@@ -218,39 +214,32 @@ def _layout(
             active = cap > 0 and -threshold < rc and rc < threshold
             if not active and res > 0 and price[w] - c > bound:
                 bound = price[w] - c
-            bh[t] = w
-            bc[t] = c
-            bi[t] = k
-            br[t] = res
+            rescap[a] = res
             on[t] = active
-            if active:
-                n_on += 1
+            n_on += active
         guard[v] = bound
         act[v] = lo + n_on
         # The order select_active's exchanges would give: scanning from both ends, each
         # inactive slot from the front trades places with an active one from the back.
-        for t in range(n):
-            order[t] = t
         x = 0
         y = n
         while True:
-            while x < y and on[order[x]]:
+            while x < y and on[x]:
                 x += 1
-            while x < y and not on[order[y - 1]]:
+            while x < y and not on[y - 1]:
                 y -= 1
             if x >= y:
                 break
-            order[x], order[y - 1] = order[y - 1], order[x]
+            a = lo + x
+            b = lo + y - 1
+            head[a], head[b] = head[b], head[a]
+            cost[a], cost[b] = cost[b], cost[a]
+            ident[a], ident[b] = ident[b], ident[a]
+            rescap[a], rescap[b] = rescap[b], rescap[a]
             x += 1
             y -= 1
-        for i in range(n):
-            t = order[i]
-            a = lo + i
-            head[a] = bh[t]
-            cost[a] = bc[t]
-            ident[a] = bi[t]
-            rescap[a] = br[t]
-            k = bi[t]
+        for a in range(lo, lo + n):
+            k = ident[a]
             if k >= 0:
                 fpos[k] = a
             else:
