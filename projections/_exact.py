@@ -87,6 +87,7 @@ from projections._mincostflow import (
     layout,
     refine,
     select_active,
+    skeleton_graph,
     start_eps,
     worst_inactive,
 )
@@ -301,22 +302,79 @@ def _ends(elements, labels1, labels2, n_cols, g1, g2):
 
 
 @njit(cache=True)
+def _element_ends(e, labels1, labels2, n_cols, g1, g2, g, base):
+    """Tail and head node of element ``e``'s arc, and the row state ``(g, base)`` for the next.
+
+    Matrix: ``g`` is the row of the previous element and ``base = g * n_cols``; a division
+    only when the row changes (they are slow, and elements come row by row).
+    """
+    if labels1.shape[0] == 0:
+        if e < base or e >= base + n_cols:
+            g = e // n_cols
+            base = g * n_cols
+        h = e - base
+        return g, g1 + h, g, base
+    g = labels1[e]
+    h = labels2[e]
+    return (g if g >= 0 else g1 + g2), (g1 + h if h >= 0 else g1 + g2 + 1), g, base
+
+
+@njit(cache=True)
 def _fill_ends(elements, labels1, labels2, n_cols, g1, g2, tails, heads):
-    matrix = labels1.shape[0] == 0
     g = 0
-    base = 0  # matrix: g * n_cols (a division only when the row changes: they are slow)
+    base = 0
+    for t in range(elements.shape[0]):
+        tails[t], heads[t], g, base = _element_ends(
+            elements[t], labels1, labels2, n_cols, g1, g2, g, base
+        )
+
+
+@njit(cache=True)
+def _element_degrees(elements, labels1, labels2, n_cols, g1, g2, degree):
+    """Add one to ``degree`` at both ends of every element's arc."""
+    g = 0
+    base = 0
+    for t in range(elements.shape[0]):
+        tail, head, g, base = _element_ends(elements[t], labels1, labels2, n_cols, g1, g2, g, base)
+        degree[tail] += 1
+        degree[head] += 1
+
+
+@njit(cache=True)
+def _fill_element_skeleton(
+    last,
+    head,
+    cost,
+    ident,
+    id0,
+    elements,
+    values,
+    labels1,
+    labels2,
+    n_cols,
+    g1,
+    g2,
+    factor,
+    multiplier,
+):
+    """:func:`projections._mincostflow.fill_skeleton` of the elements' arcs (cost ``-c[e]``),
+    their ends and costs computed on the way."""
+    g = 0
+    base = 0
     for t in range(elements.shape[0]):
         e = elements[t]
-        if matrix:
-            if e < base or e >= base + n_cols:
-                g = e // n_cols
-                base = g * n_cols
-            h = e - base
-        else:
-            g = labels1[e]
-            h = labels2[e]
-        tails[t] = g if g >= 0 else g1 + g2
-        heads[t] = g1 + h if h >= 0 else g1 + g2 + 1
+        u, v, g, base = _element_ends(e, labels1, labels2, n_cols, g1, g2, g, base)
+        c = -np.int64(values[e] * values[e] * factor + 0.5) * multiplier
+        a = last[u]
+        last[u] += 1
+        b = last[v]
+        last[v] += 1
+        head[a] = v
+        cost[a] = c
+        ident[a] = id0 + t
+        head[b] = u
+        cost[b] = -c
+        ident[b] = -1 - (id0 + t)
 
 
 def _costs(values, elements, factor, multiplier, sign=1):
@@ -778,7 +836,7 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
     fixed_caps = np.concatenate([structure.caps1, structure.caps2, [structure.total]])
     fixed_costs = np.zeros(g1 + g2 + 1, np.int64)
 
-    def element_graph(fixed_flows, flows, skeleton=False):
+    def element_graph(fixed_flows, flows):
         """The graph of the fixed arcs and the candidates with these flows.
 
         ``fixed_flows=None``: those that route ``flows`` (0 or 1 per candidate).
@@ -802,12 +860,43 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
             fixed_costs,
             fixed_flows,
             (tails, heads, costs, flows),
-            skeleton,
+        )
+
+    def skeleton():
+        """The cold start's graph without flow, for the dual sweeps and :func:`layout`."""
+        degree = np.zeros(n_nodes, dtype=np.int64)
+        _element_degrees(cand, labels1, labels2, n_cols, g1, g2, degree)
+
+        def fill_units(last, head, cost, ident, id0):
+            _fill_element_skeleton(
+                last,
+                head,
+                cost,
+                ident,
+                id0,
+                cand,
+                values,
+                *everything[:3],
+                g1,
+                g2,
+                factor,
+                multiplier,
+            )
+
+        return skeleton_graph(
+            n_nodes,
+            fixed_tails,
+            fixed_heads,
+            fixed_caps,
+            fixed_costs,
+            degree,
+            cand.size,
+            fill_units,
         )
 
     n_fixed = g1 + g2 + 1
     excess = np.zeros(n_nodes, dtype=np.int64)
-    graph = element_graph(None, loaded, skeleton=pool_base is None)
+    graph = element_graph(None, loaded) if pool_base is not None else skeleton()
     first, last, _, head, rescap, cost, _, ident, _ = graph
     if pool_base is not None:
         # Warm: the first phase runs ALPHA times below the starting flow's eps-optimality,

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 
-def build_residual_graph(n_nodes, tails, heads, caps, costs, flows, unit_arcs=None, skeleton=False):
+def build_residual_graph(n_nodes, tails, heads, caps, costs, flows, unit_arcs=None):
     """Return the graph ``(first, last, act, head, rescap, cost, rev, ident, guard)``, all active.
 
     Input arc ``k`` goes from ``tails[k]`` to ``heads[k]`` with capacity ``caps[k]``, cost
@@ -36,33 +36,16 @@ def build_residual_graph(n_nodes, tails, heads, caps, costs, flows, unit_arcs=No
     flows)``, adds arcs of capacity 1 numbered after those (``flows`` 0 or 1, any integer or
     bool dtype), without the caller concatenating them. Every node gets spare room for about
     an eighth more arcs (see :func:`add_arcs`). Slot arrays are int32 (``cost`` int64) when
-    they fit. ``skeleton=True`` fills only ``head``, ``cost`` and ``ident`` (enough for
-    :func:`projections._dual.dual_prices`); :func:`layout` must then fill the rest.
+    they fit.
     """
     if unit_arcs is None:
         empty = np.zeros(0, dtype=np.int64)
         unit_arcs = (empty, empty, empty, empty)
     u_tails, u_heads, u_costs, u_flows = unit_arcs
-    degree = np.bincount(tails, minlength=n_nodes) + np.bincount(heads, minlength=n_nodes)
-    degree += np.bincount(u_tails, minlength=n_nodes) + np.bincount(u_heads, minlength=n_nodes)
-    first = np.zeros(n_nodes + 1, dtype=np.int64)
-    np.cumsum(degree + degree // 8 + 4, out=first[1:])
-    size = int(first[-1])
-    n_arcs = tails.shape[0] + u_tails.shape[0]
-    big = max(size, n_arcs + 1, int(np.max(caps, initial=0)) + 1) >= 2**31 - 1
-    index = np.int64 if big else np.int32
-    head = np.zeros(size, dtype=index)
-    rescap = np.zeros(size, dtype=index)
-    cost = np.zeros(size, dtype=np.int64)
-    rev = np.zeros(size, dtype=index)
-    ident = np.zeros(size, dtype=index)
-    last = first[:-1].copy()
-    if skeleton:
-        _fill_skeleton(last, head, cost, ident, 0, tails, heads, costs)
-        _fill_skeleton(last, head, cost, ident, tails.shape[0], u_tails, u_heads, u_costs)
-        act = last.copy()
-        guard = np.full(n_nodes, np.iinfo(np.int64).min, dtype=np.int64)
-        return first, last, act, head, rescap, cost, rev, ident, guard
+    degree = np.bincount(u_tails, minlength=n_nodes) + np.bincount(u_heads, minlength=n_nodes)
+    first, last, head, rescap, cost, rev, ident = _allocate(
+        n_nodes, tails, heads, caps, degree, u_tails.shape[0]
+    )
     _fill(last, head, rescap, cost, rev, ident, 0, tails, heads, caps, costs, flows)
     ones = np.ones(1, dtype=np.int64)
     _fill(
@@ -79,14 +62,48 @@ def build_residual_graph(n_nodes, tails, heads, caps, costs, flows, unit_arcs=No
         u_costs,
         u_flows,
     )
-    act = last.copy()
     guard = np.full(n_nodes, np.iinfo(np.int64).min, dtype=np.int64)
-    return first, last, act, head, rescap, cost, rev, ident, guard
+    return first, last, last.copy(), head, rescap, cost, rev, ident, guard
+
+
+def skeleton_graph(n_nodes, tails, heads, caps, costs, unit_degree, n_units, fill_units):
+    """:func:`build_residual_graph` without flow, filling only ``head``, ``cost`` and ``ident``.
+
+    Enough for :func:`projections._dual.dual_prices`; :func:`layout` must then fill the rest.
+    The ``n_units`` unit arcs are not passed as arrays: ``unit_degree`` counts the arcs at each
+    node, and ``fill_units(last, head, cost, ident, id0)`` places them as :func:`fill_skeleton`
+    would (the caller computes their ends and costs as it goes, with no arrays of them).
+    """
+    first, last, head, rescap, cost, rev, ident = _allocate(
+        n_nodes, tails, heads, caps, unit_degree, n_units
+    )
+    fill_skeleton(last, head, cost, ident, 0, tails, heads, costs)
+    fill_units(last, head, cost, ident, tails.shape[0])
+    guard = np.full(n_nodes, np.iinfo(np.int64).min, dtype=np.int64)
+    return first, last, last.copy(), head, rescap, cost, rev, ident, guard
+
+
+def _allocate(n_nodes, tails, heads, caps, unit_degree, n_units):
+    """Empty slot arrays for these arcs and ``n_units`` unit arcs (``unit_degree`` per node)."""
+    degree = np.bincount(tails, minlength=n_nodes) + np.bincount(heads, minlength=n_nodes)
+    degree += unit_degree
+    first = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(degree + degree // 8 + 4, out=first[1:])
+    size = int(first[-1])
+    n_arcs = tails.shape[0] + n_units
+    big = max(size, n_arcs + 1, int(np.max(caps, initial=0)) + 1) >= 2**31 - 1
+    index = np.int64 if big else np.int32
+    head = np.zeros(size, dtype=index)
+    rescap = np.zeros(size, dtype=index)
+    cost = np.zeros(size, dtype=np.int64)
+    rev = np.zeros(size, dtype=index)
+    ident = np.zeros(size, dtype=index)
+    return first, first[:-1].copy(), head, rescap, cost, rev, ident
 
 
 @njit(cache=True)
-def _fill_skeleton(last, head, cost, ident, id0, tails, heads, costs):
-    """:func:`_fill` of ``head``, ``cost`` and ``ident`` only."""
+def fill_skeleton(last, head, cost, ident, id0, tails, heads, costs):
+    """:func:`_fill` of ``head``, ``cost`` and ``ident`` only (a skeleton graph's arcs)."""
     for k in range(tails.shape[0]):
         u = tails[k]
         v = heads[k]
@@ -129,7 +146,7 @@ def _fill(last, head, rescap, cost, rev, ident, id0, tails, heads, caps, costs, 
 def layout(graph, price, threshold, excess, fixed_caps):
     """Lay out a skeleton graph as :func:`select_active` would leave it at ``threshold``.
 
-    ``graph`` comes from :func:`build_residual_graph` with ``skeleton=True`` and no flow:
+    ``graph`` comes from :func:`skeleton_graph` (no flow):
     input arcs ``0, ..., len(fixed_caps) - 1`` have capacities ``fixed_caps``, the others 1.
     Residual arcs of reduced cost ``<= -threshold`` are saturated (their units join
     ``excess``), the pairs with reduced cost in ``(-threshold, threshold)`` come first in

@@ -10,7 +10,7 @@ from test_tvcs import assert_valid_projection, random_matrix_instance
 import projections._exact as exact
 from projections import TVCSStructure
 from projections._dual import LARGE, _kth_largest, _threshold, _two_largest_ranks, dual_prices
-from projections._mincostflow import price_update
+from projections._mincostflow import fill_skeleton, price_update, skeleton_graph
 from projections.tvcs import project
 
 
@@ -366,14 +366,21 @@ def _graph_for_skeleton(weights, structure):
     fixed_t = np.concatenate([np.full(g1, source), g1 + np.arange(g2), [sink]])
     fixed_h = np.concatenate([np.arange(g1), np.full(g2, sink), [source]])
     caps = np.concatenate([structure.caps1, structure.caps2, [structure.total]])
-    return exact.build_residual_graph(
-        g1 + g2 + 2,
-        np.concatenate([fixed_t, tails]).astype(np.int64),
-        np.concatenate([fixed_h, heads]).astype(np.int64),
-        np.concatenate([caps, np.ones(elements.size, np.int64)]).astype(np.int64),
-        np.concatenate([np.zeros(g1 + g2 + 1, np.int64), -costs]),
-        np.zeros(g1 + g2 + 1 + elements.size, np.int64),
-        skeleton=True,
+    n_nodes = g1 + g2 + 2
+    degree = np.bincount(tails, minlength=n_nodes) + np.bincount(heads, minlength=n_nodes)
+
+    def fill_units(last, head, cost, ident, id0):
+        fill_skeleton(last, head, cost, ident, id0, tails, heads, -costs)
+
+    return skeleton_graph(
+        n_nodes,
+        fixed_t,
+        fixed_h,
+        caps,
+        np.zeros(caps.size, np.int64),
+        degree,
+        elements.size,
+        fill_units,
     )
 
 
