@@ -501,27 +501,27 @@ def price_update(first, act, head, rescap, cost, rev, guard, price, eps, excess,
             remaining -= 1
         pw = price[w]
         for b in range(first[w], act[w]):
-            a = rev[b]
-            if rescap[a] > 0:
-                u = head[b]
-                if settled[u] == 0:
-                    length = (cost[a] + price[u] - pw) // eps + 1
-                    if length < dist[u] - level:
-                        d = level + length
-                        old = dist[u]
-                        if old < n_levels:  # unlink from its bucket
-                            if prv[u] >= 0:
-                                nxt[prv[u]] = nxt[u]
-                            else:
-                                bucket[old] = nxt[u]
-                            if nxt[u] >= 0:
-                                prv[nxt[u]] = prv[u]
-                        dist[u] = d
-                        nxt[u] = bucket[d]
-                        prv[u] = -1
-                        if bucket[d] >= 0:
-                            prv[bucket[d]] = u
-                        bucket[d] = u
+            # The arc into w is rev[b], from u = head[b], with cost -cost[b]. Its residual
+            # capacity lies elsewhere in the graph: read it last, only for an improvement.
+            u = head[b]
+            if settled[u] == 0:
+                length = (price[u] - cost[b] - pw) // eps + 1
+                if length < dist[u] - level and rescap[rev[b]] > 0:
+                    d = level + length
+                    old = dist[u]
+                    if old < n_levels:  # unlink from its bucket
+                        if prv[u] >= 0:
+                            nxt[prv[u]] = nxt[u]
+                        else:
+                            bucket[old] = nxt[u]
+                        if nxt[u] >= 0:
+                            prv[nxt[u]] = prv[u]
+                    dist[u] = d
+                    nxt[u] = bucket[d]
+                    prv[u] = -1
+                    if bucket[d] >= 0:
+                        prv[bucket[d]] = u
+                    bucket[d] = u
     moved = 0
     for v in range(n_nodes):
         d = dist[v] if settled[v] else level
