@@ -95,6 +95,8 @@ from projections.result import MethodOutput
 
 logger = logging.getLogger(__name__)
 
+#: No octave counts (see :func:`_weight_range`).
+NO_OCTAVES = np.zeros(0, dtype=np.int64)
 #: Extra elements kept per group beyond its cap when building the candidate graph.
 SLACK = 2
 #: The candidate graph keeps elements at least as heavy as the lightest weight bin from which
@@ -103,6 +105,8 @@ BUDGET_MARGIN = 1.5
 #: Weight bins per octave (a power of two, at most 2**52) and number of bins.
 BINS_PER_OCTAVE = 8
 N_BINS = 8 * 16 + 1
+#: How often the 16-octave window may move down when the budget lies below it.
+WINDOW_MOVES = 4
 #: The bin recorded for unusable elements (above every bin; ``N_BINS`` fits in a byte).
 UNUSABLE = 255
 #: Coordinate-descent sweeps for the starting prices of a cold start, and the first phase's
@@ -142,11 +146,13 @@ class ExactState:
 
 
 @njit(cache=True)
-def _weight_range(values, labels1, labels2, n_cols, caps1, caps2):
+def _weight_range(values, labels1, labels2, n_cols, caps1, caps2, octaves):
     """Largest and smallest usable weight (0, 0 if there is none), and whether all are finite.
 
-    The weight of an element is the square of its value.
+    The weight of an element is the square of its value. ``octaves`` (2048 counters, or
+    empty: none) counts the usable weights by binary exponent.
     """
+    count = octaves.shape[0] > 0
     finite = True
     top = 0.0
     low = np.inf
@@ -161,6 +167,8 @@ def _weight_range(values, labels1, labels2, n_cols, caps1, caps2):
                 if usable and x > 0 and caps2[h] > 0:
                     top = max(top, x)
                     low = min(low, x)
+                    if count:
+                        octaves[np.float64(x).view(np.int64) >> 52] += 1
     else:
         for e in range(values.shape[0]):
             g = labels1[e]
@@ -171,6 +179,8 @@ def _weight_range(values, labels1, labels2, n_cols, caps1, caps2):
             if x > 0 and (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
                 top = max(top, x)
                 low = min(low, x)
+                if count:
+                    octaves[np.float64(x).view(np.int64) >> 52] += 1
     if top == 0.0:
         low = 0.0
     return top, low, finite
@@ -178,9 +188,10 @@ def _weight_range(values, labels1, labels2, n_cols, caps1, caps2):
 
 @njit(cache=True)
 def _bin(x, key_top, shift, n_bins):
-    """Weight bin of ``x > 0``: 0 for the heaviest, ``n_bins - 1`` for everything light."""
+    """Weight bin of ``x > 0``: 0 for the heaviest (and any above the window), ``n_bins - 1``
+    for everything light."""
     b = key_top - (np.int64(np.float64(x).view(np.int64)) >> shift)
-    return b if b < n_bins - 1 else n_bins - 1
+    return min(max(b, 0), n_bins - 1)
 
 
 @njit(cache=True)
@@ -206,7 +217,8 @@ def _histograms(
             # count: twice as fast as one loop that does both.
             for h in range(n_cols):
                 x = values[base + h] * values[base + h]
-                b = min(key_top - (np.int64(np.float64(x).view(np.int64)) >> shift), n_bins - 1)
+                b = key_top - (np.int64(np.float64(x).view(np.int64)) >> shift)
+                b = min(max(b, 0), n_bins - 1)
                 row[h] = b if (x > 0) & usable2[h] else UNUSABLE
             for h in range(n_cols):
                 b = row[h]
@@ -689,7 +701,7 @@ def _warm_prices(prices, unit, n_nodes, max_cost):
     return None
 
 
-def _cold_candidates(values, structure, everything, top, clock):
+def _cold_candidates(values, structure, everything, top, low, clock):
     """Candidate elements from weight histograms, and a first value of the total cap's price.
 
     Bins are 1/BINS_PER_OCTAVE octave wide. Every group keeps the bins that hold its
@@ -700,21 +712,49 @@ def _cold_candidates(values, structure, everything, top, clock):
     """
     caps1, caps2 = structure.caps1, structure.caps2
     g1, g2 = caps1.shape[0], caps2.shape[0]
-    shift = 52 - int(math.log2(BINS_PER_OCTAVE))
+    per_octave = int(math.log2(BINS_PER_OCTAVE))
+    shift = 52 - per_octave
     key_top = int(np.float64(top).view(np.int64)) >> shift
+    key_low = int(np.float64(low).view(np.int64)) >> shift
     count = np.int32 if structure.n_elements < 2**31 else np.int64
-    hist1 = np.zeros((g1 + 1, N_BINS), dtype=count)
-    hist2 = np.zeros((N_BINS, g2 + 1), dtype=count)  # columns vary fastest in a matrix
-    bins = np.empty(values.shape[0], dtype=np.uint8)
-    _histograms(values, *everything, key_top, shift, N_BINS, hist1, hist2, bins)
-    keep1, room1 = _keeps(hist1.T, caps1, structure.total)
-    keep2, room2 = _keeps(hist2, caps2, structure.total)
-    room = np.minimum(room1, room2)
-    wanted = BUDGET_MARGIN * min(structure.total, int(room[-1]))
-    floor = min(int(np.searchsorted(room, wanted)), N_BINS - 1)
+    last = N_BINS - 1
+    octaves = None
+    for attempt in range(WINDOW_MOVES + 1):
+        hist1 = np.zeros((g1 + 1, N_BINS), dtype=count)
+        hist2 = np.zeros((N_BINS, g2 + 1), dtype=count)  # columns vary fastest in a matrix
+        bins = np.empty(values.shape[0], dtype=np.uint8)
+        _histograms(values, *everything, key_top, shift, N_BINS, hist1, hist2, bins)
+        keep1, room1 = _keeps(hist1.T, caps1, structure.total)
+        keep2, room2 = _keeps(hist2, caps2, structure.total)
+        room = np.minimum(room1, room2)
+        wanted = BUDGET_MARGIN * min(structure.total, int(room[-1]))
+        floor = min(int(np.searchsorted(room, wanted)), last)
+        # Groups whose cap + SLACK heaviest reach below the window keep all of its catch-all
+        # bin (unless the floor cuts it): with heavy tails (v = exp(2 z) spans ~60 octaves)
+        # that is nearly every element. Then move the window down: its bottom an octave
+        # below where the usable weights reach the sum of all caps (a few octaves lower at
+        # each further try); what lies above it falls in bin 0.
+        lost = np.sum(hist1[:, last], where=keep1 == last) + np.sum(
+            hist2[last, :], where=keep2 == last
+        )
+        if floor < last or lost <= structure.total // 8 or key_top - (last - 1) <= key_low:
+            break
+        if attempt == WINDOW_MOVES:
+            break
+        if octaves is None:
+            octaves = np.zeros(2048, dtype=np.int64)
+            _weight_range(values, *everything, octaves)
+        reach = np.cumsum(octaves[::-1])[::-1]  # usable weights in this octave or above
+        needed = min(int(caps1.sum()) + int(caps2.sum()), int(reach[0]))
+        bottom = int(np.flatnonzero(reach >= needed)[-1]) - 1 - 4 * attempt
+        moved = ((max(bottom, 0) + last // BINS_PER_OCTAVE) << per_octave) - 1
+        if moved >= key_top:
+            break
+        logger.debug("exact: weight window moved down %d bins", key_top - moved)
+        key_top = moved
     at_total = int(np.searchsorted(room, structure.total))
     lam0 = 0.0
-    if at_total < N_BINS - 1:
+    if at_total < last:
         lam0 = float(np.int64((key_top - at_total) << shift).view(np.float64))
     logger.debug("exact histograms: %.3f s", time.perf_counter() - clock)
     out = _empty(values.shape[0])
@@ -756,20 +796,20 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
         n_cols = 0
         labels1 = structure.labels1
         labels2 = structure.labels2
+    everything = (labels1, labels2, n_cols, caps1, caps2)
     values = np.ascontiguousarray(values, dtype=np.float64)
-    top, low, finite = _weight_range(values, labels1, labels2, n_cols, caps1, caps2)
+    top, low, finite = _weight_range(values, *everything, NO_OCTAVES)
     if not finite:
         raise ValueError("v must be finite, got NaN or infinity")
     scale = 1.0
     if 0.0 < top < 2.0**-500:  # 2**bits / top would overflow: work on exactly scaled values
         scale = 2.0**600
         values = values * 2.0**300
-        top, low, _ = _weight_range(values, labels1, labels2, n_cols, caps1, caps2)
+        top, low, _ = _weight_range(values, *everything, NO_OCTAVES)
     if top == 0.0 or structure.total == 0:
         return MethodOutput(support=support, optimal=True, message="nothing to select")
     source, sink = g1 + g2, g1 + g2 + 1
     n_nodes = g1 + g2 + 2
-    everything = (labels1, labels2, n_cols, caps1, caps2)
 
     bits = _scale_bits(n_nodes)
     factor = 2.0**bits / top
@@ -825,7 +865,7 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
             else:
                 logger.debug("exact warm start: prices off by %d, starting cold", eps)
     if cand is None:
-        cand, lam0 = _cold_candidates(values, structure, everything, top, clock)
+        cand, lam0 = _cold_candidates(values, structure, everything, top, low, clock)
         loaded = np.zeros(cand.size, dtype=bool)
     in_graph[cand] = True
 
@@ -923,7 +963,12 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
             np.int64(round(lam0 * unit)),
             SWEEPS,
         )
-        eps = max(1, top_cost // START) * ALPHA  # the first phase runs at top_cost // START
+        # The first phase runs at scale // START, where the scale is that of the costs that
+        # are close calls: top_cost, unless most prices are far below it (heavy tails: the
+        # heaviest weights are then selected anyway, and an eps set by them would leave
+        # every decision near the prices unresolved in the first phases).
+        scale = min(top_cost, 4 * int(np.percentile(np.abs(price[: g1 + g2]), 90)))
+        eps = max(1, scale // START) * ALPHA
         pool = None
         logger.debug("exact dual prices: %.3f s", time.perf_counter() - clock)
 

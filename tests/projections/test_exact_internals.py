@@ -432,3 +432,20 @@ def test_a_global_price_update_keeps_eps_optimality_and_makes_excesses_admissibl
             at_guard = capped & (price == guard)
             assert np.all(admissible[excess > 0] | at_guard[excess > 0])
         price = before
+
+
+def test_heavy_tailed_weights_keep_the_candidate_graph_small_and_stay_exact():
+    """v = exp(2 z) spans ~40 octaves: the weight window moves down to where the caps bite
+    (it used to sit at the top, which made nearly every element a candidate)."""
+    rng = np.random.default_rng(21)
+    V = np.exp(2 * rng.standard_normal((60, 600)))
+    rows, cols = rng.integers(1, 151, 60), rng.integers(1, 16, 600)
+    structure = TVCSStructure.from_matrix(
+        V.shape, max_per_row=rows, max_per_col=cols, total=int(0.8 * min(rows.sum(), cols.sum()))
+    )
+    result = project(V, structure)
+    assert_valid_projection(V, structure, result)
+    assert result.optimal
+    candidates = int(result.message.split(" candidate elements")[0].rsplit(" ", 1)[1])
+    assert candidates < 0.4 * V.size
+    assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
