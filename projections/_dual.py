@@ -23,25 +23,35 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: Above this many values, :func:`_threshold` selects through a bucket count (a row's
-#: ~1,800 candidates at 1000 x 10000 already gain from it; a column's ~180 do not).
-LARGE = 1024
-
 
 @njit(cache=True)
-def _kth_largest(buf, n, k):
+def _kth_largest(buf, n, k, max_rounds=-1):
     """The ``k``-th largest (``1 <= k <= n``) of ``buf[:n]``, which is partly reordered.
 
     Afterwards ``buf[:k - 1]`` holds values at least as large. Quickselect with a
     median-of-three pivot and branch-free partitions (a Lomuto pass that always swaps): the
     values are in no order, so a branch on each comparison would be mispredicted half the
     time. Each round puts the values above the pivot first, then, if the rank lies beyond
-    them, those equal to it.
+    them, those equal to it. Linear on average, also for a row of 1,800 values or all 1.8M
+    elements (faster there than counting buckets); after ``max_rounds`` rounds (default
+    ``2 * log2(n) + 16``: pivots that keep failing) it sorts what is left.
     """
     lo = 0
     hi = n
     target = k - 1
+    if max_rounds < 0:
+        max_rounds = 16
+        size = n
+        while size > 1:
+            max_rounds += 2
+            size >>= 1
+    rounds = 0
     while hi - lo > 2:
+        if rounds == max_rounds:
+            rest = np.sort(buf[lo:hi])
+            buf[lo:hi] = rest[::-1]
+            return buf[target]
+        rounds += 1
         mid = (lo + hi) >> 1
         x, y, z = buf[lo], buf[mid], buf[hi - 1]
         if x < y:
@@ -75,70 +85,6 @@ def _kth_largest(buf, n, k):
 
 
 @njit(cache=True)
-def _two_largest_ranks(buf, n, k):
-    """The ``k``-th and ``k + 1``-th largest of ``buf[:n]`` (``1 <= k < n``), reordering it.
-
-    For large ``n``: one pass finds the range, one counts the values in 4096 buckets, and the
-    quickselect runs only on the (one or two) buckets holding those ranks, compacted to the
-    front of ``buf``. The same values as :func:`_kth_largest`, in two or three linear passes.
-    """
-    lo = buf[0]
-    hi = buf[0]
-    for t in range(1, n):
-        x = buf[t]
-        if x < lo:
-            lo = x
-        elif x > hi:
-            hi = x
-    shift = 0
-    while ((hi - lo) >> shift) >= 4096:
-        shift += 1
-    counts = np.zeros(4096, dtype=np.int64)
-    for t in range(n):
-        counts[(buf[t] - lo) >> shift] += 1
-    # Buckets from the top: rank k falls in bucket top_k, rank k + 1 in top_k1.
-    above = 0  # values in buckets above the current one
-    top_k = -1
-    top_k1 = -1
-    above_k = 0
-    for bucket in range(4095, -1, -1):
-        c = counts[bucket]
-        if top_k < 0 and above + c >= k:
-            top_k = bucket
-            above_k = above
-        if above + c >= k + 1:
-            top_k1 = bucket
-            break
-        above += c
-    # Compact the values of buckets top_k1 .. top_k (adjacent or equal) to the front.
-    m = 0
-    for t in range(n):
-        x = buf[t]
-        bucket = (x - lo) >> shift
-        if bucket >= top_k1 and bucket <= top_k:
-            buf[t] = buf[m]
-            buf[m] = x
-            m += 1
-    # In the compacted part, the ranks shift by the count above bucket top_k.
-    if top_k == top_k1:
-        kth = _kth_largest(buf, m, k - above_k)
-        below = _kth_largest(buf, m, k + 1 - above_k)
-    else:  # rank k is the smallest of bucket top_k, rank k + 1 the largest of top_k1
-        kth = hi
-        below = lo
-        first = True
-        for t in range(m):
-            x = buf[t]
-            if (x - lo) >> shift == top_k:
-                if first or x < kth:
-                    kth = x
-                    first = False
-            elif x > below:
-                below = x
-    return kth, below
-
-
-@njit(cache=True)
 def _threshold(buf, n, k):
     """A non-negative value between the ``k``-th and ``k + 1``-th largest of ``buf[:n]``.
 
@@ -152,10 +98,6 @@ def _threshold(buf, n, k):
         positive += buf[t] > 0
     if positive < k:  # the k-th largest is <= 0, and so is the midpoint (a slack cap)
         return 0
-    if k > 0 and n > LARGE:
-        above, below = _two_largest_ranks(buf, n, k)
-        mid = below + (above - below) // 2
-        return mid if mid > 0 else 0
     below = _kth_largest(buf, n, k + 1)
     if k == 0:
         return below if below > 0 else 0  # nothing may pass: at least the largest value

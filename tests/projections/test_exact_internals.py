@@ -9,7 +9,7 @@ from test_tvcs import assert_valid_projection, random_matrix_instance
 
 import projections._exact as exact
 from projections import TVCSStructure
-from projections._dual import LARGE, _kth_largest, _threshold, _two_largest_ranks, dual_prices
+from projections._dual import _kth_largest, _threshold, dual_prices
 from projections._mincostflow import fill_skeleton, price_update, skeleton_graph
 from projections.tvcs import project
 
@@ -35,27 +35,27 @@ def test_kth_largest_and_threshold_match_sorting(seed):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_bucketed_selection_matches_sorting(seed):
+def test_selection_matches_sorting_on_large_and_wide_ranging_inputs(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 5000))
     values = [
-        rng.integers(-5, 5, n),  # many ties: ranks k and k + 1 in one bucket
+        rng.integers(-5, 5, n),  # many ties
         (rng.standard_normal(n) * 1e15).astype(np.int64),
         np.concatenate(
             [
                 rng.integers(-(2**61), -(2**61) + 10, n // 2),
                 rng.integers(2**61 - 10, 2**61, n - n // 2),
             ]
-        ),  # a huge range: the two ranks in different buckets
+        ),  # a huge range
     ][seed % 3]
     ranked = np.sort(values)[::-1]
     for k in {1, n // 2, n - 1, int(rng.integers(1, n))}:
-        assert _two_largest_ranks(values.copy(), n, k) == (ranked[k - 1], ranked[k])
-    big = np.tile(values, LARGE // n + 1)  # above LARGE: _threshold takes the bucketed path
-    ranked = np.sort(big)[::-1]
-    for k in (1, big.size // 3, big.size - 1):
+        for max_rounds in (-1, 0, 3):  # (0 and 3: the sorting fallback, at once or later)
+            buf = values.copy()
+            assert _kth_largest(buf, n, k, max_rounds) == ranked[k - 1]
+            assert np.all(buf[: k - 1] >= ranked[k - 1])
         mid = ranked[k] + (ranked[k - 1] - ranked[k]) // 2
-        assert _threshold(big.copy(), big.size, k) == max(mid, 0)
+        assert _threshold(values.copy(), n, k) == max(mid, 0)
 
 
 def _graph_for(weights, structure):
