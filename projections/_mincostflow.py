@@ -570,15 +570,26 @@ def refine(
     listed = np.empty(np.max(first[1:] - first[:-1]), dtype=np.int64)
     pushes = 0
     relabels = 0
+    # Global price updates: one up front, then one per max(n_nodes, active slots / 2)
+    # relabels. Each reads the residual capacity of active arcs' reverses, scattered over the
+    # graph, so they are spaced by the number of active arcs: rare in the first refines
+    # (~250k active slots), frequent in the later ones, where a few active arcs would
+    # otherwise walk their prices down eps by eps (100k relabels in one refine).
+    work = np.empty((5, n_nodes + 1), dtype=np.int64)
     if q_tail > 0:
-        # One global price update up front halves the relabels of the early, expensive
-        # refines; more of them cost more than they save (each reads the residual capacity
-        # of every active arc's reverse, scattered over the graph).
-        work = np.empty((5, n_nodes + 1), dtype=np.int64)
         price_update(first, act, head, rescap, cost, rev, guard, price, eps, excess, work)
+    n_active = 0
+    for v in range(n_nodes):
+        n_active += act[v] - first[v]
+    period = max(n_nodes, n_active // 2)
+    next_update = period
     while q_head != q_tail:
         if relabels >= max_relabels:
             return pushes, relabels, False
+        if relabels >= next_update:
+            price_update(first, act, head, rescap, cost, rev, guard, price, eps, excess, work)
+            current[:] = first[:-1]
+            next_update = relabels + period
         v = queue[q_head]
         q_head += 1
         if q_head == size:
