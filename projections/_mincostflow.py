@@ -453,6 +453,16 @@ def worst_inactive(first, last, act, head, rescap, cost, price, guard):
 
 
 @njit(cache=True)
+def _bucket_insert(bucket, nxt, prv, d, v):
+    """Put node ``v`` first in the doubly linked list of bucket ``d``."""
+    nxt[v] = bucket[d]
+    prv[v] = -1
+    if bucket[d] >= 0:
+        prv[bucket[d]] = v
+    bucket[d] = v
+
+
+@njit(cache=True)
 def price_update(first, act, head, rescap, cost, rev, guard, price, eps, excess, work):
     """Goldberg's global price update: lower every price by eps times its distance to a deficit.
 
@@ -482,11 +492,7 @@ def price_update(first, act, head, rescap, cost, rev, guard, price, eps, excess,
         dist[v] = d
         settled[v] = 0
         if d < n_levels:
-            nxt[v] = bucket[d]
-            prv[v] = -1
-            if bucket[d] >= 0:
-                prv[bucket[d]] = v
-            bucket[d] = v
+            _bucket_insert(bucket, nxt, prv, d, v)
     level = 0
     while remaining > 0 and level < n_levels:
         w = bucket[level]
@@ -507,21 +513,15 @@ def price_update(first, act, head, rescap, cost, rev, guard, price, eps, excess,
             if settled[u] == 0:
                 length = (price[u] - cost[b] - pw) // eps + 1
                 if length < dist[u] - level and rescap[rev[b]] > 0:
-                    d = level + length
-                    old = dist[u]
-                    if old < n_levels:  # unlink from its bucket
+                    if dist[u] < n_levels:  # unlink from its bucket
                         if prv[u] >= 0:
                             nxt[prv[u]] = nxt[u]
                         else:
-                            bucket[old] = nxt[u]
+                            bucket[dist[u]] = nxt[u]
                         if nxt[u] >= 0:
                             prv[nxt[u]] = prv[u]
-                    dist[u] = d
-                    nxt[u] = bucket[d]
-                    prv[u] = -1
-                    if bucket[d] >= 0:
-                        prv[bucket[d]] = u
-                    bucket[d] = u
+                    dist[u] = level + length
+                    _bucket_insert(bucket, nxt, prv, dist[u], u)
     moved = 0
     for v in range(n_nodes):
         d = dist[v] if settled[v] else level
