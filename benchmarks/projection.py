@@ -3,9 +3,9 @@
 What it measures
 ----------------
 On random instances -- an n x m matrix V ~ N(0, 1) (n workers = rows, m tasks = columns, as in
-DESIGN.md §2), per-row caps uniform in [1, m/4], per-column caps uniform in [1, n/4], and a
-large and a small budget, floor(0.8 * C) and floor(0.1 * C) with C = min(sum of row caps, sum
-of column caps) -- it runs:
+DESIGN.md §2; ``--weights lognormal``: exp(2 N(0, 1)), heavy-tailed), per-row caps uniform in
+[1, m/4], per-column caps uniform in [1, n/4], and a large and a small budget, floor(0.8 * C)
+and floor(0.1 * C) with C = min(sum of row caps, sum of column caps) -- it runs:
 
 * ``exact``, ``greedy``, ``lp``, ``pgd``: ours, through ``projections.tvcs.project_matrix``
   (timed around the whole call);
@@ -35,6 +35,7 @@ not be installed)::
     python benchmarks/projection.py                                  # all sizes, ~minutes
     python benchmarks/projection.py --sizes 100x1000 --repeats 1     # quick check
     python benchmarks/projection.py --methods exact,ortools --out results.md
+    python benchmarks/projection.py --weights lognormal --methods exact,ortools,argpartition
 """
 
 from __future__ import annotations
@@ -66,10 +67,16 @@ SLOW = ("lp", "pgd")
 BUDGETS = {"large": 0.8, "small": 0.1}
 
 
-def make_instance(n_rows: int, n_cols: int, seed: int):
-    """Return ``V, row_caps, col_caps, totals`` (``totals`` maps budget name to the total cap)."""
+def make_instance(n_rows: int, n_cols: int, seed: int, weights: str = "normal"):
+    """Return ``V, row_caps, col_caps, totals`` (``totals`` maps budget name to the total cap).
+
+    ``weights="lognormal"``: ``V = exp(2 Z)`` instead of ``Z`` (heavy tails: ``V ** 2`` spans
+    some 60 octaves at 1,000 x 10,000); the caps and budgets are the same.
+    """
     rng = np.random.default_rng([seed, n_rows, n_cols])
     V = rng.standard_normal((n_rows, n_cols))
+    if weights == "lognormal":
+        V = np.exp(2 * V)
     row_caps = rng.integers(1, max(1, n_cols // 4), size=n_rows, endpoint=True)
     col_caps = rng.integers(1, max(1, n_rows // 4), size=n_cols, endpoint=True)
     cap = min(int(row_caps.sum()), int(col_caps.sum()))
@@ -160,7 +167,9 @@ def measure(spec: dict) -> dict:
     warm_options = {"time_limit": 1.0} if method == "pgd" else {}
     run_method(method, V, row_caps, col_caps, totals["large"], **warm_options)  # JIT, imports
 
-    V, row_caps, col_caps, totals = make_instance(spec["n"], spec["m"], spec["seed"])
+    V, row_caps, col_caps, totals = make_instance(
+        spec["n"], spec["m"], spec["seed"], spec.get("weights", "normal")
+    )
     total = totals[total_name]
     baseline = reset_peak_memory()
     times = []
@@ -284,6 +293,12 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per (instance, method)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--weights",
+        choices=("normal", "lognormal"),
+        default="normal",
+        help="V ~ N(0, 1), or exp(2 N(0, 1)) for heavy tails (default: %(default)s)",
+    )
+    parser.add_argument(
         "--slow-limit",
         type=int,
         default=300_000,
@@ -320,6 +335,7 @@ def main(argv: list[str]) -> None:
                     "n": n,
                     "m": m,
                     "seed": args.seed,
+                    "weights": args.weights,
                     "method": method,
                     "budget": budget,
                     "repeats": 1 if method == "pgd" else args.repeats,
