@@ -21,7 +21,11 @@ Algorithm
    would still allow ``1.5 * total`` selections are dropped. The pass also records every
    element's bin in a byte, so that collecting the candidates reads that instead of ``v``.
    Most of a large instance never enters the flow problem (at 1,000 x 10,000 with the small
-   budget, 253k of 10M elements).
+   budget, 253k of 10M elements). The bins cover 16 octaves below the largest weight; when
+   heavy tails put most groups' ``cap + 2``-th weight below that window (so that they would
+   keep its whole catch-all bin), one more pass counts the weights per octave and the window
+   moves down to where the caps bite, everything heavier falling in its first bin
+   (``WINDOW_MOVES`` tries at most).
 2. *Starting prices.* The same histograms place the total cap's dual price ``lam`` at the
    bin where the caps alone would allow ``total`` elements; ``SWEEPS`` rounds of coordinate
    descent on the LP dual over the candidate graph (:mod:`projections._dual`) then give
@@ -32,15 +36,18 @@ Algorithm
    (:mod:`projections._mincostflow`) on integer costs: ``w`` is scaled so that its maximum is
    ``2**bits`` (``bits`` as large as int64 prices allow, 33 for 11,000 nodes, 40 at most),
    rounded, and multiplied by ``n_nodes + 1`` so that the final ``eps = 1`` phase is optimal.
-   Thanks to the starting prices, the first phase runs at ``eps = max cost / START`` instead
-   of near the largest cost. A refine that needs more than ``RELABELS`` relabels per node
-   (prices far from optimal for its ``eps``) stops and resumes ``ALPHA`` times coarser, with
-   twice the allowance from then on. Each refine works only on the arcs whose reduced cost is
-   within a few ``eps`` of zero (residual arcs further below are saturated beforehand; on a
-   cold start the graph is first built as a skeleton for the coordinate descent, and one
-   node-local pass then lays out the first phase's flow and active arcs in place); a
-   relabel that would break eps-optimality of an inactive arc, or that finds no active
-   residual arc, switches the best inactive arcs back on first.
+   Thanks to the starting prices, the first phase runs at ``eps = scale / START`` instead
+   of near the largest cost, where the scale is the largest cost or, if smaller, four times
+   the 90th percentile of the group prices (with heavy tails the heaviest weights are far
+   above every close call). Each refine starts with a global price update and repeats it
+   every ``max(n_nodes, active slots / 2)`` relabels. A refine that needs more than
+   ``RELABELS`` relabels per node (prices far from optimal for its ``eps``) stops and resumes
+   ``ALPHA`` times coarser, with twice the allowance from then on. Each refine works only on
+   the arcs whose reduced cost is within a few ``eps`` of zero (residual arcs further below are
+   saturated beforehand; on a cold start the graph is first built as a skeleton for the
+   coordinate descent, and one node-local pass then lays out the first phase's flow and
+   active arcs in place); a relabel that would break eps-optimality of an inactive arc, or
+   that finds no active residual arc, switches the best inactive arcs back on first.
 4. *Certificate.* The node prices ``pi`` are dual variables. After every phase, every element
    outside the candidate graph must have reduced cost ``-c[e] + pi[tail] - pi[head] >= -eps``.
    As prices only fall, a check scans only the pool while no tail price has fallen (and no

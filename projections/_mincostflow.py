@@ -19,7 +19,9 @@ refine pushes only the resulting excesses); :func:`worst_inactive` checks that t
 arcs are still eps-optimal, which makes the result optimal on the whole graph. ``refine``
 starts from any pseudoflow (it saturates every active arc of negative reduced cost), so arcs
 may be added between refines with any reduced cost, and it may stop early (a relabel budget)
-and be resumed at another eps.
+and be resumed at another eps. Global price updates (:func:`price_update`, Goldberg 1997 §5)
+set prices to eps times the distance to a deficit, at the start of every refine and then every
+``max(n_nodes, active slots / 2)`` relabels.
 """
 
 from __future__ import annotations
