@@ -112,7 +112,7 @@ BUDGET_MARGIN = 1.5
 #: Weight bins per octave (a power of two, at most 2**52) and number of bins.
 BINS_PER_OCTAVE = 8
 N_BINS = 8 * 16 + 1
-#: How often the 16-octave window may move down when the budget lies below it.
+#: How often the 16-octave weight window may move down (heavy tails; see _cold_candidates).
 WINDOW_MOVES = 4
 #: The bin recorded for unusable elements (above every bin; ``N_BINS`` fits in a byte).
 UNUSABLE = 255
@@ -715,7 +715,8 @@ def _cold_candidates(values, structure, everything, top, low, clock):
     ``cap + SLACK`` heaviest elements; overall, only bins above the lightest one where the caps
     would still allow ``BUDGET_MARGIN * total`` elements count. The price (in weight units) is
     the lower edge of the bin where the caps alone would allow ``total`` elements (0 if they
-    never reach it: the total cap is slack).
+    never reach it: the total cap is slack). The bins span 16 octaves from the top weight down,
+    unless heavy tails make the window move (see the loop).
     """
     caps1, caps2 = structure.caps1, structure.caps2
     g1, g2 = caps1.shape[0], caps2.shape[0]
