@@ -200,6 +200,17 @@ def test_weights_spanning_many_orders_of_magnitude_stay_exact():
     assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
 
 
+@pytest.mark.parametrize("scale", [1e-15, 1e12])
+def test_lp_gives_the_same_support_whatever_the_scale_of_v(scale):
+    """HiGHS' tolerances are absolute: at v ~ 1e-15 every weight used to look like zero."""
+    V, rows, cols, total = random_matrix_instance(np.random.default_rng(8), 12, 30, 0.5)
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
+    unit = project(V, structure, method="lp")
+    scaled = project(V * scale, structure, method="lp")
+    assert scaled.optimal
+    assert scaled.objective == pytest.approx(unit.objective * scale**2, rel=1e-9)
+
+
 def test_unknown_method_error_lists_the_valid_choices():
     structure = TVCSStructure.from_matrix((2, 2), max_per_row=1, max_per_col=1)
     with pytest.raises(ValueError, match="'exact', 'lp', 'pgd', 'greedy'"):
