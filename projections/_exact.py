@@ -475,14 +475,9 @@ def _violations(
                 e = base + h
                 x = values[e] * values[e]
                 reduced = -np.int64(x * factor + 0.5) * multiplier + pg - price[g1 + h]
-                if reduced < -slack:
-                    bad[n_bad] = e
-                    n_bad += 1
-                    if -reduced > worst:
-                        worst = -reduced
-                elif reduced < margin:
-                    pool[n_pool] = e
-                    n_pool += 1
+                n_bad, worst, n_pool = _sort_out(
+                    e, reduced, slack, margin, bad, n_bad, worst, pool, n_pool
+                )
         return n_bad, worst, n_pool
     for e in range(values.shape[0]):
         g = labels1[e]
@@ -496,14 +491,23 @@ def _violations(
             tail = g if g >= 0 else g1 + g2
             head = g1 + h if h >= 0 else g1 + g2 + 1
             reduced = -c + price[tail] - price[head]
-            if reduced < -slack:
-                bad[n_bad] = e
-                n_bad += 1
-                if -reduced > worst:
-                    worst = -reduced
-            elif reduced < margin:
-                pool[n_pool] = e
-                n_pool += 1
+            n_bad, worst, n_pool = _sort_out(
+                e, reduced, slack, margin, bad, n_bad, worst, pool, n_pool
+            )
+    return n_bad, worst, n_pool
+
+
+@njit(cache=True)
+def _sort_out(e, reduced, slack, margin, bad, n_bad, worst, pool, n_pool):
+    """:func:`_violations`' verdict on element ``e``: a violator (below ``-slack``; the worst
+    kept), a pool member (below ``margin``) or neither. Returns the updated counts and worst."""
+    if reduced < -slack:
+        bad[n_bad] = e
+        n_bad += 1
+        worst = max(worst, -reduced)
+    elif reduced < margin:
+        pool[n_pool] = e
+        n_pool += 1
     return n_bad, worst, n_pool
 
 
