@@ -624,17 +624,11 @@ def _warm_candidates(
 @njit(cache=True)
 def _zero_cost(values, labels1, labels2, n_cols, caps1, caps2, factor, out):
     """Usable elements whose weight rounds to cost 0 (written to ``out``; returns how many)."""
-    matrix = labels1.shape[0] == 0
     n_out = 0
     for e in range(values.shape[0]):
         x = values[e] * values[e]
         if x > 0 and x * factor + 0.5 < 1.0:
-            if matrix:
-                g = e // n_cols
-                h = e - g * n_cols
-            else:
-                g = labels1[e]
-                h = labels2[e]
+            g, h = _groups_of(e, labels1, labels2, n_cols)
             if (g < 0 or caps1[g] > 0) and (h < 0 or caps2[h] > 0):
                 out[n_out] = e
                 n_out += 1
@@ -642,20 +636,23 @@ def _zero_cost(values, labels1, labels2, n_cols, caps1, caps2, factor, out):
 
 
 @njit(cache=True)
+def _groups_of(e, labels1, labels2, n_cols):
+    """Element ``e``'s group in view 1 and in view 2 (-1: none); a matrix has no labels."""
+    if labels1.shape[0] == 0:
+        g = e // n_cols
+        return g, e - g * n_cols
+    return labels1[e], labels2[e]
+
+
+@njit(cache=True)
 def _complete(order, selected, labels1, labels2, n_cols, left1, left2, room):
     """Add elements of ``order`` (heaviest first) while the remaining caps allow."""
-    matrix = labels1.shape[0] == 0
     for e in order:
         if room == 0:
             break
         if selected[e]:
             continue
-        if matrix:
-            g = e // n_cols
-            h = e - g * n_cols
-        else:
-            g = labels1[e]
-            h = labels2[e]
+        g, h = _groups_of(e, labels1, labels2, n_cols)
         if (g < 0 or left1[g] > 0) and (h < 0 or left2[h] > 0):
             selected[e] = True
             room -= 1
