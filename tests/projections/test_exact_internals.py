@@ -58,27 +58,41 @@ def test_selection_matches_sorting_on_large_and_wide_ranging_inputs(seed):
         assert _threshold(values.copy(), n, k) == max(mid, 0)
 
 
-def _graph_for(weights, structure):
-    """The residual graph of every usable element, as :func:`exact.solve` builds it."""
+def _arcs_for(weights, structure):
+    """The fixed arcs and one arc per usable element, as :func:`exact.solve` numbers them.
+
+    Returns ``n_nodes, fixed (tails, heads, caps), elements, (tails, heads), costs`` (element
+    arc costs are ``-costs``, weights scaled by 1000 and rounded).
+    """
     g1, g2 = structure.caps1.shape[0], structure.caps2.shape[0]
     source, sink = g1 + g2, g1 + g2 + 1
     elements = np.flatnonzero(weights > 0)
     l1, l2 = structure.labels1[elements], structure.labels2[elements]
-    tails = np.where(l1 >= 0, l1, source)
-    heads = np.where(l2 >= 0, g1 + l2, sink)
+    tails = np.where(l1 >= 0, l1, source).astype(np.int64)
+    heads = np.where(l2 >= 0, g1 + l2, sink).astype(np.int64)
     costs = np.rint(weights[elements] * 1000).astype(np.int64)
-    fixed_t = np.concatenate([np.full(g1, source), g1 + np.arange(g2), [sink]])
-    fixed_h = np.concatenate([np.arange(g1), np.full(g2, sink), [source]])
-    caps = np.concatenate([structure.caps1, structure.caps2, [structure.total]])
-    graph = exact.build_residual_graph(
-        g1 + g2 + 2,
-        np.concatenate([fixed_t, tails]).astype(np.int64),
-        np.concatenate([fixed_h, heads]).astype(np.int64),
-        np.concatenate([caps, np.ones(elements.size, np.int64)]).astype(np.int64),
-        np.concatenate([np.zeros(g1 + g2 + 1, np.int64), -costs]),
-        np.zeros(g1 + g2 + 1 + elements.size, np.int64),
+    fixed = (
+        np.concatenate([np.full(g1, source), g1 + np.arange(g2), [sink]]).astype(np.int64),
+        np.concatenate([np.arange(g1), np.full(g2, sink), [source]]).astype(np.int64),
+        np.concatenate([structure.caps1, structure.caps2, [structure.total]]).astype(np.int64),
     )
-    return graph, g1 + g2 + 1, elements, costs
+    return g1 + g2 + 2, fixed, elements, (tails, heads), costs
+
+
+def _graph_for(weights, structure):
+    """The residual graph of every usable element, as :func:`exact.solve` builds it."""
+    n_nodes, (fixed_t, fixed_h, caps), elements, (tails, heads), costs = _arcs_for(
+        weights, structure
+    )
+    graph = exact.build_residual_graph(
+        n_nodes,
+        np.concatenate([fixed_t, tails]),
+        np.concatenate([fixed_h, heads]),
+        np.concatenate([caps, np.ones(elements.size, np.int64)]),
+        np.concatenate([np.zeros(caps.size, np.int64), -costs]),
+        np.zeros(caps.size + elements.size, np.int64),
+    )
+    return graph, caps.size, elements, costs
 
 
 @pytest.mark.parametrize("sweeps", [1, 3, 30])
@@ -356,17 +370,9 @@ def test_layout_of_a_skeleton_matches_select_active(seed):
 
 def _graph_for_skeleton(weights, structure):
     """:func:`_graph_for`'s graph as a skeleton (head, cost and ident only)."""
-    g1, g2 = structure.caps1.shape[0], structure.caps2.shape[0]
-    source, sink = g1 + g2, g1 + g2 + 1
-    elements = np.flatnonzero(weights > 0)
-    l1, l2 = structure.labels1[elements], structure.labels2[elements]
-    tails = np.where(l1 >= 0, l1, source)
-    heads = np.where(l2 >= 0, g1 + l2, sink)
-    costs = np.rint(weights[elements] * 1000).astype(np.int64)
-    fixed_t = np.concatenate([np.full(g1, source), g1 + np.arange(g2), [sink]])
-    fixed_h = np.concatenate([np.arange(g1), np.full(g2, sink), [source]])
-    caps = np.concatenate([structure.caps1, structure.caps2, [structure.total]])
-    n_nodes = g1 + g2 + 2
+    n_nodes, (fixed_t, fixed_h, caps), elements, (tails, heads), costs = _arcs_for(
+        weights, structure
+    )
     degree = np.bincount(tails, minlength=n_nodes) + np.bincount(heads, minlength=n_nodes)
 
     def fill_units(last, head, cost, ident, id0):
