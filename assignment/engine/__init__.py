@@ -14,7 +14,16 @@ from assignment.engine.accuracy import (
 from assignment.engine.aggregate import AggregateResult, aggregate
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.quality import QualityEstimate, estimate_quality
-from assignment.engine.solve import METHODS, SolveResult, check_options, method_options, solve
+from assignment.engine.options import Option
+from assignment.engine.solve import (
+    METHODS,
+    MethodSpec,
+    SolveResult,
+    check_options,
+    method_options,
+    method_spec,
+    solve,
+)
 from assignment.engine.upper_bound import UpperBound, accuracy_upper_bound
 
 __all__ = [
@@ -22,6 +31,8 @@ __all__ = [
     "AccuracyEstimate",
     "AggregateResult",
     "AssignmentProblem",
+    "MethodSpec",
+    "Option",
     "QualityEstimate",
     "SolveResult",
     "UpperBound",
@@ -32,6 +43,7 @@ __all__ = [
     "estimate_quality",
     "expected_accuracy",
     "method_options",
+    "method_spec",
     "solve",
     "task_accuracy",
 ]

@@ -30,10 +30,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 from projections.tvcs import project
 
-__all__ = ["q_lp_assignment", "random_assignment"]
+__all__ = ["Q_LP_OPTIONS", "q_lp_assignment", "random_assignment"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,14 +55,19 @@ def random_assignment(problem: AssignmentProblem, *, rng: np.random.Generator) -
     return project(v, problem.structure).support
 
 
-def check_target_error(target_error) -> None:
-    """Raise ``ValueError`` unless ``target_error`` is a number in ``(0, 1)``."""
-    if (
-        isinstance(target_error, bool)
-        or not isinstance(target_error, int | float | np.number)
-        or not 0 < target_error < 1
-    ):
-        raise ValueError(f"target_error must be in (0, 1), got {target_error!r}")
+#: The q-lp options users may set; the default is ``q_lp_assignment``'s own.
+Q_LP_OPTIONS = (
+    Option(
+        "target_error",
+        float,
+        "Error rate a task's weighted-majority vote should reach; sets the per-task credit cap "
+        "C = 2 ln(1 / target_error), beyond which extra workers earn the LP nothing.",
+        minimum=0,
+        maximum=1,
+        exclusive_minimum=True,
+        exclusive_maximum=True,
+    ),
+)
 
 
 def q_lp_assignment(
@@ -82,7 +88,7 @@ def q_lp_assignment(
         ``lp_objective``, ``credit_cap``, ``fractional`` (number of fractional LP values),
         ``message``.
     """
-    check_target_error(target_error)
+    Q_LP_OPTIONS[0].check(target_error)
     n, m = problem.quality.shape
     credit_cap = 2.0 * np.log(1.0 / target_error)
     w = (2.0 * problem.quality - 1.0) ** 2

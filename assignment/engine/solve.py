@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import time
@@ -10,9 +11,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assignment.engine.accuracy import MAX_EXACT_WORKERS, estimate_accuracy, expected_accuracy
+from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 
-__all__ = ["METHODS", "SolveResult", "check_options", "method_options", "solve"]
+__all__ = [
+    "METHODS",
+    "MethodSpec",
+    "SolveResult",
+    "check_options",
+    "method_options",
+    "method_spec",
+    "solve",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -83,26 +93,89 @@ def _run(problem, method, rng, progress, options):
     return assignment, int(info.get("steps", 0)), [], str(info.get("stopped", "")), info
 
 
-def method_options(method: str) -> list[str]:
-    """Names of the keyword options ``solve`` accepts for ``method``."""
+@dataclass(frozen=True)
+class MethodSpec:
+    """One assignment method as users see it: its name, what it is, and its options.
+
+    ``options`` are the :class:`~assignment.engine.options.Option` s a user may set, each with
+    its default from the method's signature.
+    """
+
+    name: str
+    title: str
+    description: str
+    options: tuple[Option, ...]
+
+
+def _signature_defaults(fn) -> dict:
+    return {
+        name: p.default
+        for name, p in inspect.signature(fn).parameters.items()
+        if p.kind is p.KEYWORD_ONLY and p.default is not p.empty
+    }
+
+
+@functools.cache
+def _specs() -> dict[str, MethodSpec]:
+    from assignment.engine import baselines, greedy, tvcs_iht
+
+    rows = (
+        (
+            "tvcs-iht",
+            "stochastic IHT with the exact TVCS projection",
+            "The core method: stochastic iterative hard thresholding on a smooth surrogate of "
+            "expected accuracy, every step projected exactly onto the caps, then a final pass "
+            "scored by exact accuracy.",
+            tvcs_iht.tvcs_iht,
+            tvcs_iht.OPTIONS,
+        ),
+        (
+            "random",
+            "random maximal assignment",
+            "A random assignment of as many pairs as the caps allow: the floor any method "
+            "must beat.",
+            baselines.random_assignment,
+            (),
+        ),
+        (
+            "q-lp",
+            "Q-based LP (Ho, Jabbari & Vaughan 2013)",
+            "The linear program of Ho, Jabbari & Vaughan (2013) with the per-task caps and the "
+            "budget, rounded by the exact projection.",
+            baselines.q_lp_assignment,
+            baselines.Q_LP_OPTIONS,
+        ),
+        (
+            "greedy",
+            "greedy marginal gain",
+            "Adds the pair (or two pairs) with the largest gain of exact expected accuracy "
+            "until the budget or the caps stop it.",
+            greedy.greedy_assignment,
+            (),
+        ),
+    )
+    specs = {}
+    for name, title, description, fn, options in rows:
+        defaults = _signature_defaults(fn)
+        specs[name] = MethodSpec(
+            name=name,
+            title=title,
+            description=description,
+            options=tuple(option.with_default(defaults[option.name]) for option in options),
+        )
+    return specs
+
+
+def method_spec(method: str) -> MethodSpec:
+    """The :class:`MethodSpec` of ``method``; ``ValueError`` for an unknown one."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
-    from assignment.engine import baselines, tvcs_iht
+    return _specs()[method]
 
-    if method == "tvcs-iht":
-        fn = tvcs_iht.tvcs_iht
-    elif method == "q-lp":
-        fn = baselines.q_lp_assignment
-    elif method == "random":
-        fn = baselines.random_assignment
-    else:
-        from assignment.engine.greedy import greedy_assignment as fn
-    skip = {"problem", "rng", "progress"}
-    return [
-        name
-        for name, p in inspect.signature(fn).parameters.items()
-        if p.kind is p.KEYWORD_ONLY and name not in skip
-    ]
+
+def method_options(method: str) -> list[str]:
+    """Names of the options a user may set for ``method``."""
+    return [option.name for option in method_spec(method).options]
 
 
 def check_options(method: str, options: dict) -> None:
@@ -111,21 +184,15 @@ def check_options(method: str, options: dict) -> None:
     The same checks ``solve`` makes before it computes, without a problem: services call this
     when a run is requested, so a bad option is refused then rather than failing the run.
     """
-    valid = method_options(method)
-    unknown = sorted(set(options) - set(valid))
+    specs = {option.name: option for option in method_spec(method).options}
+    unknown = sorted(set(options) - set(specs))
     if unknown:
         raise ValueError(
             f"unknown option(s) {', '.join(unknown)} for method {method!r}; valid: "
-            f"{', '.join(valid) or 'none'}"
+            f"{', '.join(specs) or 'none'}"
         )
-    if method == "tvcs-iht":
-        from assignment.engine.tvcs_iht import check_options as check_tvcs_iht
-
-        check_tvcs_iht(**options)
-    elif method == "q-lp" and "target_error" in options:
-        from assignment.engine.baselines import check_target_error
-
-        check_target_error(options["target_error"])
+    for name, value in options.items():
+        specs[name].check(value)
 
 
 def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, **options):

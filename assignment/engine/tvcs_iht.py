@@ -41,12 +41,13 @@ import numpy as np
 
 from assignment.engine.accuracy import MAX_EXACT_WORKERS, expected_accuracy
 from assignment.engine.local_search import improve
+from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.surrogate import Surrogate
 from projections import TVCSStructure
 from projections.tvcs import project
 
-__all__ = ["IHTOutcome", "check_options", "tvcs_iht"]
+__all__ = ["OPTIONS", "IHTOutcome", "check_options", "tvcs_iht"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,52 +106,77 @@ def _top_up(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np.ndar
     return assignment | extra, int(extra.sum())
 
 
-def _whole(least: int):
-    def check(name: str, value) -> None:
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
-            raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-
-    return check
-
-
-def _positive(name: str, value) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float | np.number)
-        or not np.isfinite(value)
-        or value <= 0
-    ):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-
-
-def _flag(name: str, value) -> None:
-    if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"{name} must be true or false, got {value!r}")
-
-
-def _positive_or_none(name: str, value) -> None:
-    if value is not None:
-        _positive(name, value)
-
-
-_OPTION_CHECKS = {
-    "max_iter": _whole(0),
-    "step": _positive,
-    "batch_size": _whole(1),
-    "temperature": _positive,
-    "eval_every": _whole(1),
-    "refine": _flag,
-    "refine_rounds": _whole(0),
-    "time_limit": _positive_or_none,
-}
+#: The options users may set, with their bounds; the defaults are ``tvcs_iht``'s own.
+OPTIONS = (
+    Option(
+        "max_iter",
+        int,
+        "Stochastic gradient steps of the IHT phase. More steps explore more supports and take "
+        "longer.",
+        minimum=0,
+        maximum=10_000,
+    ),
+    Option(
+        "step",
+        float,
+        "Step size: step t moves by step / sqrt(1 + t / 10) along the sampled gradient.",
+        minimum=0,
+        exclusive_minimum=True,
+    ),
+    Option(
+        "batch_size",
+        int,
+        "Answer samples per gradient step: larger batches give smoother gradients and cost more.",
+        minimum=1,
+        maximum=64,
+    ),
+    Option(
+        "temperature",
+        float,
+        "Smoothing of the vote's sigmoid in the surrogate objective: larger is smoother.",
+        minimum=0,
+        exclusive_minimum=True,
+    ),
+    Option(
+        "eval_every",
+        int,
+        "Evaluate the exact expected accuracy of the support every this many steps and keep "
+        "the best.",
+        minimum=1,
+        maximum=10_000,
+    ),
+    Option(
+        "refine",
+        bool,
+        "Run the final improvement pass scored by exact accuracy (recommended).",
+    ),
+    Option(
+        "refine_rounds",
+        int,
+        "Destroy-and-repair rounds of the final pass at most.",
+        minimum=0,
+        maximum=1_000,
+    ),
+    Option(
+        "time_limit",
+        float,
+        "Stop after this many seconds and return the best assignment found so far; empty = "
+        "no limit.",
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=86_400,
+        nullable=True,
+    ),
+)
+_OPTIONS = {option.name: option for option in OPTIONS}
 
 
 def check_options(**options) -> None:
     """Raise ``ValueError`` naming the first unknown or invalid option of :func:`tvcs_iht`."""
     for name, value in options.items():
-        if name not in _OPTION_CHECKS:
-            raise ValueError(f"unknown option {name!r}; valid: {', '.join(_OPTION_CHECKS)}")
-        _OPTION_CHECKS[name](name, value)
+        if name not in _OPTIONS:
+            raise ValueError(f"unknown option {name!r}; valid: {', '.join(_OPTIONS)}")
+        _OPTIONS[name].check(value)
 
 
 def tvcs_iht(

@@ -228,7 +228,7 @@ def test_the_assignment_of_a_run_that_has_not_succeeded_is_a_conflict(api, proje
         (
             {"method": "tvcs-iht", "options": {"refine_rounds": -1}},
             "detail",
-            "refine_rounds must be an integer >= 0, got -1",
+            "refine_rounds must be an integer in [0, 1000], got -1",
         ),
     ],
 )
