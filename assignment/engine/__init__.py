@@ -12,9 +12,9 @@ from assignment.engine.accuracy import (
     task_accuracy,
 )
 from assignment.engine.aggregate import AggregateResult, aggregate
+from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.quality import QualityEstimate, estimate_quality
-from assignment.engine.options import Option
 from assignment.engine.solve import (
     METHODS,
     MethodSpec,

@@ -160,13 +160,19 @@ def test_a_run_is_enqueued_only_when_its_transaction_commits(
     [
         ({"method": "simplex"}, "method must be one of tvcs-iht, random, q-lp, greedy"),
         ({"method": "random", "options": {"speed": 1}}, "unknown option"),
-        ({"method": "tvcs-iht", "options": {"max_iter": "many"}}, r"max_iter must be an integer in \[0, 10000\]"),
+        (
+            {"method": "tvcs-iht", "options": {"max_iter": "many"}},
+            r"max_iter must be an integer in \[0, 10000\]",
+        ),
         (
             {"method": "tvcs-iht", "options": {"eval_every": 0}},
             r"eval_every must be an integer in \[1, 10000\]",
         ),
         ({"method": "tvcs-iht", "options": {"step": -1}}, "step must be a positive number"),
-        ({"method": "q-lp", "options": {"target_error": 2}}, r"target_error must be a number in \(0, 1\)"),
+        (
+            {"method": "q-lp", "options": {"target_error": 2}},
+            r"target_error must be a number in \(0, 1\)",
+        ),
         ({"method": "greedy", "options": {"initial": 1}}, "unknown option"),
         ({"method": "random", "budget": -1}, "budget"),
     ],

@@ -11,7 +11,8 @@ from assignment.engine import METHODS, Option, check_options, method_spec
 @pytest.mark.parametrize("method", METHODS)
 def test_every_method_default_passes_its_own_check(method):
     spec = method_spec(method)
-    assert spec.title and spec.description
+    assert spec.title
+    assert spec.description
     check_options(method, {option.name: option.default for option in spec.options})
 
 

@@ -137,7 +137,10 @@ def test_progress_is_reported_and_ends_at_one():
         ({"method": "tvcs-iht", "step": float("nan")}, "step must be a positive number"),
         ({"method": "tvcs-iht", "temperature": 0}, "temperature must be a positive number"),
         ({"method": "tvcs-iht", "refine": 1}, "refine must be true or false"),
-        ({"method": "tvcs-iht", "time_limit": -3}, r"time_limit must be a number in \(0, 86400\], or null for none"),
+        (
+            {"method": "tvcs-iht", "time_limit": -3},
+            r"time_limit must be a number in \(0, 86400\], or null for none",
+        ),
         ({"method": "q-lp", "target_error": True}, r"target_error must be a number in \(0, 1\)"),
     ],
 )
