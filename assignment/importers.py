@@ -522,7 +522,12 @@ def _import_quality(*, project: Project, data: DataFile, labels: list[str]) -> i
         source=QualitySource.UPLOADED,
         details={"file": data.name, "given_per": noun},
     )
-    matrix.set_arrays(values=values, worker_ids=workers.pks, task_ids=tasks.pks)
+    matrix.set_arrays(
+        values=values,
+        worker_ids=workers.pks,
+        task_ids=tasks.pks,
+        task_categories=task_categories,
+    )
     matrix.save()
     return rows
 

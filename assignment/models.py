@@ -12,6 +12,7 @@ import numpy as np
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 
 
 def default_labels() -> list[str]:
@@ -49,6 +50,10 @@ class Project(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def get_absolute_url(self) -> str:
+        """The project's page for its owner (the admin's "view on site" links there)."""
+        return reverse("frontend:project", kwargs={"project_id": self.pk})
 
 
 class Worker(models.Model):
@@ -145,11 +150,34 @@ def _array_from(data) -> np.ndarray:
     return np.load(io.BytesIO(bytes(data)), allow_pickle=False)
 
 
+def category_means(values: np.ndarray, task_categories) -> tuple[list[str], list[int], np.ndarray]:
+    """Per worker, the mean quality over the tasks of each category.
+
+    Returns the categories (sorted), how many tasks each has, and the means, shape
+    (n_workers, n_categories): what the pages draw (a worker x category heat map, the
+    distribution of worker quality) without loading the whole matrix.
+    """
+    names, inverse, counts = np.unique(
+        np.asarray(task_categories, dtype=object).astype(str),
+        return_inverse=True,
+        return_counts=True,
+    )
+    order = np.argsort(inverse, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    if values.shape[1] == 0:
+        sums = np.zeros((values.shape[0], 0))
+    else:
+        sums = np.add.reduceat(values[:, order], starts, axis=1)
+    return [str(name) for name in names], [int(c) for c in counts], sums / np.maximum(counts, 1)
+
+
 class QualityMatrix(models.Model):
     """A workers x tasks quality matrix, stored as one ``.npy`` blob (not one row per pair).
 
     ``worker_ids`` and ``task_ids`` are the primary keys of the rows and columns, in order;
-    ``gold_counts`` how many gold answers each worker had (estimated matrices).
+    ``gold_counts`` how many gold answers each worker had (estimated matrices). Beside the
+    matrix, a summary small enough for any page: the task categories, their task counts and
+    each worker's mean quality per category (:func:`category_means`).
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="quality_matrices")
@@ -161,6 +189,13 @@ class QualityMatrix(models.Model):
     worker_ids_blob = models.BinaryField()
     task_ids_blob = models.BinaryField()
     gold_counts_blob = models.BinaryField(null=True, blank=True)
+    categories = models.JSONField(
+        default=list, blank=True, help_text="The tasks' categories, sorted."
+    )
+    category_task_counts = models.JSONField(
+        default=list, blank=True, help_text="How many tasks each category has."
+    )
+    category_means_blob = models.BinaryField(null=True, blank=True)
     details = models.JSONField(default=dict, blank=True)
 
     class Meta:
@@ -170,7 +205,13 @@ class QualityMatrix(models.Model):
     def __str__(self) -> str:
         return f"{self.project} quality ({self.source}, {self.n_workers}x{self.n_tasks})"
 
-    def set_arrays(self, *, values, worker_ids, task_ids, gold_counts=None) -> None:
+    def set_arrays(
+        self, *, values, worker_ids, task_ids, task_categories, gold_counts=None
+    ) -> None:
+        """Store the matrix, its row and column keys, and its per-category summary.
+
+        ``task_categories`` is the category of each column, in order.
+        """
         values = np.asarray(values, dtype=np.float64)
         self.n_workers, self.n_tasks = values.shape
         self.values_blob = _array_bytes(values)
@@ -179,6 +220,8 @@ class QualityMatrix(models.Model):
         self.gold_counts_blob = (
             None if gold_counts is None else _array_bytes(np.asarray(gold_counts, np.int64))
         )
+        self.categories, self.category_task_counts, means = category_means(values, task_categories)
+        self.category_means_blob = _array_bytes(means)
 
     @property
     def values(self) -> np.ndarray:
@@ -195,6 +238,13 @@ class QualityMatrix(models.Model):
     @property
     def gold_counts(self) -> np.ndarray | None:
         return None if self.gold_counts_blob is None else _array_from(self.gold_counts_blob)
+
+    @property
+    def category_means(self) -> np.ndarray | None:
+        """Shape (n_workers, len(categories)); None for a matrix stored before summaries."""
+        if self.category_means_blob is None:
+            return None
+        return _array_from(self.category_means_blob)
 
 
 class Answer(models.Model):
@@ -234,6 +284,12 @@ class Comparison(models.Model):
     methods = models.JSONField()
     budgets = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    upper_bound = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The accuracy upper bound at each budget, computed by a worker: "
+        "status, points [[budget, value], ...] and a message.",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -278,6 +334,12 @@ class AssignmentRun(models.Model):
     n_assigned = models.PositiveIntegerField(null=True, blank=True)
     assignment_blob = models.BinaryField(null=True, blank=True)
     error = models.TextField(blank=True)
+    summary = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Distributions of a succeeded run for its page: workers per task, tasks per "
+        "worker, expected accuracy per task.",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

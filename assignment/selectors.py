@@ -296,6 +296,19 @@ class CurvePoint:
 
 
 @dataclass(frozen=True)
+class UpperBoundCurve:
+    """The accuracy upper bound of a comparison (``services.comparison_upper_bound_compute``).
+
+    ``status`` is ``pending``, ``done``, ``not applicable`` or ``failed`` (``""`` for a
+    comparison made before bounds were computed); ``points`` are set when ``done``.
+    """
+
+    status: str
+    points: tuple[CurvePoint, ...]
+    message: str
+
+
+@dataclass(frozen=True)
 class ComparisonSummary:
     comparison_id: int
     project_id: int
@@ -308,6 +321,7 @@ class ComparisonSummary:
     rows: tuple[ComparisonRow, ...]
     #: Per method, the expected accuracy of its succeeded runs by budget (ascending).
     curves: dict[str, tuple[CurvePoint, ...]]
+    upper_bound: UpperBoundCurve
 
 
 _ENDED = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
@@ -353,4 +367,12 @@ def comparison_summary(*, comparison: Comparison) -> ComparisonSummary:
         finished=all(row.status in _ENDED for row in rows),
         rows=rows,
         curves=curves,
+        upper_bound=UpperBoundCurve(
+            status=comparison.upper_bound.get("status", ""),
+            points=tuple(
+                CurvePoint(budget=budget, expected_accuracy=value)
+                for budget, value in comparison.upper_bound.get("points", [])
+            ),
+            message=comparison.upper_bound.get("message", ""),
+        ),
     )

@@ -22,7 +22,13 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from assignment.data_files import open_data_file
-from assignment.engine import AssignmentProblem, check_options, solve
+from assignment.engine import (
+    AssignmentProblem,
+    accuracy_upper_bounds,
+    check_options,
+    solve,
+)
+from assignment.engine.distributions import assignment_distributions
 from assignment.engine.quality import (
     DEFAULT_CATEGORY_STRENGTH,
     DEFAULT_WORKER_STRENGTH,
@@ -227,6 +233,7 @@ def quality_estimate(
         values=estimate.matrix,
         worker_ids=workers,
         task_ids=[pk for pk, _ in tasks],
+        task_categories=task_categories,
         gold_counts=estimate.gold_counts,
     )
     matrix.save()
@@ -466,6 +473,7 @@ def run_execute(*, run_id: int) -> AssignmentRun | None:
         heartbeat.stop.set()
         heartbeat.join()
     rows, cols = np.nonzero(result.assignment)
+    summary = assignment_distributions(problem, result.assignment)
     stored = AssignmentRun(pk=run_id)
     stored.set_pairs(rows, cols)
     finished = AssignmentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
@@ -478,6 +486,7 @@ def run_execute(*, run_id: int) -> AssignmentRun | None:
         assignment_blob=stored.assignment_blob,
         progress=100,
         progress_message=result.message[:300],
+        summary=summary,
     )
     if not finished:
         logger.info("run %s finished computing but is no longer running; result dropped", run_id)
@@ -733,7 +742,9 @@ def comparison_create(
             f"this one {n_runs}"
         )
     with transaction.atomic():
-        comparison = Comparison.objects.create(project=project, methods=methods, budgets=budgets)
+        comparison = Comparison.objects.create(
+            project=project, methods=methods, budgets=budgets, upper_bound={"status": "pending"}
+        )
         for method in methods:
             for budget in budgets or [None]:
                 run_create(
@@ -746,7 +757,60 @@ def comparison_create(
                     comparison=comparison,
                     enqueue=enqueue,
                 )
+        if enqueue:
+            from assignment.tasks import comparison_upper_bound_task
+
+            comparison_id = comparison.pk
+            transaction.on_commit(lambda: comparison_upper_bound_task.delay(comparison_id))
     logger.info(
         "comparison %s of project %s: %d runs of %s", comparison.pk, project.pk, n_runs, methods
     )
     return comparison
+
+
+def comparison_upper_bound_compute(*, comparison_id: int) -> dict | None:
+    """Compute and store the accuracy upper bound at each budget of a comparison's runs.
+
+    The bound drops the per-worker caps (:func:`assignment.engine.accuracy_upper_bounds`), so
+    every method's curve lies below it. Stored in ``comparison.upper_bound`` as
+    ``{"status": "done", "points": [[budget, value], ...]}``, or ``"not applicable"`` with a
+    message when a task may take more workers than exact accuracies allow. Only a ``pending``
+    bound is computed and stored (a duplicate delivery does nothing); returns what was stored,
+    or None.
+    """
+    pending = Comparison.objects.filter(pk=comparison_id, upper_bound__status="pending")
+    run = (
+        AssignmentRun.objects.filter(comparison_id=comparison_id, comparison__in=pending)
+        .select_related("project", "quality_matrix")
+        .order_by("pk")
+        .first()
+    )
+    if run is None:
+        return None
+    budgets = sorted(
+        set(
+            AssignmentRun.objects.filter(comparison_id=comparison_id).values_list(
+                "budget", flat=True
+            )
+        )
+    )
+    try:
+        bounds = accuracy_upper_bounds(_run_problem(run), budgets=budgets)
+    except ValueError as exc:
+        upper_bound = {"status": "not applicable", "message": str(exc)}
+    else:
+        points = [[budget, bound.value] for budget, bound in zip(budgets, bounds, strict=True)]
+        upper_bound = {"status": "done", "points": points}
+    if not pending.update(upper_bound=upper_bound):
+        return None
+    logger.info("comparison %s: upper bound %s", comparison_id, upper_bound["status"])
+    return upper_bound
+
+
+def comparison_upper_bound_fail(*, comparison_id: int, reason: str) -> bool:
+    """Mark a pending upper bound as failed with ``reason``; False if it was not pending."""
+    return bool(
+        Comparison.objects.filter(pk=comparison_id, upper_bound__status="pending").update(
+            upper_bound={"status": "failed", "message": reason}
+        )
+    )

@@ -42,3 +42,19 @@ def run_execute_task(run_id: int) -> None:
 def runs_recover_stale_task() -> None:
     """Re-queue or fail runs whose worker stopped sending heartbeats."""
     services.runs_recover_stale()
+
+
+@shared_task(
+    name="assignment.comparison_upper_bound",
+    ignore_result=True,
+    soft_time_limit=600,
+    time_limit=660,
+)
+def comparison_upper_bound_task(comparison_id: int) -> None:
+    """Compute the accuracy upper bound of a comparison if it is still pending."""
+    try:
+        services.comparison_upper_bound_compute(comparison_id=comparison_id)
+    except SoftTimeLimitExceeded:
+        services.comparison_upper_bound_fail(
+            comparison_id=comparison_id, reason="stopped by the time limit of 600 s"
+        )

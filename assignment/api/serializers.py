@@ -285,6 +285,18 @@ class CurvesField(serializers.Field):
         }
 
 
+class UpperBoundSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=["", "pending", "done", "not applicable", "failed"],
+        help_text="pending while a worker computes it; empty for comparisons made before "
+        "bounds were computed.",
+    )
+    points = CurvePointSerializer(
+        many=True, help_text="The bound's expected accuracy at each budget of the comparison."
+    )
+    message = serializers.CharField(help_text="Why the bound is not applicable, or failed.")
+
+
 class ComparisonSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="comparison_id")
     project = serializers.IntegerField(source="project_id")
@@ -294,6 +306,9 @@ class ComparisonSerializer(serializers.Serializer):
     finished = serializers.BooleanField(help_text="Every run has ended.")
     rows = ComparisonRowSerializer(many=True)
     curves = CurvesField()
+    upper_bound = UpperBoundSerializer(
+        help_text="The accuracy any assignment can reach at each budget without per-worker caps."
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from assignment.engine.solve import (
     method_spec,
     solve,
 )
-from assignment.engine.upper_bound import UpperBound, accuracy_upper_bound
+from assignment.engine.upper_bound import UpperBound, accuracy_upper_bound, accuracy_upper_bounds
 
 __all__ = [
     "METHODS",
@@ -37,6 +37,7 @@ __all__ = [
     "SolveResult",
     "UpperBound",
     "accuracy_upper_bound",
+    "accuracy_upper_bounds",
     "aggregate",
     "check_options",
     "estimate_accuracy",

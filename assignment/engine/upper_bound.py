@@ -22,7 +22,7 @@ import numpy as np
 from assignment.engine.accuracy import MAX_EXACT_WORKERS, task_accuracy
 from assignment.engine.problem import AssignmentProblem
 
-__all__ = ["UpperBound", "accuracy_upper_bound"]
+__all__ = ["UpperBound", "accuracy_upper_bound", "accuracy_upper_bounds"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,22 @@ def accuracy_upper_bound(problem: AssignmentProblem) -> UpperBound:
         If a task may take more than ``MAX_EXACT_WORKERS`` workers (its ``a_j(k)`` would not
         be exact).
     """
+    return accuracy_upper_bounds(problem, budgets=[problem.budget])[0]
+
+
+def accuracy_upper_bounds(problem: AssignmentProblem, *, budgets) -> list[UpperBound]:
+    """:func:`accuracy_upper_bound` at each of ``budgets`` (the problem's own is ignored).
+
+    The accuracies ``a_j(k)`` and the envelope segments are computed once, so a curve over
+    many budgets costs little more than one bound.
+    """
+    base, segments, m = _segments(problem)
+    return [_walk(base, segments, m, int(budget)) for budget in budgets]
+
+
+def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
+    """``sum_j a_j(0)`` and the envelope segments ``(slope, task, workers, gain)``, steepest
+    first."""
     q = problem.quality
     m = q.shape[1]
     reliability = np.maximum(q, 1.0 - q)
@@ -77,7 +93,7 @@ def accuracy_upper_bound(problem: AssignmentProblem) -> UpperBound:
     acc = np.empty((top + 1, m))
     for k in range(top + 1):
         acc[k] = task_accuracy(ranked[:k], np.ones((k, m), bool), prior=problem.prior)
-    segments = []  # (slope, task, workers, gain)
+    segments = []
     for j in range(m):
         hull = _upper_hull(acc[: k_max[j] + 1, j])
         for a, b in itertools.pairwise(hull):
@@ -85,8 +101,12 @@ def accuracy_upper_bound(problem: AssignmentProblem) -> UpperBound:
             if gain > 0:
                 segments.append((gain / (b - a), j, b - a, gain))
     segments.sort(key=lambda s: (-s[0], s[1]))
-    base = float(acc[0].sum())
-    left = problem.budget
+    return float(acc[0].sum()), segments, m
+
+
+def _walk(base: float, segments: list, m: int, budget: int) -> UpperBound:
+    """Take the segments in order while they fit ``budget``; the next one fractionally."""
+    left = budget
     k_chosen = np.zeros(m, dtype=np.int64)
     integral = base
     fractional = 0.0

@@ -58,6 +58,7 @@ def project():
         values=np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.7, 0.8], [0.6, 0.6, 0.6, 0.6]]),
         worker_ids=[w.pk for w in workers],
         task_ids=[t.pk for t in tasks],
+        task_categories=[t.category for t in tasks],
         gold_counts=[2, 1, 0],
     )
     matrix.save()

@@ -26,6 +26,7 @@ def test_a_large_quality_matrix_is_stored_as_one_row_and_round_trips(project):
         values=values,
         worker_ids=np.arange(200),
         task_ids=np.arange(10_000) + 5,
+        task_categories=[f"c{j % 7}" for j in range(10_000)],
         gold_counts=np.arange(200),
     )
     matrix.save()

@@ -43,6 +43,7 @@ def project():
         values=rng.uniform(0.5, 0.9, (10, 25)),
         worker_ids=[w.pk for w in workers],
         task_ids=[t.pk for t in tasks],
+        task_categories=[t.category for t in tasks],
     )
     matrix.save()
     return project

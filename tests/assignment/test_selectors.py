@@ -66,6 +66,7 @@ def stored_matrix(project, values, *, gold_counts=None, source=QualitySource.EST
         values=values,
         worker_ids=np.arange(values.shape[0]),
         task_ids=np.arange(values.shape[1]),
+        task_categories=["c"] * values.shape[1],
         gold_counts=gold_counts,
     )
     matrix.save()

@@ -26,6 +26,7 @@ def queued(monkeypatch) -> list[int]:
 
     sent: list[int] = []
     monkeypatch.setattr(tasks.run_execute_task, "delay", lambda run_id: sent.append(run_id))
+    monkeypatch.setattr(tasks.comparison_upper_bound_task, "delay", lambda comparison_id: None)
     return sent
 
 

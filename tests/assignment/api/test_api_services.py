@@ -108,3 +108,27 @@ def test_comparison_create_on_a_project_without_quality_writes_nothing(alice):
     with pytest.raises(RunValidationError, match="has no quality matrix"):
         services.comparison_create(project=project, methods=["random"])
     assert not Comparison.objects.exists()
+
+
+def test_a_comparison_gets_an_upper_bound_above_every_run_at_each_budget(
+    project, queued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        comparison = services.comparison_create(
+            project=project, methods=["greedy", "random"], budgets=[12, 4, 8], seed=1
+        )
+    assert comparison.upper_bound == {"status": "pending"}
+    for run_id in queued:
+        execute(run_id)
+    stored = services.comparison_upper_bound_compute(comparison_id=comparison.pk)
+    assert stored["status"] == "done"
+    assert [budget for budget, _ in stored["points"]] == [4, 8, 12]
+    bound = dict(stored["points"])
+    assert all(a <= b for a, b in zip(list(bound.values()), list(bound.values())[1:]))
+    for run in AssignmentRun.objects.filter(comparison=comparison):
+        assert run.status == RunStatus.SUCCEEDED
+        assert run.expected_accuracy <= bound[run.budget] + 1e-12
+    comparison.refresh_from_db()
+    assert comparison.upper_bound == stored
+    # Computed once: a second delivery of the task finds nothing pending.
+    assert services.comparison_upper_bound_compute(comparison_id=comparison.pk) is None

@@ -1,0 +1,36 @@
+"""The accuracy upper bound over several budgets agrees with one bound per budget."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from assignment.engine import AssignmentProblem, accuracy_upper_bound, accuracy_upper_bounds
+
+
+def problem_with(budget: int, seed: int = 0) -> AssignmentProblem:
+    rng = np.random.default_rng(seed)
+    return AssignmentProblem(
+        rng.uniform(0.5, 0.9, (8, 30)),
+        max_workers_per_task=3,
+        max_tasks_per_worker=10,
+        budget=budget,
+        prior=rng.uniform(0.3, 0.7, 30),
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_curve_equals_one_bound_per_budget(seed):
+    budgets = [0, 1, 7, 30, 45, 90]
+    curve = accuracy_upper_bounds(problem_with(5, seed), budgets=budgets)
+    for budget, bound in zip(budgets, curve, strict=True):
+        single = accuracy_upper_bound(problem_with(budget, seed))
+        assert bound.value == pytest.approx(single.value, abs=1e-15)
+        assert bound.integral == pytest.approx(single.integral, abs=1e-15)
+        np.testing.assert_array_equal(bound.workers_per_task, single.workers_per_task)
+
+
+def test_the_bound_never_falls_as_the_budget_grows_and_is_flat_past_the_caps():
+    values = [b.value for b in accuracy_upper_bounds(problem_with(1), budgets=range(0, 120, 5))]
+    assert np.all(np.diff(values) >= -1e-15)
+    assert values[-1] == values[-2]  # 90 pairs is all the per-task caps allow
