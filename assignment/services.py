@@ -100,13 +100,39 @@ def project_create(
     name: str,
     description: str = "",
     labels: list[str] | None = None,
+    default_prior: float | None = None,
+    default_max_workers_per_task: int | None = None,
+    default_max_tasks_per_worker: int | None = None,
+    default_budget: int | None = None,
 ) -> Project:
-    """A new project of ``owner`` called ``name`` (trimmed).
+    """A new project of ``owner`` called ``name`` (trimmed), with its defaults.
 
     ``labels`` is the label set (default ``["0", "1"]``); the second label is the one whose
-    probability a task's prior gives. Raises :class:`ProjectAlreadyExistsError` if the owner
-    has a project of that name, :class:`ProjectValidationError` for invalid fields.
+    probability a task's prior gives. A default left None keeps the model's (prior 0.5, 3
+    workers per task, 100 tasks per worker, a budget of as many pairs as the caps allow).
+    Raises :class:`ProjectAlreadyExistsError` if the owner has a project of that name,
+    :class:`ProjectValidationError` for invalid fields; nothing is written then.
     """
+    defaults = {
+        name: value
+        for name, value in (
+            ("default_prior", default_prior),
+            ("default_max_workers_per_task", default_max_workers_per_task),
+            ("default_max_tasks_per_worker", default_max_tasks_per_worker),
+            ("default_budget", default_budget),
+        )
+        if value is not None
+    }
+    with transaction.atomic():
+        project = _project_insert(owner=owner, name=name, description=description, labels=labels)
+        if defaults:
+            project_update(project=project, **defaults)
+    return project
+
+
+def _project_insert(
+    *, owner: AbstractBaseUser, name: str, description: str, labels: list[str] | None
+) -> Project:
     name = name.strip()
     labels = default_labels() if labels is None else _clean_labels(labels)
     if Project.objects.filter(owner=owner, name=name).exists():

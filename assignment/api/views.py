@@ -6,7 +6,6 @@ another user's project, run or comparison is a 404, as is one that does not exis
 
 from __future__ import annotations
 
-from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -165,14 +164,7 @@ class ProjectListView(APIView):
     def post(self, request):
         serializer = ProjectCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        fields = dict(serializer.validated_data)
-        created = {name: fields.pop(name) for name in ("name", "description") if name in fields}
-        with transaction.atomic():
-            project = services.project_create(
-                owner=request.user, labels=fields.pop("labels", None), **created
-            )
-            if fields:
-                services.project_update(project=project, **fields)
+        project = services.project_create(owner=request.user, **serializer.validated_data)
         project = _project(request, project.pk)
         return Response(ProjectSerializer(project).data, status=status.HTTP_201_CREATED)
 
