@@ -61,11 +61,14 @@ _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 @dataclass(frozen=True)
 class ImportResult:
-    """What an import wrote: ``rows`` rows of ``kind`` from the file ``file``."""
+    """What an import wrote: ``rows`` rows of ``kind`` from the file ``file``, of which
+    ``added`` were new (the rest updated existing ones); ``added`` is None for a quality
+    file, which always makes a new matrix."""
 
     kind: str
     file: str
     rows: int
+    added: int | None = None
 
 
 class _Invalid(Exception):

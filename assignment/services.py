@@ -6,6 +6,7 @@ the user must correct something, and returns what it created.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import threading
@@ -43,9 +44,11 @@ from assignment.errors import (
 )
 from assignment.importers import KINDS, ImportResult, import_data_file
 from assignment.models import (
+    Answer,
     AssignmentRun,
     Comparison,
     GoldAnswer,
+    GoldItem,
     Method,
     Project,
     QualityMatrix,
@@ -174,10 +177,25 @@ def project_data_import(
     data = open_data_file(
         file=file, name=file_name, max_bytes=settings.TVCS_MAX_IMPORT_BYTES, format=format
     )
+    rows_of_kind = _ROWS_OF_KIND.get(kind)
     with transaction.atomic():
         # One import per project at a time (PostgreSQL; SQLite serialises all writers anyway).
         locked = Project.objects.select_for_update().get(pk=project.pk)
-        return import_data_file(project=locked, kind=kind, data=data)
+        before = None if rows_of_kind is None else rows_of_kind(locked).count()
+        result = import_data_file(project=locked, kind=kind, data=data)
+        if before is None:
+            return result
+        return dataclasses.replace(result, added=rows_of_kind(locked).count() - before)
+
+
+#: The stored rows of each kind of data file, per project (a quality file makes a new matrix).
+_ROWS_OF_KIND = {
+    "workers": lambda project: Worker.objects.filter(project=project),
+    "tasks": lambda project: Task.objects.filter(project=project),
+    "gold_items": lambda project: GoldItem.objects.filter(project=project),
+    "gold_answers": lambda project: GoldAnswer.objects.filter(worker__project=project),
+    "answers": lambda project: Answer.objects.filter(worker__project=project),
+}
 
 
 def quality_estimate(

@@ -102,6 +102,9 @@ class ImportResultSerializer(serializers.Serializer):
     kind = serializers.CharField()
     file = serializers.CharField()
     rows = serializers.IntegerField(help_text="Rows written (added or updated).")
+    added = serializers.IntegerField(
+        allow_null=True, help_text="Of those, rows that were new; null for a quality file."
+    )
 
 
 class DownloadSerializer(serializers.Serializer):

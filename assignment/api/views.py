@@ -26,7 +26,6 @@ from rest_framework.views import APIView
 
 from assignment import selectors, services
 from assignment.api import health
-from assignment.api.downloads import file_response
 from assignment.api.serializers import (
     ComparisonCreateSerializer,
     ComparisonSerializer,
@@ -45,6 +44,7 @@ from assignment.api.serializers import (
     RunSerializer,
     UploadSerializer,
 )
+from assignment.downloads import file_response
 from assignment.exporters import EXPORT_KINDS, export_data, write_pairs
 from assignment.importers import KINDS
 from assignment.models import AssignmentRun, Comparison, Project

@@ -73,7 +73,10 @@ def test_the_whole_flow_from_a_new_project_to_the_downloaded_assignment(
             "kind": kind,
             "file": f"{kind}.csv",
             "rows": text.count("\n") - 1,
+            "added": text.count("\n") - 1,
         }
+        again = upload(api, pid, kind, text).json()
+        assert (again["rows"], again["added"]) == (text.count("\n") - 1, 0)
     detail = api.get(f"/api/projects/{pid}/").json()
     assert (detail["worker_count"], detail["task_count"], detail["gold_item_count"]) == (6, 10, 4)
 
