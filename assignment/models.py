@@ -171,6 +171,18 @@ def category_means(values: np.ndarray, task_categories) -> tuple[list[str], list
     return [str(name) for name in names], [int(c) for c in counts], sums / np.maximum(counts, 1)
 
 
+def value_statistics(values: np.ndarray) -> dict:
+    """Mean, population standard deviation, min and max of ``values``; {} when empty."""
+    if values.size == 0:
+        return {}
+    return {
+        "mean": float(values.mean()),
+        "std": float(values.std()),
+        "min": float(values.min()),
+        "max": float(values.max()),
+    }
+
+
 class QualityMatrix(models.Model):
     """A workers x tasks quality matrix, stored as one ``.npy`` blob (not one row per pair).
 
@@ -196,6 +208,9 @@ class QualityMatrix(models.Model):
         default=list, blank=True, help_text="How many tasks each category has."
     )
     category_means_blob = models.BinaryField(null=True, blank=True)
+    value_statistics = models.JSONField(
+        default=dict, blank=True, help_text="mean, std, min and max of the values."
+    )
     details = models.JSONField(default=dict, blank=True)
 
     class Meta:
@@ -222,6 +237,7 @@ class QualityMatrix(models.Model):
         )
         self.categories, self.category_task_counts, means = category_means(values, task_categories)
         self.category_means_blob = _array_bytes(means)
+        self.value_statistics = value_statistics(values)
 
     @property
     def values(self) -> np.ndarray:

@@ -42,7 +42,13 @@ from assignment.models import (
 #: How many of a project's latest runs its summary lists.
 RECENT_RUNS = 10
 
-_MATRIX_BLOBS = ("values_blob", "worker_ids_blob", "task_ids_blob", "gold_counts_blob")
+_MATRIX_BLOBS = (
+    "values_blob",
+    "worker_ids_blob",
+    "task_ids_blob",
+    "gold_counts_blob",
+    "category_means_blob",
+)
 
 
 @dataclass(frozen=True)
@@ -152,19 +158,18 @@ def workers_by_gold_answers(
 
 def quality_matrix_statistics(*, matrix: QualityMatrix) -> QualityMatrixStatistics:
     """Mean, population standard deviation, min and max of the values; workers without gold."""
-    values = matrix.values
+    stats = matrix.value_statistics
     gold_counts = matrix.gold_counts
-    empty = values.size == 0
     return QualityMatrixStatistics(
         matrix_id=matrix.pk,
         source=matrix.get_source_display(),
         created_at=matrix.created_at,
         n_workers=matrix.n_workers,
         n_tasks=matrix.n_tasks,
-        mean=None if empty else float(values.mean()),
-        std=None if empty else float(values.std()),
-        min=None if empty else float(values.min()),
-        max=None if empty else float(values.max()),
+        mean=stats.get("mean"),
+        std=stats.get("std"),
+        min=stats.get("min"),
+        max=stats.get("max"),
         workers_without_gold=None if gold_counts is None else int(np.sum(gold_counts == 0)),
     )
 

@@ -39,7 +39,18 @@ def fill_category_summaries(apps, schema_editor):
         matrix.categories = names
         matrix.category_task_counts = counts
         matrix.category_means_blob = _array_bytes(means)
-        matrix.save(update_fields=["categories", "category_task_counts", "category_means_blob"])
+        if values.size:
+            matrix.value_statistics = {
+                "mean": float(values.mean()),
+                "std": float(values.std()),
+                "min": float(values.min()),
+                "max": float(values.max()),
+            }
+        matrix.save(
+            update_fields=[
+                "categories", "category_task_counts", "category_means_blob", "value_statistics"
+            ]
+        )
 
 
 class Migration(migrations.Migration):
@@ -73,6 +84,11 @@ class Migration(migrations.Migration):
             model_name='qualitymatrix',
             name='category_task_counts',
             field=models.JSONField(blank=True, default=list, help_text='How many tasks each category has.'),
+        ),
+        migrations.AddField(
+            model_name='qualitymatrix',
+            name='value_statistics',
+            field=models.JSONField(blank=True, default=dict, help_text='mean, std, min and max of the values.'),
         ),
         migrations.RunPython(fill_category_summaries, migrations.RunPython.noop),
     ]
