@@ -18,14 +18,17 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     IntegerField,
+    Max,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
 )
 from django.db.models.functions import Coalesce
+from rest_framework.authtoken.models import Token
 
 from assignment.errors import RunStateError
+from assignment.exporters import EXPORT_KINDS
 from assignment.models import (
     Answer,
     AssignmentRun,
@@ -94,6 +97,7 @@ class ProjectStatistics:
     quality_matrices: int
     latest_quality_matrix: QualityMatrixStatistics | None
     runs: int
+    comparisons: int
     #: The latest ``RECENT_RUNS`` runs, newest first.
     recent_runs: tuple[RunSummary, ...]
 
@@ -201,6 +205,7 @@ def project_statistics(*, project: Project) -> ProjectStatistics:
             None if latest is None else quality_matrix_statistics(matrix=latest)
         ),
         runs=runs.count(),
+        comparisons=Comparison.objects.filter(project=project).count(),
         recent_runs=tuple(
             RunSummary(
                 run_id=run.pk,
@@ -381,3 +386,100 @@ def comparison_summary(*, comparison: Comparison) -> ComparisonSummary:
             message=comparison.upper_bound.get("message", ""),
         ),
     )
+
+
+# --- Pages -------------------------------------------------------------------------------------
+# Reads of the frontend's pages, beyond the API's: summaries that never load a whole matrix.
+
+
+def project_overview_list(*, user) -> QuerySet[Project]:
+    """:func:`project_list_for_user` plus ``run_count``, ``best_accuracy`` (of the succeeded
+    runs) and the latest run's ``latest_run_id``, ``latest_run_method`` and
+    ``latest_run_status``."""
+    runs = AssignmentRun.objects.filter(project=OuterRef("pk"))
+    latest = runs.order_by("-created_at", "-id")
+    succeeded = runs.filter(status=RunStatus.SUCCEEDED).order_by()
+    return project_list_for_user(user=user).annotate(
+        run_count=_count_per_project(AssignmentRun.objects.all()),
+        best_accuracy=Subquery(
+            succeeded.values("project").annotate(best=Max("expected_accuracy")).values("best")
+        ),
+        latest_run_id=Subquery(latest.values("pk")[:1]),
+        latest_run_method=Subquery(latest.values("method")[:1]),
+        latest_run_status=Subquery(latest.values("status")[:1]),
+    )
+
+
+@dataclass(frozen=True)
+class WorkerCategoryQuality:
+    """What the quality pictures draw, from a matrix's stored per-category means.
+
+    ``worker_means``: each worker's mean quality over all tasks, shape (n_workers,).
+    ``rows`` x ``columns`` label ``values`` (the heat map): one row per worker, best first,
+    or, for more than ``max_rows`` workers, one row per group of workers of consecutive rank
+    (``workers_per_row`` > 1); one column per category, the ``max_columns`` with the most
+    tasks (``hidden_categories`` counts the others).
+    """
+
+    worker_means: np.ndarray
+    rows: list[str]
+    columns: list[str]
+    values: np.ndarray
+    workers_per_row: int
+    hidden_categories: int
+
+
+def quality_by_worker_and_category(
+    *, matrix: QualityMatrix, max_rows: int = 25, max_columns: int = 30
+) -> WorkerCategoryQuality | None:
+    """The heat map and the worker distribution of ``matrix``; None for a matrix with no
+    workers or no tasks."""
+    means = matrix.category_means
+    counts = np.asarray(matrix.category_task_counts, dtype=np.float64)
+    if means is None or means.size == 0:
+        return None
+    worker_means = means @ counts / counts.sum()
+    rank = np.argsort(-worker_means, kind="stable")
+    shown = np.sort(np.argsort(-counts, kind="stable")[:max_columns])
+    names = dict(
+        Worker.objects.filter(pk__in=matrix.worker_ids.tolist()).values_list("pk", "external_id")
+    )
+    worker_names = [names.get(int(pk), f"(deleted {pk})") for pk in matrix.worker_ids[rank]]
+    if len(rank) <= max_rows:
+        rows, values, per_row = worker_names, means[rank][:, shown], 1
+    else:
+        groups = np.array_split(np.arange(len(rank)), max_rows)
+        rows = [f"ranks {g[0] + 1}\u2013{g[-1] + 1}" for g in groups]
+        values = np.array([means[rank[g]][:, shown].mean(axis=0) for g in groups])
+        per_row = int(np.ceil(len(rank) / max_rows))
+    return WorkerCategoryQuality(
+        worker_means=worker_means,
+        rows=rows,
+        columns=[matrix.categories[c] for c in shown],
+        values=values,
+        workers_per_row=per_row,
+        hidden_categories=len(counts) - len(shown),
+    )
+
+
+@dataclass(frozen=True)
+class TaskLabel:
+    task_id: str
+    label: str
+    #: Probability that ``label`` is the true label, under the latest quality matrix.
+    posterior: float
+    n_answers: int
+
+
+def project_labels(*, project: Project) -> list[TaskLabel]:
+    """The Bayes-vote label of every task with answers (the ``labels`` export's rows).
+
+    Raises :class:`~assignment.errors.ExportError` when the project cannot have labels yet
+    (no quality matrix, a label set that is not binary, answers the matrix does not cover).
+    """
+    return [TaskLabel(*row) for row in EXPORT_KINDS["labels"].rows(project)]
+
+
+def api_token_of(*, user) -> str | None:
+    """``user``'s API token, or None if they have none yet."""
+    return Token.objects.filter(user=user).values_list("key", flat=True).first()

@@ -9,18 +9,22 @@ from __future__ import annotations
 import dataclasses
 import io
 import logging
+import secrets
 import threading
 import time
 from datetime import timedelta
+from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
+from rest_framework.authtoken.models import Token
 
 from assignment.data_files import open_data_file
 from assignment.engine import (
@@ -601,6 +605,30 @@ def runs_recover_stale(*, now=None) -> dict[str, list[int]]:
 
 # --- the demo project --------------------------------------------------------------------------
 
+#: The demo user's password, kept in the data folder (readable by its owner only) so that it
+#: stays the same across restarts of ``runproduct``.
+DEMO_PASSWORD_FILE = "demo-password"
+
+
+def demo_user_ensure(*, password_file: Path, username: str = "demo") -> tuple:
+    """The demo user and its password, the same on every call.
+
+    The first call creates the user with a random password and writes it to
+    ``password_file`` (mode 0600); later calls read it back. If the user's password was
+    changed since (in the admin), it is left alone and the password returned is None.
+    """
+    user, created = get_user_model().objects.get_or_create(username=username)
+    if password_file.exists() and not created:
+        password = password_file.read_text(encoding="utf-8").strip()
+        return user, password if user.check_password(password) else None
+    password = secrets.token_urlsafe(12)
+    password_file.touch(mode=0o600)
+    password_file.write_text(password + "\n", encoding="utf-8")
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    logger.info("demo user %r: new password in %s", username, password_file)
+    return user, password
+
 
 def demo_project_create(
     *, owner, name: str = "figure-4 demo", n_workers: int = 100, n_tasks: int = 1000, seed: int = 0
@@ -858,3 +886,12 @@ def comparison_upper_bound_fail(*, comparison_id: int, reason: str) -> bool:
             upper_bound={"status": "failed", "message": reason}
         )
     )
+
+
+def api_token_renew(*, user: AbstractBaseUser) -> str:
+    """A new API token for ``user``, replacing any older one (which stops working at once)."""
+    with transaction.atomic():
+        Token.objects.filter(user=user).delete()
+        token = Token.objects.create(user=user)
+    logger.info("new API token for %s", user.get_username())
+    return token.key

@@ -43,6 +43,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "assignment",
+    "charts",
+    "frontend",
 ]
 
 MIDDLEWARE = [
@@ -92,6 +94,11 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
+
+# The pages (frontend/): everything needs a signed-in user.
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "frontend:projects"
+LOGOUT_REDIRECT_URL = "login"
 
 #: Largest data file an import accepts, in bytes.
 TVCS_MAX_IMPORT_BYTES = env_int("TVCS_MAX_IMPORT_BYTES", 200 * 1024 * 1024, minimum=1)
@@ -171,7 +178,11 @@ def _throttle_rate(name: str, default: str) -> str:
 
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication"],
+    # Tokens for API clients; the browser session (with CSRF) for the API docs' "Try it out".
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],  # uploads: multipart

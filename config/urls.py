@@ -4,8 +4,11 @@ from django.contrib import admin
 from django.urls import include, path
 
 from assignment.api.views import HealthView
+from frontend.urls import auth_urlpatterns
 
 urlpatterns = [
+    *auth_urlpatterns,
+    path("", include("frontend.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("assignment.api.urls")),
     path("healthz", HealthView.as_view(), name="healthz"),

@@ -1,26 +1,24 @@
 """python manage.py runproduct: the whole product on this machine, with its embedded defaults.
 
-Migrates the database, creates a demo user (with an API token when the REST API is installed)
-and a demo project shaped like the paper's Figure 4, then starts the web server and a Celery
-worker (with the beat scheduler that recovers stale runs) and waits. Ctrl-C stops both.
+Migrates the database, creates a demo user (its password kept in the data folder, so that it
+stays the same across restarts) and a demo project shaped like the paper's Figure 4, then
+starts the web server and a Celery worker (with the beat scheduler that recovers stale runs)
+and waits. Ctrl-C stops both.
 """
 
 from __future__ import annotations
 
-import secrets
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from django.apps import apps
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from assignment.services import demo_project_create
+from assignment.services import DEMO_PASSWORD_FILE, demo_project_create, demo_user_ensure
 
 MANAGE = Path(__file__).resolve().parents[3] / "manage.py"
 
@@ -37,8 +35,9 @@ class Command(BaseCommand):
     def handle(self, *args, host: str, port: int, concurrency: int, no_demo: bool, **options):
         self.stdout.write("Migrating the database ...")
         call_command("migrate", interactive=False, verbosity=0)
+        base_url = f"http://{host}:{port}"
         if not no_demo:
-            self._demo()
+            self._demo(base_url)
         children = [
             subprocess.Popen(
                 [
@@ -71,8 +70,8 @@ class Command(BaseCommand):
                 cwd=MANAGE.parent,
             ),
         ]
-        self.stdout.write(self.style.SUCCESS(f"tvcs-assign is running at http://{host}:{port}/"))
-        self.stdout.write(f"  API schema: http://{host}:{port}/api/docs/   admin: /admin/")
+        self.stdout.write(self.style.SUCCESS(f"tvcs-assign is running at {base_url}/"))
+        self.stdout.write(f"  API docs: {base_url}/api/docs/   admin: {base_url}/admin/")
         self.stdout.write(f"  broker: {settings.CELERY_BROKER_URL}   Ctrl-C stops everything.")
         stop = []
         signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
@@ -84,19 +83,15 @@ class Command(BaseCommand):
         finally:
             self._stop(children)
 
-    def _demo(self) -> None:
-        user, _ = get_user_model().objects.get_or_create(username="demo")
-        password = secrets.token_urlsafe(12)
-        user.set_password(password)
-        user.save()
+    def _demo(self, base_url: str) -> None:
         self.stdout.write("Preparing the demo project (Figure 4 shape, 100 x 1,000) ...")
+        user, password = demo_user_ensure(
+            password_file=Path(settings.DATA_DIR) / DEMO_PASSWORD_FILE
+        )
         project = demo_project_create(owner=user)
-        self.stdout.write(f"  demo user: demo / {password}   project: {project.name!r}")
-        if apps.is_installed("rest_framework.authtoken"):
-            from rest_framework.authtoken.models import Token
-
-            token, _ = Token.objects.get_or_create(user=user)
-            self.stdout.write(f"  API token: {token.key}")
+        shown = password or "(changed since it was made; not shown)"
+        self.stdout.write(f"  Sign in at {base_url}/ as demo, password: {shown}")
+        self.stdout.write(f"  The demo project: {base_url}{project.get_absolute_url()}")
 
     def _stop(self, children) -> None:
         self.stdout.write("Stopping ...")

@@ -1,0 +1,1 @@
+"""The pages project managers use: server-rendered views over the assignment app's services."""

@@ -1,0 +1,275 @@
+"""Forms of the pages: they check types and shapes, and hand the values to the services.
+
+The rules (a prior strictly between 0 and 1, a method's option bounds, the most runs a
+comparison may queue) live in the services and the engine; a form only turns text into the
+arguments those take. Method options come from the engine's registry
+(:func:`assignment.engine.method_spec`), so a new option appears here by itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from django import forms
+
+from assignment.data_files import FORMATS
+from assignment.engine import METHODS, Option, method_spec
+from assignment.engine.quality import DEFAULT_CATEGORY_STRENGTH, DEFAULT_WORKER_STRENGTH
+
+#: Largest count a cap or a budget may be (the database's integer range).
+MAX_COUNT = 2**31 - 1
+#: Largest seed (a BigIntegerField; numpy seeds are non-negative).
+MAX_SEED = 2**63 - 1
+
+
+def _count(label: str, help_text: str = "", *, required: bool = False) -> forms.IntegerField:
+    return forms.IntegerField(
+        label=label, required=required, min_value=0, max_value=MAX_COUNT, help_text=help_text
+    )
+
+
+class ProjectDefaultsForm(forms.Form):
+    default_prior = forms.FloatField(
+        label="Default prior",
+        help_text="P(label = the second label) for tasks without a prior of their own, strictly "
+        "between 0 and 1.",
+    )
+    default_max_workers_per_task = _count(
+        "Workers per task (default cap)",
+        "Tasks can have their own cap in the tasks file.",
+        required=True,
+    )
+    default_max_tasks_per_worker = _count(
+        "Tasks per worker (default cap)",
+        "Workers can have their own cap in the workers file.",
+        required=True,
+    )
+    default_budget = _count(
+        "Default budget", "Total (worker, task) pairs; empty = as many as the caps allow."
+    )
+
+
+class ProjectCreateForm(ProjectDefaultsForm):
+    name = forms.CharField(label="Name", max_length=200)
+    description = forms.CharField(
+        label="Description", required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    labels = forms.CharField(
+        label="Label set",
+        initial="0, 1",
+        max_length=2000,
+        help_text="Comma-separated, at least two. The second is the one a prior gives the "
+        "probability of. Fixed once the project exists.",
+    )
+
+    field_order = ["name", "description", "labels"]
+
+    def clean_labels(self) -> list[str]:
+        return [label.strip() for label in self.cleaned_data["labels"].split(",")]
+
+
+class ProjectSettingsForm(ProjectDefaultsForm):
+    name = forms.CharField(label="Name", max_length=200)
+    description = forms.CharField(
+        label="Description", required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+
+    field_order = ["name", "description"]
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(label="File", allow_empty_file=True)
+    format = forms.ChoiceField(
+        label="Format",
+        choices=[("", "from the file name"), *((f, f.upper()) for f in FORMATS)],
+        required=False,
+    )
+
+
+class StrengthField(forms.CharField):
+    """A shrinkage strength: a positive number, or ``auto`` to fit it."""
+
+    def to_python(self, value):
+        text = super().to_python(value).strip().lower()
+        if text == "auto":
+            return text
+        try:
+            number = float(text)
+        except ValueError:
+            raise forms.ValidationError('Enter a positive number or "auto".') from None
+        if not np.isfinite(number) or number <= 0:
+            raise forms.ValidationError('Enter a positive number or "auto".')
+        return number
+
+
+class QualityEstimateForm(forms.Form):
+    worker_strength = StrengthField(
+        label="Worker strength",
+        initial=f"{DEFAULT_WORKER_STRENGTH:g}",
+        help_text="Prior pseudo-answers pulling a worker's accuracy towards the population's: "
+        'larger trusts a worker\'s few gold answers less. "auto" fits it to the data.',
+    )
+    category_strength = StrengthField(
+        label="Category strength",
+        initial=f"{DEFAULT_CATEGORY_STRENGTH:g}",
+        help_text="Prior pseudo-answers pulling a worker's accuracy on one category towards "
+        'that worker\'s overall accuracy. "auto" fits it.',
+    )
+
+
+def _shown(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "none" if value is None else f"{value:g}"
+
+
+def _option_field(option: Option) -> forms.Field:
+    """A form field for one method option, its default as the initial value."""
+    label = option.name.replace("_", " ").capitalize()
+    help_text = f"{option.help} {option.describe().capitalize()}; default {_shown(option.default)}."
+    if option.kind is bool:
+        return forms.TypedChoiceField(
+            label=label,
+            choices=[("true", "yes"), ("false", "no")],
+            coerce=lambda value: value == "true",
+            initial="true" if option.default else "false",
+            help_text=help_text,
+        )
+    field = forms.IntegerField if option.kind is int else forms.FloatField
+    return field(
+        label=label,
+        required=not option.nullable,
+        initial=option.default,
+        help_text=help_text,
+    )
+
+
+def option_field_name(method: str, option: str) -> str:
+    """The form field of ``option`` of ``method`` (every method's options are on the form)."""
+    return f"{method}__{option}"
+
+
+class _CapsForm(forms.Form):
+    max_workers_per_task = _count("Workers per task", "Empty = the project's default.")
+    max_tasks_per_worker = _count("Tasks per worker", "Empty = the project's default.")
+    seed = forms.IntegerField(
+        label="Seed",
+        required=False,
+        min_value=0,
+        max_value=MAX_SEED,
+        help_text="The same seed gives the same assignment; empty = a random one.",
+    )
+
+
+class RunForm(_CapsForm):
+    method = forms.ChoiceField(label="Method", widget=forms.RadioSelect)
+    budget = _count("Budget", "Total (worker, task) pairs; empty = the project's default.")
+
+    field_order = ["method", "budget"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["method"].choices = [(m, method_spec(m).title) for m in METHODS]
+        self.fields["method"].initial = METHODS[0]
+        for method in METHODS:
+            for option in method_spec(method).options:
+                self.fields[option_field_name(method, option.name)] = _option_field(option)
+
+    def option_fields(self, method: str) -> list[forms.BoundField]:
+        """The bound fields of ``method``'s options, for the template."""
+        return [self[option_field_name(method, o.name)] for o in method_spec(method).options]
+
+    def full_clean(self) -> None:
+        # Only the chosen method's options are read; the others may be left empty.
+        chosen = self.data.get("method") if self.is_bound else None
+        for method in METHODS:
+            for option in method_spec(method).options:
+                if method != chosen:
+                    self.fields[option_field_name(method, option.name)].required = False
+        super().full_clean()
+
+    def run_arguments(self) -> dict:
+        """The keyword arguments of ``services.run_create``: options that differ from their
+        defaults, and the caps, budget and seed that were given."""
+        data = self.cleaned_data
+        method = data["method"]
+        options = {}
+        for option in method_spec(method).options:
+            value = data.get(option_field_name(method, option.name))
+            if option.kind is float and value is not None:
+                value = float(value)
+            if value != option.default:
+                options[option.name] = value
+        given = {
+            name: data[name]
+            for name in ("budget", "max_workers_per_task", "max_tasks_per_worker", "seed")
+            if data.get(name) is not None
+        }
+        return {"method": method, "options": options, **given}
+
+
+class ComparisonForm(_CapsForm):
+    methods = forms.MultipleChoiceField(
+        label="Methods", widget=forms.CheckboxSelectMultiple, initial=list(METHODS)
+    )
+    budget_mode = forms.ChoiceField(
+        label="Budgets",
+        widget=forms.RadioSelect,
+        choices=[("list", "a list"), ("range", "from A to B in N steps")],
+        initial="range",
+    )
+    budgets = forms.CharField(
+        label="Budget list",
+        required=False,
+        help_text="Comma-separated positive integers, e.g. 500, 1000, 2000.",
+    )
+    budget_from = _count("From (A)")
+    budget_to = _count("To (B)")
+    budget_steps = forms.IntegerField(label="Steps (N)", required=False, min_value=1, max_value=60)
+
+    field_order = ["methods", "budget_mode", "budgets", "budget_from", "budget_to", "budget_steps"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["methods"].choices = [(m, f"{m}: {method_spec(m).title}") for m in METHODS]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("budget_mode") == "list":
+            data["budget_values"] = self._listed(data.get("budgets") or "")
+        elif data.get("budget_mode") == "range":
+            data["budget_values"] = self._range(
+                data.get("budget_from"), data.get("budget_to"), data.get("budget_steps")
+            )
+        return data
+
+    def _listed(self, text: str) -> list[int]:
+        budgets = []
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            if not part.isdigit():
+                self.add_error("budgets", f"{part!r} is not a positive integer.")
+                return []
+            budgets.append(int(part))
+        if not budgets:
+            self.add_error("budgets", "Give at least one budget.")
+        return budgets
+
+    def _range(self, low: int | None, high: int | None, steps: int | None) -> list[int]:
+        for name, value in (("budget_from", low), ("budget_to", high), ("budget_steps", steps)):
+            if value is None:
+                self.add_error(name, "Required for a range of budgets.")
+        if low is None or high is None or steps is None:
+            return []
+        if low > high:
+            self.add_error("budget_to", "B must be at least A.")
+            return []
+        return sorted(set(np.linspace(low, high, steps).round().astype(np.int64).tolist()))
+
+    def comparison_arguments(self) -> dict:
+        """The keyword arguments of ``services.comparison_create``."""
+        data = self.cleaned_data
+        given = {
+            name: data[name]
+            for name in ("max_workers_per_task", "max_tasks_per_worker", "seed")
+            if data.get(name) is not None
+        }
+        return {"methods": data["methods"], "budgets": data["budget_values"], **given}

@@ -1,0 +1,105 @@
+/* Progressive enhancement of the live parts of the pages (a run's progress, a comparison's
+ * table and plot). An element with data-live-url is an HTML fragment that the server renders
+ * whole; every data-live-every milliseconds it is fetched again and swapped in, until the
+ * fragment carries data-live-final. Keyboard focus stays on the element with the same id, and
+ * a change of data-live-status is read out through the page's polite live region. Without
+ * JavaScript the pages work the same, one reload at a time. */
+(function () {
+  "use strict";
+
+  function announce(text) {
+    var announcer = document.getElementById("live-announcer");
+    if (announcer && text) {
+      announcer.textContent = text;
+    }
+  }
+
+  function swap(region, html) {
+    var template = document.createElement("template");
+    template.innerHTML = html.trim();
+    var fresh = template.content.firstElementChild;
+    if (!fresh) {
+      return region;
+    }
+    var active = document.activeElement;
+    var focusedId = active && region.contains(active) ? active.id : "";
+    var before = region.getAttribute("data-live-status");
+    region.replaceWith(fresh);
+    if (focusedId) {
+      var again = document.getElementById(focusedId);
+      if (again) {
+        again.focus();
+      }
+    }
+    if (fresh.getAttribute("data-live-status") !== before) {
+      announce(fresh.getAttribute("data-live-announce"));
+    }
+    return fresh;
+  }
+
+  function follow(region) {
+    var every = parseInt(region.getAttribute("data-live-every") || "1500", 10);
+    var failures = 0;
+    function tick() {
+      fetch(region.getAttribute("data-live-url"), { credentials: "same-origin" })
+        .then(function (response) {
+          if (!response.ok) {
+            throw new Error("HTTP " + response.status);
+          }
+          return response.text();
+        })
+        .then(function (html) {
+          failures = 0;
+          region = swap(region, html);
+          if (!region.hasAttribute("data-live-final")) {
+            window.setTimeout(tick, every);
+          }
+        })
+        .catch(function () {
+          failures += 1;
+          window.setTimeout(tick, every * Math.min(10, 1 + failures));
+        });
+    }
+    window.setTimeout(tick, every);
+  }
+
+  document.querySelectorAll("[data-live-url]").forEach(function (region) {
+    if (!region.hasAttribute("data-live-final")) {
+      follow(region);
+    }
+  });
+
+  /* The run form shows only the chosen method's options (all of them without JavaScript). */
+  var methods = document.querySelectorAll("input[name=method]");
+  function showOptions() {
+    methods.forEach(function (input) {
+      var options = document.getElementById("options-" + input.value);
+      if (options) {
+        options.hidden = !input.checked;
+      }
+    });
+  }
+  methods.forEach(function (input) {
+    input.addEventListener("change", showOptions);
+  });
+  if (methods.length) {
+    showOptions();
+  }
+
+  /* The comparison form shows the fields of the chosen way of giving budgets. */
+  var modes = document.querySelectorAll("input[name=budget_mode]");
+  function showBudgets() {
+    modes.forEach(function (input) {
+      var fields = document.getElementById("budgets-" + input.value);
+      if (fields) {
+        fields.hidden = !input.checked;
+      }
+    });
+  }
+  modes.forEach(function (input) {
+    input.addEventListener("change", showBudgets);
+  });
+  if (modes.length) {
+    showBudgets();
+  }
+})();

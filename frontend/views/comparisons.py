@@ -1,0 +1,81 @@
+"""Comparisons: methods side by side over budgets, a table and an accuracy-against-budget plot."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from assignment import selectors, services
+from assignment.errors import DomainError
+from frontend import pictures
+from frontend.access import user_comparison, user_project
+from frontend.forms import ComparisonForm
+
+COMPARISONS_PER_PAGE = 20
+
+
+@login_required
+@require_GET
+def comparison_list(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = user_project(request, project_id)
+    comparisons = selectors.comparison_list_for_user(user=request.user, project_id=project.pk)
+    page = Paginator(comparisons, COMPARISONS_PER_PAGE).get_page(request.GET.get("page"))
+    summaries = [selectors.comparison_summary(comparison=c) for c in page]
+    return render(
+        request,
+        "frontend/comparison_list.html",
+        {"project": project, "page": page, "summaries": summaries, "tab": "compare"},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def comparison_create(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = user_project(request, project_id)
+    form = ComparisonForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            comparison = services.comparison_create(project=project, **form.comparison_arguments())
+        except DomainError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("frontend:comparison", comparison_id=comparison.pk)
+    return render(
+        request,
+        "frontend/comparison_form.html",
+        {"project": project, "form": form, "tab": "compare"},
+        status=400 if form.errors else 200,
+    )
+
+
+def _comparison_context(comparison) -> dict:
+    summary = selectors.comparison_summary(comparison=comparison)
+    bound = {point.budget: point.expected_accuracy for point in summary.upper_bound.points}
+    return {
+        "comparison": comparison,
+        "project": comparison.project,
+        "summary": summary,
+        "rows": [{**asdict(row), "bound": bound.get(row.budget)} for row in summary.rows],
+        "chart": pictures.comparison_chart(summary),
+        "heading": f"comparison #{comparison.pk}",
+    }
+
+
+@login_required
+@require_GET
+def comparison_detail(request: HttpRequest, comparison_id: int) -> HttpResponse:
+    context = _comparison_context(user_comparison(request, comparison_id))
+    return render(request, "frontend/comparison_detail.html", {**context, "tab": "compare"})
+
+
+@login_required
+@require_GET
+def comparison_status(request: HttpRequest, comparison_id: int) -> HttpResponse:
+    """The live part of the comparison page: its table and its plot."""
+    context = _comparison_context(user_comparison(request, comparison_id))
+    return render(request, "frontend/_comparison_status.html", context)

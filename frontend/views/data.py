@@ -1,0 +1,132 @@
+"""Data files: one upload form per kind, downloads, and the sample files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from assignment import selectors, services
+from assignment.data_files import FORMATS
+from assignment.downloads import file_response
+from assignment.errors import DomainError, ExportError
+from assignment.exporters import EXPORT_KINDS, export_data
+from assignment.importers import KINDS
+from assignment.models import Project
+from frontend.access import user_project
+from frontend.forms import UploadForm
+
+
+@dataclass(frozen=True)
+class KindPanel:
+    """One kind of data file on the data page: what it is, what is stored, its form."""
+
+    kind: str
+    title: str
+    description: str
+    columns: tuple[str, ...]
+    stored: int
+    sample_url: str
+    form: UploadForm
+    error: DomainError | None
+
+
+def _stored(stats, kind: str) -> int:
+    if kind == "quality":
+        return stats.quality_matrices
+    return getattr(stats, kind)
+
+
+def _panels(project: Project, *, failed_kind: str = "", form=None, error=None) -> list[KindPanel]:
+    stats = selectors.project_statistics(project=project)
+    return [
+        KindPanel(
+            kind=kind,
+            title=kind.replace("_", " ").capitalize(),
+            description=EXPORT_KINDS[kind].description,
+            columns=EXPORT_KINDS[kind].columns,
+            stored=_stored(stats, kind),
+            sample_url=static(f"frontend/samples/{kind}.csv"),
+            form=form if kind == failed_kind else UploadForm(auto_id=f"id_{kind}_%s"),
+            error=error if kind == failed_kind else None,
+        )
+        for kind in KINDS
+    ]
+
+
+def _render(request, project, panels, *, status: int = 200) -> HttpResponse:
+    return render(
+        request,
+        "frontend/data.html",
+        {"project": project, "panels": panels, "formats": FORMATS, "tab": "data"},
+        status=status,
+    )
+
+
+@login_required
+@require_GET
+def data(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = user_project(request, project_id)
+    return _render(request, project, _panels(project))
+
+
+@login_required
+@require_POST
+def data_upload(request: HttpRequest, project_id: int, kind: str) -> HttpResponse:
+    project = user_project(request, project_id)
+    if kind not in KINDS:
+        raise Http404(f"no data kind {kind!r}")
+    form = UploadForm(request.POST, request.FILES, auto_id=f"id_{kind}_%s")
+    if form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            result = services.project_data_import(
+                project=project,
+                kind=kind,
+                file=upload,
+                file_name=upload.name,
+                format=form.cleaned_data["format"] or None,
+            )
+        except DomainError as exc:
+            panels = _panels(project, failed_kind=kind, form=form, error=exc)
+            return _render(request, project, panels, status=400)
+        messages.success(request, _imported(result))
+        return redirect(
+            reverse("frontend:data", kwargs={"project_id": project.pk}) + f"#kind-{kind}"
+        )
+    panels = _panels(project, failed_kind=kind, form=form)
+    return _render(request, project, panels, status=400)
+
+
+def _imported(result) -> str:
+    if result.added is None:
+        return f"{result.file}: {result.rows:,} rows read into a new quality matrix."
+    updated = result.rows - result.added
+    return (
+        f"{result.file}: {result.rows:,} {result.kind.replace('_', ' ')} rows imported "
+        f"({result.added:,} added, {updated:,} updated)."
+    )
+
+
+@login_required
+@require_GET
+def data_download(request: HttpRequest, project_id: int, kind: str, format: str) -> HttpResponse:
+    project = user_project(request, project_id)
+    if kind not in EXPORT_KINDS or format not in FORMATS:
+        raise Http404("no such download")
+    try:
+        return file_response(
+            write=lambda out: export_data(project=project, kind=kind, format=format, out=out),
+            format=format,
+            filename=f"project-{project.pk}-{kind}.{format}",
+        )
+    except ExportError as exc:
+        messages.error(request, str(exc))
+        target = "labels" if kind == "labels" else "data"
+        return redirect("frontend:" + target, project_id=project.pk)

@@ -1,0 +1,118 @@
+"""Runs: the list, the form that starts one, its live page, cancel and downloads."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from assignment import selectors, services
+from assignment.data_files import FORMATS
+from assignment.downloads import file_response
+from assignment.engine import METHODS, method_spec
+from assignment.errors import DomainError, RunStateError
+from assignment.exporters import write_pairs
+from assignment.models import RunStatus
+from frontend import pictures
+from frontend.access import user_project, user_run
+from frontend.forms import RunForm
+
+RUNS_PER_PAGE = 25
+
+
+@login_required
+@require_GET
+def run_list(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = user_project(request, project_id)
+    runs = selectors.run_list_for_user(user=request.user, project_id=project.pk)
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request, "frontend/run_list.html", {"project": project, "page": page, "tab": "runs"}
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_create(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = user_project(request, project_id)
+    form = RunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = services.run_create(project=project, **form.run_arguments())
+        except DomainError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("frontend:run", run_id=run.pk)
+    methods = [(method_spec(m), form.option_fields(m)) for m in METHODS]
+    return render(
+        request,
+        "frontend/run_form.html",
+        {"project": project, "form": form, "methods": methods, "tab": "runs"},
+        status=400 if form.errors else 200,
+    )
+
+
+def _run_context(run) -> dict:
+    context = {
+        "run": run,
+        "project": run.project,
+        "finished": run.status != RunStatus.RUNNING and run.status != RunStatus.QUEUED,
+        "formats": FORMATS,
+    }
+    if run.status == RunStatus.SUCCEEDED:
+        context["charts"] = pictures.run_charts(run.summary)
+    return context
+
+
+@login_required
+@require_GET
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = user_run(request, run_id)
+    context = {
+        **_run_context(run),
+        "tab": "runs",
+        "heading": f"run #{run.pk}",
+        "options": sorted(run.options.items()),
+    }
+    return render(request, "frontend/run_detail.html", context)
+
+
+@login_required
+@require_GET
+def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The live part of the run page, polled while the run is queued or running."""
+    return render(request, "frontend/_run_status.html", _run_context(user_run(request, run_id)))
+
+
+@login_required
+@require_POST
+def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = user_run(request, run_id)
+    try:
+        services.run_cancel(run=run)
+    except RunStateError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Run {run.pk} cancelled.")
+    return redirect("frontend:run", run_id=run.pk)
+
+
+@login_required
+@require_GET
+def run_download(request: HttpRequest, run_id: int, format: str) -> HttpResponse:
+    run = user_run(request, run_id)
+    if format not in FORMATS:
+        raise Http404("no such format")
+    try:
+        rows = selectors.run_assignment_rows(run=run)
+    except RunStateError as exc:
+        messages.error(request, str(exc))
+        return redirect("frontend:run", run_id=run.pk)
+    return file_response(
+        write=lambda out: write_pairs(rows, format, out),
+        format=format,
+        filename=f"run-{run.pk}-assignment.{format}",
+    )
