@@ -767,7 +767,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workers", type=int, default=200, help="demo project's workers")
     parser.add_argument("--tasks", type=int, default=10_000, help="demo project's tasks")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-iter", type=int, default=100_000, help="the run's max_iter")
+    parser.add_argument("--max-iter", type=int, default=10_000, help="the run's max_iter")
     parser.add_argument(
         "--run-time-limit",
         type=float,

@@ -47,7 +47,7 @@ def test_a_run_whose_worker_is_killed_ends_with_a_result_or_a_reason(workers):
         project=project,
         method="tvcs-iht",
         seed=3,
-        options={"max_iter": 1_000_000, "eval_every": 5, "time_limit": 15},
+        options={"max_iter": 10_000, "eval_every": 5, "time_limit": 15},
     )
 
     def computing():

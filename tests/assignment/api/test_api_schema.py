@@ -40,6 +40,7 @@ def test_the_schema_says_which_endpoints_need_a_token(tmp_path):
     call_command("spectacular", "--file", str(path))
     schema = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert schema["components"]["securitySchemes"]["tokenAuth"]["type"] == "apiKey"
+    assert schema["components"]["securitySchemes"]["cookieAuth"]["in"] == "cookie"
     public = {("/api/token/", "post"), ("/healthz", "get")}
     for url, operations in schema["paths"].items():
         for method, operation in operations.items():
@@ -47,7 +48,8 @@ def test_the_schema_says_which_endpoints_need_a_token(tmp_path):
             if (url, method) in public:
                 assert security in ([], [{}]), (url, method)
             else:
-                assert security == [{"tokenAuth": []}], (url, method)
+                # A token, or the session of a signed-in browser (with its CSRF token).
+                assert security == [{"tokenAuth": []}, {"cookieAuth": []}], (url, method)
     upload = schema["paths"]["/api/projects/{project_id}/data/{kind}/"]["post"]
     assert list(upload["requestBody"]["content"]) == ["multipart/form-data"]
 

@@ -1,0 +1,51 @@
+"""The API token page, and the API used from the browser session (its docs' "Try it out")."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_token_is_made_on_request_shown_and_replaced(client, alice):
+    url = reverse("frontend:account")
+    assert "You have no token yet." in client.get(url).content.decode()
+    client.post(url)
+    first = Token.objects.get(user=alice).key
+    assert f'value="{first}"' in client.get(url).content.decode()
+    client.post(url)
+    second = Token.objects.get(user=alice).key
+    assert second != first
+    api = Client(HTTP_AUTHORIZATION=f"Token {second}")
+    assert api.get("/api/projects/").status_code == 200
+    assert Client(HTTP_AUTHORIZATION=f"Token {first}").get("/api/projects/").status_code == 401
+
+
+def test_a_signed_in_browser_opens_the_api_docs_and_schema(client):
+    assert client.get(reverse("api:docs")).status_code == 200
+    assert client.get(reverse("api:schema")).status_code == 200
+    assert Client().get(reverse("api:docs")).status_code == 401
+
+
+def test_the_api_takes_the_session_and_its_csrf_token(alice, project):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(alice)
+    assert browser.get(f"/api/projects/{project.pk}/").json()["name"] == "birds and cars"
+    refused = browser.patch(
+        f"/api/projects/{project.pk}/", {"description": "x"}, content_type="application/json"
+    )
+    assert refused.status_code == 403
+    assert "CSRF" in refused.json()["detail"]
+    browser.get(reverse("frontend:projects"))  # sets the CSRF cookie
+    token = browser.cookies["csrftoken"].value
+    accepted = browser.patch(
+        f"/api/projects/{project.pk}/",
+        {"description": "from the docs"},
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=token,
+    )
+    assert accepted.status_code == 200, accepted.content
+    assert accepted.json()["description"] == "from the docs"

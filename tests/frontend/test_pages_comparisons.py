@@ -1,0 +1,110 @@
+"""Comparisons from the pages: budgets as a list or a range, the live table and the plot."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from django.urls import reverse
+from page_helpers import execute
+
+from assignment import services
+from assignment.models import AssignmentRun, Comparison
+
+pytestmark = pytest.mark.django_db
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def post(client, project, **data):
+    base = {"methods": ["greedy", "random"], "budget_mode": "range"}
+    return client.post(reverse("frontend:comparison_create", args=[project.pk]), {**base, **data})
+
+
+def test_a_range_of_budgets_queues_one_run_per_method_and_budget(client, project):
+    response = post(client, project, budget_from="2", budget_to="10", budget_steps="3", seed="4")
+    comparison = Comparison.objects.get()
+    assert response["Location"] == reverse("frontend:comparison", args=[comparison.pk])
+    assert comparison.budgets == [2, 6, 10]
+    runs = AssignmentRun.objects.filter(comparison=comparison)
+    assert sorted(runs.values_list("method", "budget", "seed")) == [
+        (m, b, 4) for m in ("greedy", "random") for b in (2, 6, 10)
+    ]
+
+
+def test_a_list_of_budgets_is_taken_as_given(client, project):
+    post(client, project, budget_mode="list", budgets="3, 9,5")
+    assert Comparison.objects.get().budgets == [3, 9, 5]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"budget_mode": "list", "budgets": "3, x"}, "&#x27;x&#x27; is not a positive integer"),
+        ({"budget_mode": "list", "budgets": ""}, "Give at least one budget"),
+        ({"budget_from": "9", "budget_to": "3", "budget_steps": "2"}, "B must be at least A"),
+        ({"budget_from": "1", "budget_to": "3"}, "Required for a range of budgets"),
+        ({"budget_mode": "list", "budgets": "0"}, "must be a positive integer, got 0"),
+        ({"budget_mode": "list", "budgets": "3", "methods": []}, "This field is required"),
+        (
+            {
+                "budget_from": "1",
+                "budget_to": "60",
+                "budget_steps": "60",
+                "methods": ["greedy", "random"],
+            },
+            "at most 60 runs",
+        ),
+    ],
+)
+def test_a_comparison_that_cannot_be_made_is_explained_and_queues_nothing(
+    client, project, data, message
+):
+    response = post(client, project, **data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not Comparison.objects.exists()
+    assert not AssignmentRun.objects.exists()
+
+
+def chart(page: str) -> ET.Element:
+    start = page.index("<svg")
+    return ET.fromstring(page[start : page.index("</svg>", start) + len("</svg>")])
+
+
+def test_the_plot_has_one_line_per_method_with_a_point_per_finished_budget_and_the_bound(
+    client, project, queued
+):
+    comparison = services.comparison_create(
+        project=project, methods=["greedy", "random"], budgets=[2, 6, 10], seed=1
+    )
+    status_url = reverse("frontend:comparison_status", args=[comparison.pk])
+    page = client.get(status_url).content.decode()
+    assert "data-live-final" not in page
+    series = chart(page).findall(f".//{SVG}g[@class='chart-series']")
+    assert [s.get("data-series") for s in series] == ["random", "greedy"]
+    assert all(not s.findall(f"{SVG}circle") for s in series)
+    runs = AssignmentRun.objects.filter(comparison=comparison).order_by("pk")
+    for run in runs:
+        execute(run.pk)
+    services.comparison_upper_bound_compute(comparison_id=comparison.pk)
+    page = client.get(status_url).content.decode()
+    assert "data-live-final" in page
+    svg = chart(page)
+    series = svg.findall(f".//{SVG}g[@class='chart-series']")
+    assert {s.get("data-series"): len(s.findall(f"{SVG}circle")) for s in series} == {
+        "greedy": 3,
+        "random": 3,
+    }
+    bound = svg.findall(f".//{SVG}g[@class='chart-reference']")
+    assert len(bound) == 1
+    assert len(bound[0].findall(f"{SVG}circle")) == 3
+    for run in runs.all():
+        assert f'href="/runs/{run.pk}/">#{run.pk}</a>' in page
+        assert f"{run.expected_accuracy:.4f}" in page
+
+
+def test_the_comparison_list_shows_each_comparison_with_its_methods(client, project, queued):
+    services.comparison_create(project=project, methods=["q-lp", "random"], budgets=[4])
+    page = client.get(reverse("frontend:comparisons", args=[project.pk])).content.decode()
+    assert "q-lp, random" in page
+    assert "computing" in page

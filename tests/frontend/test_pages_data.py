@@ -1,0 +1,140 @@
+"""Data files from the pages: uploads with the importer's own checks, downloads, samples."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from page_helpers import SAMPLES, execute, fill_from_samples, sample_path
+
+from assignment import services
+from assignment.importers import KINDS
+from assignment.models import Answer, QualityMatrix, Task, Worker
+
+pytestmark = pytest.mark.django_db
+
+
+def upload(client, project, kind: str, content: bytes, name: str | None = None, **extra):
+    file = SimpleUploadedFile(name or f"{kind}.csv", content, content_type="text/csv")
+    url = reverse("frontend:data_upload", args=[project.pk, kind])
+    return client.post(url, {"file": file, **extra})
+
+
+def test_every_kind_has_a_sample_file_and_they_fill_a_project_that_can_run(alice, queued):
+    assert sorted(path.stem for path in SAMPLES.glob("*.csv")) == sorted(KINDS)
+    project = services.project_create(owner=alice, name="samples")
+    fill_from_samples(project)
+    assert (Worker.objects.count(), Task.objects.count(), Answer.objects.count()) == (4, 6, 9)
+    services.quality_estimate(project=project)
+    run = services.run_create(project=project, method="greedy", seed=1)
+    execute(run.pk)
+    run.refresh_from_db()
+    assert run.status == "succeeded"
+
+
+def test_the_data_page_links_every_sample_and_offers_one_form_per_kind(client, project):
+    page = client.get(reverse("frontend:data", args=[project.pk])).content.decode()
+    for kind in KINDS:
+        assert f'href="/static/frontend/samples/{kind}.csv"' in page
+        assert f'action="/projects/{project.pk}/data/{kind}/"' in page
+    assert page.count('enctype="multipart/form-data"') == len(KINDS)
+
+
+def test_an_upload_says_how_many_rows_were_added_and_updated(client, alice):
+    project = services.project_create(owner=alice, name="fresh")
+    content = sample_path("workers").read_bytes()
+    response = upload(client, project, "workers", content)
+    assert response.status_code == 302
+    assert response["Location"].endswith(f"/projects/{project.pk}/data/#kind-workers")
+    page = client.get(response["Location"]).content.decode()
+    assert "workers.csv: 4 workers rows imported (4 added, 0 updated)." in page
+    upload(client, project, "workers", content + b"w5,Eve,\n")
+    page = client.get(response["Location"]).content.decode()
+    assert "5 workers rows imported (1 added, 4 updated)." in page
+
+
+def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, project):
+    before = Worker.objects.count()
+    bad = b"worker_id,name,max_tasks\nw8,New,\nw9,Bad,-3\n"
+    response = upload(client, project, "workers", bad, name="bad-workers.csv")
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert '<dd class="error-line">3</dd>' in page
+    assert '<dd class="error-column">max_tasks</dd>' in page
+    assert "bad-workers.csv, line 3, column max_tasks: must be a non-negative integer" in page
+    assert 'id="problem-workers"' in page
+    assert Worker.objects.count() == before
+    assert not Worker.objects.filter(external_id="w8").exists()
+
+
+def test_a_quality_upload_makes_a_new_matrix_and_says_so(client, project):
+    before = QualityMatrix.objects.count()
+    response = upload(client, project, "quality", sample_path("quality").read_bytes())
+    assert response.status_code == 302
+    assert QualityMatrix.objects.count() == before + 1
+    page = client.get(response["Location"]).content.decode()
+    assert "quality.csv: 8 rows read into a new quality matrix." in page
+
+
+def test_a_file_over_the_size_limit_is_refused_on_the_page(client, project, settings):
+    settings.TVCS_MAX_IMPORT_BYTES = 20
+    response = upload(client, project, "workers", sample_path("workers").read_bytes())
+    assert response.status_code == 400
+    assert "larger than" in response.content.decode()
+
+
+def test_an_upload_without_a_file_is_a_form_error_not_a_500(client, project):
+    response = client.post(reverse("frontend:data_upload", args=[project.pk, "tasks"]), {})
+    assert response.status_code == 400
+    assert "This field is required" in response.content.decode()
+    url = reverse("frontend:data_upload", args=[project.pk, "nonsense"])
+    assert client.post(url, {}).status_code == 404
+
+
+def test_user_data_is_shown_as_text_never_run(client, alice):
+    project = services.project_create(owner=alice, name="<b>bold</b>")
+    upload(client, project, "workers", b"worker_id\n<script>alert(1)</script>\n")
+    upload(client, project, "tasks", b"task_id,category\nt1,<img src=x onerror=alert(2)>\n")
+    services.project_data_import(
+        project=project,
+        kind="quality",
+        file=io.BytesIO(b"worker_id,task_id,quality\n<script>alert(1)</script>,t1,0.8\n"),
+        file_name="q.csv",
+    )
+    pages = [
+        client.get(reverse("frontend:projects")).content.decode(),
+        client.get(reverse("frontend:quality", args=[project.pk])).content.decode(),
+    ]
+    for page in pages:
+        assert "<script>alert(1)</script>" not in page
+        assert "<img src=x" not in page
+        assert "<b>bold</b>" not in page
+    assert "&lt;b&gt;bold&lt;/b&gt;" in pages[0]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[1]
+    assert "&lt;img src=x onerror=alert(2)&gt;" in pages[1]
+
+
+@pytest.mark.parametrize("format", ["csv", "json"])
+def test_every_kind_downloads_in_the_upload_format(client, project, format):
+    for kind in KINDS:
+        response = client.get(reverse("frontend:data_download", args=[project.pk, kind, format]))
+        assert response.status_code == 200, kind
+        assert f'filename="project-{project.pk}-{kind}.{format}"' in response["Content-Disposition"]
+    body = b"".join(
+        client.get(reverse("frontend:data_download", args=[project.pk, "workers", "csv"]))
+    ).decode()
+    rows = list(csv.reader(io.StringIO(body)))
+    assert rows[0] == ["worker_id", "name", "max_tasks"]
+    assert [row[0] for row in rows[1:]] == ["w1", "w2", "w3", "w4"]
+
+
+def test_a_download_that_cannot_be_made_says_why_on_the_page(client, alice):
+    project = services.project_create(owner=alice, name="empty")
+    response = client.get(
+        reverse("frontend:data_download", args=[project.pk, "quality", "csv"]), follow=True
+    )
+    assert response.redirect_chain[-1][0] == reverse("frontend:data", args=[project.pk])
+    assert "has no quality matrix yet" in response.content.decode()

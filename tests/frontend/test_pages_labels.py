@@ -1,0 +1,54 @@
+"""The labels page: the Bayes vote of the collected answers, sorted by confidence."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from page_helpers import fill_from_samples
+
+from assignment import services
+
+pytestmark = pytest.mark.django_db
+
+
+def rows(page: str) -> list[tuple[str, float]]:
+    body = page[page.index("<tbody>") : page.index("</tbody>")]
+    out = []
+    for row in body.split("<tr>")[1:]:
+        cells = [c.split("</td>")[0].split(">")[-1] for c in row.split("<td")[1:]]
+        out.append((cells[0], float(cells[2])))
+    return out
+
+
+def test_labels_come_least_confident_first_and_can_be_turned_around(client, project):
+    url = reverse("frontend:labels", args=[project.pk])
+    page = client.get(url).content.decode()
+    least = rows(page)
+    assert sorted(task for task, _ in least) == ["t1", "t2", "t4", "t5", "t6"]
+    assert [p for _, p in least] == sorted(p for _, p in least)
+    assert all(0.5 <= p <= 1 for _, p in least)
+    most = rows(client.get(url, {"order": "-confidence"}).content.decode())
+    assert [p for _, p in most] == sorted((p for _, p in least), reverse=True)
+    assert rows(client.get(url, {"order": "nonsense"}).content.decode()) == least
+
+
+def test_labels_are_paginated(client, project, monkeypatch):
+    from frontend.views import labels
+
+    monkeypatch.setattr(labels, "LABELS_PER_PAGE", 2)
+    url = reverse("frontend:labels", args=[project.pk])
+    first = rows(client.get(url).content.decode())
+    third = client.get(url, {"page": 3}).content.decode()
+    assert len(first) == 2
+    assert len(rows(third)) == 1
+    assert "Page 3 of 3" in third
+
+
+def test_a_project_that_cannot_have_labels_says_why(client, alice):
+    project = services.project_create(owner=alice, name="three", labels=["cat", "dog", "bird"])
+    page = client.get(reverse("frontend:labels", args=[project.pk])).content.decode()
+    assert "aggregated labels need a binary label set" in page
+    fresh = services.project_create(owner=alice, name="fresh")
+    fill_from_samples(fresh, kinds=("workers", "tasks"))
+    page = client.get(reverse("frontend:labels", args=[fresh.pk])).content.decode()
+    assert "has no quality matrix yet" in page

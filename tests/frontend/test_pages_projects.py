@@ -1,0 +1,93 @@
+"""Projects from the pages: create, change the defaults, delete with a confirmation."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from assignment.models import Project, Worker
+
+pytestmark = pytest.mark.django_db
+
+NEW = {
+    "name": "birds",
+    "description": "Which birds are in the photos",
+    "labels": "no bird, bird",
+    "default_prior": "0.3",
+    "default_max_workers_per_task": "5",
+    "default_max_tasks_per_worker": "40",
+    "default_budget": "",
+}
+
+
+def test_a_new_project_gets_its_labels_and_defaults_and_leads_to_its_data_page(client, alice):
+    response = client.post(reverse("frontend:project_create"), NEW, follow=True)
+    project = Project.objects.get(owner=alice, name="birds")
+    assert response.redirect_chain[-1][0] == reverse("frontend:data", args=[project.pk])
+    assert project.labels == ["no bird", "bird"]
+    assert (project.default_prior, project.default_max_workers_per_task) == (0.3, 5)
+    assert project.default_max_tasks_per_worker == 40
+    assert project.default_budget is None
+    assert "Project &#x27;birds&#x27; created" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"default_prior": "1"}, "strictly between 0 and 1"),
+        ({"labels": "bird"}, "at least two labels"),
+        ({"labels": "a, a"}, "given twice"),
+        ({"default_max_workers_per_task": "-1"}, "greater than or equal to 0"),
+        ({"name": ""}, "This field is required"),
+    ],
+)
+def test_a_project_the_services_refuse_is_shown_with_the_reason_and_not_created(
+    client, change, message
+):
+    response = client.post(reverse("frontend:project_create"), {**NEW, **change})
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not Project.objects.exists()
+
+
+def test_a_second_project_of_the_same_name_is_refused(client, project):
+    response = client.post(reverse("frontend:project_create"), {**NEW, "name": project.name})
+    assert response.status_code == 400
+    assert "already has a project" in response.content.decode()
+    assert Project.objects.count() == 1
+
+
+def test_settings_change_only_what_was_changed(client, project):
+    url = reverse("frontend:project_settings", args=[project.pk])
+    form = client.get(url).context["form"]
+    data = {name: "" if value is None else value for name, value in form.initial.items()}
+    response = client.post(url, {**data, "default_budget": "7", "description": "new"})
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert (project.default_budget, project.description) == (7, "new")
+    assert project.default_max_tasks_per_worker == 3
+    refused = client.post(url, {**data, "default_prior": "0"})
+    assert refused.status_code == 400
+    assert "strictly between 0 and 1" in refused.content.decode()
+    project.refresh_from_db()
+    assert project.default_prior == 0.5
+
+
+def test_deleting_asks_first_and_then_removes_everything(client, project):
+    url = reverse("frontend:project_delete", args=[project.pk])
+    page = client.get(url).content.decode()
+    assert "4 workers, 6 tasks" in page
+    assert "cannot be undone" in page
+    assert Project.objects.exists()
+    response = client.post(url, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("frontend:projects")
+    assert not Project.objects.exists()
+    assert not Worker.objects.exists()
+
+
+def test_the_overview_counts_the_data_and_says_what_to_do_next(client, project):
+    page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+    assert "Start a run and download its assignment</a>" in page
+    assert "Upload the workers</a> <span>(done)</span>" in page
+    assert "Start a run and download its assignment</a> <span>(done)" not in page
+    assert '9</div><div class="stat-label">collected answers' in page

@@ -1,0 +1,168 @@
+"""Runs from the pages: the form built from the method registry, the live page, downloads."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+
+import numpy as np
+import pytest
+from django.urls import reverse
+from page_helpers import execute
+
+from assignment import services
+from assignment.engine import METHODS, method_spec
+from assignment.models import AssignmentRun, RunStatus
+
+pytestmark = pytest.mark.django_db
+
+
+def form_defaults(client, project) -> dict:
+    """What the run form posts when nothing is changed."""
+    form = client.get(reverse("frontend:run_create", args=[project.pk])).context["form"]
+    data = {}
+    for name in form.fields:
+        value = form[name].initial
+        data[name] = "" if value is None else value
+    return data
+
+
+def test_the_form_offers_every_method_with_its_options_and_their_defaults(client, project):
+    page = client.get(reverse("frontend:run_create", args=[project.pk])).content.decode()
+    for method in METHODS:
+        spec = method_spec(method)
+        assert f'value="{method}"' in page
+        assert html.escape(spec.description, quote=False) in page
+        for option in spec.options:
+            assert f'name="{method}__{option.name}"' in page
+            assert html.escape(option.help, quote=False) in page
+
+
+def test_a_run_started_from_the_page_is_queued_with_only_the_changed_options(
+    client, project, queued, django_capture_on_commit_callbacks
+):
+    data = {**form_defaults(client, project), "method": "tvcs-iht", "budget": "8", "seed": "3"}
+    data["tvcs-iht__max_iter"] = "5"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+    run = AssignmentRun.objects.get()
+    assert response["Location"] == reverse("frontend:run", args=[run.pk])
+    assert (run.method, run.budget, run.seed, run.options) == ("tvcs-iht", 8, 3, {"max_iter": 5})
+    assert run.max_workers_per_task == project.default_max_workers_per_task
+    assert queued == [run.pk]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"tvcs-iht__max_iter": "1e30"}, "Enter a whole number"),
+        ({"tvcs-iht__max_iter": "20000"}, "max_iter must be an integer in [0, 10000]"),
+        ({"tvcs-iht__step": "0"}, "step must be a positive number"),
+        ({"budget": "-4"}, "greater than or equal to 0"),
+        ({"method": "simplex"}, "Select a valid choice"),
+    ],
+)
+def test_a_run_the_engine_refuses_is_explained_on_the_form(client, project, change, message):
+    data = {**form_defaults(client, project), "method": "tvcs-iht", **change}
+    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not AssignmentRun.objects.exists()
+
+
+def test_other_methods_options_may_be_left_empty(client, project, queued):
+    data = {**form_defaults(client, project), "method": "greedy", "tvcs-iht__max_iter": ""}
+    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+    assert response.status_code == 302
+    assert AssignmentRun.objects.get().options == {}
+
+
+def test_a_project_without_quality_cannot_start_a_run_and_is_told_why(client, alice):
+    project = services.project_create(owner=alice, name="empty")
+    data = {**form_defaults(client, project), "method": "random"}
+    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+    assert response.status_code == 400
+    assert "has no quality matrix" in response.content.decode()
+
+
+def test_the_run_page_shows_progress_while_running_and_results_when_done(client, project, queued):
+    run = services.run_create(project=project, method="greedy", seed=1)
+    status_url = reverse("frontend:run_status", args=[run.pk])
+    page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
+    assert 'data-live-url="' + status_url + '"' in page
+    assert '<progress id="run-progress" max="100" value="0">' in page
+    assert "data-live-final" not in page
+    AssignmentRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.RUNNING, progress=42, progress_message="greedy: 5 of 12 pairs"
+    )
+    fragment = client.get(status_url).content.decode()
+    assert fragment.lstrip().startswith('<section id="run-status"')
+    assert 'value="42"' in fragment
+    assert "greedy: 5 of 12 pairs" in fragment
+    AssignmentRun.objects.filter(pk=run.pk).update(status=RunStatus.QUEUED, progress=0)
+    execute(run.pk)
+    run.refresh_from_db()
+    fragment = client.get(status_url).content.decode()
+    assert "data-live-final" in fragment
+    assert f'<div class="stat" id="run-accuracy">{run.expected_accuracy:.4f}</div>' in fragment
+    assert f'<div class="stat" id="run-pairs">{run.n_assigned}</div>' in fragment
+    for chart in ("workers-per-task", "tasks-per-worker", "task-accuracy"):
+        assert f'id="{chart}"' in fragment
+
+
+def test_the_run_charts_count_every_task_and_worker_once(client, project, queued):
+    run = services.run_create(project=project, method="greedy", seed=1)
+    execute(run.pk)
+    run.refresh_from_db()
+    summary = run.summary
+    assert sum(summary["workers_per_task"]) == 6
+    assert sum(summary["tasks_per_worker"]) == 4
+    assert sum(k * n for k, n in enumerate(summary["workers_per_task"])) == run.n_assigned
+    assert sum(summary["task_accuracy"]["counts"]) == 6
+
+
+def test_cancel_stops_a_queued_run_and_a_finished_one_says_it_cannot(client, project, queued):
+    run = services.run_create(project=project, method="random")
+    url = reverse("frontend:run_cancel", args=[run.pk])
+    page = client.post(url, follow=True).content.decode()
+    assert f"Run {run.pk} cancelled." in page
+    assert AssignmentRun.objects.get(pk=run.pk).status == RunStatus.CANCELLED
+    page = client.post(url, follow=True).content.decode()
+    assert "only queued or running runs can be cancelled" in page
+    assert client.get(url).status_code == 405
+
+
+@pytest.mark.parametrize("format", ["csv", "json"])
+def test_the_downloaded_assignment_is_the_stored_one_and_is_feasible(
+    client, project, queued, format
+):
+    run = services.run_create(project=project, method="greedy", seed=2)
+    execute(run.pk)
+    run.refresh_from_db()
+    response = client.get(reverse("frontend:run_download", args=[run.pk, format]))
+    body = b"".join(response).decode()
+    if format == "csv":
+        rows = list(csv.reader(io.StringIO(body)))
+        assert rows[0] == ["worker_id", "task_id"]
+        pairs = [tuple(row) for row in rows[1:]]
+    else:
+        pairs = [(row["worker_id"], row["task_id"]) for row in json.loads(body)]
+    assert len(pairs) == len(set(pairs)) == run.n_assigned
+    workers = [w for w, _ in pairs]
+    tasks = [t for _, t in pairs]
+    caps = {"w2": 3, "w4": 2}  # the sample workers' own caps; the project's default is 3
+    for worker in set(workers):
+        assert workers.count(worker) <= caps.get(worker, 3)
+    task_caps = {"t2": 2, "t6": 1}  # the sample tasks' own caps; the default is 3
+    for task in set(tasks):
+        assert tasks.count(task) <= task_caps.get(task, 3)
+    assert np.isfinite(run.expected_accuracy)
+
+
+def test_downloading_an_unfinished_run_explains_instead_of_failing(client, project, queued):
+    run = services.run_create(project=project, method="random")
+    response = client.get(reverse("frontend:run_download", args=[run.pk, "csv"]), follow=True)
+    assert response.redirect_chain[-1][0] == reverse("frontend:run", args=[run.pk])
+    assert "only a succeeded run has an assignment to download" in response.content.decode()
