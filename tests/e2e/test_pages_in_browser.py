@@ -1,0 +1,304 @@
+"""A project manager's whole day in a real browser, against a live server and a real worker.
+
+Headless Chromium signs in, creates a project, uploads every kind of data file (and one bad
+file, whose line and column must show with nothing written), estimates quality and sees the
+heat map, starts a tvcs-iht run and watches its progress bar move and finish, downloads the
+assignment and checks it against the caps, compares the methods over three budgets and checks
+the plot, reads the labels; then a second user gets 404 on every one of those pages. Every page
+passes axe-core with no serious or critical violation, and is photographed at 1280 and 390 px.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from browser import axe_problems, chromium, require_browser, screenshot, wait_until
+from django.contrib.auth import get_user_model
+from selenium.webdriver.common.by import By
+
+from assignment.models import AssignmentRun, Project, QualityMatrix, RunStatus, Worker
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SVG = "{http://www.w3.org/2000/svg}"
+N_WORKERS, N_TASKS, CATEGORIES = 100, 1000, 5
+PER_TASK, PER_WORKER, BUDGET = 3, 30, 2400
+
+
+def write_project_files(folder: Path, seed: int = 0) -> dict[str, Path]:
+    """A project shaped like the paper's Figure 4, as the six kinds of data file."""
+    rng = np.random.default_rng(seed)
+    skill = rng.uniform(0.5, 0.9, (N_WORKERS, CATEGORIES))
+    items = [
+        (f"g{c}-{k}", c, int(rng.integers(0, 2))) for c in range(CATEGORIES) for k in range(20)
+    ]
+    texts = {
+        "workers": "worker_id,name\n" + "".join(f"w{i},Worker {i}\n" for i in range(N_WORKERS)),
+        "tasks": "task_id,category\n"
+        + "".join(f"t{j},c{j % CATEGORIES}\n" for j in range(N_TASKS)),
+        "gold_items": "item_id,category,true_label\n"
+        + "".join(f"{item},c{c},{label}\n" for item, c, label in items),
+        "gold_answers": "worker_id,item_id,answer\n"
+        + "".join(
+            f"w{i},{item},{label if rng.random() < skill[i, c] else 1 - label}\n"
+            for i in range(N_WORKERS)
+            for item, c, label in items
+        ),
+        "quality": "worker_id,category,quality\n"
+        + "".join(
+            f"w{i},c{c},{skill[i, c]:.3f}\n" for i in range(N_WORKERS) for c in range(CATEGORIES)
+        ),
+        "answers": "worker_id,task_id,answer\n"
+        + "".join(
+            f"w{(j + k) % N_WORKERS},t{j},{(j + k) % 2}\n" for j in range(200) for k in range(3)
+        ),
+    }
+    paths = {}
+    for kind, text in texts.items():
+        paths[kind] = folder / f"{kind}.csv"
+        paths[kind].write_text(text, encoding="utf-8")
+    return paths
+
+
+class Visit:
+    """A signed-in browser that checks every page it opens with axe-core."""
+
+    def __init__(self, driver, base_url: str, shots: Path) -> None:
+        self.driver = driver
+        self.base_url = base_url
+        self.shots = shots
+        self.problems: dict[str, list[str]] = {}
+
+    def open(self, path: str) -> None:
+        self.driver.get(self.base_url + path)
+
+    def check(self, name: str) -> None:
+        """axe-core on the page as it is now, and its screenshots."""
+        problems = axe_problems(self.driver)
+        if problems:
+            self.problems[name] = problems
+        screenshot(self.driver, name, self.shots)
+
+    def find(self, css: str):
+        return self.driver.find_element(By.CSS_SELECTOR, css)
+
+    def finds(self, css: str):
+        return self.driver.find_elements(By.CSS_SELECTOR, css)
+
+    def submit(self, form_css: str = "main form") -> None:
+        self.find(f"{form_css} button[type=submit]").click()
+
+    def fetch(self, path: str) -> str:
+        """What the browser gets for ``path`` with its own session (a download)."""
+        return self.driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "fetch(arguments[0], {credentials: 'same-origin'}).then(r => r.text()).then(done);",
+            self.base_url + path,
+        )
+
+    def sign_in(self, username: str, password: str) -> None:
+        self.open("/accounts/login/")
+        self.find("#id_username").send_keys(username)
+        self.find("#id_password").send_keys(password)
+        self.submit()
+        wait_until(lambda: "Signed in as" in self.driver.page_source, timeout=10, what="sign-in")
+
+
+@pytest.fixture
+def browser():
+    require_browser()
+    driver = chromium()
+    yield driver
+    driver.quit()
+
+
+def chart(visit: Visit, css: str) -> ET.Element:
+    return ET.fromstring(visit.find(css).get_attribute("outerHTML"))
+
+
+def create_project(visit: Visit) -> Project:
+    visit.open("/")
+    visit.check("projects-empty")
+    visit.driver.find_element(By.LINK_TEXT, "New project").click()
+    visit.find("#id_name").send_keys("birds <script>alert(1)</script>")
+    visit.find("#id_default_max_workers_per_task").clear()
+    visit.find("#id_default_max_workers_per_task").send_keys(str(PER_TASK))
+    visit.find("#id_default_max_tasks_per_worker").clear()
+    visit.find("#id_default_max_tasks_per_worker").send_keys(str(PER_WORKER))
+    visit.find("#id_default_budget").send_keys(str(BUDGET))
+    visit.check("project-new")
+    visit.submit()
+    wait_until(lambda: "/data/" in visit.driver.current_url, timeout=10, what="the data page")
+    # The name is shown as text, not run: the page has no alert and shows the tags.
+    assert "birds <script>alert(1)</script>" in visit.find("h1").text
+    return Project.objects.get()
+
+
+def upload_everything(visit: Visit, files: dict[str, Path], project: Project) -> None:
+    bad = files["workers"].with_name("bad-workers.csv")
+    bad.write_text("worker_id,name,max_tasks\nw900,New,\nw901,Bad,-3\n", encoding="utf-8")
+    visit.find("#id_workers_file").send_keys(str(bad))
+    visit.submit("#kind-workers form")
+    problem = wait_until(lambda: visit.finds("#problem-workers"), timeout=10, what="the problem")
+    assert "line 3" in problem[0].text
+    assert visit.find("#problem-workers .error-line").text == "3"
+    assert visit.find("#problem-workers .error-column").text == "max_tasks"
+    assert not Worker.objects.filter(project=project).exists()
+    visit.check("data-rejected")
+    for kind in ("workers", "tasks", "gold_items", "gold_answers", "quality", "answers"):
+        visit.find(f"#id_{kind}_file").send_keys(str(files[kind]))
+        visit.submit(f"#kind-{kind} form")
+        wait_until(
+            lambda kind=kind: any(f"{kind}.csv:" in m.text for m in visit.finds(".messages")),
+            timeout=60,
+            what=f"the {kind} upload",
+        )
+    assert Worker.objects.filter(project=project).count() == N_WORKERS
+    visit.check("data")
+
+
+def estimate_quality(visit: Visit, project: Project) -> None:
+    visit.open(f"/projects/{project.pk}/quality/")
+    visit.submit()
+    wait_until(lambda: "Quality estimated" in visit.driver.page_source, timeout=30, what="estimate")
+    assert QualityMatrix.objects.filter(project=project).count() == 2
+    heat = chart(visit, "svg#worker-category")
+    cells = heat.findall(f".//{SVG}rect[@class='chart-cell']")
+    assert len(cells) == 25 * CATEGORIES  # 100 workers in 25 rank groups x 5 categories
+    visit.check("quality")
+
+
+def run_and_watch(visit: Visit, project: Project) -> AssignmentRun:
+    visit.open(f"/projects/{project.pk}/runs/new/")
+    visit.find("#method-tvcs-iht").click()
+    visit.find("#id_tvcs-iht__max_iter").clear()
+    visit.find("#id_tvcs-iht__max_iter").send_keys("200")
+    visit.find("#id_seed").send_keys("1")
+    visit.check("run-new")
+    visit.submit()
+    wait_until(lambda: "/runs/" in visit.driver.current_url, timeout=10, what="the run page")
+    seen = []
+
+    def finished():
+        bars = visit.finds("#run-progress")
+        if bars:
+            seen.append(int(bars[0].get_attribute("value")))
+            if len(seen) == 3:
+                visit.check("run-running")
+            return False
+        return visit.finds("#run-accuracy")
+
+    wait_until(finished, timeout=600, what="the run to finish", every=0.2)
+    moving = [value for value in seen if 0 < value < 100]
+    assert moving, f"the progress bar never moved between 0 and 100: {seen}"
+    assert seen == sorted(seen), f"the progress bar went backwards: {seen}"
+    run = AssignmentRun.objects.get(project=project, comparison=None)
+    assert run.status == RunStatus.SUCCEEDED
+    assert visit.find("#run-accuracy").text == f"{run.expected_accuracy:.4f}"
+    for chart_id in ("workers-per-task", "tasks-per-worker", "task-accuracy"):
+        assert visit.finds(f"svg#{chart_id}")
+    visit.check("run")
+    return run
+
+
+def check_download(visit: Visit, run: AssignmentRun) -> None:
+    link = visit.find("#download-csv").get_attribute("href")
+    rows = list(csv.reader(io.StringIO(visit.fetch(link.removeprefix(visit.base_url)))))
+    assert rows[0] == ["worker_id", "task_id"]
+    pairs = [tuple(row) for row in rows[1:]]
+    assert len(pairs) == len(set(pairs)) == run.n_assigned
+    assert run.n_assigned <= BUDGET
+    workers = [w for w, _ in pairs]
+    tasks = [t for _, t in pairs]
+    assert max(workers.count(w) for w in set(workers)) <= PER_WORKER
+    assert max(tasks.count(t) for t in set(tasks)) <= PER_TASK
+
+
+def compare(visit: Visit, project: Project) -> str:
+    visit.open(f"/projects/{project.pk}/comparisons/new/")
+    visit.find("#id_budget_mode_1").click()  # "from A to B in N steps"
+    for field, value in (("budget_from", 1200), ("budget_to", 2400), ("budget_steps", 3)):
+        visit.find(f"#id_{field}").send_keys(str(value))
+    visit.check("comparison-new")
+    visit.submit()
+    wait_until(lambda: "/comparisons/" in visit.driver.current_url, timeout=10, what="the page")
+    visit.check("comparison-running")
+    wait_until(
+        lambda: visit.finds("#comparison-status[data-live-final]"),
+        timeout=900,
+        what="the comparison to finish",
+        every=1,
+    )
+    plot = chart(visit, "svg#accuracy-budget")
+    lines = {
+        group.get("data-series"): len(group.findall(f"{SVG}circle"))
+        for group in plot.findall(f".//{SVG}g[@class='chart-series']")
+    }
+    assert lines == {"tvcs-iht": 3, "random": 3, "q-lp": 3, "greedy": 3}
+    bound = plot.findall(f".//{SVG}g[@class='chart-reference']")
+    assert len(bound) == 1
+    assert len(bound[0].findall(f"{SVG}circle")) == 3
+    visit.check("comparison")
+    return visit.driver.current_url.removeprefix(visit.base_url)
+
+
+def test_a_project_manager_goes_from_sign_in_to_compared_assignments(
+    browser, live_server, workers, tmp_path
+):
+    worker = workers("pages")
+    user_model = get_user_model()
+    user_model.objects.create_user("manager", password="manager-password")
+    user_model.objects.create_user("other", password="other-password")
+    visit = Visit(browser, live_server.url, tmp_path / "screenshots")
+    visit.open("/")
+    visit.check("sign-in")
+    visit.sign_in("manager", "manager-password")
+
+    project = create_project(visit)
+    upload_everything(visit, write_project_files(tmp_path), project)
+    visit.open(f"/projects/{project.pk}/")
+    visit.check("project")
+    estimate_quality(visit, project)
+    run = run_and_watch(visit, project)
+    check_download(visit, run)
+    comparison_page = compare(visit, project)
+    pages = {
+        "projects": "/",
+        "runs": f"/projects/{project.pk}/runs/",
+        "comparisons": f"/projects/{project.pk}/comparisons/",
+        "labels": f"/projects/{project.pk}/labels/",
+        "settings": f"/projects/{project.pk}/settings/",
+        "delete": f"/projects/{project.pk}/delete/",
+        "account": "/account/",
+    }
+    for name, path in pages.items():
+        visit.open(path)
+        visit.check(name)
+    visit.open(pages["labels"])
+    assert len(visit.finds("tbody tr")) == 50  # the first page of 200 labelled tasks
+    assert not visit.problems, visit.problems
+
+    # Another user: every page of the first user's project is a 404.
+    visit.submit("form.account")
+    visit.sign_in("other", "other-password")
+    for path in [
+        f"/projects/{project.pk}/",
+        f"/projects/{project.pk}/data/",
+        f"/projects/{project.pk}/quality/",
+        f"/runs/{run.pk}/",
+        f"/runs/{run.pk}/assignment.csv",
+        comparison_page,
+        *pages.values(),
+    ]:
+        if path in ("/", "/account/"):
+            continue
+        visit.open(path)
+        assert "Not Found" in visit.driver.title or "Not Found" in visit.driver.page_source, path
+    visit.open("/")
+    assert "no project yet" in visit.driver.page_source
+    assert worker.process.poll() is None
