@@ -82,28 +82,35 @@ def axe_problems(driver) -> list[str]:
 
 
 def screenshot(driver, name: str, folder: Path) -> Path:
-    """The whole page as ``name.png`` (1280 px wide and, ``name-390.png``, phone-sized)."""
+    """The whole page as ``name.png`` at 1280 px, and phone-sized (390 px) in ``phone/``."""
     folder = Path(SCREENSHOTS) if SCREENSHOTS else folder
-    folder.mkdir(parents=True, exist_ok=True)
     size = driver.get_window_size()
     paths = []
-    for width, suffix in ((1280, ""), (390, "-390")):
+    for width, where in ((1280, folder), (390, folder / "phone")):
+        where.mkdir(parents=True, exist_ok=True)
         driver.set_window_size(width, 900)
         height = driver.execute_script("return document.documentElement.scrollHeight")
         driver.set_window_size(width, min(int(height) + 20, 6000))
         time.sleep(0.1)
-        path = folder / f"{name}{suffix}.png"
-        driver.save_screenshot(str(path))
-        paths.append(path)
+        paths.append(where / f"{name}.png")
+        driver.save_screenshot(str(paths[-1]))
     driver.set_window_size(size["width"], size["height"])
     return paths[0]
 
 
 def wait_until(predicate, *, timeout: float, what: str, every: float = 0.25):
-    """Poll ``predicate`` until it returns something true; fail saying ``what`` otherwise."""
+    """Poll ``predicate`` until it returns something true; fail saying ``what`` otherwise.
+
+    An element that went stale (the page changed under it) counts as "not yet".
+    """
+    from selenium.common.exceptions import StaleElementReferenceException
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        value = predicate()
+        try:
+            value = predicate()
+        except StaleElementReferenceException:
+            value = None
         if value:
             return value
         time.sleep(every)
