@@ -10,7 +10,9 @@ for a list and never rendered.
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import Count, Q
 from django.template.loader import render_to_string
+from django.utils.html import format_html
 
 from assignment.models import (
     Answer,
@@ -20,10 +22,14 @@ from assignment.models import (
     GoldItem,
     Project,
     QualityMatrix,
+    RunStatus,
     Task,
     Worker,
 )
+from assignment.pictures import comparison_chart
 from assignment.selectors import (
+    ComparisonSummary,
+    comparison_summary,
     gold_answer_list,
     project_list_with_counts,
     project_statistics,
@@ -34,6 +40,7 @@ from assignment.selectors import (
 )
 
 _BIG_TABLE_PAGE = 100
+_ENDED = [RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED]
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -48,7 +55,15 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["name", "owner", "worker_count", "task_count", "gold_item_count", "created_at"]
+    list_display = [
+        "name",
+        "owner",
+        "worker_count",
+        "task_count",
+        "gold_item_count",
+        "created_at",
+        "page",
+    ]
     list_filter = ["owner", "created_at"]
     search_fields = ["name", "owner__username"]
     autocomplete_fields = ["owner"]
@@ -70,9 +85,15 @@ class ProjectAdmin(admin.ModelAdmin):
     def gold_item_count(self, project):
         return project.gold_item_count
 
+    @admin.display(description="page")
+    def page(self, project):
+        """A link to the project's page on the site (the frontend), as its owner sees it."""
+        return format_html('<a href="{}">Open the project\'s page</a>', project.get_absolute_url())
+
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         if obj is not None:
             context["project_statistics"] = project_statistics(project=obj)
+            context["project_page_url"] = obj.get_absolute_url()
         return super().render_change_form(request, context, add, change, form_url, obj)
 
 
@@ -184,12 +205,83 @@ class QualityMatrixAdmin(ReadOnlyAdmin):
         )
 
 
+def _comparison_summary(comparison: Comparison) -> ComparisonSummary:
+    """The comparison's summary, read once per page although two fields show it."""
+    summary = getattr(comparison, "_admin_summary", None)
+    if summary is None:
+        summary = comparison._admin_summary = comparison_summary(comparison=comparison)
+    return summary
+
+
+def _bound_by_budget(summary: ComparisonSummary) -> dict[int, float]:
+    return {point.budget: point.expected_accuracy for point in summary.upper_bound.points}
+
+
 @admin.register(Comparison)
 class ComparisonAdmin(ReadOnlyAdmin):
-    list_display = ["__str__", "project", "methods", "budgets", "created_at"]
+    list_display = [
+        "__str__",
+        "project",
+        "methods",
+        "budgets",
+        "run_count",
+        "finished",
+        "created_at",
+    ]
     list_filter = ["project", "created_at"]
     search_fields = ["project__name"]
     list_select_related = ["project"]
+    fields = ["project", "methods", "budgets", "created_at", "results", "curve"]
+    readonly_fields = fields
+
+    class Media:
+        css = {"all": ["charts/charts.css"]}
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                run_count=Count("runs"),
+                unfinished_run_count=Count("runs", filter=~Q(runs__status__in=_ENDED)),
+            )
+        )
+
+    @admin.display(description="runs", ordering="run_count")
+    def run_count(self, comparison):
+        return comparison.run_count
+
+    @admin.display(description="finished?", boolean=True)
+    def finished(self, comparison):
+        """True when every run has ended (succeeded, failed or cancelled)."""
+        return comparison.unfinished_run_count == 0
+
+    @admin.display(description="results")
+    def results(self, comparison):
+        summary = _comparison_summary(comparison)
+        bounds = _bound_by_budget(summary)
+        return render_to_string(
+            "admin/assignment/comparison/results.html",
+            {
+                "summary": summary,
+                "rows": [
+                    {"run": row, "upper_bound": bounds.get(row.budget)} for row in summary.rows
+                ],
+            },
+        )
+
+    @admin.display(description="curve")
+    def curve(self, comparison):
+        """Expected accuracy against budget, a line per method, the upper bound dashed: the
+        project manager's comparison page's plot."""
+        summary = _comparison_summary(comparison)
+        chart = None
+        if summary.upper_bound.points or any(summary.curves.values()):
+            chart = comparison_chart(summary)
+        return render_to_string(
+            "admin/assignment/comparison/curve.html",
+            {"chart": chart, "upper_bound": summary.upper_bound, "finished": summary.finished},
+        )
 
 
 @admin.register(AssignmentRun)

@@ -207,7 +207,9 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "tvcs-assign API",
     "DESCRIPTION": (
         "Task assignment for crowdsourced labelling. Authenticate with "
-        "`Authorization: Token <key>` (POST /api/token/ gives the key)."
+        "`Authorization: Token <key>` (POST /api/token/ gives the key, and so does the pages' "
+        "API token page), or, signed in to the pages in this browser, with its session: "
+        "\"Try it out\" then works as it is."
     ),
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,

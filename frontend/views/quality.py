@@ -8,9 +8,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from assignment import selectors, services
+from assignment import pictures, selectors, services
 from assignment.errors import DomainError
-from frontend import pictures
 from frontend.access import user_project
 from frontend.forms import QualityEstimateForm
 

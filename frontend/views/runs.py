@@ -9,14 +9,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from assignment import selectors, services
+from assignment import pictures, selectors, services
 from assignment.data_files import FORMATS
 from assignment.downloads import file_response
 from assignment.engine import METHODS, method_spec
 from assignment.errors import DomainError, RunStateError
 from assignment.exporters import write_pairs
 from assignment.models import RunStatus
-from frontend import pictures
 from frontend.access import user_project, user_run
 from frontend.forms import RunForm
 

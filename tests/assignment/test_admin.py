@@ -3,13 +3,17 @@ the project's numbers, and only staff get in."""
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from assignment import services
 from assignment.models import (
     Answer,
     AssignmentRun,
@@ -26,6 +30,7 @@ from assignment.models import (
 )
 
 pytestmark = pytest.mark.django_db
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
@@ -256,3 +261,120 @@ def test_an_anonymous_visitor_is_sent_to_the_login_page(client):
     response = client.get(admin_url(Project, "changelist"))
     assert response.status_code == 302
     assert response.url.startswith(reverse("admin:login"))
+
+
+def test_the_project_pages_link_to_the_project_page_on_the_site(admin_client, project):
+    page_url = f"/projects/{project.pk}/"
+    assert project.get_absolute_url() == page_url
+
+    change = admin_client.get(admin_url(Project, "change", project.pk)).content.decode()
+    assert f'<a href="{page_url}" class="viewsitelink">Open the project\'s page</a>' in change
+    assert "View on site" in change
+    changelist = admin_client.get(admin_url(Project, "changelist")).content.decode()
+    assert f'<a href="{page_url}">Open the project\'s page</a>' in changelist
+
+    view_on_site = admin_client.get(
+        reverse(
+            "admin:view_on_site", args=[ContentType.objects.get_for_model(Project).pk, project.pk]
+        )
+    )
+    assert view_on_site.status_code == 302
+    assert view_on_site.url == f"http://testserver{page_url}"
+
+
+def svg_of(page: str) -> ET.Element:
+    start = page.index('<svg xmlns="http://www.w3.org/2000/svg" class="chart')
+    return ET.fromstring(page[start : page.index("</svg>", start) + len("</svg>")])
+
+
+@pytest.fixture
+def computed_comparison(project):
+    """A comparison of two methods at three budgets, its runs and upper bound computed."""
+    comparison = services.comparison_create(
+        project=project, methods=["greedy", "random"], budgets=[2, 4, 6], seed=1, enqueue=False
+    )
+    for run in AssignmentRun.objects.filter(comparison=comparison).order_by("pk"):
+        assert services.run_claim(run_id=run.pk)
+        services.run_execute(run_id=run.pk)
+    services.comparison_upper_bound_compute(comparison_id=comparison.pk)
+    comparison.refresh_from_db()
+    return comparison
+
+
+def test_the_comparison_page_shows_a_row_per_run_with_its_accuracy_and_bound(
+    admin_client, computed_comparison
+):
+    runs = AssignmentRun.objects.filter(comparison=computed_comparison)
+    assert runs.count() == 6
+    assert all(run.status == RunStatus.SUCCEEDED for run in runs)
+    assert computed_comparison.upper_bound["status"] == "done"
+    bounds = dict(computed_comparison.upper_bound["points"])
+
+    html = admin_client.get(
+        admin_url(Comparison, "change", computed_comparison.pk)
+    ).content.decode()
+
+    assert html.count('<tr class="comparison-run">') == 6
+    for run in runs:
+        row = html[html.index(f'href="{admin_url(AssignmentRun, "change", run.pk)}"') :]
+        row = row[: row.index("</tr>")]
+        assert f"{run.expected_accuracy:.4f}" in row
+        assert f"{bounds[run.budget]:.4f}" in row
+        assert f"<td>{run.method}</td>" in row
+    assert "Every run has ended." in html
+    runs_url = (
+        f"{admin_url(AssignmentRun, 'changelist')}?comparison__id__exact={computed_comparison.pk}"
+    )
+    assert f'href="{runs_url}"' in html
+    assert set(admin_client.get(runs_url).context["cl"].result_list) == set(runs)
+    assert "charts/charts.css" in html
+
+
+def test_the_comparison_page_draws_a_line_per_method_and_the_upper_bound(
+    admin_client, computed_comparison
+):
+    html = admin_client.get(
+        admin_url(Comparison, "change", computed_comparison.pk)
+    ).content.decode()
+    svg = svg_of(html)
+
+    series = svg.findall(f".//{SVG}g[@class='chart-series']")
+    assert {s.get("data-series"): len(s.findall(f"{SVG}circle")) for s in series} == {
+        "greedy": 3,
+        "random": 3,
+    }
+    bound = svg.findall(f".//{SVG}g[@class='chart-reference']")
+    assert len(bound) == 1
+    assert len(bound[0].findall(f"{SVG}circle")) == 3
+    assert "upper bound is pending" not in html
+
+
+def test_a_comparison_whose_runs_and_bound_are_pending_says_so(admin_client, project):
+    comparison = services.comparison_create(
+        project=project, methods=["greedy"], budgets=[2, 4], enqueue=False
+    )
+    html = admin_client.get(admin_url(Comparison, "change", comparison.pk)).content.decode()
+    assert html.count('<tr class="comparison-run">') == 2
+    assert "The upper bound is pending" in html
+    assert "No succeeded runs yet (runs are still queued or running)." in html
+    assert 'class="chart chart-line-chart"' not in html
+
+
+def test_the_comparison_list_counts_runs_and_says_whether_finished_in_fixed_queries(
+    admin_client, project, computed_comparison
+):
+    url = admin_url(Comparison, "changelist")
+    response = admin_client.get(url)
+    rows = {c.pk: (c.run_count, c.unfinished_run_count) for c in response.context["cl"].result_list}
+    old = Comparison.objects.exclude(pk=computed_comparison.pk).get()
+    assert rows == {computed_comparison.pk: (6, 0), old.pk: (1, 0)}
+
+    with CaptureQueriesContext(connection) as two:
+        admin_client.get(url)
+    services.comparison_create(project=project, methods=["greedy"], budgets=[2, 4], enqueue=False)
+    with CaptureQueriesContext(connection) as three:
+        response = admin_client.get(url)
+    assert len(three) == len(two)
+    assert {c.pk: c.unfinished_run_count for c in response.context["cl"].result_list}[
+        Comparison.objects.order_by("-pk").first().pk
+    ] == 2

@@ -4,7 +4,8 @@ Headless Chromium signs in, creates a project, uploads every kind of data file (
 file, whose line and column must show with nothing written), estimates quality and sees the
 heat map, starts a tvcs-iht run and watches its progress bar move and finish, downloads the
 assignment and checks it against the caps, compares the methods over three budgets and checks
-the plot, reads the labels; then a second user gets 404 on every one of those pages. Every page
+the plot, reads the labels, and changes the project from the API docs' "Try it out" with its
+session; then a second user gets 404 on every one of those pages. Every page
 passes axe-core with no serious or critical violation, and is photographed at 1280 and 390 px.
 """
 
@@ -20,6 +21,7 @@ import pytest
 from browser import axe_problems, chromium, require_browser, screenshot, wait_until
 from django.contrib.auth import get_user_model
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 from assignment.models import AssignmentRun, Project, QualityMatrix, RunStatus, Worker
 
@@ -247,6 +249,44 @@ def compare(visit: Visit, project: Project) -> str:
     return visit.driver.current_url.removeprefix(visit.base_url)
 
 
+def try_the_api_docs(visit: Visit, project: Project) -> None:
+    """The API docs, opened from the menu, send a PATCH with the browser's session."""
+    visit.driver.find_element(By.LINK_TEXT, "API docs").click()
+    operation = wait_until(
+        lambda: visit.finds("#operations-projects-projects_partial_update"),
+        timeout=20,
+        what="the API docs",
+    )[0]
+    operation.find_element(By.CSS_SELECTOR, ".opblock-summary-control").click()
+    wait_until(
+        lambda: operation.find_elements(By.CSS_SELECTOR, ".try-out__btn"),
+        timeout=5,
+        what="Try it out",
+    )[0].click()
+    operation.find_element(By.CSS_SELECTOR, "tr[data-param-name='project_id'] input").send_keys(
+        str(project.pk)
+    )
+    body = operation.find_element(By.CSS_SELECTOR, "textarea.body-param__text")
+    body.send_keys(Keys.CONTROL, "a")
+    body.send_keys(Keys.DELETE)
+    body.send_keys('{"description": "changed from the API docs"}')
+    operation.find_element(By.CSS_SELECTOR, "button.execute").click()
+    status = wait_until(
+        lambda: [
+            cell.text
+            for cell in operation.find_elements(
+                By.CSS_SELECTOR, ".live-responses-table .response-col_status"
+            )
+            if cell.text.isdigit()
+        ],
+        timeout=20,
+        what="the docs' response",
+    )
+    assert status == ["200"]
+    project.refresh_from_db()
+    assert project.description == "changed from the API docs"
+
+
 def test_a_project_manager_goes_from_sign_in_to_compared_assignments(
     browser, live_server, workers, tmp_path
 ):
@@ -282,8 +322,10 @@ def test_a_project_manager_goes_from_sign_in_to_compared_assignments(
     visit.open(pages["labels"])
     assert len(visit.finds("tbody tr")) == 50  # the first page of 200 labelled tasks
     assert not visit.problems, visit.problems
+    try_the_api_docs(visit, project)
 
     # Another user: every page of the first user's project is a 404.
+    visit.open("/")
     visit.submit("form.account")
     visit.sign_in("other", "other-password")
     for path in [

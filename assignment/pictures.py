@@ -1,4 +1,4 @@
-"""The pages' pictures: the selectors' summaries turned into :mod:`charts` geometry.
+"""Pictures of the pages and the admin: the selectors' summaries as :mod:`charts` geometry.
 
 Every picture is drawn from a summary of a few hundred numbers at most (per-category means,
 count histograms, a comparison's curve points), never from a whole quality matrix or all the
