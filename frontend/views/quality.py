@@ -28,7 +28,7 @@ def quality(request: HttpRequest, project_id: int) -> HttpResponse:
             messages.success(
                 request,
                 f"Quality estimated from {matrix.details['gold_answers']:,} gold answers: "
-                f"{matrix.n_workers:,} workers x {matrix.n_tasks:,} tasks.",
+                f"{matrix.n_workers:,} workers \u00d7 {matrix.n_tasks:,} tasks.",
             )
             return redirect("frontend:quality", project_id=project.pk)
     matrix = selectors.quality_matrix_latest(project=project)

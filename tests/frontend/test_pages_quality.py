@@ -38,7 +38,7 @@ def test_estimating_from_gold_answers_stores_a_matrix_and_draws_it(client, alice
     matrix = QualityMatrix.objects.get(project=project)
     assert matrix.details["category_strength"] == 5.0
     page = client.get(url).content.decode()
-    assert "Quality estimated from 16 gold answers: 4 workers x 6 tasks." in page
+    assert "Quality estimated from 16 gold answers: 4 workers \u00d7 6 tasks." in page
     assert "4 \u00d7 6" in page
     charts = svgs(page)
     histogram = next(c for key, c in charts.items() if "worker-quality" in key)
