@@ -45,6 +45,8 @@ from assignment.models import (
 #: How many of a project's latest runs its summary lists.
 RECENT_RUNS = 10
 
+#: Blobs whose size grows with the number of tasks (the rest grow with the workers at most).
+_LARGE_MATRIX_BLOBS = ("values_blob", "task_ids_blob")
 _MATRIX_BLOBS = (
     "values_blob",
     "worker_ids_blob",
@@ -186,8 +188,8 @@ def project_statistics(*, project: Project) -> ProjectStatistics:
     task_counts = Task.objects.filter(project=project).aggregate(
         total=Count("pk"), categories=Count("category", distinct=True)
     )
-    matrices = QualityMatrix.objects.filter(project=project).order_by("-created_at", "-id")
-    latest = matrices.first()
+    matrices = QualityMatrix.objects.filter(project=project)
+    latest = quality_matrix_latest(project=project)
     runs = run_list(queryset=AssignmentRun.objects.filter(project=project)).order_by(
         "-created_at", "-id"
     )
@@ -259,8 +261,17 @@ def comparison_list_for_user(*, user, project_id: int | None = None) -> QuerySet
 
 
 def quality_matrix_latest(*, project: Project) -> QualityMatrix | None:
-    """The project's latest quality matrix (the one runs and labels use), or None."""
-    return QualityMatrix.objects.filter(project=project).order_by("-created_at", "-id").first()
+    """The project's latest quality matrix (the one runs and labels use), or None.
+
+    Its values and task ids are read only if asked for (they are a 16 MB and an 80 kB blob at
+    200 x 10,000); its summaries, worker ids and gold counts come with the row.
+    """
+    return (
+        QualityMatrix.objects.filter(project=project)
+        .defer(*_LARGE_MATRIX_BLOBS)
+        .order_by("-created_at", "-id")
+        .first()
+    )
 
 
 def run_assignment_rows(*, run: AssignmentRun) -> Iterator[tuple[str, str]]:

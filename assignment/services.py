@@ -62,6 +62,7 @@ from assignment.models import (
     Worker,
     default_labels,
 )
+from assignment.selectors import quality_matrix_latest
 
 __all__ = [
     "demo_project_create",
@@ -391,7 +392,7 @@ def run_create(
         raise RunValidationError(
             f"method must be one of {', '.join(Method.values)}, got {method!r}"
         )
-    matrix = QualityMatrix.objects.filter(project=project).order_by("-created_at", "-id").first()
+    matrix = quality_matrix_latest(project=project)
     if matrix is None:
         raise RunValidationError(
             f"project {project.name!r} has no quality matrix: upload one (kind quality) or "
