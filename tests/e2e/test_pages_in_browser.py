@@ -177,6 +177,12 @@ def estimate_quality(visit: Visit, project: Project) -> None:
 
 def run_and_watch(visit: Visit, project: Project) -> AssignmentRun:
     visit.open(f"/projects/{project.pk}/runs/new/")
+    # Only the chosen method's options show.
+    assert visit.find("#options-tvcs-iht").is_displayed()
+    assert not visit.find("#options-q-lp").is_displayed()
+    visit.find("#method-q-lp").click()
+    assert visit.find("#options-q-lp").is_displayed()
+    assert not visit.find("#options-tvcs-iht").is_displayed()
     visit.find("#method-tvcs-iht").click()
     visit.find("#id_tvcs-iht__max_iter").clear()
     visit.find("#id_tvcs-iht__max_iter").send_keys("200")

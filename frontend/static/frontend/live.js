@@ -69,37 +69,23 @@
     }
   });
 
-  /* The run form shows only the chosen method's options (all of them without JavaScript). */
-  var methods = document.querySelectorAll("input[name=method]");
-  function showOptions() {
-    methods.forEach(function (input) {
-      var options = document.getElementById("options-" + input.value);
-      if (options) {
-        options.hidden = !input.checked;
-      }
+  /* A form's radio group shows only the fields of its chosen value (all of them without
+   * JavaScript): the run form's method options, the comparison form's kind of budgets. */
+  function revealChosen(name, prefix) {
+    var radios = document.querySelectorAll("input[name=" + name + "]");
+    function show() {
+      radios.forEach(function (input) {
+        var fields = document.getElementById(prefix + input.value);
+        if (fields) {
+          fields.hidden = !input.checked;
+        }
+      });
+    }
+    radios.forEach(function (input) {
+      input.addEventListener("change", show);
     });
+    show();
   }
-  methods.forEach(function (input) {
-    input.addEventListener("change", showOptions);
-  });
-  if (methods.length) {
-    showOptions();
-  }
-
-  /* The comparison form shows the fields of the chosen way of giving budgets. */
-  var modes = document.querySelectorAll("input[name=budget_mode]");
-  function showBudgets() {
-    modes.forEach(function (input) {
-      var fields = document.getElementById("budgets-" + input.value);
-      if (fields) {
-        fields.hidden = !input.checked;
-      }
-    });
-  }
-  modes.forEach(function (input) {
-    input.addEventListener("change", showBudgets);
-  });
-  if (modes.length) {
-    showBudgets();
-  }
+  revealChosen("method", "options-");
+  revealChosen("budget_mode", "budgets-");
 })();
