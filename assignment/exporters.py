@@ -29,7 +29,7 @@ from typing import TextIO
 import numpy as np
 
 from assignment.data_files import FORMATS, FORMULA_TRIGGERS
-from assignment.engine.aggregate import aggregate
+from assignment.engine.aggregate import aggregate_pairs
 from assignment.errors import ExportError
 from assignment.models import (
     Answer,
@@ -130,7 +130,7 @@ def _answer_rows(project: Project) -> Rows:
 
 
 def _latest_quality_matrix(project: Project) -> QualityMatrix:
-    matrix = QualityMatrix.objects.filter(project=project).order_by("-created_at", "-id").first()
+    matrix = QualityMatrix.objects.latest_of(project)
     if matrix is None:
         raise ExportError(
             f"project {project.name!r} has no quality matrix yet; estimate one "
@@ -169,8 +169,21 @@ def _quality_rows(project: Project) -> Rows:
     return generate()
 
 
+def _positions(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Where each of ``wanted`` stands in ``keys`` (distinct), or -1 where it does not."""
+    if not len(keys):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    at = order[np.searchsorted(keys, wanted, sorter=order).clip(max=len(keys) - 1)]
+    return np.where(keys[at] == wanted, at, -1)
+
+
 def _label_rows(project: Project) -> Rows:
-    """Bayes-vote label of every task with answers, with the posterior of that label."""
+    """Bayes-vote label of every task with answers, with the posterior of that label.
+
+    Reads the answers once, as arrays, and the quality of the answered pairs only
+    (:func:`~assignment.engine.aggregate.aggregate_pairs`): no workers x tasks grid.
+    """
     labels = list(project.labels)
     if len(labels) != 2:
         raise ExportError(
@@ -178,65 +191,70 @@ def _label_rows(project: Project) -> Rows:
             f"{len(labels)} labels"
         )
     matrix = _latest_quality_matrix(project)
-    row_of = {int(pk): i for i, pk in enumerate(matrix.worker_ids)}
-    column_of = {int(pk): j for j, pk in enumerate(matrix.task_ids)}
-    value_of = {label: value for value, label in enumerate(labels)}
-    # Answers streamed into a workers x tasks int8 matrix (-1 = none): a byte per pair, an
-    # eighth of the quality matrix already in memory, whatever the number of answers.
-    collected = np.full((matrix.n_workers, matrix.n_tasks), -1, dtype=np.int8)
-    answers = (
+    answers = list(
         Answer.objects.filter(worker__project=project)
+        .order_by()
         .values_list("worker_id", "task_id", "label")
-        .iterator(chunk_size=_CHUNK_ROWS)
     )
-    for worker_pk, task_pk, label in answers:
-        i = row_of.get(worker_pk)
-        j = column_of.get(task_pk)
-        if i is None or j is None:
-            missing = (
-                f"worker {Worker.objects.get(pk=worker_pk).external_id!r}"
-                if i is None
-                else f"task {Task.objects.get(pk=task_pk).external_id!r}"
-            )
-            raise ExportError(
-                f"the latest quality matrix (id {matrix.pk}) has no quality for {missing}, "
-                "which has answers; estimate or import the quality again"
-            )
-        if label not in value_of:  # the label set was changed after the answers came in
-            raise ExportError(
-                f"an answer has the label {label!r}, which is not in the project's label set "
-                f"{labels!r}"
-            )
-        collected[i, j] = value_of[label]
-    answered = np.flatnonzero((collected >= 0).any(axis=0))
-    if not answered.size:
+    if not answers:
         return iter(())
-    collected = collected[:, answered]
-    task_ids = list(matrix.task_ids[answered])
+    worker_pks, task_pks, given = zip(*answers, strict=True)
+    rows = _positions(matrix.worker_ids, np.asarray(worker_pks, dtype=np.int64))
+    columns = _positions(matrix.task_ids, np.asarray(task_pks, dtype=np.int64))
+    _check_covered(matrix, rows, columns, worker_pks, task_pks)
+    value_of = {label: value for value, label in enumerate(labels)}
+    unknown = next((label for label in given if label not in value_of), None)
+    if unknown is not None:  # the label set was changed after the answers came in
+        raise ExportError(
+            f"an answer has the label {unknown!r}, which is not in the project's label set "
+            f"{labels!r}"
+        )
+    answered, task_of_answer = np.unique(columns, return_inverse=True)
+    task_ids = matrix.task_ids[answered]
     tasks = {
         pk: (external_id, prior)
-        for pk, external_id, prior in Task.objects.filter(
-            pk__in=[int(pk) for pk in task_ids]
-        ).values_list("pk", "external_id", "prior")
+        for pk, external_id, prior in Task.objects.filter(project=project).values_list(
+            "pk", "external_id", "prior"
+        )
     }
     priors = [
         project.default_prior if tasks[int(pk)][1] is None else tasks[int(pk)][1] for pk in task_ids
     ]
-    result = aggregate(collected, matrix.values[:, answered], prior=np.asarray(priors))
-    counts = (collected >= 0).sum(axis=0)
+    result = aggregate_pairs(
+        task_index=task_of_answer,
+        quality=matrix.shared_values()[rows, columns],
+        said_one=np.fromiter((value_of[label] == 1 for label in given), bool, len(given)),
+        prior=np.asarray(priors),
+    )
+    counts = np.bincount(task_of_answer, minlength=len(answered))
 
     def generate() -> Iterator[tuple]:
-        for k, pk in enumerate(task_ids):
+        for k, pk in enumerate(task_ids.tolist()):
             label = int(result.labels[k])
             posterior = float(result.posterior[k])
             yield (
-                tasks[int(pk)][0],
+                tasks[pk][0],
                 labels[label],
                 posterior if label == 1 else 1.0 - posterior,
                 int(counts[k]),
             )
 
     return generate()
+
+
+def _check_covered(matrix: QualityMatrix, rows, columns, worker_pks, task_pks) -> None:
+    """Raise :class:`ExportError` naming a worker or task with answers but no quality."""
+    missing_row, missing_column = np.flatnonzero(rows < 0), np.flatnonzero(columns < 0)
+    if not missing_row.size and not missing_column.size:
+        return
+    if missing_row.size:
+        what = f"worker {Worker.objects.get(pk=worker_pks[missing_row[0]]).external_id!r}"
+    else:
+        what = f"task {Task.objects.get(pk=task_pks[missing_column[0]]).external_id!r}"
+    raise ExportError(
+        f"the latest quality matrix (id {matrix.pk}) has no quality for {what}, which has "
+        "answers; estimate or import the quality again"
+    )
 
 
 #: The kinds of export, by name.

@@ -7,6 +7,8 @@ external ids per project, value ranges) back up the validation the import servic
 from __future__ import annotations
 
 import io
+import threading
+from collections import OrderedDict
 
 import numpy as np
 from django.conf import settings
@@ -183,6 +185,54 @@ def value_statistics(values: np.ndarray) -> dict:
     }
 
 
+class QualityMatrixQuerySet(models.QuerySet):
+    def latest_of(self, project: Project) -> QualityMatrix | None:
+        """The project's latest matrix (the one runs and labels use), or None.
+
+        Its values and task ids, blobs that grow with the number of tasks (16 MB and 80 kB at
+        200 x 10,000), are read only if asked for; the summaries come with the row.
+        """
+        return (
+            self.filter(project=project)
+            .defer("values_blob", "task_ids_blob")
+            .order_by("-created_at", "-id")
+            .first()
+        )
+
+
+class _ValuesCache:
+    """Decoded values of the quality matrices this process read last.
+
+    A stored matrix never changes (a new estimate or upload makes a new row), so a page that
+    needs the same matrix's values again (the labels) decodes its blob once. Keyed by id and
+    creation time (an id alone could come back in a database made anew). Arrays are read-only;
+    at most ``max_bytes`` are kept, the least recently used going first.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.arrays: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, matrix: QualityMatrix) -> np.ndarray:
+        key = (matrix.pk, matrix.created_at)
+        with self.lock:
+            if key in self.arrays:
+                self.arrays.move_to_end(key)
+                return self.arrays[key]
+        values = matrix.values
+        values.flags.writeable = False
+        if values.nbytes <= self.max_bytes:
+            with self.lock:
+                self.arrays[key] = values
+                while sum(a.nbytes for a in self.arrays.values()) > self.max_bytes:
+                    self.arrays.popitem(last=False)
+        return values
+
+
+_VALUES_CACHE = _ValuesCache(max_bytes=256 * 1024 * 1024)
+
+
 class QualityMatrix(models.Model):
     """A workers x tasks quality matrix, stored as one ``.npy`` blob (not one row per pair).
 
@@ -213,6 +263,8 @@ class QualityMatrix(models.Model):
     )
     details = models.JSONField(default=dict, blank=True)
 
+    objects = QualityMatrixQuerySet.as_manager()
+
     class Meta:
         ordering = ["project_id", "-created_at", "-id"]
         verbose_name_plural = "quality matrices"
@@ -242,6 +294,10 @@ class QualityMatrix(models.Model):
     @property
     def values(self) -> np.ndarray:
         return _array_from(self.values_blob)
+
+    def shared_values(self) -> np.ndarray:
+        """:attr:`values`, read-only and kept for the next request of this process."""
+        return _VALUES_CACHE.get(self)
 
     @property
     def worker_ids(self) -> np.ndarray:

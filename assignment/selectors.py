@@ -45,8 +45,6 @@ from assignment.models import (
 #: How many of a project's latest runs its summary lists.
 RECENT_RUNS = 10
 
-#: Blobs whose size grows with the number of tasks (the rest grow with the workers at most).
-_LARGE_MATRIX_BLOBS = ("values_blob", "task_ids_blob")
 _MATRIX_BLOBS = (
     "values_blob",
     "worker_ids_blob",
@@ -261,17 +259,9 @@ def comparison_list_for_user(*, user, project_id: int | None = None) -> QuerySet
 
 
 def quality_matrix_latest(*, project: Project) -> QualityMatrix | None:
-    """The project's latest quality matrix (the one runs and labels use), or None.
-
-    Its values and task ids are read only if asked for (they are a 16 MB and an 80 kB blob at
-    200 x 10,000); its summaries, worker ids and gold counts come with the row.
-    """
-    return (
-        QualityMatrix.objects.filter(project=project)
-        .defer(*_LARGE_MATRIX_BLOBS)
-        .order_by("-created_at", "-id")
-        .first()
-    )
+    """The project's latest quality matrix (the one runs and labels use), or None; its values
+    are read only if asked for (:meth:`QualityMatrixQuerySet.latest_of`)."""
+    return QualityMatrix.objects.latest_of(project)
 
 
 def run_assignment_rows(*, run: AssignmentRun) -> Iterator[tuple[str, str]]:

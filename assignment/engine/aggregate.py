@@ -19,7 +19,7 @@ from assignment.engine.accuracy import (
     _validate_quality,
 )
 
-__all__ = ["AggregateResult", "aggregate"]
+__all__ = ["AggregateResult", "aggregate", "aggregate_pairs"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,11 +109,54 @@ def aggregate(answers, quality, *, prior=0.5) -> AggregateResult:
     q = _validate_quality(quality)
     answered, said_one = _validate_answers(answers, q.shape)
     p = _validate_prior(prior, q.shape[1])
+    workers, tasks = np.nonzero(answered)
+    return _aggregate_pairs(tasks, q[workers, tasks], said_one[workers, tasks], p)
+
+
+def aggregate_pairs(*, task_index, quality, said_one, prior) -> AggregateResult:
+    """:func:`aggregate` from the collected answers alone, one entry per answer.
+
+    For many tasks with few answers each, this reads only the answered pairs instead of a
+    dense workers x tasks grid; the labels and posteriors are those of :func:`aggregate`.
+
+    Parameters
+    ----------
+    task_index : array_like of int, shape (n_answers,)
+        The task of each answer, in ``[0, n_tasks)``.
+    quality : array_like, shape (n_answers,)
+        ``Q[i, j]`` of the worker who gave each answer on its task, in ``[0, 1]``.
+    said_one : array_like of bool, shape (n_answers,)
+        Whether the answer was ``1``.
+    prior : array_like, shape (n_tasks,)
+        ``pi_j`` in the open interval ``(0, 1)``; its length is the number of tasks.
+
+    Returns
+    -------
+    AggregateResult
+        As :func:`aggregate`, for every task (``posterior = pi_j`` where nobody answered).
+    """
+    p = np.atleast_1d(np.asarray(prior, dtype=np.float64))
+    p = _validate_prior(p, p.shape[0])
+    task_index = np.asarray(task_index, dtype=np.int64)
+    q = _validate_quality(np.asarray(quality, dtype=np.float64).reshape(1, -1))[0]
+    said_one = np.asarray(said_one, dtype=bool)
+    if not task_index.shape == q.shape == said_one.shape:
+        raise ValueError(
+            "task_index, quality and said_one must have one entry per answer, got shapes "
+            f"{task_index.shape}, {q.shape} and {said_one.shape}"
+        )
+    if task_index.size and (task_index.min() < 0 or task_index.max() >= p.shape[0]):
+        raise ValueError(f"task_index must be in [0, {p.shape[0]}), the tasks of prior")
+    return _aggregate_pairs(task_index, q, said_one, p)
+
+
+def _aggregate_pairs(tasks, q, said_one, p) -> AggregateResult:
+    """The Bayes vote from validated per-answer arrays (the rule of :func:`aggregate`)."""
     w = _log_odds(_clip(q))
-    sign = np.where(answered, np.where(said_one, 1.0, -1.0), 0.0)
-    s = (sign * w).sum(axis=0)
+    m = p.shape[0]
+    s = np.bincount(tasks, weights=np.where(said_one, w, -w), minlength=m)
     r = _prior_threshold(p)
-    tol = _tolerance(r, np.where(answered, np.abs(w), 0.0).sum(axis=0))
+    tol = _tolerance(r, np.bincount(tasks, weights=np.abs(w), minlength=m))
     labels = (s >= r - tol).astype(np.int64)
     posterior = _expit(s - r)
     return AggregateResult(labels=labels, posterior=posterior)

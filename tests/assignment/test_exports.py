@@ -289,6 +289,23 @@ def test_labels_refuse_answers_of_a_worker_the_quality_matrix_does_not_cover(ans
         exported(project, "labels", "csv")
 
 
+def test_labels_refuse_answers_on_a_task_the_quality_matrix_does_not_cover(answered):
+    project, _, _ = answered
+    task = Task.objects.create(project=project, external_id="new", category="a")
+    Answer.objects.create(
+        worker=Worker.objects.filter(project=project).first(), task=task, label="1"
+    )
+    with pytest.raises(ExportError, match="has no quality for task 'new'"):
+        exported(project, "labels", "csv")
+
+
+def test_labels_refuse_an_answer_outside_the_label_set(answered):
+    project, _, _ = answered
+    Answer.objects.filter(worker__project=project).update(label="maybe")
+    with pytest.raises(ExportError, match="label 'maybe', which is not in the project's label"):
+        exported(project, "labels", "csv")
+
+
 # --------------------------------------------------------------------------------------------
 # Files
 

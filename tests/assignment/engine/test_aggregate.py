@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from assignment.engine.accuracy import expected_accuracy, task_accuracy
-from assignment.engine.aggregate import AggregateResult, aggregate
+from assignment.engine.aggregate import AggregateResult, aggregate, aggregate_pairs
 
 #   worker 0: q = (0.9, 0.6)    says (1, 0)
 #   worker 1: q = (0.6, 0.8)    says (0, -)
@@ -159,3 +159,46 @@ def test_inputs_are_not_mutated():
 def test_invalid_inputs_raise_a_value_error_naming_the_argument(answers, quality, prior, message):
     with pytest.raises(ValueError, match=message):
         aggregate(answers, quality, prior=prior)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_aggregating_the_answers_alone_gives_the_dense_grids_labels_and_posteriors(seed):
+    rng = np.random.default_rng(seed)
+    n, m = 9, 40
+    quality = rng.uniform(0.3, 0.99, (n, m))
+    answers = np.where(rng.random((n, m)) < 0.3, rng.integers(0, 2, (n, m)), -1)
+    prior = rng.uniform(0.1, 0.9, m)
+    dense = aggregate(answers, quality, prior=prior)
+    workers, tasks = np.nonzero(answers >= 0)
+    order = rng.permutation(len(tasks))  # the answers may come in any order
+    pairs = aggregate_pairs(
+        task_index=tasks[order],
+        quality=quality[workers, tasks][order],
+        said_one=answers[workers, tasks][order] == 1,
+        prior=prior,
+    )
+    np.testing.assert_array_equal(pairs.labels, dense.labels)
+    np.testing.assert_allclose(pairs.posterior, dense.posterior, rtol=0, atol=1e-12)
+    unanswered = (answers < 0).all(axis=0)
+    np.testing.assert_allclose(pairs.posterior[unanswered], prior[unanswered])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"task_index": [0, 3]}, r"in \[0, 3\)"),
+        ({"task_index": [0]}, "one entry per answer"),
+        ({"quality": [0.5, 1.5]}, "quality"),
+        ({"prior": [0.5, 1.0, 0.5]}, "prior"),
+    ],
+)
+def test_aggregating_answers_refuses_inconsistent_inputs(kwargs, message):
+    arguments = {
+        "task_index": [0, 2],
+        "quality": [0.8, 0.7],
+        "said_one": [True, False],
+        "prior": [0.5, 0.5, 0.5],
+        **kwargs,
+    }
+    with pytest.raises(ValueError, match=message):
+        aggregate_pairs(**arguments)
