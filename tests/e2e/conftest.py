@@ -35,3 +35,19 @@ def workers(tmp_path, clean_broker):
     yield start
     for worker in started:
         worker.stop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test's report says where the browser was and what it showed."""
+    report = yield
+    driver = item.funcargs.get("browser") if hasattr(item, "funcargs") else None
+    if report.when == "call" and report.failed and driver is not None:
+        try:
+            text = driver.find_element("tag name", "body").text[:3000]
+            report.sections.append(
+                ("browser", f"at {driver.current_url} ({driver.title}):\n{text}")
+            )
+        except Exception as exc:  # the browser itself may be what failed
+            report.sections.append(("browser", f"could not read the page: {exc!r}"))
+    return report
