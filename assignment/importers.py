@@ -29,6 +29,7 @@ from django.db import models
 from assignment.data_files import FORMULA_TRIGGERS, DataFile, Row
 from assignment.errors import ImportValidationError
 from assignment.models import (
+    MAX_COUNT,
     Answer,
     GoldAnswer,
     GoldItem,
@@ -49,8 +50,6 @@ KINDS = ("workers", "tasks", "gold_items", "gold_answers", "quality", "answers")
 #: Rows validated and written per ``bulk_create``.
 BATCH_SIZE = 5_000
 
-#: Largest value of a ``PositiveIntegerField`` on every supported database.
-_MAX_COUNT = 2**31 - 1
 #: Longest id, name or category (the models' ``max_length``).
 _MAX_TEXT = 200
 _MAX_LABEL = 100
@@ -140,8 +139,8 @@ class _Cells:
             raise _Invalid(f"must be a non-negative integer, got {_show(value)}")
         if number < 0:
             raise _Invalid(f"must be a non-negative integer, got {_show(value)}")
-        if number > _MAX_COUNT:
-            raise _Invalid(f"must be at most {_MAX_COUNT}, got {_show(value)}")
+        if number > MAX_COUNT:
+            raise _Invalid(f"must be at most {MAX_COUNT}, got {_show(value)}")
         return number
 
     def number(self, value: object) -> float | None:

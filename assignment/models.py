@@ -16,6 +16,12 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+#: Largest count a cap, a budget or a row number may be: a ``PositiveIntegerField`` holds it on
+#: every supported database.
+MAX_COUNT = 2**31 - 1
+#: Largest seed of a run (a ``BigIntegerField``; numpy seeds are non-negative).
+MAX_SEED = 2**63 - 1
+
 
 def default_labels() -> list[str]:
     """Binary labels, the default label set of a project."""

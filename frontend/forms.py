@@ -14,11 +14,7 @@ from django import forms
 from assignment.data_files import FORMATS
 from assignment.engine import METHODS, Option, method_spec
 from assignment.engine.quality import DEFAULT_CATEGORY_STRENGTH, DEFAULT_WORKER_STRENGTH
-
-#: Largest count a cap or a budget may be (the database's integer range).
-MAX_COUNT = 2**31 - 1
-#: Largest seed (a BigIntegerField; numpy seeds are non-negative).
-MAX_SEED = 2**63 - 1
+from assignment.models import MAX_COUNT, MAX_SEED
 
 
 def _count(label: str, help_text: str = "", *, required: bool = False) -> forms.IntegerField:

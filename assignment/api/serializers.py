@@ -12,12 +12,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from assignment.data_files import FORMATS
-from assignment.models import AssignmentRun, Method, Project, RunStatus
-
-#: Largest seed a run accepts (a BigIntegerField; numpy seeds are non-negative).
-MAX_SEED = 2**63 - 1
-_MAX_COUNT = 2**31 - 1
-
+from assignment.models import MAX_COUNT, MAX_SEED, AssignmentRun, Method, Project, RunStatus
 
 # --------------------------------------------------------------------------------------------
 # Projects
@@ -53,16 +48,16 @@ class _ProjectDefaultsSerializer(serializers.Serializer):
         required=False, min_value=0, max_value=1, help_text="P(label = the second label)."
     )
     default_max_workers_per_task = serializers.IntegerField(
-        required=False, min_value=0, max_value=_MAX_COUNT
+        required=False, min_value=0, max_value=MAX_COUNT
     )
     default_max_tasks_per_worker = serializers.IntegerField(
-        required=False, min_value=0, max_value=_MAX_COUNT
+        required=False, min_value=0, max_value=MAX_COUNT
     )
     default_budget = serializers.IntegerField(
         required=False,
         allow_null=True,
         min_value=0,
-        max_value=_MAX_COUNT,
+        max_value=MAX_COUNT,
         help_text="Total assignments; null = as many as the caps allow.",
     )
 
@@ -177,10 +172,10 @@ class QualityMatrixSummarySerializer(serializers.Serializer):
 
 class _CapsSerializer(serializers.Serializer):
     max_workers_per_task = serializers.IntegerField(
-        required=False, min_value=0, max_value=_MAX_COUNT, help_text="Default: the project's."
+        required=False, min_value=0, max_value=MAX_COUNT, help_text="Default: the project's."
     )
     max_tasks_per_worker = serializers.IntegerField(
-        required=False, min_value=0, max_value=_MAX_COUNT, help_text="Default: the project's."
+        required=False, min_value=0, max_value=MAX_COUNT, help_text="Default: the project's."
     )
     seed = serializers.IntegerField(required=False, min_value=0, max_value=MAX_SEED)
 
@@ -190,7 +185,7 @@ class RunCreateSerializer(_CapsSerializer):
     budget = serializers.IntegerField(
         required=False,
         min_value=0,
-        max_value=_MAX_COUNT,
+        max_value=MAX_COUNT,
         help_text="Default: the project's, else as many pairs as the caps allow.",
     )
     options = serializers.DictField(
@@ -241,7 +236,7 @@ class ComparisonCreateSerializer(_CapsSerializer):
         child=serializers.ChoiceField(choices=Method.choices), min_length=1
     )
     budgets = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=_MAX_COUNT),
+        child=serializers.IntegerField(min_value=1, max_value=MAX_COUNT),
         required=False,
         help_text="One run per method and budget; default: one run per method, default budget.",
     )
