@@ -1,5 +1,5 @@
-"""Fixtures of the page tests: users, signed-in clients, a project filled from the sample files,
-and the broker edge (the tasks' ``delay``) replaced by a recorder, so runs compute in-process."""
+"""Fixtures of the page tests: users, signed-in clients and a project filled from the sample
+files. Runs are queued to the suite's recorder (``queued``) and computed in-process."""
 
 from __future__ import annotations
 
@@ -9,18 +9,6 @@ from django.test import Client
 from page_helpers import fill_from_samples
 
 from assignment import services
-
-
-@pytest.fixture
-def queued(monkeypatch) -> list[int]:
-    """Run ids handed to the broker; comparisons' upper bounds are dropped (computed on demand
-    by the tests that need them)."""
-    from assignment import tasks
-
-    sent: list[int] = []
-    monkeypatch.setattr(tasks.run_execute_task, "delay", lambda run_id: sent.append(run_id))
-    monkeypatch.setattr(tasks.comparison_upper_bound_task, "delay", lambda comparison_id: None)
-    return sent
 
 
 @pytest.fixture

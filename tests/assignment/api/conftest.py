@@ -1,5 +1,5 @@
-"""Fixtures of the API tests: users with tokens, authenticated clients, a filled project, and
-the broker edge (``run_execute_task.delay``) replaced by a recorder of the queued run ids."""
+"""Fixtures of the API tests: users with tokens, authenticated clients and a filled project (the
+broker edge is the suite's ``queued`` recorder)."""
 
 from __future__ import annotations
 
@@ -17,17 +17,6 @@ def _fresh_throttles():
     cache.clear()
     yield
     cache.clear()
-
-
-@pytest.fixture
-def queued(monkeypatch) -> list[int]:
-    """Run ids handed to the broker, in order (the task's ``delay`` is the broker edge)."""
-    from assignment import tasks
-
-    sent: list[int] = []
-    monkeypatch.setattr(tasks.run_execute_task, "delay", lambda run_id: sent.append(run_id))
-    monkeypatch.setattr(tasks.comparison_upper_bound_task, "delay", lambda comparison_id: None)
-    return sent
 
 
 @pytest.fixture
