@@ -14,7 +14,7 @@ from django import forms
 from assignment.data_files import FORMATS
 from assignment.engine import METHODS, Option, method_spec
 from assignment.engine.quality import DEFAULT_CATEGORY_STRENGTH, DEFAULT_WORKER_STRENGTH
-from assignment.models import MAX_COUNT, MAX_SEED
+from assignment.models import MAX_COUNT, MAX_SEED, Project
 
 
 def _count(label: str, help_text: str = "", *, required: bool = False) -> forms.IntegerField:
@@ -44,6 +44,11 @@ class ProjectDefaultsForm(forms.Form):
     )
 
 
+def _model_default(name: str):
+    """The default of a :class:`~assignment.models.Project` field (the model holds them)."""
+    return Project._meta.get_field(name).get_default()
+
+
 class ProjectCreateForm(ProjectDefaultsForm):
     name = forms.CharField(label="Name", max_length=200)
     description = forms.CharField(
@@ -51,13 +56,22 @@ class ProjectCreateForm(ProjectDefaultsForm):
     )
     labels = forms.CharField(
         label="Label set",
-        initial="0, 1",
         max_length=2000,
         help_text="Comma-separated, at least two. The second is the one a prior gives the "
         "probability of. Fixed once the project exists.",
     )
 
     field_order = ["name", "description", "labels"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name in (
+            "default_prior",
+            "default_max_workers_per_task",
+            "default_max_tasks_per_worker",
+        ):
+            self.fields[name].initial = _model_default(name)
+        self.fields["labels"].initial = ", ".join(_model_default("labels"))
 
     def clean_labels(self) -> list[str]:
         return [label.strip() for label in self.cleaned_data["labels"].split(",")]

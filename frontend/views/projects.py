@@ -36,14 +36,7 @@ def project_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def project_create(request: HttpRequest) -> HttpResponse:
-    form = ProjectCreateForm(
-        request.POST or None,
-        initial={
-            "default_prior": 0.5,
-            "default_max_workers_per_task": 3,
-            "default_max_tasks_per_worker": 100,
-        },
-    )
+    form = ProjectCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
             project = services.project_create(owner=request.user, **form.cleaned_data)

@@ -91,3 +91,13 @@ def test_the_overview_counts_the_data_and_says_what_to_do_next(client, project):
     assert "Upload the workers</a> <span>(done)</span>" in page
     assert "Start a run and download its assignment</a> <span>(done)" not in page
     assert '9</div><div class="stat-label">collected answers' in page
+
+
+def test_the_new_project_form_starts_from_the_models_defaults(client):
+    form = client.get(reverse("frontend:project_create")).context["form"]
+    initial = {name: form[name].initial for name in form.fields}
+    assert initial["labels"] == "0, 1"
+    assert initial["default_prior"] == Project._meta.get_field("default_prior").default
+    assert initial["default_max_workers_per_task"] == 3
+    assert initial["default_max_tasks_per_worker"] == 100
+    assert initial["default_budget"] is None
