@@ -224,6 +224,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MethodEnum": "assignment.models.Method",
         "RunStatusEnum": "assignment.models.RunStatus",
+        "HealthStateEnum": "assignment.api.serializers.HEALTH_STATES",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

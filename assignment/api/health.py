@@ -1,8 +1,9 @@
 """Health checks of the services the product depends on: the database and the Celery broker.
 
-Each check returns None when the service answers, else a short reason. The broker connection is
-built from the current settings on every call (not from the Celery app's configuration, loaded
-once), so a changed ``CELERY_BROKER_URL`` is what gets checked.
+Each check says whether its service answers. Why one does not (with hosts, ports and driver
+messages) goes to the log, never to the unauthenticated answer of ``/healthz``. The broker
+connection is built from the current settings on every call (not from the Celery app's
+configuration, loaded once), so a changed ``CELERY_BROKER_URL`` is what gets checked.
 """
 
 from __future__ import annotations
@@ -19,20 +20,20 @@ logger = logging.getLogger(__name__)
 BROKER_TIMEOUT = 2.0
 
 
-def database_problem() -> str | None:
-    """None if ``SELECT 1`` works on the default database, else why not."""
+def database_ok() -> bool:
+    """Whether ``SELECT 1`` works on the default database."""
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
     except Exception as exc:  # any failure is the answer, never a crash of the check
-        logger.warning("health: database check failed: %s", exc)
-        return f"{type(exc).__name__}: {exc}"
-    return None
+        logger.warning("health: database check failed: %s: %s", type(exc).__name__, exc)
+        return False
+    return True
 
 
-def broker_problem() -> str | None:
-    """None if a connection to ``CELERY_BROKER_URL`` opens (one attempt, short timeout)."""
+def broker_ok() -> bool:
+    """Whether a connection to ``CELERY_BROKER_URL`` opens (one attempt, short timeout)."""
     url = settings.CELERY_BROKER_URL
     options = {}
     if url.startswith("filesystem://"):
@@ -41,8 +42,8 @@ def broker_problem() -> str | None:
     try:
         broker.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=5)
     except Exception as exc:
-        logger.warning("health: broker check failed: %s", exc)
-        return f"{type(exc).__name__}: {exc}"
+        logger.warning("health: broker check failed: %s: %s", type(exc).__name__, exc)
+        return False
     finally:
         broker.release()
-    return None
+    return True

@@ -134,12 +134,13 @@ class HealthView(APIView):
         auth=[],
     )
     def get(self, request):
-        problems = {"database": health.database_problem(), "broker": health.broker_problem()}
-        body = {name: problem or "ok" for name, problem in problems.items()}
-        failed = any(problems.values())
+        working = {"database": health.database_ok(), "broker": health.broker_ok()}
+        body = {name: "ok" if ok else "failing" for name, ok in working.items()}
         return Response(
             body,
-            status=status.HTTP_503_SERVICE_UNAVAILABLE if failed else status.HTTP_200_OK,
+            status=status.HTTP_200_OK
+            if all(working.values())
+            else status.HTTP_503_SERVICE_UNAVAILABLE,
         )
 
 
