@@ -21,7 +21,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
@@ -470,11 +470,21 @@ class _Heartbeat(threading.Thread):
     def run(self) -> None:
         try:
             while not self.stop.wait(self.every):
-                AssignmentRun.objects.filter(pk=self.run_id, status=RunStatus.RUNNING).update(
-                    heartbeat_at=timezone.now()
-                )
+                self.beat()
         finally:
             connection.close()
+
+    def beat(self) -> None:
+        """One heartbeat; a database that refuses it (locked, or gone for a moment) is
+        logged and tried again at the next beat, so the thread never dies while its run
+        computes (a dead heartbeat would let recovery re-queue a run that is alive)."""
+        try:
+            AssignmentRun.objects.filter(pk=self.run_id, status=RunStatus.RUNNING).update(
+                heartbeat_at=timezone.now()
+            )
+        except DatabaseError as exc:
+            logger.warning("run %s: heartbeat not written, retried: %s", self.run_id, exc)
+            connection.close()  # a broken connection is opened anew at the next beat
 
 
 def run_execute(*, run_id: int) -> AssignmentRun | None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import timedelta
 
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.db.utils import OperationalError
 from django.utils import timezone
 
 from assignment import services
@@ -224,3 +226,34 @@ def test_the_assignment_of_a_run_exports_as_csv_and_json_with_project_ids(projec
     queued = services.run_create(project=project, method="random", enqueue=False)
     with pytest.raises(CommandError, match="only a succeeded run has an assignment"):
         call_command("export_assignment", run=queued.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_outlives_a_locked_database(project, monkeypatch):
+    run = services.run_create(project=project, method="random", enqueue=False)
+    assert services.run_claim(run_id=run.pk)
+    AssignmentRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    real_update = type(AssignmentRun.objects.all()).update
+    calls = []
+
+    def locked_twice(queryset, **fields):
+        calls.append(fields)
+        if len(calls) <= 2:
+            raise OperationalError("database is locked")
+        return real_update(queryset, **fields)
+
+    monkeypatch.setattr(type(AssignmentRun.objects.all()), "update", locked_twice)
+    heartbeat = services._Heartbeat(run.pk, every=0.05)
+    heartbeat.start()
+    try:
+        deadline = time.monotonic() + 10
+        while len(calls) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert heartbeat.is_alive()
+    finally:
+        heartbeat.stop.set()
+        heartbeat.join(timeout=5)
+    monkeypatch.undo()
+    assert len(calls) >= 4
+    fresh = AssignmentRun.objects.get(pk=run.pk).heartbeat_at
+    assert timezone.now() - fresh < timedelta(seconds=30)
