@@ -21,6 +21,8 @@ from django.urls import reverse
 MAX_COUNT = 2**31 - 1
 #: Largest seed of a run (a ``BigIntegerField``; numpy seeds are non-negative).
 MAX_SEED = 2**63 - 1
+#: Largest primary key (a ``BigAutoField``).
+MAX_ID = 2**63 - 1
 
 
 def default_labels() -> list[str]:

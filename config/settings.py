@@ -178,6 +178,9 @@ def _throttle_rate(name: str, default: str) -> str:
     return rate
 
 
+#: The largest page a list of the API gives, whatever ``?limit=`` asks for.
+TVCS_API_MAX_PAGE_SIZE = env_int("TVCS_API_MAX_PAGE_SIZE", 1000, minimum=1)
+
 REST_FRAMEWORK = {
     # Tokens for API clients; the browser session (with CSRF) for the API docs' "Try it out".
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -187,7 +190,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],  # uploads: multipart
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "assignment.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": env_int("TVCS_API_PAGE_SIZE", 50, minimum=1),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "assignment.api.errors.exception_handler",

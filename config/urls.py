@@ -13,3 +13,6 @@ urlpatterns = [
     path("api/", include("assignment.api.urls")),
     path("healthz", HealthView.as_view(), name="healthz"),
 ]
+
+handler404 = "assignment.api.errors.not_found"
+handler500 = "assignment.api.errors.server_error"

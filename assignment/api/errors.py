@@ -1,21 +1,57 @@
-"""Domain errors as HTTP responses: 400 with the message, 409 for a run in the wrong state.
+"""Every error under ``/api/`` as JSON of one shape: ``{"detail": "..."}``.
 
-An :class:`~assignment.errors.ImportValidationError` also says where: ``file``, ``line`` and
-``column`` (None when the problem is not in one line or column) beside ``detail``, the whole
-message as the import service words it.
+- Domain errors: 400 with the service's message, 409 for a run in the wrong state. An
+  :class:`~assignment.errors.ImportValidationError` also says where: ``file``, ``line`` and
+  ``column`` (None when the problem is not in one line or column) beside ``detail``.
+- Invalid requests (a serializer's ``ValidationError``): 400 with every problem in ``detail``
+  (``"field: message; other.0: message"``) and the same by field in ``fields``.
+- DRF's own errors (401, 403, 404, 405, 429) keep their ``detail``.
+- A URL under ``/api/`` that matches no route, and any unexpected failure, get the JSON
+  handlers below (``config.urls`` installs them) instead of Django's HTML pages; a 500 never
+  shows what failed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from django.http import HttpRequest, JsonResponse
+from django.views import defaults
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from assignment.errors import DomainError, ImportValidationError, RunStateError
 
+API_PREFIX = "/api/"
+
+
+def _messages(detail, prefix: str = "") -> Iterator[tuple[str, str]]:
+    """``(field path, message)`` of a ValidationError's nested detail; list items by index."""
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            yield from _messages(value, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(detail, list) and any(isinstance(item, dict | list) for item in detail):
+        for index, value in enumerate(detail):
+            yield from _messages(value, f"{prefix}.{index}" if prefix else str(index))
+    elif isinstance(detail, list):
+        for message in detail:
+            yield prefix or "request", str(message)
+    else:
+        yield prefix or "request", str(detail)
+
+
+def _invalid(exc: ValidationError) -> Response:
+    fields: dict[str, list[str]] = {}
+    for field, message in _messages(exc.detail):
+        fields.setdefault(field, []).append(message)
+    detail = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in fields.items())
+    return Response({"detail": detail, "fields": fields}, status=status.HTTP_400_BAD_REQUEST)
+
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
-    """DRF's handler, plus :class:`~assignment.errors.DomainError` subclasses."""
+    """DRF's handler, plus domain errors and one shape for invalid requests."""
     if isinstance(exc, ImportValidationError):
         return Response(
             {"file": exc.file, "line": exc.line, "column": exc.column, "detail": str(exc)},
@@ -25,4 +61,23 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, DomainError):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, ValidationError):
+        return _invalid(exc)
     return drf_exception_handler(exc, context)
+
+
+def not_found(request: HttpRequest, exception: Exception):
+    """404 for a URL no route matches: JSON under ``/api/``, Django's page elsewhere."""
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest):
+    """500 for an unexpected failure (logged with its traceback by Django): JSON under
+    ``/api/``, Django's page elsewhere; neither says what failed."""
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse(
+            {"detail": "internal server error"}, status=status.HTTP_500_INTERNAL_SERVER_ERROR
+        )
+    return defaults.server_error(request)

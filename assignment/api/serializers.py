@@ -12,7 +12,15 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from assignment.data_files import FORMATS
-from assignment.models import MAX_COUNT, MAX_SEED, AssignmentRun, Method, Project, RunStatus
+from assignment.models import (
+    MAX_COUNT,
+    MAX_ID,
+    MAX_SEED,
+    AssignmentRun,
+    Method,
+    Project,
+    RunStatus,
+)
 
 # --------------------------------------------------------------------------------------------
 # Projects
@@ -114,7 +122,13 @@ class ImportErrorSerializer(serializers.Serializer):
 
 
 class ErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()
+    detail = serializers.CharField(help_text="What is wrong, in words.")
+    fields = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="For an invalid request: the problems by field (``budgets.1`` is the second "
+        "budget).",
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,7 +241,7 @@ class RunSerializer(serializers.ModelSerializer):
 
 
 class RunFilterSerializer(serializers.Serializer):
-    project = serializers.IntegerField(required=False, min_value=1)
+    project = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
 
 

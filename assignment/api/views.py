@@ -17,7 +17,6 @@ from drf_spectacular.utils import (
 from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -26,6 +25,7 @@ from rest_framework.views import APIView
 
 from assignment import selectors, services
 from assignment.api import health
+from assignment.api.pagination import BoundedLimitOffsetPagination
 from assignment.api.serializers import (
     ComparisonCreateSerializer,
     ComparisonSerializer,
@@ -149,7 +149,7 @@ class HealthView(APIView):
 
 
 class ProjectListView(APIView):
-    pagination_class = LimitOffsetPagination
+    pagination_class = BoundedLimitOffsetPagination
 
     @extend_schema(summary="Your projects", responses=ProjectSerializer(many=True))
     def get(self, request):
@@ -345,7 +345,7 @@ class ProjectRunsView(APIView):
 
 
 class RunListView(APIView):
-    pagination_class = LimitOffsetPagination
+    pagination_class = BoundedLimitOffsetPagination
 
     @extend_schema(
         summary="Your runs, newest first",
@@ -413,7 +413,7 @@ class RunAssignmentView(APIView):
 
 
 class ProjectComparisonsView(APIView):
-    pagination_class = LimitOffsetPagination
+    pagination_class = BoundedLimitOffsetPagination
 
     @extend_schema(
         summary="The project's comparisons, newest first",

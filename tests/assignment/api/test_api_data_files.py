@@ -85,7 +85,7 @@ def test_uploading_the_same_file_twice_changes_nothing(api, empty):
 def test_an_upload_without_a_file_or_of_an_unknown_kind_is_rejected(api, empty):
     response = api.post(f"/api/projects/{empty}/data/workers/", {}, format="multipart")
     assert response.status_code == 400
-    assert "file" in response.json()
+    assert "file" in response.json()["fields"]
     assert upload(api, empty, "labels", "task_id\n").status_code == 404
     assert upload(api, empty, "people", "x\n").status_code == 404
 
@@ -146,7 +146,7 @@ def test_a_download_that_cannot_be_produced_is_a_400_that_says_why(api, empty):
 def test_an_unknown_download_format_is_a_400(api, project):
     response = api.get(f"/api/projects/{project.pk}/data/workers/", {"format": "xlsx"})
     assert response.status_code == 400
-    assert "format" in response.json()
+    assert "format" in response.json()["fields"]
 
 
 def test_a_download_ignores_the_accept_header(api, project):

@@ -1,0 +1,72 @@
+"""Every error under /api/ is JSON of one shape: {"detail": ...}, with "fields" for a form."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from assignment.api import views
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_validation_error_says_why_in_detail_and_per_field_in_fields(api, project):
+    response = api.post(f"/api/projects/{project.pk}/runs/", {"method": "simplex", "seed": -1})
+    assert response.status_code == 400
+    body = response.json()
+    assert set(body) == {"detail", "fields"}
+    assert "method: " in body["detail"]
+    assert "seed: " in body["detail"]
+    assert "not a valid choice" in body["fields"]["method"][0]
+    assert body["fields"]["seed"]
+
+
+def test_an_error_inside_a_list_names_its_position(api, project):
+    response = api.post(
+        f"/api/projects/{project.pk}/comparisons/", {"methods": ["random"], "budgets": [4, 0]}
+    )
+    assert response.status_code == 400
+    assert "budgets.1" in response.json()["fields"]
+    assert "budgets.1: " in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "status"),
+    [
+        ("get", "/api/no-such-thing/", 404),
+        ("get", "/api/projects/abc/", 404),
+        ("put", "/api/runs/", 405),
+        ("get", "/api/token/", 405),
+    ],
+)
+def test_unknown_urls_and_methods_are_json_too(api, method, url, status):
+    response = getattr(api, method)(url)
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["detail"]
+
+
+def test_an_unexpected_failure_is_a_json_500_without_its_traceback(api, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(views.selectors, "project_list_for_user", broken)
+    api.raise_request_exception = False
+    response = api.get("/api/projects/")
+    assert response.status_code == 500
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": "internal server error"}
+    assert "secret" not in response.content.decode()
+
+
+def test_pages_outside_the_api_keep_their_html_errors(client_for_pages):
+    response = client_for_pages.get("/no-such-page/")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+
+
+@pytest.fixture
+def client_for_pages(alice):
+    client = APIClient()
+    client.force_login(alice)
+    return client

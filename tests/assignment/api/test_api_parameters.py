@@ -1,0 +1,40 @@
+"""Query parameters out of range are a 400 (or an empty page), never a 500."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+HUGE = "21861879878956437504"  # beyond a 64-bit integer
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"/api/runs/?project={HUGE}",
+        f"/api/runs/?project=-{HUGE}",
+        f"/api/projects/?limit={HUGE}",
+        f"/api/projects/?offset={HUGE}",
+        f"/api/runs/?limit={HUGE}&offset={HUGE}",
+        f"/api/projects/{HUGE}/",
+        f"/api/runs/{HUGE}/",
+        f"/api/comparisons/{HUGE}/",
+    ],
+)
+def test_an_integer_beyond_the_database_range_is_refused_or_found_nowhere(api, project, url):
+    response = api.get(url)
+    assert response.status_code in (200, 400, 404), response.content
+    assert response["Content-Type"] == "application/json"
+
+
+def test_a_huge_page_size_is_capped_and_still_lists_every_project(api, project):
+    response = api.get(f"/api/projects/?limit={HUGE}")
+    assert response.status_code == 200
+    assert [p["id"] for p in response.json()["results"]] == [project.pk]
+
+
+def test_a_run_filter_beyond_the_id_range_is_a_400_naming_the_parameter(api, project):
+    response = api.get(f"/api/runs/?project={HUGE}")
+    assert response.status_code == 400
+    assert "project" in response.json()["detail"]
