@@ -59,6 +59,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def _create_private_file(path: Path) -> None:
+    """Create ``path`` empty and readable by its owner only (0600, in a new 0700 folder) unless
+    it exists. SQLite gives its journal files the database's mode, so the API tokens and password
+    hashes in it are never world-readable."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        pass
+
+
 def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
     """A ``DATABASES['default']`` entry from ``sqlite:///path`` or ``postgres://...``.
 
@@ -70,7 +81,7 @@ def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
         path = unquote(parts.path[1:] if parts.path.startswith("/") else parts.path)
         if not path:
             raise ImproperlyConfigured(f"{name}: sqlite URL needs a file path, got {url!r}")
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        _create_private_file(Path(path))
         return {"ENGINE": "django.db.backends.sqlite3", "NAME": path}
     if parts.scheme in {"postgres", "postgresql"}:
         dbname = unquote(parts.path.lstrip("/"))

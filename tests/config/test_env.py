@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import stat
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
@@ -50,6 +52,16 @@ def test_postgres_urls_become_psycopg2_settings():
         "6543",
         "tvcs",
     )
+
+
+def test_a_new_sqlite_database_is_readable_by_its_owner_only(tmp_path):
+    path = tmp_path / "data" / "db.sqlite3"
+    database_from_url(f"sqlite:///{path}")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    path.chmod(0o644)  # an existing file is the owner's choice and is left as it is
+    database_from_url(f"sqlite:///{path}")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
 
 
 def test_sqlite_urls_give_a_file_path(tmp_path):
