@@ -404,6 +404,9 @@ class AssignmentRun(models.Model):
     progress_message = models.CharField(max_length=300, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    enqueued_at = models.DateTimeField(
+        null=True, blank=True, help_text="When it was last handed to the broker (queued runs)."
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

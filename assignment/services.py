@@ -422,6 +422,7 @@ def run_create(
         max_tasks_per_worker=per_worker,
         seed=seed,
         options=_check_options(method, options or {}),
+        enqueued_at=timezone.now() if enqueue else None,
     )
     try:
         run.full_clean()
@@ -578,13 +579,21 @@ def run_cancel(*, run: AssignmentRun) -> AssignmentRun:
 
 
 def runs_recover_stale(*, now=None) -> dict[str, list[int]]:
-    """Re-queue (or, after ``TVCS_RUN_MAX_ATTEMPTS``, fail) runs whose worker went silent.
+    """Re-queue (or, after ``TVCS_RUN_MAX_ATTEMPTS``, fail) runs whose worker went silent, and
+    hand the broker again the queued runs whose message was lost.
 
     A running run whose heartbeat is older than ``TVCS_RUN_STALE_AFTER`` seconds lost its
     worker (killed, out of memory, machine gone). Each transition is conditional on the stale
     heartbeat, so a worker that is merely slow and reports meanwhile keeps its run.
+
+    A run still queued ``TVCS_RUN_LOST_AFTER`` seconds after it was handed to the broker may
+    have lost its message (a worker that failed to claim it on a locked database, a broker
+    restarted without persistence): it is enqueued once more, at most once a period. Should the
+    first message still be waiting, whichever comes second finds the run claimed and does
+    nothing.
     """
     now = timezone.now() if now is None else now
+    reenqueued = _runs_reenqueue_lost(now=now)
     cutoff = now - timedelta(seconds=settings.TVCS_RUN_STALE_AFTER)
     requeued, failed = [], []
     stale = AssignmentRun.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=cutoff)
@@ -595,6 +604,7 @@ def runs_recover_stale(*, now=None) -> dict[str, list[int]]:
         if attempts < settings.TVCS_RUN_MAX_ATTEMPTS:
             if same.update(
                 status=RunStatus.QUEUED,
+                enqueued_at=now,
                 progress=0,
                 progress_message=f"re-queued: its worker stopped responding (attempt {attempts})",
             ):
@@ -611,7 +621,23 @@ def runs_recover_stale(*, now=None) -> dict[str, list[int]]:
             failed.append(run_id)
     if requeued or failed:
         logger.warning("stale runs: re-queued %s, failed %s", requeued, failed)
-    return {"requeued": requeued, "failed": failed}
+    return {"requeued": requeued, "failed": failed, "reenqueued": reenqueued}
+
+
+def _runs_reenqueue_lost(*, now) -> list[int]:
+    """Enqueue again the runs queued for longer than ``TVCS_RUN_LOST_AFTER`` seconds."""
+    cutoff = now - timedelta(seconds=settings.TVCS_RUN_LOST_AFTER)
+    lost = AssignmentRun.objects.filter(status=RunStatus.QUEUED, enqueued_at__lt=cutoff)
+    reenqueued = []
+    for run_id, enqueued_at in lost.values_list("pk", "enqueued_at"):
+        if AssignmentRun.objects.filter(
+            pk=run_id, status=RunStatus.QUEUED, enqueued_at=enqueued_at
+        ).update(enqueued_at=now):
+            reenqueued.append(run_id)
+            _enqueue_after_commit(run_id)
+    if reenqueued:
+        logger.warning("queued runs enqueued again (their message may be lost): %s", reenqueued)
+    return reenqueued
 
 
 # --- the demo project --------------------------------------------------------------------------

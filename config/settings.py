@@ -144,6 +144,9 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("TVCS_RUN_SOFT_TIME_LIMIT", 3600, minimum=
 CELERY_TASK_TIME_LIMIT = env_int("TVCS_RUN_TIME_LIMIT", 3900, minimum=1)
 #: A running run whose heartbeat is older than this many seconds is presumed dead.
 TVCS_RUN_STALE_AFTER = env_int("TVCS_RUN_STALE_AFTER", 120, minimum=5)
+#: A run still queued this many seconds after it was handed to the broker is enqueued again
+#: (its message may be lost); a duplicate message finds the run claimed and does nothing.
+TVCS_RUN_LOST_AFTER = env_int("TVCS_RUN_LOST_AFTER", 600, minimum=5)
 #: How many times a run whose worker died is re-queued before it is marked failed.
 TVCS_RUN_MAX_ATTEMPTS = env_int("TVCS_RUN_MAX_ATTEMPTS", 2, minimum=1)
 CELERY_BEAT_SCHEDULE = {

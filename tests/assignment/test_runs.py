@@ -127,11 +127,15 @@ def test_a_silent_running_run_is_requeued_then_failed_with_a_reason(project, set
     run = services.run_create(project=project, method="random", enqueue=False)
     assert services.run_claim(run_id=run.pk)
     later = timezone.now() + timedelta(seconds=settings.TVCS_RUN_STALE_AFTER + 1)
-    assert services.runs_recover_stale(now=later) == {"requeued": [run.pk], "failed": []}
+    assert services.runs_recover_stale(now=later) == {
+        "requeued": [run.pk],
+        "failed": [],
+        "reenqueued": [],
+    }
     assert AssignmentRun.objects.get(pk=run.pk).status == RunStatus.QUEUED
     assert services.run_claim(run_id=run.pk)
     later = timezone.now() + timedelta(seconds=settings.TVCS_RUN_STALE_AFTER + 1)
-    assert services.runs_recover_stale(now=later) == {"requeued": [], "failed": [run.pk]}
+    assert services.runs_recover_stale(now=later)["failed"] == [run.pk]
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
     assert "stopped responding 2 time(s)" in run.error
@@ -140,7 +144,30 @@ def test_a_silent_running_run_is_requeued_then_failed_with_a_reason(project, set
 def test_a_run_with_a_fresh_heartbeat_is_left_alone(project):
     run = services.run_create(project=project, method="random", enqueue=False)
     assert services.run_claim(run_id=run.pk)
-    assert services.runs_recover_stale() == {"requeued": [], "failed": []}
+    assert services.runs_recover_stale() == {"requeued": [], "failed": [], "reenqueued": []}
+
+
+def test_a_queued_run_whose_message_was_lost_is_enqueued_again_once_a_period(
+    project, settings, queued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        lost = services.run_create(project=project, method="random")
+        waiting = services.run_create(project=project, method="greedy")
+        computed_here = services.run_create(project=project, method="greedy", enqueue=False)
+    assert queued == [lost.pk, waiting.pk]  # both handed to the broker once
+    period = timedelta(seconds=settings.TVCS_RUN_LOST_AFTER)
+    AssignmentRun.objects.filter(pk=lost.pk).update(enqueued_at=timezone.now() - 2 * period)
+    with django_capture_on_commit_callbacks(execute=True):
+        recovered = services.runs_recover_stale()
+    assert recovered["reenqueued"] == [lost.pk]
+    assert queued == [lost.pk, waiting.pk, lost.pk]
+    assert timezone.now() - AssignmentRun.objects.get(pk=lost.pk).enqueued_at < period
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.runs_recover_stale()["reenqueued"] == []  # not again this period
+    # A duplicate delivery of the same run computes it once.
+    assert services.run_claim(run_id=lost.pk)
+    assert not services.run_claim(run_id=lost.pk)
+    assert AssignmentRun.objects.get(pk=computed_here.pk).enqueued_at is None
 
 
 def test_a_run_is_enqueued_only_when_its_transaction_commits(
