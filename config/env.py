@@ -59,6 +59,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+#: SQLite for concurrent use (the web server's threads, uploads, several Celery workers):
+#: write-ahead logging, so readers never wait for a writer; transactions that take the write
+#: lock when they begin (IMMEDIATE), so two writers queue instead of deadlocking when a reader
+#: turns writer ("database is locked" at once, whatever the timeout); and a writer waits up to
+#: 30 s for the lock. ``synchronous=NORMAL`` is the setting SQLite recommends with WAL.
+SQLITE_OPTIONS = {
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 30,
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
+
+
 def _create_private_file(path: Path) -> None:
     """Create ``path`` empty and readable by its owner only (0600, in a new 0700 folder) unless
     it exists. SQLite gives its journal files the database's mode, so the API tokens and password
@@ -82,7 +94,7 @@ def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
         if not path:
             raise ImproperlyConfigured(f"{name}: sqlite URL needs a file path, got {url!r}")
         _create_private_file(Path(path))
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": path}
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": path, "OPTIONS": SQLITE_OPTIONS}
     if parts.scheme in {"postgres", "postgresql"}:
         dbname = unquote(parts.path.lstrip("/"))
         if not dbname:

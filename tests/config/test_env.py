@@ -66,7 +66,10 @@ def test_a_new_sqlite_database_is_readable_by_its_owner_only(tmp_path):
 
 def test_sqlite_urls_give_a_file_path(tmp_path):
     db = database_from_url(f"sqlite:///{tmp_path}/sub/db.sqlite3")
-    assert db == {"ENGINE": "django.db.backends.sqlite3", "NAME": f"{tmp_path}/sub/db.sqlite3"}
+    assert db["ENGINE"] == "django.db.backends.sqlite3"
+    assert db["NAME"] == f"{tmp_path}/sub/db.sqlite3"
+    assert db["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    assert "journal_mode=WAL" in db["OPTIONS"]["init_command"]
     assert (tmp_path / "sub").is_dir()
 
 
