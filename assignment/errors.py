@@ -16,6 +16,7 @@ __all__ = [
     "ProjectNotFoundError",
     "ProjectValidationError",
     "QualityEstimationError",
+    "RunLimitError",
     "RunStateError",
     "RunValidationError",
     "UserNotFoundError",
@@ -83,6 +84,10 @@ class ExportError(DomainError):
 
 class RunValidationError(DomainError):
     """A run request is invalid (unknown method, bad option, no quality matrix)."""
+
+
+class RunLimitError(DomainError):
+    """The owner has as many runs queued or running as one user may; wait for some to end."""
 
 
 class RunStateError(DomainError):

@@ -43,6 +43,7 @@ from assignment.errors import (
     ProjectAlreadyExistsError,
     ProjectValidationError,
     QualityEstimationError,
+    RunLimitError,
     RunStateError,
     RunValidationError,
 )
@@ -431,11 +432,34 @@ def run_create(
             f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
         )
         raise RunValidationError(problems) from None
-    run.save()
+    with transaction.atomic():
+        if enqueue:
+            _check_active_runs(owner_id=project.owner_id, adding=1)
+        run.save()
     if enqueue:
         _enqueue_after_commit(run.pk)
     logger.info("queued run %s (%s) of project %s", run.pk, method, project.pk)
     return run
+
+
+def _check_active_runs(*, owner_id: int, adding: int) -> None:
+    """Raise :class:`RunLimitError` if ``adding`` more queued runs would give the owner more
+    than ``TVCS_MAX_ACTIVE_RUNS`` queued or running: one user cannot hold every worker.
+
+    Call it inside the transaction that saves the runs: it locks the owner's row, so that two
+    requests of one user at once count each other's runs (PostgreSQL; SQLite's writers are
+    serial anyway).
+    """
+    get_user_model().objects.select_for_update().filter(pk=owner_id).exists()
+    active = AssignmentRun.objects.filter(
+        project__owner_id=owner_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+    ).count()
+    limit = settings.TVCS_MAX_ACTIVE_RUNS
+    if active + adding > limit:
+        raise RunLimitError(
+            f"you have {active} runs queued or running and may have at most {limit}; "
+            f"this request adds {adding}: wait for some to end (or cancel them) and ask again"
+        )
 
 
 def _enqueue_after_commit(run_id: int) -> None:
@@ -851,6 +875,8 @@ def comparison_create(
             f"this one {n_runs}"
         )
     with transaction.atomic():
+        if enqueue:
+            _check_active_runs(owner_id=project.owner_id, adding=n_runs)
         comparison = Comparison.objects.create(
             project=project, methods=methods, budgets=budgets, upper_bound={"status": "pending"}
         )

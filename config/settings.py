@@ -147,6 +147,8 @@ TVCS_RUN_STALE_AFTER = env_int("TVCS_RUN_STALE_AFTER", 120, minimum=5)
 #: A run still queued this many seconds after it was handed to the broker is enqueued again
 #: (its message may be lost); a duplicate message finds the run claimed and does nothing.
 TVCS_RUN_LOST_AFTER = env_int("TVCS_RUN_LOST_AFTER", 600, minimum=5)
+#: Most runs one user may have queued or running at once (a comparison counts all its runs).
+TVCS_MAX_ACTIVE_RUNS = env_int("TVCS_MAX_ACTIVE_RUNS", 100, minimum=1)
 #: How many times a run whose worker died is re-queued before it is marked failed.
 TVCS_RUN_MAX_ATTEMPTS = env_int("TVCS_RUN_MAX_ATTEMPTS", 2, minimum=1)
 CELERY_BEAT_SCHEDULE = {

@@ -1,6 +1,7 @@
 """Every error under ``/api/`` as JSON of one shape: ``{"detail": "..."}``.
 
-- Domain errors: 400 with the service's message, 409 for a run in the wrong state. An
+- Domain errors: 400 with the service's message, 409 for a run in the wrong state, 429 for a
+  user with as many active runs as allowed. An
   :class:`~assignment.errors.ImportValidationError` also says where: ``file``, ``line`` and
   ``column`` (None when the problem is not in one line or column) beside ``detail``.
 - Invalid requests (a serializer's ``ValidationError``): 400 with every problem in ``detail``
@@ -22,7 +23,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from assignment.errors import DomainError, ImportValidationError, RunStateError
+from assignment.errors import DomainError, ImportValidationError, RunLimitError, RunStateError
 
 API_PREFIX = "/api/"
 
@@ -59,6 +60,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         )
     if isinstance(exc, RunStateError):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, RunLimitError):
+        return Response({"detail": str(exc)}, status=status.HTTP_429_TOO_MANY_REQUESTS)
     if isinstance(exc, DomainError):
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ValidationError):

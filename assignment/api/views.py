@@ -52,6 +52,9 @@ from assignment.models import AssignmentRun, Comparison, Project
 _NOT_FOUND = OpenApiResponse(ErrorSerializer, description="Not found, or not yours.")
 _INVALID = OpenApiResponse(ErrorSerializer, description="Invalid request; `detail` says why.")
 _CONFLICT = OpenApiResponse(ErrorSerializer, description="The run's status does not allow it.")
+_TOO_MANY_RUNS = OpenApiResponse(
+    ErrorSerializer, description="You have as many runs queued or running as one user may."
+)
 
 _FORMAT_PARAMETER = OpenApiParameter(
     "format",
@@ -334,7 +337,7 @@ class ProjectRunsView(APIView):
         summary="Queue an assignment run",
         description="The run is computed by a worker; poll GET /api/runs/{id}/.",
         request=RunCreateSerializer,
-        responses={202: RunSerializer, 400: _INVALID, 404: _NOT_FOUND},
+        responses={202: RunSerializer, 400: _INVALID, 404: _NOT_FOUND, 429: _TOO_MANY_RUNS},
     )
     def post(self, request, project_id: int):
         project = _project(request, project_id)
@@ -430,7 +433,12 @@ class ProjectComparisonsView(APIView):
     @extend_schema(
         summary="Compare methods: one run per method and budget, computed in parallel",
         request=ComparisonCreateSerializer,
-        responses={202: ComparisonSerializer, 400: _INVALID, 404: _NOT_FOUND},
+        responses={
+            202: ComparisonSerializer,
+            400: _INVALID,
+            404: _NOT_FOUND,
+            429: _TOO_MANY_RUNS,
+        },
     )
     def post(self, request, project_id: int):
         project = _project(request, project_id)

@@ -166,3 +166,15 @@ def test_downloading_an_unfinished_run_explains_instead_of_failing(client, proje
     response = client.get(reverse("frontend:run_download", args=[run.pk, "csv"]), follow=True)
     assert response.redirect_chain[-1][0] == reverse("frontend:run", args=[run.pk])
     assert "only a succeeded run has an assignment to download" in response.content.decode()
+
+
+def test_a_run_beyond_the_users_limit_is_refused_on_the_form_with_the_reason(
+    client, project, queued, settings
+):
+    settings.TVCS_MAX_ACTIVE_RUNS = 1
+    services.run_create(project=project, method="random")
+    data = {**form_defaults(client, project), "method": "random"}
+    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+    assert response.status_code == 400
+    assert "may have at most 1" in response.content.decode()
+    assert AssignmentRun.objects.count() == 1

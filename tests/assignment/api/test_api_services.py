@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from api_helpers import execute
+from api_helpers import execute, fill_project
 
 from assignment import services
-from assignment.errors import ProjectAlreadyExistsError, ProjectValidationError, RunValidationError
+from assignment.errors import (
+    ProjectAlreadyExistsError,
+    ProjectValidationError,
+    RunLimitError,
+    RunValidationError,
+)
 from assignment.models import (
     AssignmentRun,
     Comparison,
@@ -133,3 +138,36 @@ def test_a_comparison_gets_an_upper_bound_above_every_run_at_each_budget(
     assert comparison.upper_bound == stored
     # Computed once: a second delivery of the task finds nothing pending.
     assert services.comparison_upper_bound_compute(comparison_id=comparison.pk) is None
+
+
+def test_a_user_may_have_only_so_many_runs_queued_or_running(project, alice, queued, settings):
+    settings.TVCS_MAX_ACTIVE_RUNS = 3
+    first = services.run_create(project=project, method="random")
+    services.run_create(project=project, method="random")
+    with pytest.raises(RunLimitError, match="this request adds 2"):
+        services.comparison_create(project=project, methods=["random", "greedy"])
+    assert not Comparison.objects.exists()
+    services.run_create(project=project, method="greedy")
+    with pytest.raises(RunLimitError, match="you have 3 runs queued or running"):
+        services.run_create(project=project, method="greedy")
+    assert AssignmentRun.objects.count() == 3
+    services.run_cancel(run=first)  # an ended run frees its place
+    services.run_create(project=project, method="greedy")
+    # Runs computed in this process (the assign command) take no worker and are not counted.
+    services.run_create(project=project, method="greedy", enqueue=False)
+
+
+def test_the_limit_is_per_user(project, bob, queued, settings):
+    settings.TVCS_MAX_ACTIVE_RUNS = 1
+    services.run_create(project=project, method="random")
+    theirs = services.project_create(owner=bob, name="theirs")
+    fill_project(theirs)
+    services.run_create(project=theirs, method="random")
+
+
+def test_the_api_answers_429_beyond_the_limit(api, project, queued, settings):
+    settings.TVCS_MAX_ACTIVE_RUNS = 1
+    assert api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).status_code == 202
+    response = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"})
+    assert response.status_code == 429
+    assert "may have at most 1" in response.json()["detail"]
