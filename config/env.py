@@ -111,3 +111,21 @@ def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
     raise ImproperlyConfigured(
         f"{name} must start with sqlite:// or postgres:// (or postgresql://), got {url!r}"
     )
+
+
+def cache_from_url(url: str | None, *, folder: Path, name: str = "TVCS_CACHE_URL") -> dict:
+    """A ``CACHES['default']`` entry: Redis for ``redis://...``, else files in ``folder``.
+
+    The cache holds the throttles' counters, so it must be shared by every process that serves
+    the API (several WSGI workers, restarts): Redis in production; on one machine, files, which
+    every process of it sees.
+    """
+    if not url:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(folder),
+        }
+    if urlsplit(url).scheme in {"redis", "rediss"}:
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    raise ImproperlyConfigured(f"{name} must start with redis:// or rediss://, got {url!r}")

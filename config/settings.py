@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import database_from_url, env_bool, env_int, env_list, env_str
+from config.env import cache_from_url, database_from_url, env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("TVCS_DATA_DIR", str(BASE_DIR / "var")))
@@ -80,6 +80,10 @@ DATABASES = {
     "default": database_from_url(env_str("DATABASE_URL", f"sqlite:///{DATA_DIR / 'db.sqlite3'}"))
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Shared by every process of the product (the throttles count here): Redis by URL in production,
+# else files in the data folder.
+CACHES = {"default": cache_from_url(env_str("TVCS_CACHE_URL"), folder=DATA_DIR / "cache")}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -199,10 +203,12 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": env_int("TVCS_API_PAGE_SIZE", 50, minimum=1),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "assignment.api.errors.exception_handler",
-    # Throttled views name their scope: uploads, and the token endpoint (password guessing).
+    # Throttled views name their scope: uploads, run and comparison requests, and the token
+    # endpoint (password guessing). Counters live in the shared cache (CACHES).
     "DEFAULT_THROTTLE_RATES": {
         "uploads": _throttle_rate("TVCS_UPLOAD_RATE", "60/hour"),
         "token": _throttle_rate("TVCS_TOKEN_RATE", "30/minute"),
+        "runs": _throttle_rate("TVCS_RUN_RATE", "120/hour"),
     },
     # Anonymous clients (the token endpoint) are told apart by address: the peer's, or the one
     # this many trusted reverse proxies put in X-Forwarded-For (a client could forge the header).

@@ -11,7 +11,7 @@ processes the tests start inherit the broker folder through ``TVCS_TEST_BROKER_D
 import os
 from pathlib import Path
 
-from config.env import env_str
+from config.env import cache_from_url, env_str
 from config.settings import *  # noqa: F403
 from config.settings import (
     CELERY_BROKER_URL,
@@ -21,6 +21,9 @@ from config.settings import (
 )
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+if not env_str("TVCS_CACHE_URL"):  # a cache of this test session's own
+    CACHES = {"default": cache_from_url(None, folder=DATA_DIR / f"test-cache-{os.getpid()}")}
 
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / f"test-db-{os.getpid()}.sqlite3")}

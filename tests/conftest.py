@@ -9,12 +9,17 @@ import pytest
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _remove_the_test_broker_folder():
-    """The filesystem broker folder of this test session (config.settings_test) goes at the end."""
+def _remove_the_test_folders():
+    """The filesystem broker and cache folders of this test session (config.settings_test) go
+    at the end."""
     yield
-    folder = os.environ.get("TVCS_TEST_BROKER_DIR")
-    if folder and os.path.basename(folder).startswith("test-broker-"):
-        shutil.rmtree(folder, ignore_errors=True)
+    from django.conf import settings
+
+    folders = [os.environ.get("TVCS_TEST_BROKER_DIR"), settings.CACHES["default"]["LOCATION"]]
+    for folder in folders:
+        name = os.path.basename(folder or "")
+        if name.startswith(("test-broker-", "test-cache-")):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

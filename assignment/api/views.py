@@ -333,6 +333,9 @@ class QualityEstimateView(APIView):
 
 
 class ProjectRunsView(APIView):
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "runs"
+
     @extend_schema(
         summary="Queue an assignment run",
         description="The run is computed by a worker; poll GET /api/runs/{id}/.",
@@ -417,6 +420,10 @@ class RunAssignmentView(APIView):
 
 class ProjectComparisonsView(APIView):
     pagination_class = BoundedLimitOffsetPagination
+    throttle_scope = "runs"
+
+    def get_throttles(self):
+        return [ScopedRateThrottle()] if self.request.method == "POST" else []
 
     @extend_schema(
         summary="The project's comparisons, newest first",

@@ -7,7 +7,7 @@ import stat
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import database_from_url, env_bool, env_int, env_list
+from config.env import cache_from_url, database_from_url, env_bool, env_int, env_list
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("1", True), ("TRUE", True), ("off", False)])
@@ -80,3 +80,22 @@ def test_sqlite_urls_give_a_file_path(tmp_path):
 def test_unsupported_database_urls_are_rejected(url, message):
     with pytest.raises(ImproperlyConfigured, match=message):
         database_from_url(url)
+
+
+def test_the_cache_is_redis_by_url_else_files_every_process_shares(tmp_path):
+    files = cache_from_url(None, folder=tmp_path / "cache")
+    assert files["BACKEND"].endswith("FileBasedCache")
+    assert files["LOCATION"] == str(tmp_path / "cache")
+    assert stat.S_IMODE((tmp_path / "cache").stat().st_mode) == 0o700
+    redis = cache_from_url("redis://cache:6379/1", folder=tmp_path)
+    assert redis == {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://cache:6379/1",
+    }
+    with pytest.raises(ImproperlyConfigured, match="TVCS_CACHE_URL must start with redis://"):
+        cache_from_url("memcached://x", folder=tmp_path)
+
+
+def test_the_throttles_count_in_a_cache_shared_by_processes(settings):
+    # Not the per-process memory cache, which restarts forget and WSGI workers multiply.
+    assert "locmem" not in settings.CACHES["default"]["BACKEND"].lower()

@@ -19,6 +19,7 @@ from api_helpers import (
     upload,
 )
 from rest_framework.test import APIClient
+from rest_framework.throttling import ScopedRateThrottle
 
 from assignment.models import AssignmentRun, Comparison, Project, RunStatus
 
@@ -304,3 +305,16 @@ def test_a_run_in_progress_reports_its_status(api, project, queued):
         "iteration 20 of 50",
     )
     assert detail["expected_accuracy"] is None
+
+
+def test_run_and_comparison_requests_are_throttled_per_user(api, project, queued, monkeypatch):
+    monkeypatch.setitem(ScopedRateThrottle.THROTTLE_RATES, "runs", "2/hour")
+    assert api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).status_code == 202
+    comparison = {"methods": ["random"], "budgets": [3]}
+    url = f"/api/projects/{project.pk}/comparisons/"
+    assert api.post(url, comparison).status_code == 202
+    response = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"})
+    assert response.status_code == 429
+    assert "throttled" in response.json()["detail"].lower()
+    assert api.post(url, comparison).status_code == 429
+    assert api.get(url).status_code == 200  # reading is not throttled
