@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
+from django.conf import settings
 from django.db.models import (
     BooleanField,
     Count,
@@ -481,6 +482,13 @@ def project_labels(*, project: Project) -> list[TaskLabel]:
     return [TaskLabel(*row) for row in EXPORT_KINDS["labels"].rows(project)]
 
 
-def api_token_of(*, user) -> str | None:
-    """``user``'s API token, or None if they have none yet."""
-    return Token.objects.filter(user=user).values_list("key", flat=True).first()
+def api_token_of(*, user) -> Token | None:
+    """``user``'s API token (expired or not), or None if they have none yet."""
+    return Token.objects.filter(user=user).first()
+
+
+def api_token_expiry(*, token: Token) -> datetime | None:
+    """When ``token`` stops working (``TVCS_TOKEN_MAX_AGE_DAYS`` after it was made), or None
+    if tokens never expire."""
+    days = settings.TVCS_TOKEN_MAX_AGE_DAYS
+    return None if days == 0 else token.created + timedelta(days=days)

@@ -63,7 +63,7 @@ from assignment.models import (
     Worker,
     default_labels,
 )
-from assignment.selectors import quality_matrix_latest
+from assignment.selectors import api_token_expiry, quality_matrix_latest
 
 __all__ = [
     "demo_project_create",
@@ -949,6 +949,15 @@ def comparison_upper_bound_fail(*, comparison_id: int, reason: str) -> bool:
             upper_bound={"status": "failed", "message": reason}
         )
     )
+
+
+def api_token_for_sign_in(*, user: AbstractBaseUser) -> str:
+    """``user``'s API token, a new one if they had none or theirs expired."""
+    token = Token.objects.filter(user=user).first()
+    expiry = None if token is None else api_token_expiry(token=token)
+    if token is not None and (expiry is None or expiry > timezone.now()):
+        return token.key
+    return api_token_renew(user=user)
 
 
 def api_token_renew(*, user: AbstractBaseUser) -> str:

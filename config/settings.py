@@ -190,10 +190,14 @@ def _throttle_rate(name: str, default: str) -> str:
 #: The largest page a list of the API gives, whatever ``?limit=`` asks for.
 TVCS_API_MAX_PAGE_SIZE = env_int("TVCS_API_MAX_PAGE_SIZE", 1000, minimum=1)
 
+#: API tokens expire this many days after they were made (0: never). POST /api/token/ (or the
+#: pages' API token page) then gives a new one.
+TVCS_TOKEN_MAX_AGE_DAYS = env_int("TVCS_TOKEN_MAX_AGE_DAYS", 90, minimum=0)
+
 REST_FRAMEWORK = {
     # Tokens for API clients; the browser session (with CSRF) for the API docs' "Try it out".
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "assignment.api.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -229,7 +233,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # The schema and the docs need a token too, or a logged-in (admin) session for a browser.
     "SERVE_AUTHENTICATION": [
-        "rest_framework.authentication.TokenAuthentication",
+        "assignment.api.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],

@@ -117,10 +117,17 @@ def _comparison(request, comparison_id: int) -> Comparison:
     )
 )
 class TokenView(ObtainAuthToken):
-    """POST username and password, get the token to send as ``Authorization: Token <key>``."""
+    """POST username and password, get the token to send as ``Authorization: Token <key>``
+    (a new one when the user's has expired)."""
 
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "token"
+
+    def post(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = serializer.validated_data["user"]
+        return Response({"token": services.api_token_for_sign_in(user=user)})
 
 
 class HealthView(APIView):

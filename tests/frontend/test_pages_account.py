@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 pytestmark = pytest.mark.django_db
@@ -49,3 +52,13 @@ def test_the_api_takes_the_session_and_its_csrf_token(alice, project):
     )
     assert accepted.status_code == 200, accepted.content
     assert accepted.json()["description"] == "from the docs"
+
+
+def test_the_token_page_says_until_when_the_token_works_and_when_it_expired(
+    client, alice, settings
+):
+    settings.TVCS_TOKEN_MAX_AGE_DAYS = 10
+    client.post(reverse("frontend:account"))
+    assert "It works until" in client.get(reverse("frontend:account")).content.decode()
+    Token.objects.filter(user=alice).update(created=timezone.now() - timedelta(days=11))
+    assert "It expired on" in client.get(reverse("frontend:account")).content.decode()

@@ -3,8 +3,12 @@ and touches only their own projects and what is in them."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from api_helpers import WORKERS_CSV, execute, upload
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle
 
@@ -158,3 +162,45 @@ def test_token_requests_are_throttled_per_address_whatever_x_forwarded_for_says(
         HTTP_X_FORWARDED_FOR="10.0.0.9",
     )
     assert response.status_code == 429
+
+
+def test_a_token_expires_after_its_maximum_age_and_signing_in_again_gives_a_new_one(
+    alice, settings
+):
+    settings.TVCS_TOKEN_MAX_AGE_DAYS = 30
+    key = (
+        APIClient()
+        .post("/api/token/", {"username": "alice", "password": "alice-password"})
+        .json()["token"]
+    )
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/projects/").status_code == 200
+    Token.objects.filter(key=key).update(created=timezone.now() - timedelta(days=31))
+    response = client.get("/api/projects/")
+    assert response.status_code == 401
+    assert "this token expired on" in response.json()["detail"]
+    again = (
+        APIClient()
+        .post("/api/token/", {"username": "alice", "password": "alice-password"})
+        .json()["token"]
+    )
+    assert again != key
+    client.credentials(HTTP_AUTHORIZATION=f"Token {again}")
+    assert client.get("/api/projects/").status_code == 200
+    # Signing in again while the token is valid gives the same token.
+    assert (
+        APIClient()
+        .post("/api/token/", {"username": "alice", "password": "alice-password"})
+        .json()["token"]
+        == again
+    )
+
+
+def test_tokens_never_expire_with_a_maximum_age_of_zero(alice, settings):
+    settings.TVCS_TOKEN_MAX_AGE_DAYS = 0
+    token = Token.objects.create(user=alice)
+    Token.objects.filter(key=token.key).update(created=timezone.now() - timedelta(days=3650))
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert client.get("/api/projects/").status_code == 200
