@@ -10,6 +10,7 @@ for a list and never rendered.
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.db.models import Count, Q
 from django.template.loader import render_to_string
 from django.utils.html import format_html
@@ -38,8 +39,16 @@ from assignment.selectors import (
     run_list,
     workers_by_gold_answers,
 )
+from assignment.sign_in import LockoutFormMixin
 
 _BIG_TABLE_PAGE = 100
+
+
+class AdminSignInForm(LockoutFormMixin, AdminAuthenticationForm):
+    """The admin's sign-in form, locked like every other sign-in (assignment.sign_in)."""
+
+
+admin.site.login_form = AdminSignInForm
 _ENDED = [RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED]
 
 

@@ -100,6 +100,12 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
 
+# Every sign-in (pages, admin, API token) goes through one backend that refuses locked
+# accounts and addresses (assignment/sign_in.py); failures count in the shared cache.
+AUTHENTICATION_BACKENDS = ["assignment.sign_in.ThrottledModelBackend"]
+TVCS_SIGN_IN_MAX_FAILURES = env_int("TVCS_SIGN_IN_MAX_FAILURES", 10, minimum=1)
+TVCS_SIGN_IN_LOCKOUT_SECONDS = env_int("TVCS_SIGN_IN_LOCKOUT_SECONDS", 900, minimum=1)
+
 # The pages (frontend/): everything needs a signed-in user.
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "frontend:projects"

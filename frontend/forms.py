@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import numpy as np
 from django import forms
+from django.contrib.auth.forms import AuthenticationForm
 
 from assignment.data_files import FORMATS
 from assignment.engine import METHODS, Option, method_spec
 from assignment.engine.quality import DEFAULT_CATEGORY_STRENGTH, DEFAULT_WORKER_STRENGTH
 from assignment.models import MAX_COUNT, MAX_SEED, Project
+from assignment.sign_in import LockoutFormMixin
 
 
 def _count(label: str, help_text: str = "", *, required: bool = False) -> forms.IntegerField:
     return forms.IntegerField(
         label=label, required=required, min_value=0, max_value=MAX_COUNT, help_text=help_text
     )
+
+
+class SignInForm(LockoutFormMixin, AuthenticationForm):
+    """Django's sign-in form that says so when the account or address is locked."""
 
 
 class ProjectDefaultsForm(forms.Form):

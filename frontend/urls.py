@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from frontend.forms import SignInForm
 from frontend.views import account, comparisons, data, labels, projects, quality, runs
 
 app_name = "frontend"
@@ -44,7 +45,9 @@ auth_urlpatterns = [
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(
-            template_name="frontend/login.html", redirect_authenticated_user=True
+            template_name="frontend/login.html",
+            authentication_form=SignInForm,
+            redirect_authenticated_user=True,
         ),
         name="login",
     ),

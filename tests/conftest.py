@@ -22,6 +22,16 @@ def _remove_the_test_folders():
             shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Throttle and sign-in counters live in the cache; every test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def queued(monkeypatch) -> list[int]:
     """Run ids handed to the broker, in order: the tasks' ``delay`` is the broker edge.

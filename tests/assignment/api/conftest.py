@@ -5,18 +5,9 @@ from __future__ import annotations
 
 import pytest
 from api_helpers import client_for, fill_project, make_user
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from assignment import services
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttles():
-    """Throttle counters live in the cache; every test starts with none."""
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture
