@@ -35,6 +35,17 @@ def _secret_key() -> str:
 SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 
+# HTTPS in production (TVCS_HTTPS=1): redirect plain HTTP, cookies only over HTTPS, and HSTS.
+# Behind a reverse proxy that ends TLS (TVCS_NUM_PROXIES > 0), its X-Forwarded-Proto says https.
+TVCS_HTTPS = env_bool("TVCS_HTTPS", False)
+SECURE_SSL_REDIRECT = TVCS_HTTPS and env_bool("TVCS_SSL_REDIRECT", True)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = TVCS_HTTPS
+SECURE_HSTS_SECONDS = env_int("TVCS_HSTS_SECONDS", 31_536_000, minimum=0) if TVCS_HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("TVCS_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("TVCS_HSTS_PRELOAD", False)
+if TVCS_HTTPS and env_int("TVCS_NUM_PROXIES", 0, minimum=0):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
