@@ -51,9 +51,24 @@ class ProjectSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+@extend_schema_field(
+    {
+        "type": "number",
+        "format": "double",
+        "minimum": 0,
+        "exclusiveMinimum": True,
+        "maximum": 1,
+        "exclusiveMaximum": True,
+    }
+)
+class OpenProbabilityField(serializers.FloatField):
+    """A probability strictly between 0 and 1, as the schema says (the services refuse the
+    ends too, with their own message)."""
+
+
 class _ProjectDefaultsSerializer(serializers.Serializer):
-    default_prior = serializers.FloatField(
-        required=False, min_value=0, max_value=1, help_text="P(label = the second label)."
+    default_prior = OpenProbabilityField(
+        required=False, help_text="P(label = the second label), strictly between 0 and 1."
     )
     default_max_workers_per_task = serializers.IntegerField(
         required=False, min_value=0, max_value=MAX_COUNT

@@ -69,3 +69,16 @@ def test_the_docs_page_loads_swagger_ui_from_this_server_not_a_cdn(alice):
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page
     assert "cdn" not in page.lower()
     assert finders.find("drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
+
+
+def test_the_schema_gives_the_prior_the_open_interval_the_server_enforces(tmp_path, api):
+    path = tmp_path / "schema.yml"
+    call_command("spectacular", "--file", str(path))
+    schemas = yaml.safe_load(path.read_text(encoding="utf-8"))["components"]["schemas"]
+    for name in ("ProjectCreateRequest", "PatchedProjectUpdateRequest"):
+        prior = schemas[name]["properties"]["default_prior"]
+        assert (prior["minimum"], prior["exclusiveMinimum"]) == (0, True)
+        assert (prior["maximum"], prior["exclusiveMaximum"]) == (1, True)
+    for prior in (0, 1):
+        response = api.post("/api/projects/", {"name": f"p{prior}", "default_prior": prior})
+        assert response.status_code == 400
