@@ -408,6 +408,9 @@ class AssignmentRun(models.Model):
         null=True, blank=True, help_text="When it was last handed to the broker (queued runs)."
     )
     started_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(
+        max_length=200, blank=True, help_text="The Celery worker computing it (its hostname)."
+    )
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(null=True, blank=True)

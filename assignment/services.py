@@ -468,11 +468,13 @@ def _enqueue_after_commit(run_id: int) -> None:
     transaction.on_commit(lambda: run_execute_task.delay(run_id))
 
 
-def run_claim(*, run_id: int) -> bool:
-    """Move a queued run to running; False if it was not queued (someone else has it)."""
+def run_claim(*, run_id: int, worker: str = "") -> bool:
+    """Move a queued run to running on ``worker`` (a Celery hostname; empty in this process);
+    False if it was not queued (someone else has it)."""
     now = timezone.now()
     claimed = AssignmentRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
         status=RunStatus.RUNNING,
+        worker=worker,
         started_at=now,
         heartbeat_at=now,
         attempts=F("attempts") + 1,
@@ -646,6 +648,45 @@ def runs_recover_stale(*, now=None) -> dict[str, list[int]]:
     if requeued or failed:
         logger.warning("stale runs: re-queued %s, failed %s", requeued, failed)
     return {"requeued": requeued, "failed": failed, "reenqueued": reenqueued}
+
+
+def runs_hand_back(*, worker: str) -> list[int]:
+    """Hand back the runs ``worker`` is computing, because it is shutting down: queued again
+    at once (not running with a heartbeat about to go stale), for :func:`runs_enqueue` to give
+    to the broker once the worker has stopped taking messages.
+
+    The computation still under way sees at its next progress report that the run is no
+    longer its own, stops and stores nothing. The attempt is not counted against the run:
+    nothing failed. Should the worker die before :func:`runs_enqueue`, the lost-message sweep
+    of :func:`runs_recover_stale` enqueues them.
+    """
+    running = AssignmentRun.objects.filter(status=RunStatus.RUNNING, worker=worker)
+    handed_back = [
+        run_id
+        for run_id in running.values_list("pk", flat=True)
+        if AssignmentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker=worker).update(
+            status=RunStatus.QUEUED,
+            enqueued_at=timezone.now(),
+            attempts=F("attempts") - 1,
+            progress=0,
+            progress_message="re-queued: its worker shut down",
+        )
+    ]
+    if handed_back:
+        logger.warning("worker %s shutting down: runs %s queued again", worker, handed_back)
+    return handed_back
+
+
+def runs_enqueue(*, run_ids: list[int]) -> list[int]:
+    """Give the broker those of ``run_ids`` that are still queued; returns them."""
+    queued = list(
+        AssignmentRun.objects.filter(pk__in=run_ids, status=RunStatus.QUEUED).values_list(
+            "pk", flat=True
+        )
+    )
+    for run_id in queued:
+        _enqueue_after_commit(run_id)
+    return queued
 
 
 def _runs_reenqueue_lost(*, now) -> list[int]:

@@ -11,7 +11,9 @@ import logging
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.signals import worker_shutdown, worker_shutting_down
 from django.conf import settings
+from django.db import DatabaseError, connection
 
 from assignment import services
 
@@ -19,14 +21,15 @@ logger = logging.getLogger(__name__)
 
 
 @shared_task(
+    bind=True,
     name="assignment.run_execute",
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,
 )
-def run_execute_task(run_id: int) -> None:
+def run_execute_task(self, run_id: int) -> None:
     """Compute run ``run_id`` if it is still queued (a duplicate delivery does nothing)."""
-    if not services.run_claim(run_id=run_id):
+    if not services.run_claim(run_id=run_id, worker=self.request.hostname or ""):
         logger.info("run %s is not queued any more; nothing to do", run_id)
         return
     try:
@@ -58,3 +61,33 @@ def comparison_upper_bound_task(comparison_id: int) -> None:
         services.comparison_upper_bound_fail(
             comparison_id=comparison_id, reason="stopped by the time limit of 600 s"
         )
+
+
+#: Runs this worker handed back when told to stop, enqueued once it has stopped consuming (so
+#: that it does not take them again itself).
+_handed_back: list[int] = []
+
+
+@worker_shutting_down.connect
+def _hand_back_runs(sender: str, **kwargs) -> None:
+    """A worker told to stop (Ctrl-C, SIGTERM) queues its runs again at once."""
+    try:
+        _handed_back.extend(services.runs_hand_back(worker=sender))
+    except DatabaseError:
+        logger.exception("worker %s: runs not handed back at shutdown; recovery will", sender)
+    finally:
+        connection.close()
+
+
+@worker_shutdown.connect
+def _enqueue_handed_back_runs(sender, **kwargs) -> None:
+    """The worker has stopped: the runs it handed back go to the broker, for the others."""
+    if not _handed_back:
+        return
+    try:
+        services.runs_enqueue(run_ids=_handed_back)
+    except Exception:  # the broker or the database gone: the lost-message sweep enqueues them
+        logger.exception("runs %s not enqueued at shutdown; the recovery sweep will", _handed_back)
+    finally:
+        _handed_back.clear()
+        connection.close()

@@ -284,3 +284,30 @@ def test_the_heartbeat_outlives_a_locked_database(project, monkeypatch):
     assert len(calls) >= 4
     fresh = AssignmentRun.objects.get(pk=run.pk).heartbeat_at
     assert timezone.now() - fresh < timedelta(seconds=30)
+
+
+def test_a_worker_shutting_down_hands_its_runs_back_at_once(
+    project, queued, django_capture_on_commit_callbacks
+):
+    mine = services.run_create(project=project, method="random", enqueue=False)
+    theirs = services.run_create(project=project, method="random", enqueue=False)
+    assert services.run_claim(run_id=mine.pk, worker="w1@host")
+    assert services.run_claim(run_id=theirs.pk, worker="w2@host")
+    assert services.runs_hand_back(worker="w1@host") == [mine.pk]
+    assert queued == []  # not yet: the worker could take it again while it stops
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.runs_enqueue(run_ids=[mine.pk, theirs.pk]) == [mine.pk]
+    assert queued == [mine.pk]
+    mine.refresh_from_db()
+    assert (mine.status, mine.attempts) == (RunStatus.QUEUED, 0)
+    assert mine.progress_message == "re-queued: its worker shut down"
+    assert AssignmentRun.objects.get(pk=theirs.pk).status == RunStatus.RUNNING
+    # The computation that was under way finds the run gone and stores nothing.
+    services.run_execute(run_id=mine.pk)
+    mine.refresh_from_db()
+    assert (mine.status, mine.assignment_blob) == (RunStatus.QUEUED, None)
+    # Another worker then computes it; it counts as the first attempt.
+    assert services.run_claim(run_id=mine.pk, worker="w3@host")
+    services.run_execute(run_id=mine.pk)
+    mine.refresh_from_db()
+    assert (mine.status, mine.attempts, mine.worker) == (RunStatus.SUCCEEDED, 1, "w3@host")

@@ -74,3 +74,42 @@ def test_a_run_whose_worker_is_killed_ends_with_a_result_or_a_reason(workers):
         assert "stopped responding" in run.error
         assert run.assignment_blob is None
     assert recovered_in < 240
+
+
+def test_a_worker_told_to_stop_hands_its_run_back_at_once(workers):
+    first = workers("leaving")
+    project = demo_project()
+    run = services.run_create(
+        project=project,
+        method="tvcs-iht",
+        seed=4,
+        options={"max_iter": 10_000, "eval_every": 5, "time_limit": 60},
+    )
+
+    def computing():
+        current = AssignmentRun.objects.get(pk=run.pk)
+        return current.status == RunStatus.RUNNING and current.progress_message != "started"
+
+    wait_for(computing, timeout=120, what="the run to be computing", workers_=[first])
+    assert AssignmentRun.objects.get(pk=run.pk).worker.startswith("leaving@")
+    first.shut_down()
+
+    def handed_back():
+        return AssignmentRun.objects.get(pk=run.pk).status == RunStatus.QUEUED
+
+    # At once: well before any heartbeat could go stale (TVCS_RUN_STALE_AFTER is 120 s here).
+    wait_for(handed_back, timeout=15, what="the run to be queued again", workers_=[first])
+    first.process.wait(timeout=60)  # the computation stopped at its next progress report
+    assert AssignmentRun.objects.get(pk=run.pk).progress_message == (
+        "re-queued: its worker shut down"
+    )
+    second = workers("staying")
+
+    def finished():
+        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
+
+    wait_for(finished, timeout=240, what="the run to end on the second worker", workers_=[second])
+    run.refresh_from_db()
+    assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
+    assert run.worker.startswith("staying@")
+    assert_stored_assignment_is_consistent(run)

@@ -74,6 +74,11 @@ class Worker:
             start_new_session=True,
         )
 
+    def shut_down(self) -> None:
+        """SIGTERM to the worker's main process alone: a warm shutdown, as ``docker stop``,
+        systemd or ``runproduct``'s Ctrl-C ask for."""
+        self.process.send_signal(signal.SIGTERM)
+
     def kill(self) -> None:
         """SIGKILL the worker and its pool children: no cleanup runs."""
         os.killpg(self.process.pid, signal.SIGKILL)
