@@ -66,7 +66,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ValidationError):
         return _invalid(exc)
-    return drf_exception_handler(exc, context)
+    return drf_exception_handler(exc, context)  # None for the rest: see DatabaseBusyMiddleware
 
 
 def not_found(request: HttpRequest, exception: Exception):

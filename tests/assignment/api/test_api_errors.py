@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from django.db import OperationalError
+from django.test import Client
 from rest_framework.test import APIClient
 
 from assignment.api import views
+from frontend.views import projects
 
 pytestmark = pytest.mark.django_db
 
@@ -70,3 +73,36 @@ def client_for_pages(alice):
     client = APIClient()
     client.force_login(alice)
     return client
+
+
+def test_a_database_too_busy_to_answer_is_a_503_with_retry_after(api, project, monkeypatch):
+    def locked(**kwargs):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(views.services, "project_update", locked)
+    api.raise_request_exception = False
+    response = api.patch(f"/api/projects/{project.pk}/", {"description": "x"})
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert "try again" in response.json()["detail"]
+
+
+def test_a_busy_database_is_a_503_on_the_pages_too(alice, monkeypatch):
+    def locked(**kwargs):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(projects.services, "project_create", locked)
+    browser = Client(raise_request_exception=False)
+    browser.force_login(alice)
+    response = browser.post(
+        "/projects/new/",
+        {
+            "name": "n",
+            "labels": "0, 1",
+            "default_prior": "0.5",
+            "default_max_workers_per_task": "3",
+            "default_max_tasks_per_worker": "3",
+        },
+    )
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
