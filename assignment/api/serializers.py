@@ -130,10 +130,21 @@ class DownloadSerializer(serializers.Serializer):
 
 
 class ImportErrorSerializer(serializers.Serializer):
-    file = serializers.CharField()
-    line = serializers.IntegerField(allow_null=True)
-    column = serializers.CharField(allow_null=True)
+    """A rejected file says where; a request without a file says which field."""
+
+    file = serializers.CharField(required=False, help_text="The rejected file's name.")
+    line = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Where the problem's row starts."
+    )
+    column = serializers.CharField(required=False, allow_null=True)
     detail = serializers.CharField()
+    fields = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()), required=False
+    )
+
+
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField(help_text="Send it as `Authorization: Token <token>`.")
 
 
 class ErrorSerializer(serializers.Serializer):

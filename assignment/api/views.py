@@ -42,6 +42,7 @@ from assignment.api.serializers import (
     RunCreateSerializer,
     RunFilterSerializer,
     RunSerializer,
+    TokenSerializer,
     UploadSerializer,
 )
 from assignment.downloads import file_response
@@ -114,6 +115,13 @@ def _comparison(request, comparison_id: int) -> Comparison:
         summary="Get your API token",
         description="Send the token as `Authorization: Token <key>` with every other request.",
         auth=[],
+        responses={
+            200: TokenSerializer,
+            400: OpenApiResponse(
+                ErrorSerializer, description="Wrong username or password, or locked."
+            ),
+            429: OpenApiResponse(ErrorSerializer, description="Too many requests; retry later."),
+        },
     )
 )
 class TokenView(ObtainAuthToken):
@@ -161,7 +169,10 @@ class HealthView(APIView):
 class ProjectListView(APIView):
     pagination_class = BoundedLimitOffsetPagination
 
-    @extend_schema(summary="Your projects", responses=ProjectSerializer(many=True))
+    @extend_schema(
+        summary="Your projects",
+        responses={200: ProjectSerializer(many=True), 400: _INVALID},
+    )
     def get(self, request):
         return _paginated(
             self, selectors.project_list_for_user(user=request.user), ProjectSerializer
@@ -271,7 +282,7 @@ class ProjectDataView(APIView):
 
 def _export(request, project_id: int, kind: str):
     project = _project(request, project_id)
-    serializer = DownloadSerializer(data=request.query_params)
+    serializer = DownloadSerializer(data=request.query_params.dict())
     serializer.is_valid(raise_exception=True)
     format = serializer.validated_data["format"]
     return file_response(
@@ -363,10 +374,10 @@ class RunListView(APIView):
     @extend_schema(
         summary="Your runs, newest first",
         parameters=[RunFilterSerializer],
-        responses=RunSerializer(many=True),
+        responses={200: RunSerializer(many=True), 400: _INVALID},
     )
     def get(self, request):
-        filters = RunFilterSerializer(data=request.query_params)
+        filters = RunFilterSerializer(data=request.query_params.dict())
         filters.is_valid(raise_exception=True)
         runs = selectors.run_list_for_user(
             user=request.user,
@@ -410,7 +421,7 @@ class RunAssignmentView(APIView):
     )
     def get(self, request, run_id: int):
         run = _run(request, run_id)
-        serializer = DownloadSerializer(data=request.query_params)
+        serializer = DownloadSerializer(data=request.query_params.dict())
         serializer.is_valid(raise_exception=True)
         format = serializer.validated_data["format"]
         rows = selectors.run_assignment_rows(run=run)
@@ -434,7 +445,7 @@ class ProjectComparisonsView(APIView):
 
     @extend_schema(
         summary="The project's comparisons, newest first",
-        responses=ComparisonSerializer(many=True),
+        responses={200: ComparisonSerializer(many=True), 400: _INVALID, 404: _NOT_FOUND},
     )
     def get(self, request, project_id: int):
         project = _project(request, project_id)

@@ -38,3 +38,26 @@ def test_a_run_filter_beyond_the_id_range_is_a_400_naming_the_parameter(api, pro
     response = api.get(f"/api/runs/?project={HUGE}")
     assert response.status_code == 400
     assert "project" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("url", "field"),
+    [
+        ("/api/projects/?offset=abc", "offset"),
+        ("/api/projects/?offset=-1", "offset"),
+        ("/api/projects/?limit=0", "limit"),
+        ("/api/projects/?limit=%C2%B2", "limit"),  # a superscript two is a digit, not a number
+        ("/api/runs/?status=", "status"),
+        ("/api/runs/?project=", "project"),
+    ],
+)
+def test_a_parameter_the_schema_refuses_is_a_400_not_silently_ignored(api, project, url, field):
+    response = api.get(url)
+    assert response.status_code == 400, response.content
+    assert field in response.json()["fields"]
+
+
+def test_a_blank_download_format_is_a_400(api, project):
+    response = api.get(f"/api/projects/{project.pk}/data/workers/?format=")
+    assert response.status_code == 400
+    assert "format" in response.json()["fields"]
