@@ -66,6 +66,18 @@ class OpenProbabilityField(serializers.FloatField):
     ends too, with their own message)."""
 
 
+class TextField(serializers.CharField):
+    """A string, and only a string: DRF's CharField would take 5 or true as "5" and "True",
+    which the schema (type string) refuses."""
+
+    default_error_messages = {"not_text": "Must be a string, got {kind}."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_text", kind=type(data).__name__)
+        return super().to_internal_value(data)
+
+
 class _ProjectDefaultsSerializer(serializers.Serializer):
     default_prior = OpenProbabilityField(
         required=False, help_text="P(label = the second label), strictly between 0 and 1."
@@ -86,10 +98,10 @@ class _ProjectDefaultsSerializer(serializers.Serializer):
 
 
 class ProjectCreateSerializer(_ProjectDefaultsSerializer):
-    name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    name = TextField(max_length=200)
+    description = TextField(required=False, allow_blank=True, default="")
     labels = serializers.ListField(
-        child=serializers.CharField(max_length=100),
+        child=TextField(max_length=100),
         required=False,
         min_length=2,
         help_text='The label set, fixed once the project exists; default ["0", "1"].',
@@ -97,8 +109,8 @@ class ProjectCreateSerializer(_ProjectDefaultsSerializer):
 
 
 class ProjectUpdateSerializer(_ProjectDefaultsSerializer):
-    name = serializers.CharField(required=False, max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True)
+    name = TextField(required=False, max_length=200)
+    description = TextField(required=False, allow_blank=True)
 
 
 # --------------------------------------------------------------------------------------------

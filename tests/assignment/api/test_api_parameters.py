@@ -61,3 +61,10 @@ def test_a_blank_download_format_is_a_400(api, project):
     response = api.get(f"/api/projects/{project.pk}/data/workers/?format=")
     assert response.status_code == 400
     assert "format" in response.json()["fields"]
+
+
+@pytest.mark.parametrize("body", [{"name": 5}, {"name": "x", "description": True}])
+def test_a_number_where_the_schema_says_string_is_a_400(api, body):
+    response = api.post("/api/projects/", body, format="json")
+    assert response.status_code == 400
+    assert "Must be a string" in response.json()["detail"]
