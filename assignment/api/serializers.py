@@ -12,6 +12,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from assignment.data_files import FORMATS
+from assignment.engine import METHODS, Option, method_spec
 from assignment.models import (
     MAX_COUNT,
     MAX_ID,
@@ -232,6 +233,40 @@ class _CapsSerializer(serializers.Serializer):
     seed = serializers.IntegerField(required=False, min_value=0, max_value=MAX_SEED)
 
 
+def _option_schema(option: Option) -> dict:
+    """The JSON schema of one method option, from the engine's registry."""
+    kinds = {int: "integer", float: "number", bool: "boolean"}
+    schema: dict = {"type": kinds[option.kind], "description": f"{option.help}"}
+    if option.minimum is not None:
+        schema["minimum"] = option.minimum
+        schema["exclusiveMinimum"] = option.exclusive_minimum
+    if option.maximum is not None:
+        schema["maximum"] = option.maximum
+        schema["exclusiveMaximum"] = option.exclusive_maximum
+    if option.nullable:
+        schema["nullable"] = True
+    schema["default"] = option.default
+    return schema
+
+
+def _options_schema() -> dict:
+    """Every method's options as the properties of one object (no others are taken)."""
+    properties = {}
+    for method in METHODS:
+        for option in method_spec(method).options:
+            described = _option_schema(option)
+            described["description"] = f"{method}: {described['description']}"
+            properties[option.name] = described
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+@extend_schema_field(_options_schema())
+class OptionsField(serializers.DictField):
+    """A run's method options; the engine checks them against the chosen method."""
+
+    child = serializers.JSONField()
+
+
 class RunCreateSerializer(_CapsSerializer):
     method = serializers.ChoiceField(choices=Method.choices)
     budget = serializers.IntegerField(
@@ -240,10 +275,10 @@ class RunCreateSerializer(_CapsSerializer):
         max_value=MAX_COUNT,
         help_text="Default: the project's, else as many pairs as the caps allow.",
     )
-    options = serializers.DictField(
-        child=serializers.JSONField(),
+    options = OptionsField(
         required=False,
-        help_text='The method\'s options (numbers or true/false), e.g. {"max_iter": 30}.',
+        help_text='The method\'s options, e.g. {"max_iter": 30}; each method takes its own '
+        "(the engine's registry: defaults, bounds and meanings are in each property).",
     )
 
 

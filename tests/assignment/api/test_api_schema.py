@@ -8,6 +8,8 @@ from django.contrib.staticfiles import finders
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
+from assignment.engine import METHODS, method_spec
+
 pytestmark = pytest.mark.django_db
 
 
@@ -82,3 +84,18 @@ def test_the_schema_gives_the_prior_the_open_interval_the_server_enforces(tmp_pa
     for prior in (0, 1):
         response = api.post("/api/projects/", {"name": f"p{prior}", "default_prior": prior})
         assert response.status_code == 400
+
+
+def test_the_schema_lists_every_methods_options_from_the_engines_registry(tmp_path):
+    path = tmp_path / "schema.yml"
+    call_command("spectacular", "--file", str(path))
+    schemas = yaml.safe_load(path.read_text(encoding="utf-8"))["components"]["schemas"]
+    options = schemas["RunCreateRequest"]["properties"]["options"]
+    assert options["additionalProperties"] is False
+    expected = {o.name: o for m in METHODS for o in method_spec(m).options}
+    assert set(options["properties"]) == set(expected)
+    for name, option in expected.items():
+        described = options["properties"][name]
+        assert described["default"] == option.default
+        if option.maximum is not None:
+            assert described["maximum"] == option.maximum
