@@ -101,17 +101,20 @@ def screenshot(driver, name: str, folder: Path) -> Path:
 def wait_until(predicate, *, timeout: float, what: str, every: float = 0.25):
     """Poll ``predicate`` until it returns something true; fail saying ``what`` otherwise.
 
-    An element that went stale (the page changed under it) counts as "not yet".
+    A WebDriver error while the page changes under the predicate (an element gone stale, a node
+    no longer in the document) counts as "not yet"; the last one is reported on a time-out.
     """
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import WebDriverException
 
     deadline = time.monotonic() + timeout
+    last_error = None
     while time.monotonic() < deadline:
         try:
             value = predicate()
-        except StaleElementReferenceException:
-            value = None
+        except WebDriverException as error:
+            value, last_error = None, error
         if value:
             return value
         time.sleep(every)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    detail = f"; last WebDriver error: {last_error.msg}" if last_error is not None else ""
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}{detail}")
