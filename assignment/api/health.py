@@ -1,4 +1,5 @@
-"""Health checks of the services the product depends on: the database and the Celery broker.
+"""Health checks of the services the product depends on: the database, the Celery broker and
+the shared cache (where the throttles and sign-in lockouts count).
 
 Each check says whether its service answers. Why one does not (with hosts, ports and driver
 messages) goes to the log, never to the unauthenticated answer of ``/healthz``. The broker
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 from kombu import Connection
 
@@ -47,3 +49,17 @@ def broker_ok() -> bool:
     finally:
         broker.release()
     return True
+
+
+def cache_ok() -> bool:
+    """Whether a value written to the default cache reads back."""
+    key = "tvcs:health"
+    try:
+        cache.set(key, "ok", timeout=30)
+        answered = cache.get(key) == "ok"
+    except Exception as exc:
+        logger.warning("health: cache check failed: %s: %s", type(exc).__name__, exc)
+        return False
+    if not answered:
+        logger.warning("health: cache check failed: a value written did not read back")
+    return answered

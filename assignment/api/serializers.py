@@ -407,3 +407,4 @@ HEALTH_STATES = ["ok", "failing"]
 class HealthSerializer(serializers.Serializer):
     database = serializers.ChoiceField(choices=HEALTH_STATES)
     broker = serializers.ChoiceField(choices=HEALTH_STATES)
+    cache = serializers.ChoiceField(choices=HEALTH_STATES)

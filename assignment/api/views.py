@@ -152,7 +152,11 @@ class HealthView(APIView):
         auth=[],
     )
     def get(self, request):
-        working = {"database": health.database_ok(), "broker": health.broker_ok()}
+        working = {
+            "database": health.database_ok(),
+            "broker": health.broker_ok(),
+            "cache": health.cache_ok(),
+        }
         body = {name: "ok" if ok else "failing" for name, ok in working.items()}
         return Response(
             body,
