@@ -61,6 +61,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the WSGI server itself (gunicorn in docker/, runserver on the defaults).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -110,7 +112,21 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT = Path(env_str("TVCS_STATIC_ROOT", str(DATA_DIR / "static")))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise looks in it from the start
+# WhiteNoise serves the static files. TVCS_STATIC_MANIFEST=1 (the docker image, where
+# collectstatic ran at build): from STATIC_ROOT, compressed, with content-hashed names cached
+# for a year. Otherwise (runproduct, tests): straight from the apps' static folders.
+TVCS_STATIC_MANIFEST = env_bool("TVCS_STATIC_MANIFEST", False)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if TVCS_STATIC_MANIFEST
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = not TVCS_STATIC_MANIFEST
 
 # Every sign-in (pages, admin, API token) goes through one backend that refuses locked
 # accounts and addresses (assignment/sign_in.py); failures count in the shared cache.
