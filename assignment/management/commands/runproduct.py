@@ -58,15 +58,8 @@ class Command(BaseCommand):
                 cwd=MANAGE.parent,
             ),
             subprocess.Popen(
-                # --insecure: serve the admin's and the API docs' static files without DEBUG
-                [
-                    sys.executable,
-                    str(MANAGE),
-                    "runserver",
-                    f"{host}:{port}",
-                    "--noreload",
-                    "--insecure",
-                ],
+                # Static files: WhiteNoise (settings), straight from the apps' folders.
+                [sys.executable, str(MANAGE), "runserver", f"{host}:{port}", "--noreload"],
                 cwd=MANAGE.parent,
             ),
         ]
