@@ -1,8 +1,9 @@
 """Many writers at once over HTTP: parallel uploads and parallel run creations (a check).
 
-Starts the product the way ``runproduct`` does (``runserver`` and a Celery worker) on a data
-folder of its own, with a demo project, then sends at once, each from its own thread and
-connection on loopback:
+Starts the product on a data folder of its own, with a demo project: a Celery worker and the web
+server chosen by ``--server``: ``gunicorn`` (the production WSGI server of ``docker/``, with
+``config/gunicorn.py``; the default) or ``runserver`` (what ``runproduct`` uses). Then it sends
+at once, each from its own thread and connection on loopback:
 
 * ``--uploads`` uploads of a workers file (3,000 rows), one to each of as many projects;
 * ``--runs`` run creations (``random``, ``greedy``) on the demo project,
@@ -16,7 +17,8 @@ backlog of 5 connections and resets the rest; a production WSGI server listens w
 larger one. SQLite by default; PostgreSQL and Redis when
 ``DATABASE_URL`` and ``CELERY_BROKER_URL`` are set. Run from the repository root::
 
-    python benchmarks/concurrency.py                     # 50 uploads, 100 runs
+    python benchmarks/concurrency.py                     # 50 uploads, 100 runs, gunicorn
+    python benchmarks/concurrency.py --server runserver
     DATABASE_URL=postgres://... CELERY_BROKER_URL=redis://... python benchmarks/concurrency.py
 """
 
@@ -112,11 +114,16 @@ def setup(n_projects: int) -> dict:
     return {"token": services.api_token_renew(user=user), "demo": demo.pk, "empty": empty}
 
 
-def start(env: dict, data: Path, port: int) -> list[subprocess.Popen]:
+def start(env: dict, data: Path, port: int, server: str) -> list[subprocess.Popen]:
     python = sys.executable
     logs = [(data / "server.log").open("w"), (data / "worker.log").open("w")]
+    web = {
+        "runserver": [python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        "gunicorn": [python, "-m", "gunicorn", "--config", "python:config.gunicorn", "config.wsgi"],
+    }[server]
+    env = {**env, "TVCS_WEB_HOST": "127.0.0.1", "TVCS_WEB_PORT": str(port)}
     commands = [
-        [python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        web,
         [
             python,
             "-m",
@@ -216,7 +223,8 @@ def report(
     return [
         f"- socket errors (no HTTP answer): {len(failed)}"
         + (f", e.g. {failed[0]!r}" if failed else ""),
-        f"- database: {os.environ.get('DATABASE_URL', 'SQLite (embedded default)').split('@')[-1]}",
+        f"- server: {args.server}; database: "
+        f"{os.environ.get('DATABASE_URL', 'SQLite (embedded default)').split('@')[-1]}",
         f"- {args.uploads} uploads of {ROWS:,} workers at once: answers {codes(uploads)} in "
         f"{upload_seconds:.1f} s; workers stored {rows:,} (expected "
         f"{ROWS * sum(status == 201 for status, _ in uploads):,})",
@@ -232,6 +240,7 @@ def main() -> int:
     parser.add_argument("--uploads", type=int, default=50)
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--timeout", type=float, default=600.0, help="for the runs to end")
+    parser.add_argument("--server", choices=["gunicorn", "runserver"], default="gunicorn")
     args = parser.parse_args()
     data = Path(tempfile.mkdtemp(prefix="tvcs-concurrency-"))
     env = {
@@ -246,7 +255,7 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     facts = setup(args.uploads)
     port = free_port()
-    children = start(env, data, port)
+    children = start(env, data, port, args.server)
     base = f"http://127.0.0.1:{port}"
     try:
         if not wait_until(lambda: request(f"{base}/healthz", "")[0] == 200, timeout=60):
