@@ -348,7 +348,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", required=True)
     parser.add_argument("--username", required=True)
     parser.add_argument("--password", required=True)
-    parser.add_argument("--project", default="tvcs-assign", help="the compose project's name")
+    parser.add_argument(
+        "--project", default="tvcs-assign", help="the compose project (TVCS_STACK_PROJECT)"
+    )
     parser.add_argument("--minutes", type=float, default=30)
     parser.add_argument("--pollers", type=int, default=4)
     parser.add_argument("--run-every", type=float, default=40)
