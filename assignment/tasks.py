@@ -11,11 +11,12 @@ import logging
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
-from celery.signals import worker_shutdown, worker_shutting_down
+from celery.signals import worker_init, worker_shutdown, worker_shutting_down
 from django.conf import settings
 from django.db import DatabaseError, connection
 
 from assignment import services
+from assignment.engine.warm_up import warm_up
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,14 @@ def comparison_upper_bound_task(comparison_id: int) -> None:
         services.comparison_upper_bound_fail(
             comparison_id=comparison_id, reason="stopped by the time limit of 600 s"
         )
+
+
+@worker_init.connect
+def _compile_kernels(sender, **kwargs) -> None:
+    """Compile the numeric kernels before the pool forks its processes, which inherit them:
+    no user run waits for numba (seconds when they are cached on disk, ~a minute when not)."""
+    result = warm_up()
+    logger.info("numeric kernels ready in %.1f s", result.total_seconds)
 
 
 #: Runs this worker handed back when told to stop, enqueued once it has stopped consuming (so

@@ -1,0 +1,78 @@
+"""warm_up: after it, a run of any method on any problem compiles no numeric kernel."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from assignment.engine import METHODS
+from assignment.engine.warm_up import warm_up
+
+# In a fresh interpreter: nothing compiled in this test process can hide a kernel that the
+# warm-up misses. Every numba dispatcher of the engine and of projections is listed with the
+# signatures it has compiled (or loaded from the cache) after the warm-up, and again after runs
+# of every method on problems of other sizes and shapes (arrays of caps and priors, an
+# eligibility mask, a budget above what the caps allow).
+PROBE = textwrap.dedent(
+    """
+    import importlib, json, pkgutil
+    import numpy as np
+    from numba.core.registry import CPUDispatcher
+    import assignment.engine, projections
+    from assignment.engine import METHODS, AssignmentProblem, solve
+    from assignment.engine.warm_up import warm_up
+
+    def compiled():
+        found = {}
+        for package in (projections, assignment.engine):
+            for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+                module = importlib.import_module(info.name)
+                for name, obj in vars(module).items():
+                    if isinstance(obj, CPUDispatcher):
+                        found[f"{obj.py_func.__module__}.{name}"] = sorted(map(str, obj.signatures))
+        return found
+
+    warm_up()
+    after_warm_up = compiled()
+    rng = np.random.default_rng(5)
+    for n, m in ((7, 23), (30, 200)):
+        problems = [
+            AssignmentProblem(rng.uniform(0.4, 1.0, (n, m)), max_workers_per_task=2,
+                              max_tasks_per_worker=m, budget=n * m),
+            AssignmentProblem(rng.uniform(0.5, 0.9, (n, m)),
+                              max_workers_per_task=rng.integers(1, 5, m),
+                              max_tasks_per_worker=rng.integers(1, m // 2, n),
+                              budget=m, prior=rng.uniform(0.2, 0.8, m),
+                              eligible=rng.random((n, m)) < 0.7),
+        ]
+        for problem in problems:
+            for method in METHODS:
+                solve(problem, method=method, seed=1)
+    print(json.dumps({"after_warm_up": after_warm_up, "after_runs": compiled()}))
+    """
+)
+
+
+@pytest.mark.slow
+def test_after_warm_up_no_run_compiles_a_kernel():
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, timeout=600
+    )
+    found = json.loads(probe.stdout.strip().splitlines()[-1])
+    assert any(found["after_warm_up"].values())  # the probe does see compiled kernels
+    new = {
+        name: sorted(set(signatures) - set(found["after_warm_up"].get(name, [])))
+        for name, signatures in found["after_runs"].items()
+    }
+    assert {name: added for name, added in new.items() if added} == {}
+
+
+def test_warm_up_solves_with_every_method_and_says_how_long_each_took():
+    result = warm_up()
+    assert set(result.seconds) == set(METHODS)
+    assert all(seconds >= 0 for seconds in result.seconds.values())
+    assert result.total_seconds == pytest.approx(sum(result.seconds.values()))
