@@ -16,6 +16,8 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from assignment.engine import METHODS, method_spec
+
 #: Largest count a cap, a budget or a row number may be: a ``PositiveIntegerField`` holds it on
 #: every supported database.
 MAX_COUNT = 2**31 - 1
@@ -342,11 +344,13 @@ class Answer(models.Model):
         ]
 
 
-class Method(models.TextChoices):
-    TVCS_IHT = "tvcs-iht", "stochastic IHT with the exact TVCS projection"
-    RANDOM = "random", "random maximal assignment"
-    Q_LP = "q-lp", "Q-based LP (Ho, Jabbari & Vaughan 2013)"
-    GREEDY = "greedy", "greedy marginal gain"
+#: The assignment methods, as the engine's registry names and titles them
+#: (``assignment.engine.solve``): a method added there is a choice here, in the API and in the
+#: forms (after ``makemigrations``, which records the choices and the check constraint).
+Method = models.TextChoices(
+    "Method",
+    [(name.upper().replace("-", "_"), (name, method_spec(name).title)) for name in METHODS],
+)
 
 
 class RunStatus(models.TextChoices):
