@@ -3,19 +3,38 @@
 What it measures
 ----------------
 Requests per second and latency percentiles (p50, p90, p99, max) of ``GET /api/runs/{id}/``
-with ``Authorization: Token <key>``, on loopback, against the product started the way
-``python manage.py runproduct`` starts it: ``manage.py runserver 127.0.0.1:PORT --noreload
---insecure`` (Django's threaded development server) and one ``celery -A config worker --beat
---concurrency 1``. For each way of connecting in ``--connection`` and each number of
-concurrent clients in ``--clients`` it loads the endpoint for ``--seconds`` seconds, twice:
+with ``Authorization: Token <key>``, on loopback, against the product served by each web server
+in ``--server`` (comma-separated, default both), one at a time on the same port, with the same
+database, user, token and run:
+
+* ``runserver``: as ``python manage.py runproduct`` starts it, ``manage.py runserver
+  127.0.0.1:PORT --noreload --insecure`` (Django's threaded development server);
+* ``gunicorn``: as the product is deployed, ``gunicorn --config python:config.gunicorn
+  config.wsgi`` with ``TVCS_WEB_HOST=127.0.0.1`` and ``TVCS_WEB_PORT=PORT`` (``config/gunicorn.py``:
+  gthread workers, ``WEB_CONCURRENCY`` processes, default 2 x cores + 1, of ``TVCS_WEB_THREADS``
+  threads, default 4, replaced after ``TVCS_WEB_MAX_REQUESTS`` requests; these are read from
+  this script's environment, so they can be set for a run of it), plus ``--no-control-socket``
+  (gunicorn's management socket in the home folder, of no use here, is left to any other
+  gunicorn of the machine);
+
+and one ``celery -A config worker --beat --concurrency 1`` for the whole measurement. For each
+server, each way of connecting in ``--connection`` and each number of concurrent clients in
+``--clients`` it loads the endpoint for ``--seconds`` seconds, twice:
 
 * **computing**: while the worker computes a large ``tvcs-iht`` run (the run being polled) on
   a demo project of ``--workers`` x ``--tasks`` (``services.demo_project_create``, the shape of
   the paper's Figure 4; default 200 x 10,000), with ``max_iter`` high and a ``time_limit``
-  longer than the whole measurement, so that the run is still ``running`` when each level ends
-  (its status and iteration are read after each level and reported);
+  longer than all the servers' computing levels, so that the run is still ``running`` when each
+  level ends (its status and iteration are read after each level and reported);
 * **idle**: the same polling after the run is cancelled and the worker has stopped computing
   (its log says the task ended), as the reference.
+
+The order is: the first server is started (it serves the run's creation), then the computing
+levels with each server in the order of ``--server`` (stopping one, starting the next), the
+run is cancelled, then the idle levels with the servers in the reverse order (the last server
+stays up across the cancel, and a server measured first while computing is measured last when
+idle, so that the drift of the run's iterations weighs on neither alone). A server is stopped
+before the next one starts, so they never share the cores.
 
 Two ways of connecting (``--connection``, default both):
 
@@ -23,39 +42,47 @@ Two ways of connecting (``--connection``, default both):
   ``requests.Session`` would. ``runserver`` writes an answer in several small writes on a
   socket with Nagle's algorithm on, and the client's delayed ACK (40 ms on Linux) holds back
   the last one: a keep-alive poll takes ~40-50 ms even when the server is idle, and the
-  request rate per client is bounded at ~20/s by that wait, not by the CPU;
+  request rate per client is bounded at ~20/s by that wait, not by the CPU. gunicorn sets
+  ``TCP_NODELAY`` on its sockets and has no such wait (it closes an idle keep-alive connection
+  after ``keepalive`` seconds, longer than the clients ever wait);
 * ``close``: a new connection per request (``Connection: close``), as ``curl`` in a loop: no
   such wait, so this shows what the server's CPU allows.
 
-The table has one row per (state, connection, clients) with requests, req/s, latency
-percentiles in milliseconds, errors (non-2xx answers, socket errors, timeouts), the run's status
-at the end of the level, and the CPU used during the level by the worker's processes, the
-server's and the load generator's (100% = one core, from /proc). A second table gives
-computing / idle per (connection, clients).
+The main table has one row per (server, state, connection, clients) with requests, req/s,
+latency percentiles in milliseconds, errors (non-2xx answers, socket errors, timeouts), the
+run's status at the end of the level, and the CPU used during the level by the worker's
+processes, the server's (gunicorn: its master and all its workers) and the load generator's
+(100% = one core, from /proc). A second table gives computing / idle per (server, connection,
+clients). With both servers, a third table, "gunicorn ÷ runserver", gives per (state,
+connection, clients) the req/s of each server and their ratio, and the two p99s side by side.
 
 The load generator is a separate process: ``wrk`` (one thread, ``--clients`` connections, a Lua
 script adding the token and printing the percentiles) when it is on the PATH, else this script
 re-invoked as a Python client (``--load python``: one thread per client, each with an
 ``http.client`` connection, every latency recorded; with ``close`` the connect is timed too).
 It only ever talks to 127.0.0.1, for ``--seconds`` per level, with ``--clients`` connections at
-most. A short warm-up (``--warmup`` seconds at the largest level) precedes the first level and
-is not reported.
+most. A short warm-up (``--warmup`` seconds at the largest level) follows each start of a
+server, before its first level, and is not reported.
 
 Everything lives in a temporary data directory (``TVCS_DATA_DIR``): the SQLite database (unless
 ``DATABASE_URL`` is set: then that database is migrated and used, and the user and project this
 script creates are deleted at the end), the filesystem broker's folders (unless
-``CELERY_BROKER_URL`` is set), the processes' logs. The run is cancelled, the server, the
-worker and the load generator are stopped and the directory is removed at the end, also on an
-error or Ctrl-C (``--keep`` keeps the directory, for the logs).
+``CELERY_BROKER_URL`` is set), the processes' logs (``server-<name>-<n>.log`` per start of a
+server). The run is cancelled, the servers, the worker and the load generator are stopped and
+the directory is removed at the end, also on an error or Ctrl-C (``--keep`` keeps the
+directory, for the logs).
 
 Run from the repository root (the script puts the root on ``sys.path``)::
 
-    python benchmarks/api.py                                   # 1,4,16 clients x 20 s, ~6 min
-    python benchmarks/api.py --workers 20 --tasks 300 --seconds 3 --clients 1,4   # quick check
-    python benchmarks/api.py --load python --out results.md
+    python benchmarks/api.py                       # both servers, 1,4,16 clients x 20 s, ~12 min
+    python benchmarks/api.py --clients 1,16,64 --out results.md     # the issue's levels, ~12 min
+    python benchmarks/api.py --server gunicorn     # gunicorn alone, ~7 min
+    python benchmarks/api.py --workers 50 --tasks 1000 --seconds 3 --clients 1,16  # quick check
+    python benchmarks/api.py --load python --server runserver --out results.md
 
 On a machine with few cores the load generator, the server and the worker share them: the
-numbers are those of this whole arrangement on one machine, not of the server alone.
+numbers are those of this whole arrangement on one machine, not of the server alone (gunicorn's
+default of 2 x cores + 1 processes then competes with the worker's computation too).
 """
 
 from __future__ import annotations
@@ -64,6 +91,7 @@ import argparse
 import contextlib
 import http.client
 import importlib.metadata
+import importlib.util
 import json
 import os
 import platform
@@ -86,6 +114,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the proj
 MANAGE = ROOT / "manage.py"
 HOST = "127.0.0.1"
 FINISHED = {"succeeded", "failed", "cancelled"}
+SERVERS = ("runserver", "gunicorn")
 
 WRK_SCRIPT = """\
 wrk.headers["Authorization"] = "Token %(token)s"
@@ -181,9 +210,10 @@ class Children:
         self.started: list[subprocess.Popen] = []
 
     def start(self, argv: list[str], *, log: Path | None = None, **kwargs) -> subprocess.Popen:
-        if log is not None:
-            kwargs.update(stdout=log.open("w"), stderr=subprocess.STDOUT)
-        process = subprocess.Popen(argv, cwd=ROOT, start_new_session=True, **kwargs)
+        with contextlib.ExitStack() as stack:
+            if log is not None:  # the child writes to its copy; ours is closed at once
+                kwargs.update(stdout=stack.enter_context(log.open("w")), stderr=subprocess.STDOUT)
+            process = subprocess.Popen(argv, cwd=ROOT, start_new_session=True, **kwargs)
         self.started.append(process)
         return process
 
@@ -310,8 +340,13 @@ def measure(
     clients: int,
     seconds: int,
     connection: str,
+    silent_close: bool = False,
 ) -> dict:
-    """Load ``path`` with ``clients`` connections for ``seconds``; requests, rate, latencies."""
+    """Load ``path`` with ``clients`` connections for ``seconds``; requests, rate, latencies.
+
+    ``silent_close``: the server closes the connection after answering a ``Connection: close``
+    request without saying so in its answer (``runserver`` does, gunicorn does not).
+    """
     if load == "wrk":
         script = tmp / "poll.lua"
         close = 'wrk.headers["Connection"] = "close"' if connection == "close" else ""
@@ -342,10 +377,11 @@ def measure(
         r = json.loads(match.group(1))
         duration = r["duration_us"] / 1e6
         read_errors = r["read"]
-        if connection == "close":
+        if connection == "close" and silent_close:
             # The server closes after each answer without saying so (no "Connection: close" in
             # it), so wrk finds every connection closed when it sends the next request: one read
-            # error per answer, then it reconnects. Only read errors beyond that count.
+            # error per answer, then it reconnects. Only read errors beyond that count. (A server
+            # that answers "Connection: close" lets wrk reconnect without an error.)
             read_errors = max(0, read_errors - r["requests"])
         return {
             "requests": r["requests"],
@@ -428,13 +464,14 @@ def cpu_cell(value: float | None) -> str:
 
 def table(rows: list[dict]) -> list[str]:
     lines = [
-        "| state | connection | clients | requests | req/s | p50 ms | p90 ms | p99 ms | max ms "
-        "| errors | run at the end | CPU % worker / server / load |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
+        "| server | state | connection | clients | requests | req/s | p50 ms | p90 ms | p99 ms "
+        "| max ms | errors | run at the end | CPU % worker / server / load |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for row in rows:
         cpu = " / ".join(cpu_cell(row[k]) for k in ("cpu_worker", "cpu_server", "cpu_load"))
         cells = [
+            row["server"],
             row["state"],
             row["connection"],
             row["clients"],
@@ -452,36 +489,54 @@ def table(rows: list[dict]) -> list[str]:
     return lines
 
 
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}" if b else "—"
+
+
+def find_row(rows: list[dict], **key) -> dict | None:
+    return next((r for r in rows if all(r[k] == v for k, v in key.items())), None)
+
+
 def ratio_table(rows: list[dict]) -> list[str]:
+    """Computing / idle per (server, connection, clients)."""
     lines = [
-        "| connection | clients | req/s idle | req/s computing | req/s computing / idle "
-        "| p50 computing / idle | p99 computing / idle |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| server | connection | clients | req/s idle | req/s computing "
+        "| req/s computing / idle | p50 computing / idle | p99 computing / idle |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-
-    def ratio(a: float, b: float) -> str:
-        return f"{a / b:.2f}" if b else "—"
-
-    def find(state: str, connection: str, clients: int) -> dict | None:
-        return next(
-            (
-                r
-                for r in rows
-                if (r["state"], r["connection"], r["clients"]) == (state, connection, clients)
-            ),
-            None,
-        )
-
-    for row in rows:
-        if row["state"] != "computing":
+    for busy in rows:
+        if busy["state"] != "computing":
             continue
-        busy, idle = row, find("idle", row["connection"], row["clients"])
+        key = {k: busy[k] for k in ("server", "connection", "clients")}
+        idle = find_row(rows, state="idle", **key)
         if idle is None:
             continue
         lines.append(
-            f"| {row['connection']} | {row['clients']} | {idle['rps']:.0f} | {busy['rps']:.0f} "
-            f"| {ratio(busy['rps'], idle['rps'])} | {ratio(busy['p50'], idle['p50'])} "
-            f"| {ratio(busy['p99'], idle['p99'])} |"
+            f"| {busy['server']} | {busy['connection']} | {busy['clients']} | {idle['rps']:.0f} "
+            f"| {busy['rps']:.0f} | {ratio(busy['rps'], idle['rps'])} "
+            f"| {ratio(busy['p50'], idle['p50'])} | {ratio(busy['p99'], idle['p99'])} |"
+        )
+    return lines
+
+
+def server_table(rows: list[dict]) -> list[str]:
+    """gunicorn ÷ runserver per (state, connection, clients): req/s and their ratio, the p99s."""
+    lines = [
+        "| state | connection | clients | req/s runserver | req/s gunicorn "
+        "| req/s gunicorn ÷ runserver | p99 ms runserver | p99 ms gunicorn |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for base in rows:
+        if base["server"] != "runserver":
+            continue
+        key = {k: base[k] for k in ("state", "connection", "clients")}
+        other = find_row(rows, server="gunicorn", **key)
+        if other is None:
+            continue
+        lines.append(
+            f"| {base['state']} | {base['connection']} | {base['clients']} | {base['rps']:.0f} "
+            f"| {other['rps']:.0f} | {ratio(other['rps'], base['rps'])} "
+            f"| {base['p99']:.1f} | {other['p99']:.1f} |"
         )
     return lines
 
@@ -549,21 +604,113 @@ def worker_finished_task(log: Path, offset: int, run_id: int) -> bool:
     )
 
 
+def server_argv(name: str, port: int) -> list[str]:
+    """The command starting web server ``name`` (gunicorn takes its address from the env).
+
+    gunicorn's control socket (``~/.gunicorn/gunicorn.ctl`` by default, shared by every gunicorn
+    of the user) is turned off: it plays no part in serving, and another gunicorn on the machine
+    keeps its own.
+    """
+    if name == "runserver":
+        return [
+            sys.executable,
+            str(MANAGE),
+            "runserver",
+            f"{HOST}:{port}",
+            "--noreload",
+            "--insecure",
+        ]
+    config = ["--config", "python:config.gunicorn", "--no-control-socket"]
+    return [sys.executable, "-m", "gunicorn", *config, "config.wsgi"]
+
+
+def gunicorn_settings() -> dict:
+    """What ``config/gunicorn.py`` gives gunicorn here (it reads this process's environment)."""
+    import config.gunicorn as settings
+
+    names = ("worker_class", "workers", "threads", "keepalive", "max_requests")
+    return {name: getattr(settings, name) for name in (*names, "max_requests_jitter", "accesslog")}
+
+
+def server_description(name: str) -> str:
+    debug = os.environ.get("DJANGO_DEBUG", "0")
+    if name == "runserver":
+        return (
+            f"`manage.py runserver {HOST}:PORT --noreload --insecure` (Django's threaded "
+            f"development server, DJANGO_DEBUG={debug}, logs every request)"
+        )
+    g = gunicorn_settings()
+    return (
+        "`gunicorn --config python:config.gunicorn --no-control-socket config.wsgi` "
+        f"{version('gunicorn')} "
+        f"({g['worker_class']}, {g['workers']} worker processes x {g['threads']} threads, "
+        f"keepalive {g['keepalive']} s, max_requests {g['max_requests']} + up to "
+        f"{g['max_requests_jitter']}, access log {'on' if g['accesslog'] else 'off'}, "
+        f"DJANGO_DEBUG={debug})"
+    )
+
+
+class WebServer:
+    """The web server under load: one of ``SERVERS`` at a time, always on ``HOST:api.port``."""
+
+    def __init__(self, children: Children, tmp: Path, api: Api, worker: tuple) -> None:
+        self.children, self.tmp, self.api, self.worker = children, tmp, api, worker
+        self.name: str | None = None
+        self.process: subprocess.Popen | None = None
+        self.log: Path | None = None
+        self.warm = False  # loaded since it started (the warm-up done)
+        self.logs: dict[str, list[Path]] = {name: [] for name in SERVERS}
+
+    def watched(self) -> list[tuple]:
+        """(name, process, log) of the processes a :func:`wait_for` must not outlive."""
+        return [(f"web server ({self.name})", self.process, self.log), self.worker]
+
+    def healthy(self) -> bool:
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            return self.api.call("GET", "/healthz")[0] == 200
+        return False
+
+    def use(self, name: str) -> None:
+        """Make ``name`` the running server: stop the other one, start it, wait for /healthz."""
+        if name == self.name:
+            return
+        self.stop()
+        logs = self.logs[name]
+        self.log = self.tmp / f"server-{name}-{len(logs) + 1}.log"
+        logs.append(self.log)
+        port = self.api.port
+        env = dict(os.environ, TVCS_WEB_HOST=HOST, TVCS_WEB_PORT=str(port))
+        progress(f"starting {name} on {HOST}:{port} ...")
+        started = time.perf_counter()
+        self.process = self.children.start(server_argv(name, port), log=self.log, env=env)
+        self.name, self.warm = name, False
+        wait_for(self.healthy, timeout=120, what=f"{name} (/healthz)", processes=self.watched())
+        progress(f"  answering after {time.perf_counter() - started:.1f} s")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            progress(f"stopping {self.name} ...")
+            Children.stop(self.process)
+            self.name = self.process = self.log = None
+
+    def gunicorn_boots(self) -> tuple[int, int]:
+        """(gunicorn starts, worker processes booted in all): boots beyond ``workers`` per start
+        are workers replaced during the measurement (``max_requests``, or a crash)."""
+        logs = self.logs["gunicorn"]
+        boots = sum(log.read_text(errors="replace").count("Booting worker") for log in logs)
+        return len(logs), boots
+
+
 def benchmark(args, tmp: Path, children: Children, report: list[str]) -> None:
     levels = [int(x) for x in args.clients.split(",") if x.strip()]
     modes = [x.strip() for x in args.connection.split(",") if x.strip()]
+    servers = [x.strip() for x in args.server.split(",") if x.strip()]
     facts = setup_database(args.workers, args.tasks, args.seed)
     args._facts = facts  # for the cleanup
     token, port = facts["token"], args.port or free_port()
-    env = dict(os.environ)
-    server_log, worker_log = tmp / "server.log", tmp / "worker.log"
+    worker_log = tmp / "worker.log"
 
-    progress(f"starting the web server on {HOST}:{port} and a Celery worker ...")
-    server = children.start(
-        [sys.executable, str(MANAGE), "runserver", f"{HOST}:{port}", "--noreload", "--insecure"],
-        log=server_log,
-        env=env,
-    )
+    progress("starting a Celery worker ...")
     worker = children.start(
         [
             sys.executable,
@@ -583,20 +730,15 @@ def benchmark(args, tmp: Path, children: Children, report: list[str]) -> None:
             str(tmp / "celerybeat-schedule"),
         ],
         log=worker_log,
-        env=env,
+        env=dict(os.environ),
     )
-    watched = [("web server", server, server_log), ("Celery worker", worker, worker_log)]
     api = Api(port, token)
+    web = WebServer(children, tmp, api, ("Celery worker", worker, worker_log))
+    web.use(servers[0])
 
-    def healthy():
-        with contextlib.suppress(OSError, http.client.HTTPException):
-            return api.call("GET", "/healthz")[0] == 200
-        return False
-
-    wait_for(healthy, timeout=120, what="the web server (/healthz)", processes=watched)
-
-    busy_total = len(modes) * len(levels) * (args.seconds + 15) + args.warmup
-    time_limit = args.run_time_limit or busy_total + 900
+    # the computing levels of every server, their warm-ups and the servers' (re)starts
+    per_server = len(modes) * len(levels) * (args.seconds + 15) + args.warmup + 120
+    time_limit = args.run_time_limit or len(servers) * per_server + 900
     options = {"max_iter": args.max_iter, "time_limit": time_limit}
     status, created = api.call(
         "POST",
@@ -618,7 +760,10 @@ def benchmark(args, tmp: Path, children: Children, report: list[str]) -> None:
 
     started = time.perf_counter()
     run = wait_for(
-        computing, timeout=args.start_timeout, what="the run's first iterations", processes=watched
+        computing,
+        timeout=args.start_timeout,
+        what="the run's first iterations",
+        processes=web.watched(),
     )
     progress(f"  computing after {time.perf_counter() - started:.1f} s: {run['progress_message']}")
 
@@ -629,12 +774,16 @@ def benchmark(args, tmp: Path, children: Children, report: list[str]) -> None:
         f"- database: {facts['database']}"
         + (" (in the temporary data directory)" if "DATABASE_URL" not in os.environ else ""),
         f"- broker: {os.environ.get('CELERY_BROKER_URL', 'filesystem:// (temporary folders)')}",
-        f"- web server: `manage.py runserver {HOST}:PORT --noreload --insecure` (Django's "
-        f"threaded development server, DJANGO_DEBUG={os.environ.get('DJANGO_DEBUG', '0')}); "
-        "one `celery -A config worker --beat --concurrency 1`",
+        *(f"- web server {name}: {server_description(name)}" for name in servers),
+        "- one `celery -A config worker --beat --concurrency 1` throughout; one web server at a "
+        "time on the same port: computing levels with "
+        + " then ".join(servers)
+        + ", the run cancelled, idle levels with "
+        + " then ".join(reversed(servers)),
         f"- load generator: {args._load_name}, {args.seconds} s per level after a "
-        f"{args.warmup} s warm-up; connection keep-alive: each client polls on one HTTP/1.1 "
-        "connection; close: `Connection: close`, a new connection per request",
+        f"{args.warmup} s warm-up per start of a server; connection keep-alive: each client "
+        "polls on one HTTP/1.1 connection; close: `Connection: close`, a new connection per "
+        "request",
         f"- run polled: tvcs-iht on the demo project of {args.workers} workers x "
         f"{args.tasks:,} tasks, options {json.dumps(options)}, computing "
         f"({run['progress_message']}) when the measurement started",
@@ -642,6 +791,7 @@ def benchmark(args, tmp: Path, children: Children, report: list[str]) -> None:
     ]
 
     def one_level(state: str, connection: str, clients: int, seconds: int) -> dict:
+        server = web.process
         worker_before = session_cpu_seconds(worker.pid)
         server_before = session_cpu_seconds(server.pid)
         load_before = children_cpu_seconds()
@@ -656,6 +806,7 @@ def benchmark(args, tmp: Path, children: Children, report: list[str]) -> None:
             clients=clients,
             seconds=seconds,
             connection=connection,
+            silent_close=web.name == "runserver",
         )
         wall = time.perf_counter() - wall
         worker_after = session_cpu_seconds(worker.pid)
@@ -666,6 +817,7 @@ def benchmark(args, tmp: Path, children: Children, report: list[str]) -> None:
 
         run_now = api.run(run_id)
         result.update(
+            server=web.name,
             state=state,
             connection=connection,
             clients=clients,
@@ -677,28 +829,43 @@ def benchmark(args, tmp: Path, children: Children, report: list[str]) -> None:
         )
         return result
 
-    if args.warmup:
-        progress(f"warm-up: {max(levels)} clients for {args.warmup} s ...")
-        one_level("warm-up", modes[0], max(levels), args.warmup)
+    def all_levels(state: str) -> list[dict]:
+        """Every (connection, clients) level on the running server, warmed up first if new."""
+        if args.warmup and not web.warm:
+            progress(f"warm-up: {web.name}, {max(levels)} clients for {args.warmup} s ...")
+            one_level("warm-up", modes[0], max(levels), args.warmup)
+        web.warm = True
+        rows = []
+        for connection in modes:
+            for clients in levels:
+                progress(
+                    f"{state}: {web.name}, {connection}, {clients} client(s) "
+                    f"for {args.seconds} s ..."
+                )
+                row = one_level(state, connection, clients, args.seconds)
+                rows.append(row)
+                message = f"  {row['rps']:.0f} req/s, p50 {row['p50']:.1f} ms, "
+                message += f"p99 {row['p99']:.1f} ms, {row['errors']} errors"
+                if state == "computing":
+                    message += f"; run {row['run']}"
+                    if row["run_status"] != "running":
+                        report.append(
+                            f"WARNING: the run was {row['run']} at the end of the {web.name} "
+                            f"{connection} {clients}-client level: later computing rows are "
+                            "not 'while computing'."
+                        )
+                progress(message)
+        return rows
 
     rows = []
-    for connection in modes:
-        for clients in levels:
-            progress(f"computing: {connection}, {clients} client(s) for {args.seconds} s ...")
-            row = one_level("computing", connection, clients, args.seconds)
-            rows.append(row)
-            progress(
-                f"  {row['rps']:.0f} req/s, p50 {row['p50']:.1f} ms, p99 {row['p99']:.1f} ms; "
-                f"run {row['run']}"
-            )
-            if row["run_status"] != "running":
-                report.append(
-                    f"WARNING: the run was {row['run']} at the end of the {connection} "
-                    f"{clients}-client level: later computing rows are not 'while computing'."
-                )
+    for name in servers:
+        web.use(name)
+        rows += all_levels("computing")
 
     progress(f"cancelling run {run_id} and waiting for the worker to stop computing ...")
     offset = len(worker_log.read_text(errors="replace"))
+    if api.run(run_id)["status"] in FINISHED:  # it ended during the levels: its end is logged
+        offset = 0
     status, payload = api.call("POST", f"/api/runs/{run_id}/cancel/")
     if status not in (200, 409):
         raise RuntimeError(f"cancelling the run answered {status}: {payload}")
@@ -707,28 +874,35 @@ def benchmark(args, tmp: Path, children: Children, report: list[str]) -> None:
         lambda: worker_finished_task(worker_log, offset, run_id),
         timeout=args.start_timeout,
         what="the worker to stop computing the cancelled run",
-        processes=watched,
+        processes=web.watched(),
     )
     progress(f"  stopped after {time.perf_counter() - started:.1f} s")
     time.sleep(1.0)
 
-    for connection in modes:
-        for clients in levels:
-            progress(f"idle: {connection}, {clients} client(s) for {args.seconds} s ...")
-            row = one_level("idle", connection, clients, args.seconds)
-            rows.append(row)
-            progress(f"  {row['rps']:.0f} req/s, p50 {row['p50']:.1f} ms, p99 {row['p99']:.1f} ms")
+    for name in reversed(servers):
+        web.use(name)
+        rows += all_levels("idle")
+    web.stop()
 
-    report += [
-        *table(rows),
-        "",
-        *ratio_table(rows),
-        "",
+    order = {name: i for i, name in enumerate(servers)}
+    rows.sort(key=lambda r: (order[r["server"]], r["state"] != "computing"))
+    report += [*table(rows), "", "Computing / idle:", "", *ratio_table(rows), ""]
+    if {"runserver", "gunicorn"} <= set(servers):
+        report += ["gunicorn ÷ runserver:", "", *server_table(rows), ""]
+    notes = (
         "Latencies in milliseconds (wrk: from its histogram; Python: every request). Errors: "
         "non-2xx answers plus socket errors and timeouts. CPU: share of one core used during "
-        "the level by the worker's processes (its pool computes the run), the server's and the "
-        "load generator's. Load average at the end: " + load_average() + ".",
-    ]
+        "the level by the worker's processes (its pool computes the run), the server's "
+        "(gunicorn: its master and workers) and the load generator's."
+    )
+    if "gunicorn" in servers:
+        starts, boots = web.gunicorn_boots()
+        notes += (
+            f" gunicorn: {starts} start(s), {boots} worker processes booted in all "
+            f"({gunicorn_settings()['workers']} per start; any others replaced workers that "
+            "reached max_requests, or died)."
+        )
+    report.append(notes + " Load average at the end: " + load_average() + ".")
 
 
 def cleanup(args, children: Children, tmp: Path) -> None:
@@ -761,6 +935,13 @@ def main(argv: list[str]) -> int:
         default="keep-alive,close",
         help="comma-separated: keep-alive (one connection per client) and/or close (a new "
         "connection per request); default: %(default)s",
+    )
+    parser.add_argument(
+        "--server",
+        default=",".join(SERVERS),
+        help="comma-separated web servers measured in turn: runserver (Django's development "
+        "server, as runproduct starts it) and/or gunicorn (config/gunicorn.py, as deployed); "
+        "default: %(default)s",
     )
     parser.add_argument("--seconds", type=int, default=20, help="load duration of each level")
     parser.add_argument("--warmup", type=int, default=2, help="unreported warm-up seconds")
@@ -800,6 +981,11 @@ def main(argv: list[str]) -> int:
     modes = [x.strip() for x in args.connection.split(",") if x.strip()]
     if not modes or not set(modes) <= {"keep-alive", "close"} or len(set(modes)) < len(modes):
         parser.error("--connection must be keep-alive, close, or both, comma-separated")
+    servers = [x.strip() for x in args.server.split(",") if x.strip()]
+    if not servers or not set(servers) <= set(SERVERS) or len(set(servers)) < len(servers):
+        parser.error("--server must be runserver, gunicorn, or both, comma-separated")
+    if "gunicorn" in servers and importlib.util.find_spec("gunicorn") is None:
+        parser.error("gunicorn is not installed in this Python (pip install -e .)")
     if args.seconds < 1 or args.warmup < 0:
         parser.error("--seconds must be at least 1 and --warmup at least 0")
     if args.load == "auto":
@@ -817,10 +1003,12 @@ def main(argv: list[str]) -> int:
     os.environ["TVCS_DATA_DIR"] = str(tmp)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     versions = ", ".join(
-        f"{p} {version(p)}" for p in ("django", "djangorestframework", "celery", "numpy")
+        f"{p} {version(p)}"
+        for p in ("django", "djangorestframework", "celery", "gunicorn", "numpy")
     )
     report = [
-        "# REST API polling benchmark: GET /api/runs/{id}/, idle and while a run computes",
+        "# REST API polling benchmark: GET /api/runs/{id}/, idle and while a run computes, "
+        f"served by {' and '.join(servers)}",
         "",
         f"- command: `{shlex.join([Path(sys.executable).name, *sys.argv])}`",
         f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
