@@ -106,7 +106,10 @@ def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
             "PASSWORD": unquote(parts.password or ""),
             "HOST": parts.hostname or "",
             "PORT": str(parts.port or ""),
+            # Connections kept for a minute, and checked before a request reuses one: a
+            # PostgreSQL restart costs a reconnection, not an error.
             "CONN_MAX_AGE": 60,
+            "CONN_HEALTH_CHECKS": True,
         }
     raise ImproperlyConfigured(
         f"{name} must start with sqlite:// or postgres:// (or postgresql://), got {url!r}"
