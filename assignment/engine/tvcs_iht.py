@@ -253,11 +253,11 @@ def tvcs_iht(
             if acc > best_acc:
                 best, best_acc = res.support, acc
             logger.debug("tvcs-iht %d: support accuracy %.5f (best %.5f)", t, acc, best_acc)
-            if progress is not None:
-                progress(
-                    _IHT_SHARE * t / max_iter,
-                    f"iteration {t}/{max_iter}, best accuracy {best_acc:.4f}",
-                )
+        if progress is not None:  # every iteration: the bar moves even between evaluations
+            progress(
+                _IHT_SHARE * t / max_iter,
+                f"iteration {t}/{max_iter}, best accuracy {best_acc:.4f}",
+            )
         if time_limit is not None and time.perf_counter() - start > time_limit:
             message = f"stopped by the time limit after {t} iterations"
             break

@@ -124,6 +124,26 @@ def test_progress_is_reported_and_ends_at_one():
     assert all(0 <= f <= 1 for f, _ in calls)
 
 
+def test_tvcs_iht_reports_progress_after_every_iteration_not_only_at_evaluations():
+    calls = []
+    solve(
+        make_problem(),
+        method="tvcs-iht",
+        seed=0,
+        max_iter=12,
+        eval_every=6,
+        progress=lambda f, msg: calls.append((f, msg)),
+    )
+    fractions = [f for f, _ in calls]
+    assert fractions == sorted(fractions)
+    iterations = [msg for _, msg in calls if msg.startswith("iteration ")]
+    assert [msg.split()[1] for msg in iterations] == [f"{t}/12," for t in range(1, 13)]
+    steps = np.diff(
+        [0.0, *fractions[:-1]]
+    )  # the last call (done) may jump: a search may stop early
+    assert steps.max() <= 0.8 / 12 + 1e-12  # the IHT share of the bar, one iteration at a time
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
