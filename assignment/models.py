@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 import numpy as np
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
 from django.urls import reverse
 
@@ -199,12 +199,13 @@ class QualityMatrixQuerySet(models.QuerySet):
     def latest_of(self, project: Project) -> QualityMatrix | None:
         """The project's latest matrix (the one runs and labels use), or None.
 
-        Its values and task ids, blobs that grow with the number of tasks (16 MB and 80 kB at
-        200 x 10,000), are read only if asked for; the summaries come with the row.
+        Its values (in chunks of their own) and task ids, which grow with the number of tasks
+        (16 MB and 80 kB at 200 x 10,000), are read only if asked for; the summaries come with
+        the row.
         """
         return (
             self.filter(project=project)
-            .defer("values_blob", "task_ids_blob")
+            .defer("task_ids_blob")
             .order_by("-created_at", "-id")
             .first()
         )
@@ -243,8 +244,21 @@ class _ValuesCache:
 _VALUES_CACHE = _ValuesCache(max_bytes=256 * 1024 * 1024)
 
 
+#: Largest piece of a quality matrix's values stored in one database row, in bytes: whole
+#: worker rows, at least one. Far below the limits of one value (1 GB in PostgreSQL and SQLite),
+#: so a matrix has no size ceiling below the machine's memory.
+QUALITY_CHUNK_BYTES = 32 * 1024 * 1024
+
+
+def quality_row_chunks(n_workers: int, n_tasks: int) -> list[tuple[int, int]]:
+    """``(row_start, row_stop)`` of each chunk of an ``n_workers x n_tasks`` float64 matrix."""
+    rows = max(1, QUALITY_CHUNK_BYTES // max(1, 8 * n_tasks))
+    return [(start, min(start + rows, n_workers)) for start in range(0, n_workers, rows)]
+
+
 class QualityMatrix(models.Model):
-    """A workers x tasks quality matrix, stored as one ``.npy`` blob (not one row per pair).
+    """A workers x tasks quality matrix, its values stored in chunks of whole worker rows
+    (:class:`QualityChunk`, at most :data:`QUALITY_CHUNK_BYTES` each; not one row per pair).
 
     ``worker_ids`` and ``task_ids`` are the primary keys of the rows and columns, in order;
     ``gold_counts`` how many gold answers each worker had (estimated matrices). Beside the
@@ -257,7 +271,6 @@ class QualityMatrix(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     n_workers = models.PositiveIntegerField()
     n_tasks = models.PositiveIntegerField()
-    values_blob = models.BinaryField()
     worker_ids_blob = models.BinaryField()
     task_ids_blob = models.BinaryField()
     gold_counts_blob = models.BinaryField(null=True, blank=True)
@@ -291,7 +304,7 @@ class QualityMatrix(models.Model):
         """
         values = np.asarray(values, dtype=np.float64)
         self.n_workers, self.n_tasks = values.shape
-        self.values_blob = _array_bytes(values)
+        self._unsaved_values = values  # written in chunks by save()
         self.worker_ids_blob = _array_bytes(np.asarray(worker_ids, dtype=np.int64))
         self.task_ids_blob = _array_bytes(np.asarray(task_ids, dtype=np.int64))
         self.gold_counts_blob = (
@@ -301,9 +314,40 @@ class QualityMatrix(models.Model):
         self.category_means_blob = _array_bytes(means)
         self.value_statistics = value_statistics(values)
 
+    def save(self, *args, **kwargs) -> None:
+        """Save the row and, after :meth:`set_arrays`, its values' chunks, in one transaction."""
+        values = getattr(self, "_unsaved_values", None)
+        with transaction.atomic():
+            super().save(*args, **kwargs)
+            if values is not None:
+                self.chunks.all().delete()
+                for index, (start, stop) in enumerate(quality_row_chunks(*values.shape)):
+                    QualityChunk.objects.create(
+                        matrix=self,
+                        index=index,
+                        row_start=start,
+                        row_stop=stop,
+                        values_blob=_array_bytes(values[start:stop]),
+                    )
+                self._unsaved_values = None
+
     @property
     def values(self) -> np.ndarray:
-        return _array_from(self.values_blob)
+        """The matrix, shape (n_workers, n_tasks), read chunk by chunk into one array."""
+        unsaved = getattr(self, "_unsaved_values", None)
+        if unsaved is not None:
+            return unsaved.copy()
+        values = np.empty((self.n_workers, self.n_tasks), dtype=np.float64)
+        chunks = self.chunks.order_by("index").values_list("row_start", "row_stop", "values_blob")
+        covered = 0
+        for start, stop, blob in chunks.iterator(chunk_size=1):
+            values[start:stop] = _array_from(blob)
+            covered += stop - start
+        if covered != self.n_workers:
+            raise RuntimeError(
+                f"quality matrix {self.pk}: its chunks hold {covered} of {self.n_workers} rows"
+            )
+        return values
 
     def shared_values(self) -> np.ndarray:
         """:attr:`values`, read-only and kept for the next request of this process."""
@@ -327,6 +371,28 @@ class QualityMatrix(models.Model):
         if self.category_means_blob is None:
             return None
         return _array_from(self.category_means_blob)
+
+
+class QualityChunk(models.Model):
+    """Rows ``row_start:row_stop`` of a quality matrix's values, as one ``.npy`` blob."""
+
+    matrix = models.ForeignKey(QualityMatrix, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    row_start = models.PositiveIntegerField()
+    row_stop = models.PositiveIntegerField()
+    values_blob = models.BinaryField()
+
+    class Meta:
+        ordering = ["matrix_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["matrix", "index"], name="quality_chunk_unique"),
+            models.CheckConstraint(
+                condition=Q(row_stop__gt=models.F("row_start")), name="quality_chunk_rows"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.matrix} rows {self.row_start}:{self.row_stop}"
 
 
 class Answer(models.Model):

@@ -47,7 +47,6 @@ from assignment.models import (
 RECENT_RUNS = 10
 
 _MATRIX_BLOBS = (
-    "values_blob",
     "worker_ids_blob",
     "task_ids_blob",
     "gold_counts_blob",

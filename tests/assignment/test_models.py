@@ -19,7 +19,7 @@ def project():
     return Project.objects.create(owner=owner, name="demo")
 
 
-def test_a_large_quality_matrix_is_stored_as_one_row_and_round_trips(project):
+def test_a_large_quality_matrix_round_trips(project):
     rng = np.random.default_rng(0)
     values = rng.random((200, 10_000))
     matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
@@ -67,7 +67,7 @@ def test_the_latest_matrix_comes_without_its_values_until_they_are_read(project)
     latest = stored(project, np.full((2, 3), 0.7), ["c"] * 3)
     found = QualityMatrix.objects.latest_of(project)
     assert found.pk == latest.pk != first.pk
-    assert {"values_blob", "task_ids_blob"} <= found.get_deferred_fields()
+    assert "task_ids_blob" in found.get_deferred_fields()  # the values live in chunks
     np.testing.assert_array_equal(found.values, np.full((2, 3), 0.7))
 
 

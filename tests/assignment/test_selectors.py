@@ -175,4 +175,4 @@ def test_workers_split_by_whether_they_have_gold_answers(project):
 def test_the_quality_matrix_list_does_not_load_the_arrays(project):
     stored_matrix(project, np.full((4, 5), 0.7))
     matrix = quality_matrix_list().get()
-    assert {"values_blob", "gold_counts_blob"} <= matrix.get_deferred_fields()
+    assert {"task_ids_blob", "gold_counts_blob"} <= matrix.get_deferred_fields()
