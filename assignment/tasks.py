@@ -8,6 +8,9 @@ their creating transaction commits (``services.run_create``).
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
+import time
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
@@ -16,7 +19,6 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 
 from assignment import services
-from assignment.engine.warm_up import warm_up
 
 logger = logging.getLogger(__name__)
 
@@ -66,10 +68,22 @@ def comparison_upper_bound_task(comparison_id: int) -> None:
 
 @worker_init.connect
 def _compile_kernels(sender, **kwargs) -> None:
-    """Compile the numeric kernels before the pool forks its processes, which inherit them:
-    no user run waits for numba (seconds when they are cached on disk, ~a minute when not)."""
-    result = warm_up()
-    logger.info("numeric kernels ready in %.1f s", result.total_seconds)
+    """Compile the numeric kernels into numba's disk cache before the pool starts, so that no
+    run compiles (a run then loads its kernels from the cache: about a second). In a
+    subprocess: with numba loaded in the worker's processes before a SIGTERM to the whole
+    process group (systemd's default), the pool's shutdown sometimes hung."""
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "assignment.engine.warm_up"], check=False, timeout=600
+        )
+    except subprocess.TimeoutExpired:
+        logger.warning("numeric kernels not compiled ahead: still compiling after 600 s")
+        return
+    if done.returncode:
+        logger.warning("numeric kernels not compiled ahead (exit %s)", done.returncode)
+        return
+    logger.info("numeric kernels compiled in %.1f s", time.perf_counter() - started)
 
 
 #: Runs this worker handed back when told to stop, enqueued once it has stopped consuming (so

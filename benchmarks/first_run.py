@@ -11,8 +11,9 @@ task):
 
 * ``no warm-up``: the first solve, then a second one on another problem of the same size (what
   a user saw before: the first run compiles);
-* ``warm-up``: :func:`assignment.engine.warm_up.warm_up` (what a worker now does when it
-  starts, before it takes a run), then the same two solves.
+* ``warm-up``: first ``python -m assignment.engine.warm_up`` in a process of its own on that
+  cache (what a worker now does when it starts, before it takes a run), then the same two
+  solves in a fresh interpreter, whose first solve loads the kernels from the cache.
 
 It reports the seconds of the warm-up, of the first and of the second solve, and the ratio
 first / second (the goal: at most 1.5 with the warm-up).
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,14 +44,9 @@ CHILD = textwrap.dedent(
     import json, sys, time
     import numpy as np
     from assignment.engine import AssignmentProblem, solve
-    from assignment.engine.warm_up import warm_up
 
-    method, n, m, with_warm_up = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    out = {"warm_up": 0.0}
-    if with_warm_up == "1":
-        started = time.perf_counter()
-        warm_up()
-        out["warm_up"] = time.perf_counter() - started
+    method, n, m = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    out = {}
     for key, seed in (("first", 1), ("second", 2)):
         rng = np.random.default_rng(seed)
         problem = AssignmentProblem(
@@ -67,15 +64,20 @@ CHILD = textwrap.dedent(
 def measure(method: str, n: int, m: int, with_warm_up: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix="tvcs-numba-cache-") as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
+        started = time.perf_counter()
+        if with_warm_up:
+            warm = [sys.executable, "-m", "assignment.engine.warm_up"]
+            subprocess.run(warm, cwd=ROOT, env=env, check=True)
+        warm_up_seconds = time.perf_counter() - started if with_warm_up else 0.0
         child = subprocess.run(
-            [sys.executable, "-c", CHILD, method, str(n), str(m), "1" if with_warm_up else "0"],
+            [sys.executable, "-c", CHILD, method, str(n), str(m)],
             cwd=ROOT,
             env=env,
             capture_output=True,
             text=True,
             check=True,
         )
-    return json.loads(child.stdout.strip().splitlines()[-1])
+    return {"warm_up": warm_up_seconds, **json.loads(child.stdout.strip().splitlines()[-1])}
 
 
 def main(argv=None) -> int:

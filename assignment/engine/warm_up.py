@@ -5,8 +5,9 @@ are numba functions compiled on first call (tens of seconds on a fresh install, 
 afterwards: ``__pycache__`` beside the sources, or ``NUMBA_CACHE_DIR``). :func:`warm_up` solves
 one small problem with every registered method, which compiles (or loads from the cache) every
 kernel a run uses, so that the first run of a user computes at the speed of the later ones.
-The product calls it when a Celery worker starts, before the pool forks its processes, and the
-docker image calls it at build.
+A Celery worker runs ``python -m assignment.engine.warm_up`` when it starts, before it takes a
+run, which fills the disk cache: a run then loads its kernels from it instead of compiling them.
+The docker image runs it at build.
 """
 
 from __future__ import annotations
@@ -67,3 +68,7 @@ def warm_up(*, methods=METHODS) -> WarmUpResult:
         solve(problem, method=method, seed=0)
         seconds[method] = time.perf_counter() - started
     return WarmUpResult(seconds=seconds)
+
+
+if __name__ == "__main__":  # python -m assignment.engine.warm_up: fills numba's disk cache
+    warm_up()

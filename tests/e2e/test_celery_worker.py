@@ -36,10 +36,10 @@ def test_a_real_worker_computes_every_method(workers):
         assert run.status == RunStatus.SUCCEEDED, run.error
         assert run.attempts == 1
         assert_stored_assignment_is_consistent(run)
-    # The kernels were compiled before the pool started, not inside the first run.
+    # The kernels were compiled before the worker took a run, not inside the first run.
     log = worker.log.read_text()
-    assert "numeric kernels ready" in log
-    assert log.index("numeric kernels ready") < log.index("ready.")
+    assert "numeric kernels compiled" in log
+    assert log.index("numeric kernels compiled") < log.index("ready.")
 
 
 def test_a_run_whose_worker_is_killed_ends_with_a_result_or_a_reason(workers):
