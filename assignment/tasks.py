@@ -70,8 +70,9 @@ def comparison_upper_bound_task(comparison_id: int) -> None:
 def _compile_kernels(sender, **kwargs) -> None:
     """Compile the numeric kernels into numba's disk cache before the pool starts, so that no
     run compiles (a run then loads its kernels from the cache: about a second). In a
-    subprocess: with numba loaded in the worker's processes before a SIGTERM to the whole
-    process group (systemd's default), the pool's shutdown sometimes hung."""
+    subprocess, so that a fresh worker has no numba in its processes: on the filesystem
+    broker (billiard's plain pool), pool processes with numba loaded made a SIGTERM to the
+    whole process group hang the shutdown now and then (with Redis they do not)."""
     started = time.perf_counter()
     try:
         done = subprocess.run(
