@@ -37,6 +37,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -253,40 +254,28 @@ def soak(args) -> int:
     base = project_create(client, rng)
     traffic, stop, kills = Traffic(), threading.Event(), []
     methods = itertools.cycle(method_names)
+    periodic = [  # (seconds between calls, the call)
+        (args.run_every, partial(start_run, client, traffic, base, methods)),
+        (args.comparison_every, partial(start_comparison, client, traffic, base, method_names[:2])),
+        (
+            args.upload_every,
+            partial(upload, client, traffic, base, "answers", partial(answers_file, rng)),
+        ),
+        (
+            args.quality_every,
+            partial(upload, client, traffic, base, "quality", partial(quality_file, rng)),
+        ),
+    ]
     threads = [
         threading.Thread(target=poller, args=(client, traffic, stop, k))
         for k in range(args.pollers)
-    ] + [
-        threading.Thread(
-            target=every,
-            args=(args.run_every, stop, lambda: start_run(client, traffic, base, methods)),
-        ),
-        threading.Thread(
-            target=every,
-            args=(
-                args.comparison_every,
-                stop,
-                lambda: start_comparison(client, traffic, base, method_names[:2]),
-            ),
-        ),
-        threading.Thread(
-            target=every,
-            args=(
-                args.upload_every,
-                stop,
-                lambda: upload(client, traffic, base, "answers", lambda: answers_file(rng)),
-            ),
-        ),
-        threading.Thread(
-            target=every,
-            args=(
-                args.quality_every,
-                stop,
-                lambda: upload(client, traffic, base, "quality", lambda: quality_file(rng)),
-            ),
-        ),
-        threading.Thread(target=killer, args=(args.project, args.kill_every, stop, kills)),
     ]
+    threads += [
+        threading.Thread(target=every, args=(seconds, stop, action)) for seconds, action in periodic
+    ]
+    threads.append(
+        threading.Thread(target=killer, args=(args.project, args.kill_every, stop, kills))
+    )
     started = time.monotonic()
     log.info("soak: %s for %.0f min, %s", args.url, args.minutes, base)
     for thread in threads:
