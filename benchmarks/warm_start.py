@@ -36,9 +36,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from assignment.engine._sampled_votes import clip_to_support
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.surrogate import Surrogate
-from assignment.engine.tvcs_iht import _box_gain
 from projections import TVCSStructure
 from projections.solvers import LeastSquares, iht, tvcs_projection
 from projections.tvcs import project
@@ -63,12 +63,10 @@ def iht_inputs(problem: AssignmentProblem, iterations: int, seed: int) -> list[n
     x = res.support.astype(np.float64)
     inputs = [first]
     for t in range(1, iterations + 1):
-        _, grad = oracle.value_and_gradient(x, rng)
-        y = x + 5.0 / np.sqrt(1.0 + t / 10.0) * grad
-        v = np.sqrt(problem.mask(_box_gain(y)))
+        _, y, v = oracle.step(x, rng, 5.0 / np.sqrt(1.0 + t / 10.0))
         inputs.append(v)
         res = project(v, problem.structure, warm_start=res.warm_start)
-        x = np.where(res.support, np.clip(y, 0.0, 1.0), 0.0)
+        x = clip_to_support(y, res.support)
     return inputs
 
 

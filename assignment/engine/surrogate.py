@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from assignment.engine import _sampled_votes
 from assignment.engine.problem import AssignmentProblem
 
 __all__ = ["EPS", "Surrogate", "surrogate_value_and_gradient"]
@@ -69,6 +70,11 @@ def surrogate_value_and_gradient(x, z1, z0, *, prior, temperature: float = 1.0):
 class Surrogate:
     """Stochastic oracle of the surrogate for one problem.
 
+    Answers are drawn by the counter-based generator of
+    :mod:`assignment.engine._sampled_votes` from one seed per step, in one pass with the
+    gradient (the formula of :func:`surrogate_value_and_gradient`, which :meth:`sample` and the
+    tests use as the reference).
+
     Parameters
     ----------
     problem : AssignmentProblem
@@ -86,24 +92,58 @@ class Surrogate:
         q = np.clip(problem.quality, EPS, 1.0 - EPS)
         self.quality = q
         self.log_odds = np.log(q / (1.0 - q))
+        self.thresholds = _sampled_votes.thresholds(q)
+        # a writable copy: a read-only array would be another signature for numba to compile
+        self.eligible = np.array(
+            np.zeros((0, 0)) if problem.eligible is None else problem.eligible, dtype=bool
+        )
         self.prior = problem.prior
+        self.r = np.log((1.0 - self.prior) / self.prior)
         self.temperature = float(temperature)
         self.batch_size = int(batch_size)
 
-    def sample(self, rng: np.random.Generator, batch_size: int | None = None):
-        """``(z1, z0)``, each of shape (b, n, m)."""
-        b = self.batch_size if batch_size is None else batch_size
-        shape = (b, *self.quality.shape)
-        # float32 uniforms: half the random bits, and 2^-24 resolution is ample for a coin flip
-        correct1 = rng.random(shape, dtype=np.float32) < self.quality
-        correct0 = rng.random(shape, dtype=np.float32) < self.quality
-        z1 = np.where(correct1, self.log_odds, -self.log_odds)
-        z0 = np.where(correct0, -self.log_odds, self.log_odds)
-        return z1, z0
+    def sample(self, seed: int):
+        """The answers of step ``seed``: ``(z1, z0)``, each of shape (b, n, m)."""
+        signs = _sampled_votes.draws(seed, self.thresholds, self.batch_size)
+        return signs[0] * self.log_odds, -signs[1] * self.log_odds
 
-    def value_and_gradient(self, x, rng: np.random.Generator):
-        """A stochastic estimate of ``F(x)`` and of its gradient, shape (n, m)."""
-        z1, z0 = self.sample(rng)
-        return surrogate_value_and_gradient(
-            x, z1, z0, prior=self.prior, temperature=self.temperature
+    def _slopes(self, x: np.ndarray, seed: int):
+        """The surrogate's value and the per-task slopes ``(m, 2 b)`` for the answers of
+        ``seed``."""
+        s1, s0 = _sampled_votes.support_sums(
+            seed, x, self.log_odds, self.thresholds, self.batch_size
         )
+        prior, r, tau = self.prior, self.r, self.temperature
+        a1 = expit((s1 - r) / tau)
+        a0 = expit((r - s0) / tau)
+        value = float(np.mean(np.sum(prior * a1 + (1.0 - prior) * a0, axis=1)))
+        d1 = prior * a1 * (1.0 - a1) / tau  # (b, m)
+        d0 = (1.0 - prior) * a0 * (1.0 - a0) / tau
+        return value, np.ascontiguousarray(np.concatenate((d1, d0)).T)
+
+    def step(self, x: np.ndarray, rng: np.random.Generator, step: float):
+        """One stochastic gradient step from ``x``.
+
+        Parameters
+        ----------
+        x : ndarray, shape (n, m)
+        rng : numpy.random.Generator
+            Gives the step's seed.
+        step : float
+
+        Returns
+        -------
+        value : float
+            The sampled surrogate at ``x``.
+        y : ndarray, shape (n, m)
+            ``x + step * gradient``.
+        projection_input : ndarray, shape (n, m)
+            ``sqrt(gain(y))`` with ineligible pairs 0 (see :mod:`assignment.engine.tvcs_iht`).
+        """
+        seed = int(rng.integers(0, 2**63))
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        value, slopes = self._slopes(x, seed)
+        y, v = _sampled_votes.gradient_step(
+            seed, x, self.log_odds, self.thresholds, slopes, float(step), self.eligible
+        )
+        return value, y, v

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from assignment.engine._sampled_votes import clip_to_support
 from assignment.engine.accuracy import MAX_EXACT_WORKERS, expected_accuracy
 from assignment.engine.local_search import improve
 from assignment.engine.options import Option
@@ -66,10 +67,6 @@ class IHTOutcome:
     iterations: int
     history: list = field(default_factory=list)  # (iteration, exact accuracy of the support)
     message: str = ""
-
-
-def _box_gain(y: np.ndarray) -> np.ndarray:
-    return np.where(y > 1.0, 2.0 * y - 1.0, np.where(y > 0.0, y * y, 0.0))
 
 
 def _structure(problem: AssignmentProblem) -> TVCSStructure:
@@ -241,11 +238,10 @@ def tvcs_iht(
     iterations = 0
     message = f"{max_iter} iterations"
     for t in range(1, max_iter + 1):
-        _, grad = oracle.value_and_gradient(x, rng)
-        y = x + step / np.sqrt(1.0 + t / 10.0) * grad
-        res = project(np.sqrt(problem.mask(_box_gain(y))), structure, warm_start=warm)
+        _, y, projection_input = oracle.step(x, rng, step / np.sqrt(1.0 + t / 10.0))
+        res = project(projection_input, structure, warm_start=warm)
         warm = res.warm_start
-        x = np.where(res.support, np.clip(y, 0.0, 1.0), 0.0)
+        x = clip_to_support(y, res.support)
         iterations = t
         if t % eval_every == 0 or t == max_iter:
             acc = expected_accuracy(q, res.support, prior=prior)

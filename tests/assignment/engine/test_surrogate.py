@@ -1,4 +1,5 @@
-"""The surrogate's gradient is the derivative of its value (finite differences)."""
+"""The surrogate's gradient is the derivative of its value (finite differences), and the fused
+kernel of a step computes exactly that formula on its own sampled answers."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def test_gradient_matches_central_finite_differences(prior, temperature):
         q, max_workers_per_task=3, max_tasks_per_worker=3, budget=10, prior=prior
     )
     oracle = Surrogate(problem, temperature=temperature, batch_size=3)
-    z1, z0 = oracle.sample(rng)
+    z1, z0 = oracle.sample(7)
     x = rng.random(q.shape)
     _, grad = surrogate_value_and_gradient(x, z1, z0, prior=problem.prior, temperature=temperature)
     h = 1e-6
@@ -37,14 +38,53 @@ def test_gradient_matches_central_finite_differences(prior, temperature):
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-8)
 
 
+@pytest.mark.parametrize("eligible", [None, "half"])
+@pytest.mark.parametrize("batch_size", [1, 3, 4])
+def test_a_step_is_the_formula_applied_to_its_own_sampled_answers(eligible, batch_size):
+    rng = np.random.default_rng(2)
+    q = rng.uniform(0.2, 0.97, (6, 9))
+    mask = None if eligible is None else rng.random(q.shape) < 0.5
+    problem = AssignmentProblem(
+        q,
+        max_workers_per_task=3,
+        max_tasks_per_worker=4,
+        budget=20,
+        prior=rng.uniform(0.1, 0.9, 9),
+        eligible=mask,
+    )
+    oracle = Surrogate(problem, temperature=0.7, batch_size=batch_size)
+    x = np.where(rng.random(q.shape) < 0.4, rng.uniform(0.0, 1.0, q.shape), 0.0)
+    seed_source = np.random.default_rng(11)
+    value, y, projection_input = oracle.step(x, seed_source, 2.5)
+    z1, z0 = oracle.sample(int(np.random.default_rng(11).integers(0, 2**63)))
+    ref_value, grad = surrogate_value_and_gradient(x, z1, z0, prior=problem.prior, temperature=0.7)
+    ref_y = x + 2.5 * grad
+    gain = np.where(ref_y > 1, 2 * ref_y - 1, np.where(ref_y > 0, ref_y**2, 0.0))
+    np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+    np.testing.assert_allclose(y, ref_y, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(projection_input, np.sqrt(problem.mask(gain)), atol=1e-12)
+
+
 def test_samples_have_the_answer_distribution_of_the_quality_matrix():
-    q = np.array([[0.9, 0.6], [0.7, 0.55]])
+    q = np.array([[0.9, 0.6, 0.51], [0.7, 0.55, 1.0], [0.0, 0.3, 0.999]])
     problem = AssignmentProblem(q, max_workers_per_task=2, max_tasks_per_worker=2, budget=4)
-    oracle = Surrogate(problem)
-    z1, z0 = oracle.sample(np.random.default_rng(1), batch_size=40_000)
+    oracle = Surrogate(problem, batch_size=64)
+    z1, z0 = np.concatenate([oracle.sample(seed) for seed in range(400)], axis=1)
     # Given label 1 a worker votes +L (correctly) with probability Q; given 0, -L.
-    np.testing.assert_allclose(np.mean(z1 > 0, axis=0), q, atol=0.01)
-    np.testing.assert_allclose(np.mean(z0 < 0, axis=0), q, atol=0.01)
+    tolerance = 4 * np.sqrt(q * (1 - q) / z1.shape[0]) + 2.0**-16  # 4 standard errors
+    assert np.all(np.abs(np.mean(z1 == oracle.log_odds, axis=0) - q) <= tolerance)
+    assert np.all(np.abs(np.mean(z0 == -oracle.log_odds, axis=0) - q) <= tolerance)
+
+
+def test_answers_of_different_samples_pairs_and_labels_are_uncorrelated():
+    q = np.full((4, 5), 0.7)
+    problem = AssignmentProblem(q, max_workers_per_task=2, max_tasks_per_worker=2, budget=4)
+    oracle = Surrogate(problem, batch_size=6)
+    signs = np.stack([np.stack(oracle.sample(seed)) for seed in range(3000)])  # (s, 2, b, n, m)
+    flat = np.sign(signs.reshape(signs.shape[0], -1))
+    corr = np.corrcoef(flat, rowvar=False)
+    off_diagonal = corr[~np.eye(corr.shape[0], dtype=bool)]
+    assert np.abs(off_diagonal).max() < 5 / np.sqrt(signs.shape[0])
 
 
 def test_bad_oracle_options_are_rejected():
