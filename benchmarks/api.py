@@ -23,7 +23,8 @@ server, each way of connecting in ``--connection`` and each number of concurrent
 
 * **computing**: while the worker computes a large ``tvcs-iht`` run (the run being polled) on
   a demo project of ``--workers`` x ``--tasks`` (``services.demo_project_create``, the shape of
-  the paper's Figure 4; default 200 x 10,000), with ``max_iter`` high and a ``time_limit``
+  the paper's Figure 4; default 200 x 10,000), with ``max_iter`` and ``patience`` high,
+  ``bound_gap`` 0 and a ``time_limit``
   longer than all the servers' computing levels, so that the run is still ``running`` when each
   level ends (its status and iteration are read after each level and reported);
 * **idle**: the same polling after the run is cancelled and the worker has stopped computing
@@ -739,7 +740,12 @@ def benchmark(args, tmp: Path, children: Children, report: list[str]) -> None:
     # the computing levels of every server, their warm-ups and the servers' (re)starts
     per_server = len(modes) * len(levels) * (args.seconds + 15) + args.warmup + 120
     time_limit = args.run_time_limit or len(servers) * per_server + 900
-    options = {"max_iter": args.max_iter, "time_limit": time_limit}
+    options = {
+        "max_iter": args.max_iter,
+        "patience": args.max_iter,  # no early stop: the run computes until its time limit
+        "bound_gap": 0.0,
+        "time_limit": time_limit,
+    }
     status, created = api.call(
         "POST",
         f"/api/projects/{facts['project_id']}/runs/",

@@ -14,6 +14,11 @@ from assignment.models import AssignmentRun, RunStatus
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+#: tvcs-iht options that keep a run computing until its time limit: many steps, none stopped
+#: for want of progress, and no stop at the greedy start however close it is to the bound.
+LONG_RUN = {"max_iter": 10_000, "eval_every": 5, "patience": 10_000, "bound_gap": 0.0}
+
+
 def demo_project():
     owner = get_user_model().objects.create_user(f"e2e-{time.monotonic_ns()}", password="x")
     return services.demo_project_create(owner=owner, n_workers=40, n_tasks=300, seed=2)
@@ -51,7 +56,7 @@ def test_a_run_whose_worker_is_killed_ends_with_a_result_or_a_reason(workers):
         project=project,
         method="tvcs-iht",
         seed=3,
-        options={"max_iter": 10_000, "eval_every": 5, "time_limit": 15},
+        options=LONG_RUN | {"time_limit": 15},
     )
 
     def computing():
@@ -87,7 +92,7 @@ def test_a_worker_told_to_stop_hands_its_run_back_at_once(workers):
         project=project,
         method="tvcs-iht",
         seed=4,
-        options={"max_iter": 10_000, "eval_every": 5, "time_limit": 60},
+        options=LONG_RUN | {"time_limit": 60},
     )
 
     def computing():

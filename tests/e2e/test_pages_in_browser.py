@@ -203,6 +203,9 @@ def run_and_watch(visit: Visit, project: Project) -> AssignmentRun:
     visit.find("#method-tvcs-iht").click()
     visit.find("#id_tvcs-iht__max_iter").clear()
     visit.find("#id_tvcs-iht__max_iter").send_keys("200")
+    for name, value in (("patience", "200"), ("bound_gap", "0")):  # search all 200 steps
+        visit.find(f"#id_tvcs-iht__{name}").clear()
+        visit.find(f"#id_tvcs-iht__{name}").send_keys(value)
     visit.find("#id_seed").send_keys("1")
     visit.check("run-new")
     visit.submit()

@@ -9,6 +9,7 @@ from assignment.engine.accuracy import expected_accuracy
 from assignment.engine.local_search import prune
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.solve import METHODS, solve
+from assignment.engine.upper_bound import accuracy_upper_bound
 
 FAST = {"tvcs-iht": {"max_iter": 15, "eval_every": 5}}
 
@@ -132,16 +133,19 @@ def test_tvcs_iht_reports_progress_after_every_iteration_not_only_at_evaluations
         seed=0,
         max_iter=12,
         eval_every=6,
+        patience=12,
+        bound_gap=0.0,
         progress=lambda f, msg: calls.append((f, msg)),
     )
     fractions = [f for f, _ in calls]
     assert fractions == sorted(fractions)
-    iterations = [msg for _, msg in calls if msg.startswith("iteration ")]
-    assert [msg.split()[1] for msg in iterations] == [f"{t}/12," for t in range(1, 13)]
-    steps = np.diff(
-        [0.0, *fractions[:-1]]
-    )  # the last call (done) may jump: a search may stop early
-    assert steps.max() <= 0.8 / 12 + 1e-12  # the IHT share of the bar, one iteration at a time
+    start = [f for f, msg in calls if msg.startswith("greedy start: ")]
+    assert start
+    assert max(start) == pytest.approx(0.6)  # the greedy start: 60% of the bar
+    steps = [(f, msg) for f, msg in calls if msg.startswith("iteration ")]
+    assert [msg.split()[1] for _, msg in steps] == [f"{t}/12," for t in range(1, 13)]
+    # the steps' 20% of the bar, one step at a time
+    np.testing.assert_allclose(np.diff([0.6, *(f for f, _ in steps)]), 0.2 / 12)
 
 
 @pytest.mark.parametrize(
@@ -176,7 +180,6 @@ def test_the_final_pass_removes_second_workers_that_add_nothing_under_prior_one_
     plain = solve(problem, method="tvcs-iht", seed=0, max_iter=20, refine=False)
     refined = solve(problem, method="tvcs-iht", seed=0, max_iter=20)
     assert refined.expected_accuracy >= plain.expected_accuracy - 1e-12
-    assert plain.assignment.sum(axis=0).max() == 2  # IHT alone does spend on second workers
     assert refined.assignment.sum(axis=0).max() == 1
 
 
@@ -198,3 +201,29 @@ def test_tvcs_iht_searches_with_twenty_workers_per_task_and_then_tops_up_when_ca
     assert result.assignment.sum(axis=0).max() > 20
     assert "added beyond 20 workers per task" in result.message
     assert result.accuracy_standard_error is not None  # a Monte Carlo estimate
+
+
+@pytest.mark.parametrize("case", ["uniform", *ROBUSTNESS])
+@pytest.mark.parametrize("budget_share", [0.2, 0.8])
+def test_tvcs_iht_is_never_less_accurate_than_greedy(case, budget_share):
+    rng = np.random.default_rng(9)
+    quality = rng.uniform(0.5, 0.9, (12, 30)) if case == "uniform" else ROBUSTNESS[case](rng)
+    budget = max(1, int(budget_share * make_problem(quality=quality).budget / 0.8))
+    problem = make_problem(quality=quality, prior=0.4, budget=budget)
+    iht = solve(problem, method="tvcs-iht", seed=0, max_iter=20, step=5.0)
+    greedy = solve(problem, method="greedy", seed=0)
+    assert iht.expected_accuracy >= greedy.expected_accuracy - 1e-12
+    assert iht.details["start_accuracy"] == pytest.approx(greedy.expected_accuracy, abs=1e-12)
+
+
+def test_tvcs_iht_stops_at_the_greedy_start_when_it_is_within_the_gap_of_the_upper_bound():
+    problem = make_problem(seed=3, n=100, m=1000, r=0.03)
+    bound = accuracy_upper_bound(problem).value
+    greedy = solve(problem, method="greedy", seed=0)
+    assert bound - greedy.expected_accuracy < 1e-4  # uniform quality: greedy is at the bound
+    near = solve(problem, method="tvcs-iht", seed=0, bound_gap=1e-4)
+    assert near.iterations == 0
+    assert "nothing left to search for" in near.message
+    np.testing.assert_array_equal(near.assignment, greedy.assignment)
+    searched = solve(problem, method="tvcs-iht", seed=0, bound_gap=0.0)
+    assert searched.iterations > 0
