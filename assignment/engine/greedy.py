@@ -123,6 +123,8 @@ __all__ = [
     "PAIR_EXHAUSTIVE_MAX",
     "PAIR_TOP_GAIN",
     "PAIR_TOP_RELIABLE",
+    "GreedyState",
+    "fill",
     "greedy_assignment",
 ]
 
@@ -201,8 +203,14 @@ def _accuracy_with(s, tail, prior, r, tol, shifts, probs):
 # --------------------------------------------------------------------------- the greedy state
 
 
-class _Greedy:
-    """Per-task distributions, loads and the evaluation of a task's best move."""
+class GreedyState:
+    """Per-task distributions, loads and the evaluation of a task's best move.
+
+    Greedy fills it from empty; tvcs-iht's final pass (:mod:`assignment.engine.local_search`)
+    keeps one across its rounds: it copies it, takes pairs out (:meth:`remove`, which rebuilds
+    only the tasks that lost workers) and fills it again, instead of rebuilding every task's
+    distribution from scratch each round.
+    """
 
     def __init__(self, problem: AssignmentProblem) -> None:
         n, m = problem.quality.shape
@@ -215,6 +223,7 @@ class _Greedy:
         self.prior = problem.prior
         self.r = np.log1p(-self.prior) - np.log(self.prior)
         self.task_cap = np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS)
+        self.budget = problem.budget
         self.worker_cap = problem.max_tasks_per_worker
         self.assigned = np.zeros((m, n), dtype=bool)  # transposed assignment
         self.load = np.zeros(n, dtype=np.int64)
@@ -317,32 +326,76 @@ class _Greedy:
         self.acc[j] = self._current_accuracy(j)
 
     def start_from(self, assignment: np.ndarray) -> None:
-        """Start from a feasible ``assignment`` (n, m) instead of the empty one.
-
-        Tasks with at most ``_LOAD_ENUMERATE_MAX`` workers get their atoms from one enumeration
-        of all ``2^k`` answer patterns per group of tasks with ``k`` workers (sorted, merged
-        with the tolerance of the task's full weight sum); larger ones are added worker by
-        worker with :meth:`apply`.
-        """
+        """Start from a feasible ``assignment`` (n, m) instead of the empty one."""
         xt = np.ascontiguousarray(assignment.T)  # (m, n)
-        counts = xt.sum(axis=1)
-        one_by_one = np.flatnonzero(counts > _LOAD_ENUMERATE_MAX)
-        xt[one_by_one] = False
-        counts[one_by_one] = 0
         self.assigned |= xt
         self.load += xt.sum(axis=0)
         self.open_worker = self.load < self.worker_cap
-        tasks, workers = np.nonzero(xt)  # sorted by task, then worker
+        _, workers = np.nonzero(xt)  # sorted by task, then worker
+        counts = xt.sum(axis=1)
         starts = np.zeros(xt.shape[0] + 1, dtype=np.intp)
         np.cumsum(counts, out=starts[1:])
         for j in np.flatnonzero(counts).tolist():
             self.workers[j] = workers[starts[j] : starts[j + 1]].tolist()
-        w, q = self.w[tasks, workers], self.q[tasks, workers]
-        np.add.at(self.abs_sum, tasks, np.abs(w))
-        for k in np.unique(counts[counts > 0]):
-            group = np.flatnonzero(counts == k)
-            idx = starts[group][:, None] + np.arange(k)
-            sums, probs = _enumerate(w[idx], q[idx])
+        self._rebuild(np.flatnonzero(counts))
+
+    def remove(self, workers: np.ndarray, tasks: np.ndarray) -> None:
+        """Take the assigned pairs ``(workers[k], tasks[k])`` out of the state."""
+        for i, j in zip(np.asarray(workers).tolist(), np.asarray(tasks).tolist(), strict=True):
+            self.workers[j].remove(i)
+            self.assigned[j, i] = False
+            self.load[i] -= 1
+        self.open_worker = self.load < self.worker_cap
+        self._rebuild(np.unique(np.asarray(tasks, dtype=np.intp)))
+
+    def copy(self) -> GreedyState:
+        """An independent copy (atoms are shared: they are never changed in place)."""
+        twin = object.__new__(GreedyState)
+        twin.__dict__.update(self.__dict__)
+        for name in ("assigned", "load", "open_worker", "abs_sum", "acc"):
+            setattr(twin, name, getattr(self, name).copy())
+        twin.workers = [list(ws) for ws in self.workers]
+        twin.cache = list(self.cache)
+        return twin
+
+    @property
+    def assignment(self) -> np.ndarray:
+        """The current assignment, shape (n_workers, n_tasks)."""
+        return np.ascontiguousarray(self.assigned.T)
+
+    @property
+    def budget_left(self) -> int:
+        return self.budget - int(self.load.sum())
+
+    def _rebuild(self, tasks: np.ndarray) -> None:
+        """Atoms, weight sums and accuracies of ``tasks`` from their workers.
+
+        Tasks with at most ``_LOAD_ENUMERATE_MAX`` workers get their atoms from one enumeration
+        of all ``2^k`` answer patterns per group of tasks with ``k`` workers (sorted, merged
+        with the tolerance of the task's full weight sum); larger ones are built worker by
+        worker.
+        """
+        tasks = np.asarray(tasks, dtype=np.intp)
+        counts = np.fromiter((len(self.workers[j]) for j in tasks.tolist()), np.intp, tasks.size)
+        for k in np.unique(counts).tolist():
+            group = tasks[counts == k]
+            if k == 0:
+                self.abs_sum[group] = 0.0
+                for j in group.tolist():
+                    self._set_cache(j, np.zeros(1), np.array([1.0, 0.0]))
+                self.acc[group] = self._accuracies(
+                    np.zeros((group.size, 1)), np.ones((group.size, 1)), self.abs_sum[group], group
+                )
+                continue
+            if k > _LOAD_ENUMERATE_MAX:
+                for j in group.tolist():
+                    self._build_one_by_one(j)
+                continue
+            idx = np.array([self.workers[j] for j in group.tolist()], dtype=np.intp)
+            w = np.take_along_axis(self.w[group], idx, axis=1)
+            q = np.take_along_axis(self.q[group], idx, axis=1)
+            self.abs_sum[group] = np.abs(w).sum(axis=1)
+            sums, probs = _enumerate(w, q)
             order = np.argsort(sums, axis=1, kind="stable")
             sums = np.take_along_axis(sums, order, axis=1)
             probs = np.take_along_axis(probs, order, axis=1)
@@ -353,8 +406,17 @@ class _Greedy:
             for row, j in enumerate(group.tolist()):
                 kept = keep[row]
                 self._set_cache(j, sums[row, kept], np.append(tails[row, kept], 0.0))
-        for j in one_by_one.tolist():
-            self.apply(j, tuple(np.flatnonzero(assignment[:, j]).tolist()))
+
+    def _build_one_by_one(self, j: int) -> None:
+        """Atoms of task ``j`` by adding its workers one at a time (many workers)."""
+        s, p = np.zeros(1), np.ones(1)
+        abs_sum = 0.0
+        for i in self.workers[j]:
+            abs_sum += abs(self.w[j, i])
+            s, p = _extend(s, p, self.w[j, i], self.q[j, i], abs_sum)
+        self.abs_sum[j] = abs_sum
+        self._set_cache(j, s, _tail(p))
+        self.acc[j] = self._current_accuracy(j)
 
     def _set_cache(self, j: int, s: np.ndarray, tail: np.ndarray) -> None:
         old = self.cache[j]
@@ -382,6 +444,53 @@ def _entry(j: int, best: tuple[float, tuple[int, ...], float]):
     worths equal up to rounding noise tie and go to the lowest task."""
     worth, move, gain = best
     return (-round(worth / GAIN_TOL), j, move, gain)
+
+
+def fill(state: GreedyState, *, progress: Callable[[float, str], object] | None = None):
+    """Make the best move (by worth, see the module docstring) until none is left.
+
+    Parameters
+    ----------
+    state : GreedyState
+        Changed in place.
+    progress : callable, optional
+        ``progress(fraction, message)`` about every 1% of the budget.
+
+    Returns
+    -------
+    steps, pairs : int
+        Moves made, and how many of them added a pair.
+    """
+    budget = state.budget
+    budget_left = state.budget_left
+    heap: list[tuple[int, int, tuple[int, ...], float]] = []
+    for j in range(state.q.shape[0]):
+        best = state.evaluate(j, budget_left)
+        if best is not None:
+            heap.append(_entry(j, best))
+    heapq.heapify(heap)
+    steps = pairs = 0
+    report_every = max(1, math.ceil(budget / 100))
+    next_report = report_every
+    while budget_left > 0 and heap:
+        _, j, move, _ = heapq.heappop(heap)
+        if not state.still_feasible(move, budget_left):
+            best = state.evaluate(j, budget_left)
+            if best is not None:
+                heapq.heappush(heap, _entry(j, best))
+            continue
+        state.apply(j, move)
+        budget_left -= len(move)
+        steps += 1
+        pairs += len(move) == 2
+        best = state.evaluate(j, budget_left)
+        if best is not None:
+            heapq.heappush(heap, _entry(j, best))
+        used = budget - budget_left
+        if progress is not None and used >= next_report:
+            progress(used / budget, f"{used}/{budget} assigned, accuracy {state.acc.mean():.4f}")
+            next_report = (used // report_every + 1) * report_every
+    return steps, pairs
 
 
 def greedy_assignment(
@@ -426,8 +535,7 @@ def greedy_assignment(
     if progress is not None and not callable(progress):
         raise ValueError(f"progress must be callable or None, got {progress!r}")
     start = time.perf_counter()
-    m = problem.n_tasks
-    state = _Greedy(problem)
+    state = GreedyState(problem)
     start_assignment = np.zeros(problem.quality.shape, dtype=bool)
     if initial is not None:
         start_assignment = np.asarray(initial, dtype=bool)
@@ -438,36 +546,8 @@ def greedy_assignment(
         state.start_from(start_assignment)
     initial_accuracy = expected_accuracy(problem.quality, start_assignment, prior=problem.prior)
     budget = problem.budget
-    budget_left = budget - int(start_assignment.sum())
-
-    heap: list[tuple[int, int, tuple[int, ...], float]] = []
-    for j in range(m):
-        best = state.evaluate(j, budget_left)
-        if best is not None:
-            heap.append(_entry(j, best))
-    heapq.heapify(heap)
-
-    steps = pairs = 0
-    report_every = max(1, math.ceil(budget / 100))
-    next_report = report_every
-    while budget_left > 0 and heap:
-        _, j, move, _ = heapq.heappop(heap)
-        if not state.still_feasible(move, budget_left):
-            best = state.evaluate(j, budget_left)
-            if best is not None:
-                heapq.heappush(heap, _entry(j, best))
-            continue
-        state.apply(j, move)
-        budget_left -= len(move)
-        steps += 1
-        pairs += len(move) == 2
-        best = state.evaluate(j, budget_left)
-        if best is not None:
-            heapq.heappush(heap, _entry(j, best))
-        used = budget - budget_left
-        if progress is not None and used >= next_report:
-            progress(used / budget, f"{used}/{budget} assigned, accuracy {state.acc.mean():.4f}")
-            next_report = (used // report_every + 1) * report_every
+    steps, pairs = fill(state, progress=progress)
+    budget_left = state.budget_left
 
     if budget_left == 0:
         stopped = "budget spent"

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assignment.engine.accuracy import expected_accuracy, removal_losses
-from assignment.engine.greedy import greedy_assignment
+from assignment.engine.greedy import GreedyState, fill
 from assignment.engine.problem import AssignmentProblem
 
 __all__ = ["ImproveResult", "improve", "prune"]
@@ -142,6 +142,14 @@ def _changed_tasks(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     return np.flatnonzero((before != after).any(axis=0))
 
 
+def _prune_state(problem: AssignmentProblem, state: GreedyState, tasks) -> np.ndarray:
+    """:func:`prune` the state's ``tasks`` in place; returns its assignment after."""
+    before = state.assignment
+    after = prune(problem, before, tasks=tasks)
+    state.remove(*np.nonzero(before & ~after))
+    return after
+
+
 def improve(
     problem: AssignmentProblem,
     assignment: np.ndarray,
@@ -205,6 +213,8 @@ def improve(
     cursor = 0
     last_change = 0
     best = prune(problem, assignment)
+    state = GreedyState(problem)
+    state.start_from(best)
     best_acc = expected_accuracy(problem.quality, best, prior=problem.prior)
     history = [best_acc]
     gains = [0.0, 0.0]
@@ -216,21 +226,23 @@ def improve(
             stopped = f"stopped by the time limit after {rounds} round(s)"
             break
         rounds = rnd + 1
-        candidate = best.copy()
+        trial = state.copy()
         if rnd % 2 == 1:  # a pair round
-            workers, cols = _smallest_losses(problem, best, removal_fraction)
-            candidate[workers, cols] = False
+            trial.remove(*_smallest_losses(problem, best, removal_fraction))
         elif rnd > 0:  # a worker round
-            candidate[order[cursor : cursor + block]] = False
+            workers = order[cursor : cursor + block]
+            held = np.zeros_like(best)
+            held[workers] = best[workers]
+            trial.remove(*np.nonzero(held))
             cursor = (cursor + block) % n
-        candidate = prune(problem, candidate, tasks=_changed_tasks(best, candidate))
-        refilled, _ = greedy_assignment(problem, initial=candidate)
-        refilled = prune(problem, refilled, tasks=_changed_tasks(candidate, refilled))
+        candidate = _prune_state(problem, trial, _changed_tasks(best, trial.assignment))
+        fill(trial)
+        refilled = _prune_state(problem, trial, _changed_tasks(candidate, trial.assignment))
         acc = expected_accuracy(problem.quality, refilled, prior=problem.prior)
         gain = max(0.0, acc - best_acc)
         logger.debug("local search round %d: %.6f (%+.6f)", rnd, acc, acc - best_acc)
         if gain > 0.0:
-            best, best_acc = refilled, acc
+            best, best_acc, state = refilled, acc, trial
             history.append(acc)
         if progress is not None:
             progress(rnd, best_acc)

@@ -471,9 +471,9 @@ def test_starting_from_an_assignment_builds_the_same_state_as_adding_its_workers
         budget=n * m,
         prior=rng.uniform(0.1, 0.9, m),
     )
-    bulk = greedy_module._Greedy(problem)
+    bulk = greedy_module.GreedyState(problem)
     bulk.start_from(x)
-    single = greedy_module._Greedy(problem)
+    single = greedy_module.GreedyState(problem)
     for j in range(m):
         if counts[j]:
             single.apply(j, tuple(np.flatnonzero(x[:, j]).tolist()))
@@ -486,3 +486,61 @@ def test_starting_from_an_assignment_builds_the_same_state_as_adding_its_workers
         (s1, t1), (s2, t2) = bulk._dist(j), single._dist(j)
         np.testing.assert_allclose(s1, s2, rtol=0, atol=1e-9)
         np.testing.assert_allclose(t1, t2, rtol=0, atol=1e-12)
+
+
+def assert_same_state(a, b, problem):
+    np.testing.assert_array_equal(a.assigned, b.assigned)
+    np.testing.assert_array_equal(a.load, b.load)
+    np.testing.assert_array_equal(a.open_worker, b.open_worker)
+    assert [sorted(ws) for ws in a.workers] == [sorted(ws) for ws in b.workers]
+    np.testing.assert_allclose(a.abs_sum, b.abs_sum, rtol=1e-12)
+    expected = task_accuracy(problem.quality, a.assignment, prior=problem.prior)
+    np.testing.assert_allclose(a.acc, expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.acc, expected, rtol=0, atol=1e-12)
+    for j in range(problem.n_tasks):
+        (s1, t1), (s2, t2) = a._dist(j), b._dist(j)
+        np.testing.assert_allclose(s1, s2, rtol=0, atol=1e-9)
+        np.testing.assert_allclose(t1, t2, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_state_that_loses_pairs_is_the_state_of_what_is_left(seed):
+    rng = np.random.default_rng(seed)
+    n, m = 14, 10
+    q = rng.uniform(0.0, 1.0, (n, m))
+    problem = AssignmentProblem(
+        q, max_workers_per_task=n, max_tasks_per_worker=6, budget=60, prior=rng.uniform(0.1, 0.9, m)
+    )
+    full, _ = greedy_assignment(problem)
+    state = greedy_module.GreedyState(problem)
+    state.start_from(full)
+    workers, tasks = np.nonzero(full)
+    gone = rng.random(workers.size) < 0.4
+    gone[tasks == tasks[0]] = True  # one task loses every worker
+    untouched = state.copy()
+    state.remove(workers[gone], tasks[gone])
+    left = full.copy()
+    left[workers[gone], tasks[gone]] = False
+    fresh = greedy_module.GreedyState(problem)
+    fresh.start_from(left)
+    assert_same_state(state, fresh, problem)
+    assert state.budget_left == problem.budget - left.sum()
+    original = greedy_module.GreedyState(problem)
+    original.start_from(full)
+    assert_same_state(untouched, original, problem)  # the copy kept what it had
+
+
+def test_filling_a_state_again_is_greedy_from_what_it_holds():
+    q = np.random.default_rng(3).uniform(0.5, 0.9, (20, 120))
+    problem = AssignmentProblem(q, max_workers_per_task=3, max_tasks_per_worker=14, budget=220)
+    full, _ = greedy_assignment(problem)
+    workers, tasks = np.nonzero(full)
+    keep = np.random.default_rng(0).random(workers.size) < 0.5
+    partial = np.zeros_like(full)
+    partial[workers[keep], tasks[keep]] = True
+    state = greedy_module.GreedyState(problem)
+    state.start_from(full)
+    state.remove(workers[~keep], tasks[~keep])
+    greedy_module.fill(state)
+    refilled, _ = greedy_assignment(problem, initial=partial)
+    np.testing.assert_array_equal(state.assignment, refilled)
