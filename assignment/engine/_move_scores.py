@@ -175,3 +175,86 @@ def best_move(
         if 0.5 * g2[k] > worth + gain_tol:
             worth, gain, a, b = 0.5 * g2[k], g2[k], pa[k], pb[k]
     return worth, a, b, gain
+
+
+@njit(cache=True)
+def best_moves(
+    tasks,
+    sums,
+    tails,
+    sum_starts,
+    tail_starts,
+    counts,
+    task_cap,
+    prior,
+    r,
+    abs_sum,
+    acc,
+    w,
+    q,
+    open_worker,
+    assigned,
+    eligible,
+    budget_left,
+    tie_rtol,
+    gain_tol,
+    exhaustive_max,
+    top_gain,
+    top_reliable,
+):
+    """:func:`best_move` of every task of ``tasks`` in one call.
+
+    Task ``tasks[x]`` has atoms ``sums[sum_starts[x]:sum_starts[x + 1]]`` and tail
+    ``tails[tail_starts[x]:tail_starts[x + 1]]``; its candidates are the open workers not on it
+    (and eligible, unless ``eligible`` has shape (0, 0)), ascending, as the greedy's
+    ``candidates``. ``w``, ``q``, ``assigned``, ``eligible``: shape (m, n).
+
+    Returns ``(worth, first, second, gain, evaluated)``: per task the move's workers (``second``
+    -1 for a single; ``first`` -1 and ``worth`` -1 when the task has no room or no candidate),
+    and how many tasks had candidates.
+    """
+    k = tasks.shape[0]
+    n = w.shape[1]
+    worth = np.full(k, -1.0)
+    first = np.full(k, -1, dtype=np.int64)
+    second = np.full(k, -1, dtype=np.int64)
+    gain = np.zeros(k)
+    cand = np.empty(n, dtype=np.int64)
+    masked = eligible.shape[0] > 0
+    evaluated = 0
+    for x in range(k):
+        j = tasks[x]
+        room = task_cap[j] - counts[x]
+        if room < 1 or budget_left < 1:
+            continue
+        size = 0
+        for i in range(n):
+            if open_worker[i] and not assigned[j, i] and (not masked or eligible[j, i]):
+                cand[size] = i
+                size += 1
+        if size == 0:
+            continue
+        evaluated += 1
+        c = cand[:size]
+        wo, a, b, g = best_move(
+            sums[sum_starts[x] : sum_starts[x + 1]],
+            tails[tail_starts[x] : tail_starts[x + 1]],
+            prior[j],
+            r[j],
+            abs_sum[j],
+            acc[j],
+            w[j][c],
+            q[j][c],
+            room,
+            budget_left,
+            tie_rtol,
+            gain_tol,
+            exhaustive_max,
+            top_gain,
+            top_reliable,
+        )
+        worth[x] = wo
+        first[x] = c[a]
+        second[x] = c[b] if b >= 0 else -1
+        gain[x] = g
+    return worth, first, second, gain, evaluated

@@ -108,7 +108,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from assignment.engine._move_scores import best_move
+from assignment.engine._move_scores import best_move, best_moves
+from assignment.engine._vote_atoms import add_workers
 from assignment.engine.accuracy import (
     EPS,
     MAX_EXACT_WORKERS,
@@ -152,52 +153,12 @@ _LOAD_ENUMERATE_MAX = 12
 # --------------------------------------------------------------------------- task distribution
 
 
-def _extend(s: np.ndarray, p: np.ndarray, w: float, q: float, abs_sum: float):
-    """Atoms ``(s, p)`` (sorted sums, probabilities) after adding a worker ``(w, q)``.
-
-    ``abs_sum`` is ``sum |w|`` including the new worker (for the merge tolerance). The two
-    shifted copies of ``s`` are each sorted, so the stable sort (numpy's timsort for floats,
-    which finds the two runs) merges them in linear time.
-    """
-    s2 = np.concatenate((s + w, s - w))
-    p2 = np.concatenate((p * q, p * (1.0 - q)))
-    order = np.argsort(s2, kind="stable")
-    s2, p2 = s2[order], p2[order]
-    starts = np.flatnonzero(np.diff(s2) > _MERGE_RTOL * (1.0 + abs_sum)) + 1
-    if starts.size + 1 < s2.size:
-        starts = np.concatenate(([0], starts))
-        s2, p2 = s2[starts], np.add.reduceat(p2, starts)
-    return s2, p2
-
-
-def _tail(p: np.ndarray) -> np.ndarray:
-    """``T`` with ``T[x] = sum(p[x:])`` and ``T[len(p)] = 0``."""
-    t = np.zeros(p.shape[0] + 1)
-    t[:-1] = np.cumsum(p[::-1])[::-1]
-    return t
-
-
 def _atoms(w: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted sums and tail of the vote-sum distribution of workers ``(w, q)`` (in order)."""
-    s, p = np.zeros(1), np.ones(1)
-    abs_sum = 0.0
-    for wi, qi in zip(w.tolist(), q.tolist(), strict=True):
-        abs_sum += abs(wi)
-        s, p = _extend(s, p, wi, qi, abs_sum)
-    return s, _tail(p)
-
-
-def _accuracy_with(s, tail, prior, r, tol, shifts, probs):
-    """``A`` after adding workers whose sum is ``shifts[c]`` with probability ``probs[c]``.
-
-    ``shifts``, ``probs``: shape (combinations, candidates) (or (candidates,) for one
-    combination); ``tol`` broadcasts against the candidates. Returns shape (candidates,).
-    """
-    p1 = probs * tail[np.searchsorted(s, (r - tol) - shifts, side="left")]
-    p0 = probs * tail[np.searchsorted(s, (tol - r) - shifts, side="right")]
-    if p1.ndim == 2:
-        p1, p0 = p1.sum(axis=0), p0.sum(axis=0)
-    return prior * p1 + (1.0 - prior) * p0
+    s, t, _, _ = add_workers(
+        np.zeros(1), np.array([1.0, 0.0]), w, q, 0.0, _MERGE_RTOL, 0.5, 0.0, TIE_RTOL
+    )
+    return s, t
 
 
 # --------------------------------------------------------------------------- the greedy state
@@ -220,6 +181,9 @@ class GreedyState:
         self.eligible = (
             None if problem.eligible is None else np.ascontiguousarray(problem.eligible.T)
         )
+        self._eligible_or_empty = (
+            np.zeros((0, 0), dtype=bool) if self.eligible is None else self.eligible
+        )
         self.prior = problem.prior
         self.r = np.log1p(-self.prior) - np.log(self.prior)
         self.task_cap = np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS)
@@ -240,8 +204,8 @@ class GreedyState:
     def _accuracies(self, sums, tails, abs_sum, tasks=slice(None)) -> np.ndarray:
         """Accuracy of ``tasks`` from sorted ``sums`` (rows) and their ``tails``.
 
-        The same comparisons as :meth:`_current_accuracy`, vectorised over tasks whose atoms
-        have one length: ``tails[:, x]`` is ``P(S >= sums[:, x])``.
+        The same comparisons as :func:`~assignment.engine._vote_atoms.add_workers`, vectorised
+        over tasks whose atoms have one length: ``tails[:, x]`` is ``P(S >= sums[:, x])``.
         """
         r = self.r[tasks]
         tol = TIE_RTOL * (1.0 + np.abs(r) + abs_sum)
@@ -260,12 +224,6 @@ class GreedyState:
             return cached
         idx = np.array(self.workers[j], dtype=np.intp)
         return _atoms(self.w[j, idx], self.q[j, idx])
-
-    def _current_accuracy(self, j: int) -> float:
-        s, tail = self._dist(j)
-        empty = np.zeros(1)
-        tol = TIE_RTOL * (1.0 + abs(self.r[j]) + self.abs_sum[j])
-        return float(_accuracy_with(s, tail, self.prior[j], self.r[j], tol, empty, empty + 1)[0])
 
     # -- moves
 
@@ -308,22 +266,75 @@ class GreedyState:
         move = (int(cand[a]),) if b < 0 else (int(cand[a]), int(cand[b]))
         return float(worth), move, float(gain)
 
+    def evaluate_all(self, budget_left: int) -> list[tuple[int, tuple]]:
+        """:meth:`evaluate` of every task, in one numba call for the tasks whose atoms are
+        cached: ``[(task, best), ...]`` for the tasks with a move that helps."""
+        cached = np.fromiter((c is not None for c in self.cache), bool, len(self.cache))
+        tasks = np.flatnonzero(cached)
+        atoms = [self.cache[j] for j in tasks.tolist()]
+        sum_starts = np.zeros(tasks.size + 1, dtype=np.int64)
+        np.cumsum([a[0].shape[0] for a in atoms], out=sum_starts[1:])
+        tail_starts = sum_starts + np.arange(tasks.size + 1)
+        counts = np.fromiter((len(self.workers[j]) for j in tasks.tolist()), np.int64, tasks.size)
+        worth, first, second, gain, evaluated = best_moves(
+            tasks,
+            np.concatenate([a[0] for a in atoms]) if atoms else np.zeros(0),
+            np.concatenate([a[1] for a in atoms]) if atoms else np.zeros(0),
+            sum_starts,
+            tail_starts,
+            counts,
+            self.task_cap,
+            self.prior,
+            self.r,
+            self.abs_sum,
+            self.acc,
+            self.w,
+            self.q,
+            self.open_worker,
+            self.assigned,
+            self._eligible_or_empty,
+            budget_left,
+            TIE_RTOL,
+            GAIN_TOL,
+            PAIR_EXHAUSTIVE_MAX,
+            PAIR_TOP_GAIN,
+            PAIR_TOP_RELIABLE,
+        )
+        self.evaluations += int(evaluated)
+        found = []
+        for x in np.flatnonzero(worth > GAIN_TOL).tolist():
+            move = (int(first[x]),) if second[x] < 0 else (int(first[x]), int(second[x]))
+            found.append((int(tasks[x]), (float(worth[x]), move, float(gain[x]))))
+        for j in np.flatnonzero(~cached).tolist():  # many workers: atoms rebuilt one by one
+            best = self.evaluate(j, budget_left)
+            if best is not None:
+                found.append((j, best))
+        return found
+
     def still_feasible(self, move: tuple[int, ...], budget_left: int) -> bool:
         return budget_left >= len(move) and all(self.open_worker[i] for i in move)
 
     def apply(self, j: int, move: tuple[int, ...]) -> None:
         s, tail = self._dist(j)
-        p = tail[:-1] - tail[1:]
         for i in move:
             self.assigned[j, i] = True
             self.load[i] += 1
             if self.load[i] >= self.worker_cap[i]:
                 self.open_worker[i] = False
             self.workers[j].append(i)
-            self.abs_sum[j] += abs(self.w[j, i])
-            s, p = _extend(s, p, self.w[j, i], self.q[j, i], self.abs_sum[j])
-        self._set_cache(j, s, _tail(p))
-        self.acc[j] = self._current_accuracy(j)
+        idx = np.array(move, dtype=np.intp)
+        s, tail, self.abs_sum[j], self.acc[j] = add_workers(
+            s,
+            tail,
+            self.w[j, idx],
+            self.q[j, idx],
+            self.abs_sum[j],
+            _MERGE_RTOL,
+            self.prior[j],
+            self.r[j],
+            TIE_RTOL,
+        )
+        self._set_cache(j, s, tail)
 
     def start_from(self, assignment: np.ndarray) -> None:
         """Start from a feasible ``assignment`` (n, m) instead of the empty one."""
@@ -409,14 +420,19 @@ class GreedyState:
 
     def _build_one_by_one(self, j: int) -> None:
         """Atoms of task ``j`` by adding its workers one at a time (many workers)."""
-        s, p = np.zeros(1), np.ones(1)
-        abs_sum = 0.0
-        for i in self.workers[j]:
-            abs_sum += abs(self.w[j, i])
-            s, p = _extend(s, p, self.w[j, i], self.q[j, i], abs_sum)
-        self.abs_sum[j] = abs_sum
-        self._set_cache(j, s, _tail(p))
-        self.acc[j] = self._current_accuracy(j)
+        idx = np.array(self.workers[j], dtype=np.intp)
+        s, tail, self.abs_sum[j], self.acc[j] = add_workers(
+            np.zeros(1),
+            np.array([1.0, 0.0]),
+            self.w[j, idx],
+            self.q[j, idx],
+            0.0,
+            _MERGE_RTOL,
+            self.prior[j],
+            self.r[j],
+            TIE_RTOL,
+        )
+        self._set_cache(j, s, tail)
 
     def _set_cache(self, j: int, s: np.ndarray, tail: np.ndarray) -> None:
         old = self.cache[j]
@@ -463,11 +479,7 @@ def fill(state: GreedyState, *, progress: Callable[[float, str], object] | None 
     """
     budget = state.budget
     budget_left = state.budget_left
-    heap: list[tuple[int, int, tuple[int, ...], float]] = []
-    for j in range(state.q.shape[0]):
-        best = state.evaluate(j, budget_left)
-        if best is not None:
-            heap.append(_entry(j, best))
+    heap = [_entry(j, best) for j, best in state.evaluate_all(budget_left)]
     heapq.heapify(heap)
     steps = pairs = 0
     report_every = max(1, math.ceil(budget / 100))

@@ -544,3 +544,33 @@ def test_filling_a_state_again_is_greedy_from_what_it_holds():
     greedy_module.fill(state)
     refilled, _ = greedy_assignment(problem, initial=partial)
     np.testing.assert_array_equal(state.assignment, refilled)
+
+
+@pytest.mark.parametrize("eligible", [False, True])
+def test_evaluating_every_task_at_once_finds_each_tasks_own_best_move(eligible):
+    rng = np.random.default_rng(4)
+    q = rng.uniform(0.2, 0.95, (18, 40))
+    problem = AssignmentProblem(
+        q,
+        max_workers_per_task=rng.integers(0, 6, 40),
+        max_tasks_per_worker=rng.integers(1, 8, 18),
+        budget=90,
+        prior=rng.uniform(0.2, 0.8, 40),
+        eligible=rng.random(q.shape) < 0.7 if eligible else None,
+    )
+    half = problem.budget // 2
+    partial, _ = greedy_assignment(
+        AssignmentProblem(
+            q,
+            max_workers_per_task=problem.max_workers_per_task,
+            max_tasks_per_worker=problem.max_tasks_per_worker,
+            budget=half,
+            prior=problem.prior,
+            eligible=problem.eligible,
+        )
+    )
+    state = greedy_module.GreedyState(problem)
+    state.start_from(partial)
+    for budget_left in (problem.budget - half, 1):
+        one_by_one = [(j, state.evaluate(j, budget_left)) for j in range(problem.n_tasks)]
+        assert state.evaluate_all(budget_left) == [(j, b) for j, b in one_by_one if b is not None]

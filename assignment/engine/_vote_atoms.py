@@ -1,0 +1,76 @@
+"""Numba kernels of a task's vote-sum distribution for the greedy (see
+:mod:`assignment.engine.greedy`): adding workers to a task's atoms.
+
+A task's atoms are its sorted distinct vote sums ``s`` with probabilities ``p`` (stored as the
+tail ``T[x] = P(S >= s[x])``, ``T[len(s)] = 0``). Adding a worker of log-odds ``w`` and
+quality ``q`` maps them to ``s + w`` with probability ``p q`` and ``s - w`` with ``p (1 - q)``:
+two sorted runs, merged in linear time (ties: the ``s + w`` run first, as a stable sort of the
+two runs concatenated), after which atoms closer than ``merge_rtol * (1 + sum |w|)`` to the
+previous one are merged into the first of their run. The same operations in the same order
+as the numpy version they replace, so the greedy's choices do not change.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from assignment.engine._move_scores import _first_above, _first_at_least
+
+
+@njit(cache=True)
+def extend(s, p, w, q, abs_sum, merge_rtol):
+    """Atoms ``(s, p)`` after adding a worker ``(w, q)``; ``abs_sum`` includes ``|w|``."""
+    k = s.shape[0]
+    s2 = np.empty(2 * k)
+    p2 = np.empty(2 * k)
+    a = b = 0
+    for x in range(2 * k):
+        if b >= k or (a < k and s[a] + w <= s[b] - w):
+            s2[x] = s[a] + w
+            p2[x] = p[a] * q
+            a += 1
+        else:
+            s2[x] = s[b] - w
+            p2[x] = p[b] * (1.0 - q)
+            b += 1
+    tol = merge_rtol * (1.0 + abs_sum)
+    size = 0
+    for x in range(2 * k):
+        if x > 0 and s2[x] - s2[x - 1] <= tol:
+            p2[size - 1] += p2[x]
+        else:
+            s2[size] = s2[x]
+            p2[size] = p2[x]
+            size += 1
+    return s2[:size].copy(), p2[:size].copy()
+
+
+@njit(cache=True)
+def tail(p):
+    """``T`` with ``T[x] = sum(p[x:])`` and ``T[len(p)] = 0``."""
+    t = np.zeros(p.shape[0] + 1)
+    acc = 0.0
+    for x in range(p.shape[0] - 1, -1, -1):
+        acc += p[x]
+        t[x] = acc
+    return t
+
+
+@njit(cache=True)
+def add_workers(s, t, w, q, abs_sum, merge_rtol, prior, r, tie_rtol):
+    """A task's atoms ``(s, t)`` after adding workers ``(w[k], q[k])`` in order.
+
+    Returns ``(s, t, abs_sum, accuracy)``: the new atoms and tail, ``sum |w|`` of all the
+    task's workers, and the task's expected accuracy (the Bayes vote's, with the tie tolerance
+    ``tie_rtol * (1 + |r| + sum |w|)``).
+    """
+    p = t[:-1] - t[1:]
+    for k in range(w.shape[0]):
+        abs_sum += abs(w[k])
+        s, p = extend(s, p, w[k], q[k], abs_sum, merge_rtol)
+    t = tail(p)
+    tol = tie_rtol * (1.0 + abs(r) + abs_sum)
+    p1 = t[_first_at_least(s, r - tol)]
+    p0 = t[_first_above(s, tol - r)]
+    return s, t, abs_sum, prior * p1 + (1.0 - prior) * p0
