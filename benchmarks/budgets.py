@@ -1,0 +1,749 @@
+"""Issue 12, goal 1: tvcs-iht against greedy and q-lp across budgets, as ratios (a benchmark).
+
+What it measures
+----------------
+Goal 1 of issue 12 asks, side by side in one run:
+
+1. tvcs-iht takes at most 1.5 x greedy's time,
+2. at greedy's accuracy or better (so it stays ahead where it is ahead today: skill x
+   difficulty quality),
+3. q-lp takes at most 2 x tvcs-iht's time,
+4. q-lp uses at most 200 bytes of memory per (worker, task) pair,
+
+on budgets from 10% to 100% of what the caps allow at 100 x 1,000 and 200 x 10,000 (the Figure 4
+grid itself is ``benchmarks/figure4.py``, whose report has the tvcs-iht / greedy time ratio).
+
+Instances: n workers and m tasks (``--sizes``, default 100x1000 and 200x10000), prior 0.5, caps
+from the cap ratio ``r`` (``--ratio``, default 0.03) and budgets as fractions ``f``
+(``--budgets``, default 0.1, 0.25, 0.5, 0.75, 1.0) of what the caps allow::
+
+    max_workers_per_task = max(1, round(r * n))
+    max_tasks_per_worker = max(1, round(r * m))
+    budget               = max(1, floor(f * min(m * max_workers_per_task,
+                                                n * max_tasks_per_worker)))
+
+Quality models (``--quality``, default ``uniform,skill-difficulty``):
+
+* ``uniform``: ``Q ~ U[0.5, 0.9]`` i.i.d., ``np.random.default_rng([seed, n, m])`` as in
+  Figure 4;
+* ``skill-difficulty``: ``Q = 0.5 + 0.45 * outer(skill, ease)`` with ``skill ~ U[0, 1]`` per
+  worker and ``ease ~ U[0.2, 1]`` per task, drawn from ``default_rng([seed, n, m, 1])``;
+* ``spammers`` (not in the default): a fifth of the workers (chosen at random) at ``Q = 0.5``
+  exactly, the others ``U[0.6, 0.95]`` i.i.d., from ``default_rng([seed, n, m, 2])``.
+
+Each method (``--methods``, default tvcs-iht, greedy, q-lp, random) runs on each instance and
+seed (``range(--seeds)``, default 3) as ``solve(problem, method=..., seed=seed)`` **in its own
+process** (this script with an internal ``--child`` flag), one process at a time. The child
+compiles or loads its Numba kernels first (``assignment.engine.warm_up`` for that method, then
+a solve of a tiny instance of the same quality model), so compilation is never timed, then
+builds the instance and measures:
+
+* accuracy: ``SolveResult.expected_accuracy`` (exact);
+* time: ``SolveResult.seconds``, the method's wall time without ``solve``'s final exact
+  evaluation;
+* memory: the peak resident set size during the ``solve`` call (which includes ``solve``'s
+  final evaluation and the returned n x m bool matrix) minus the resident set size just before
+  it, with the instance built; reported in MB and as bytes per pair, ``/ (n * m)``. The peak is
+  Linux's ``VmHWM`` after resetting it (``echo 5 > /proc/self/clear_refs``) once the instance is
+  built. Not ``getrusage(RUSAGE_SELF).ru_maxrss``: in a child started by fork + exec it keeps
+  the parent's peak from before the exec (measured here: a child of a 650 MB parent reports
+  650 MB), and it would also hold the kernels' compilation peak. ``ru_maxrss`` is recorded in
+  the results for reference; where ``clear_refs`` cannot be written it is used instead, and
+  the report says so.
+
+Every finished run is appended at once as one JSON line to ``--results`` (default
+``benchmarks/out/budgets.jsonl``); on a restart, (size, ratio, quality, budget fraction, seed,
+method) rows already there are not run again (``--fresh`` moves the old file to ``*.bak`` and
+starts over). A run that fails (exception, crash, ``--timeout``) is reported, not written, and
+retried on a restart.
+
+The report (stdout, and ``--out``) has one table per size and quality model, one row per budget
+fraction: the budget, accuracy mean ± sd over seeds per method, tvcs-iht - greedy in accuracy
+points (percent, paired over seeds), mean seconds per method, the time ratios tvcs-iht / greedy
+and q-lp / tvcs-iht (ratios of the means over seeds), and the memory of each method (bytes per
+pair, MB in brackets; the largest over seeds). Then PASS/FAIL lines computed from the data, per
+size and quality model, each saying where and by how much a target fails:
+
+* tvcs-iht <= 1.5 x greedy's time at every budget;
+* tvcs-iht >= greedy's accuracy at every budget (means over seeds, 1e-6 allowed for rounding);
+* q-lp <= 2 x tvcs-iht's time at every budget;
+* q-lp <= 200 bytes per pair at every budget.
+
+The machine's load average at the start is in the report's header: times on a shared machine
+are noisy, and each ratio compares runs made minutes apart.
+
+How long: ``--quick`` (100x1000 only, 2 seeds, budgets 0.25 and 1.0; 32 solves) took 72 s on 2
+cores (AMD EPYC, load average 2.7 from other work), about 2 s of each being the child's start-up
+and kernel loading.
+
+Run from the repository root (the script puts the root on ``sys.path``)::
+
+    python benchmarks/budgets.py                                  # the default
+    python benchmarks/budgets.py --quick                          # a fast check
+    python benchmarks/budgets.py --sizes 30x200 --seeds 2 --quality uniform,spammers
+    python benchmarks/budgets.py --fresh --out docs/benchmarks/budgets.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import resource
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run from a checkout without installing the project
+    sys.path.insert(0, str(ROOT))
+
+from assignment.engine.problem import AssignmentProblem  # noqa: E402
+from assignment.engine.solve import METHODS, solve  # noqa: E402
+
+QUALITIES = ("uniform", "skill-difficulty", "spammers")
+DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "budgets.jsonl"
+DEFAULTS = {
+    "sizes": "100x1000,200x10000",
+    "ratio": 0.03,
+    "budgets": "0.1,0.25,0.5,0.75,1.0",
+    "quality": "uniform,skill-difficulty",
+    "seeds": 3,
+    "methods": "tvcs-iht,greedy,q-lp,random",
+}
+QUICK = {"sizes": "100x1000", "seeds": 2, "budgets": "0.25,1.0"}
+RESULT_PREFIX = "BUDGETS-RESULT "  # the child's result line on stdout
+
+# targets (issue 12, goal 1)
+MAX_IHT_OVER_GREEDY_TIME = 1.5
+MAX_QLP_OVER_IHT_TIME = 2.0
+MAX_QLP_BYTES_PER_PAIR = 200.0
+ACCURACY_SLACK = 1e-6  # in accuracy (not points): rounding of the exact evaluation
+
+
+# ---------------------------------------------------------------------------------------------
+# instances
+
+
+def caps(n: int, m: int, ratio: float, fraction: float) -> tuple[int, int, int]:
+    """``(max_workers_per_task, max_tasks_per_worker, budget)`` for ratio ``r`` and fraction
+    ``f`` of what the caps allow."""
+    per_task = max(1, round(ratio * n))
+    per_worker = max(1, round(ratio * m))
+    budget = max(1, math.floor(fraction * min(m * per_task, n * per_worker)))
+    return per_task, per_worker, budget
+
+
+def make_quality(n: int, m: int, quality: str, seed: int) -> np.ndarray:
+    if quality == "uniform":
+        return np.random.default_rng([seed, n, m]).uniform(0.5, 0.9, (n, m))
+    if quality == "skill-difficulty":
+        rng = np.random.default_rng([seed, n, m, 1])
+        skill = rng.uniform(0.0, 1.0, n)
+        ease = rng.uniform(0.2, 1.0, m)
+        return 0.5 + 0.45 * np.outer(skill, ease)
+    if quality == "spammers":
+        rng = np.random.default_rng([seed, n, m, 2])
+        q = rng.uniform(0.6, 0.95, (n, m))
+        q[rng.choice(n, n // 5, replace=False)] = 0.5
+        return q
+    raise ValueError(f"unknown quality model {quality!r}; choose from {', '.join(QUALITIES)}")
+
+
+def make_problem(
+    n: int, m: int, ratio: float, fraction: float, quality: str, seed: int
+) -> AssignmentProblem:
+    per_task, per_worker, budget = caps(n, m, ratio, fraction)
+    return AssignmentProblem(
+        make_quality(n, m, quality, seed),
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=per_worker,
+        budget=budget,
+        prior=0.5,
+    )
+
+
+def size_name(n: int, m: int) -> str:
+    return f"{n}x{m}"
+
+
+def row_key(row: dict) -> tuple:
+    return (
+        row["size"],
+        f"{row['ratio']:g}",
+        row["quality"],
+        f"{row['fraction']:g}",
+        int(row["seed"]),
+        row["method"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# the child: one method on one instance, in a process of its own
+
+
+def proc_status_kb(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def reset_peak() -> bool:
+    """Reset Linux's peak RSS (VmHWM) to the current RSS; False where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return proc_status_kb("VmHWM") is not None
+
+
+def ru_maxrss_kb() -> int:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak // 1024 if sys.platform == "darwin" else peak  # bytes on macOS, KiB on Linux
+
+
+def child(spec: dict) -> dict:
+    """Warm up, build the instance, solve once; return the measured fields of a results row."""
+    from assignment.engine.warm_up import warm_up
+
+    method, quality, seed = spec["method"], spec["quality"], spec["seed"]
+    n, m, ratio, fraction = spec["n"], spec["m"], spec["ratio"], spec["fraction"]
+    start = time.perf_counter()
+    warm_up(methods=[method])
+    solve(make_problem(6, 30, 0.2, 0.8, quality, 0), method=method, seed=0)
+    warm_seconds = time.perf_counter() - start
+
+    problem = make_problem(n, m, ratio, fraction, quality, seed)
+    gc.collect()
+    hwm = reset_peak()
+    baseline_kb = proc_status_kb("VmRSS") if hwm else ru_maxrss_kb()
+    start = time.perf_counter()
+    res = solve(problem, method=method, seed=seed)
+    wall = time.perf_counter() - start
+    peak_kb = proc_status_kb("VmHWM") if hwm else ru_maxrss_kb()
+    extra = max(0, peak_kb - baseline_kb) * 1024
+    import assignment
+
+    return {
+        "expected_accuracy": res.expected_accuracy,
+        "accuracy_standard_error": res.accuracy_standard_error,
+        "seconds": res.seconds,
+        "wall_seconds": wall,
+        "iterations": res.iterations,
+        "n_assigned": res.n_assigned,
+        "message": res.message,
+        "peak_method": "VmHWM" if hwm else "ru_maxrss",
+        "baseline_rss_mb": baseline_kb / 1024,
+        "peak_rss_mb": peak_kb / 1024,
+        "extra_mb": extra / 2**20,
+        "bytes_per_pair": extra / (n * m),
+        "ru_maxrss_mb": ru_maxrss_kb() / 1024,
+        "warm_up_seconds": warm_seconds,
+        "engine": str(Path(assignment.__file__).resolve().parent),
+    }
+
+
+def run_child(spec: dict, timeout: float) -> dict:
+    """Run :func:`child` in a new process; its result, or ``RuntimeError``."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(spec)]
+    try:
+        out = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise RuntimeError(f"timed out after {timeout:g} s") from exc
+    for line in reversed(out.stdout.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX) :])
+    tail = (out.stderr.strip().splitlines() or ["(no output)"])[-1]
+    raise RuntimeError(f"child exited with {out.returncode}: {tail}")
+
+
+# ---------------------------------------------------------------------------------------------
+# runs
+
+
+def code_version() -> str | None:
+    """``git describe``-style commit of the checkout (``-dirty`` if it has local changes)."""
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def load_rows(path: Path) -> dict:
+    """Rows of a results file by key; a torn last line is skipped."""
+    rows: dict = {}
+    if not path.exists():
+        return rows
+    with path.open() as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                rows[row_key(row)] = row
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                print(f"{path}:{number}: unreadable row skipped", file=sys.stderr)
+    return rows
+
+
+def append_row(path: Path, row: dict) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def run_all(grid: dict, results: Path, timeout: float, notes: list[str]) -> dict:
+    """Run what is missing from ``results``, one child at a time; return every row by key."""
+    rows = load_rows(results)
+    ratio = grid["ratio"]
+    todo = [
+        (n, m, quality, fraction, seed, method)
+        for n, m in grid["sizes"]
+        for quality in grid["qualities"]
+        for fraction in grid["fractions"]
+        for seed in grid["seeds"]
+        for method in grid["methods"]
+        if (size_name(n, m), f"{ratio:g}", quality, f"{fraction:g}", seed, method) not in rows
+    ]
+    total = math.prod(len(grid[k]) for k in ("sizes", "qualities", "fractions", "seeds", "methods"))
+    print(f"{total - len(todo)} runs already in {results}, {len(todo)} to do", file=sys.stderr)
+    if not todo:
+        return rows
+    commit = code_version()
+    if results.exists() and results.stat().st_size:
+        with results.open("rb+") as f:  # end a torn last line so the next row starts afresh
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
+    started = time.perf_counter()
+    for count, (n, m, quality, fraction, seed, method) in enumerate(todo, 1):
+        per_task, per_worker, budget = caps(n, m, ratio, fraction)
+        spec = {
+            "n": n,
+            "m": m,
+            "ratio": ratio,
+            "fraction": fraction,
+            "quality": quality,
+            "seed": seed,
+            "method": method,
+        }
+        label = f"[{count}/{len(todo)}] {size_name(n, m)} {quality} f={fraction:g} seed {seed} "
+        label += method
+        try:
+            measured = run_child(spec, timeout)
+        except Exception as exc:  # report it, keep going, retry on restart
+            message = f"{label}: failed: {type(exc).__name__}: {exc}"
+            print(message, file=sys.stderr)
+            notes.append(f"Note: {message} (not recorded; a restart retries it).")
+            continue
+        if Path(measured["engine"]) != ROOT / "assignment":
+            raise SystemExit(f"the child imported the engine from {measured['engine']}, not {ROOT}")
+        row = {
+            "size": size_name(n, m),
+            **spec,
+            "max_workers_per_task": per_task,
+            "max_tasks_per_worker": per_worker,
+            "budget": budget,
+            **measured,
+            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "code": commit,
+        }
+        append_row(results, row)
+        rows[row_key(row)] = row
+        print(
+            f"{label}: accuracy {row['expected_accuracy']:.4f} in {row['seconds']:.2f} s, "
+            f"{row['bytes_per_pair']:.0f} B/pair ({time.perf_counter() - started:.0f} s so far)",
+            file=sys.stderr,
+        )
+    notes.append(
+        f"This invocation ran {len(todo)} solves in {time.perf_counter() - started:.0f} s."
+    )
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# summaries
+
+
+def mean_sd(xs) -> tuple[float, float]:
+    xs = list(xs)
+    return statistics.fmean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
+
+
+def summarize(rows, grid) -> dict:
+    """Per (size, quality): one item per budget fraction with ``{method: {seed: row}}``."""
+    out = {}
+    ratio = f"{grid['ratio']:g}"
+    for n, m in grid["sizes"]:
+        for quality in grid["qualities"]:
+            items = []
+            for fraction in grid["fractions"]:
+                got = {
+                    method: {
+                        seed: rows[key]
+                        for seed in grid["seeds"]
+                        if (key := (size_name(n, m), ratio, quality, f"{fraction:g}", seed, method))
+                        in rows
+                    }
+                    for method in grid["methods"]
+                }
+                items.append(
+                    {
+                        "fraction": fraction,
+                        "budget": caps(n, m, grid["ratio"], fraction)[2],
+                        "runs": got,
+                        "n_seeds": len(grid["seeds"]),
+                    }
+                )
+            out[(n, m, quality)] = items
+    return out
+
+
+def field(item, method, name="expected_accuracy") -> dict[int, float]:
+    return {seed: float(row[name]) for seed, row in item["runs"].get(method, {}).items()}
+
+
+def mean_of(item, method, name) -> float | None:
+    got = field(item, method, name)
+    return statistics.fmean(got.values()) if got else None
+
+
+def max_of(item, method, name) -> float | None:
+    got = field(item, method, name)
+    return max(got.values()) if got else None
+
+
+def paired_points(a: dict, b: dict) -> float | None:
+    """Mean of ``100 * (a - b)`` over the seeds both have; None if none."""
+    common = sorted(set(a) & set(b))
+    if not common:
+        return None
+    return statistics.fmean(100.0 * (a[s] - b[s]) for s in common)
+
+
+def ratio_of(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None or b <= 0 else a / b
+
+
+def iht_minus_greedy(item) -> float | None:
+    return paired_points(field(item, "tvcs-iht"), field(item, "greedy"))
+
+
+def time_ratio(item, top: str, bottom: str) -> float | None:
+    return ratio_of(mean_of(item, top, "seconds"), mean_of(item, bottom, "seconds"))
+
+
+def fmt(x, spec: str = ".2f", suffix: str = "") -> str:
+    return "—" if x is None else format(x, spec) + suffix
+
+
+def table(items, methods) -> list[str]:
+    head = ["f", "budget"]
+    head += [f"{meth} acc" for meth in methods]
+    head += ["tvcs-iht - greedy (pts)"]
+    head += [f"{meth} s" for meth in methods]
+    head += ["tvcs-iht / greedy time", "q-lp / tvcs-iht time"]
+    head += [f"{meth} B/pair (MB)" for meth in methods]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for item in items:
+        cells = [f"{item['fraction']:g}", f"{item['budget']:,}"]
+        for meth in methods:
+            got = field(item, meth)
+            if not got:
+                cells.append("—")
+                continue
+            mu, sd = mean_sd(got.values())
+            partial = f" ({len(got)} seeds)" if len(got) < item["n_seeds"] else ""
+            cells.append(f"{mu:.4f} ± {sd:.4f}{partial}")
+        cells.append(fmt(iht_minus_greedy(item), "+.3f"))
+        cells += [fmt(mean_of(item, meth, "seconds"), ".3f") for meth in methods]
+        cells.append(fmt(time_ratio(item, "tvcs-iht", "greedy"), ".2f", "x"))
+        cells.append(fmt(time_ratio(item, "q-lp", "tvcs-iht"), ".2f", "x"))
+        for meth in methods:
+            per_pair = max_of(item, meth, "bytes_per_pair")
+            mb = max_of(item, meth, "extra_mb")
+            cells.append("—" if per_pair is None else f"{per_pair:.0f} ({mb:.1f})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def verdict(ok: bool | None) -> str:
+    return "N/A " if ok is None else ("PASS" if ok else "FAIL")
+
+
+def check(items, value, test, describe) -> tuple[bool | None, str]:
+    """Apply ``test`` to ``value(item)`` at every budget; say where and by how much it fails."""
+    got = [(item["fraction"], value(item)) for item in items]
+    got = [(f, v) for f, v in got if v is not None]
+    if not got:
+        return None, "no data"
+    bad = [f"f={f:g}: {describe(v)}" for f, v in got if not test(v)]
+    worst = describe(max(v for _, v in got)), describe(min(v for _, v in got))
+    if bad:
+        detail = f"fails at {len(bad)} of {len(got)} budgets ({'; '.join(bad)})"
+    else:
+        detail = f"holds at all {len(got)} budgets (range {worst[1]} .. {worst[0]})"
+    missing = len(items) - len(got)
+    if missing:
+        detail += f"; {missing} budget(s) without data"
+    return not bad, detail
+
+
+def targets(summary) -> list[str]:
+    """One PASS/FAIL line per target, size and quality model, computed from the summary."""
+    t1, t3, cap = MAX_IHT_OVER_GREEDY_TIME, MAX_QLP_OVER_IHT_TIME, MAX_QLP_BYTES_PER_PAIR
+    slack = 100.0 * ACCURACY_SLACK  # in points
+    lines = []
+    for (n, m, quality), items in summary.items():
+        where = f"[{size_name(n, m)} {quality}]"
+        checks = [
+            (
+                f"tvcs-iht ≤ {t1:g}x greedy's time at every budget",
+                *check(
+                    items,
+                    lambda it: time_ratio(it, "tvcs-iht", "greedy"),
+                    lambda v: v <= t1,
+                    lambda v: f"{v:.2f}x" + (f" ({v / t1:.2f}x the target)" if v > t1 else ""),
+                ),
+            ),
+            (
+                "tvcs-iht ≥ greedy's accuracy at every budget (mean over seeds, 1e-6 slack)",
+                *check(
+                    items,
+                    iht_minus_greedy,
+                    lambda v: v >= -slack,
+                    lambda v: f"{v:+.4f} pts",
+                ),
+            ),
+            (
+                f"q-lp ≤ {t3:g}x tvcs-iht's time at every budget",
+                *check(
+                    items,
+                    lambda it: time_ratio(it, "q-lp", "tvcs-iht"),
+                    lambda v: v <= t3,
+                    lambda v: f"{v:.2f}x" + (f" ({v / t3:.2f}x the target)" if v > t3 else ""),
+                ),
+            ),
+            (
+                f"q-lp ≤ {cap:g} bytes per pair at every budget (largest over seeds)",
+                *check(
+                    items,
+                    lambda it: max_of(it, "q-lp", "bytes_per_pair"),
+                    lambda v: v <= cap,
+                    lambda v: f"{v:.0f} B" + (f" ({v - cap:.0f} B over)" if v > cap else ""),
+                ),
+            ),
+        ]
+        for name, ok, detail in checks:
+            lines.append(f"- {verdict(ok)} {where} {name}: {detail}")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# report
+
+
+def version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def header(title: str, argv: list[str], load: tuple[float, float, float] | None) -> list[str]:
+    command = shlex.join([Path(sys.executable).name, *argv])
+    versions = ", ".join(f"{p} {version(p)}" for p in ("numpy", "scipy", "numba"))
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    cpus = f"{os.cpu_count()} CPUs"
+    if hasattr(os, "sched_getaffinity"):
+        cpus += f" ({len(os.sched_getaffinity(0))} usable)"
+    load_text = "" if load is None else ", load average {:.2f} {:.2f} {:.2f} at start".format(*load)
+    commit = code_version()
+    return [
+        f"# {title}",
+        "",
+        f"- command: `{command}`" + (f" (commit {commit})" if commit else ""),
+        f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
+        f"- python {platform.python_version()}, {versions}",
+        f"- machine: {platform.platform()}, {cpu}, {cpus}{load_text}",
+        "",
+    ]
+
+
+def parse_sizes(text: str) -> list[tuple[int, int]]:
+    return [tuple(int(x) for x in item.lower().split("x")) for item in text.split(",") if item]
+
+
+def parse_list(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--child"]:  # internal: one run in this process, result on stdout
+        result = child(json.loads(argv[1]))
+        print(RESULT_PREFIX + json.dumps(result), flush=True)
+        return
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", help=f"comma-separated NxM (default: {DEFAULTS['sizes']})")
+    parser.add_argument("--ratio", type=float, help=f"cap ratio (default: {DEFAULTS['ratio']})")
+    parser.add_argument(
+        "--budgets", help=f"fractions of what the caps allow (default: {DEFAULTS['budgets']})"
+    )
+    parser.add_argument(
+        "--quality",
+        help=f"comma-separated subset of {', '.join(QUALITIES)} (default: {DEFAULTS['quality']})",
+    )
+    parser.add_argument(
+        "--seeds", type=int, help=f"seeds 0 .. SEEDS-1 (default: {DEFAULTS['seeds']})"
+    )
+    parser.add_argument(
+        "--methods",
+        help=f"comma-separated subset of {', '.join(METHODS)} (default: {DEFAULTS['methods']})",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a fast check: --sizes 100x1000 --seeds 2 --budgets 0.25,1.0 unless given",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=DEFAULT_RESULTS,
+        help="JSON-lines results file, appended to and resumed from (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="move an old results file to *.bak and start over"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=1800.0, help="seconds per child (default: %(default)s)"
+    )
+    parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    args = parser.parse_args(argv)
+    for name, default in DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, QUICK.get(name, default) if args.quick else default)
+    try:
+        sizes = parse_sizes(args.sizes)
+        fractions = [float(x) for x in parse_list(args.budgets)]
+    except ValueError as exc:
+        parser.error(f"bad --sizes or --budgets: {exc}")
+    if not sizes or any(len(s) != 2 or min(s) < 1 for s in sizes):
+        parser.error("sizes must be NxM with positive N and M")
+    if not fractions or any(not 0 < f <= 1 for f in fractions):
+        parser.error("budget fractions must be in (0, 1]")
+    if not 0 < args.ratio <= 1:
+        parser.error("--ratio must be in (0, 1]")
+    if args.seeds < 1 or args.timeout <= 0:
+        parser.error("--seeds and --timeout must be positive")
+    qualities = parse_list(args.quality)
+    methods = parse_list(args.methods)
+    if not qualities or set(qualities) - set(QUALITIES):
+        parser.error(f"--quality: choose from {', '.join(QUALITIES)}")
+    if not methods or set(methods) - set(METHODS):
+        parser.error(f"--methods: choose from {', '.join(METHODS)}")
+    grid = {
+        "sizes": sizes,
+        "ratio": args.ratio,
+        "fractions": fractions,
+        "qualities": qualities,
+        "seeds": list(range(args.seeds)),
+        "methods": methods,
+    }
+
+    notes: list[str] = []
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    if args.fresh and args.results.exists():
+        backup = args.results.with_name(args.results.name + ".bak")
+        args.results.replace(backup)
+        notes.append(f"Note: --fresh: the old results were moved to {backup}.")
+    rows = run_all(grid, args.results, args.timeout, notes)
+
+    summary = summarize(rows, grid)
+    used = [
+        run
+        for items in summary.values()
+        for item in items
+        for runs in item["runs"].values()
+        for run in runs.values()
+    ]
+    codes = sorted({str(run.get("code")) for run in used})
+    if len(codes) > 1:
+        notes.append(
+            f"Note: the rows come from {len(codes)} code versions ({', '.join(codes)}); "
+            "use --fresh for one."
+        )
+    if any(run.get("peak_method") != "VmHWM" for run in used):
+        notes.append(
+            "Note: some peaks are ru_maxrss (/proc/self/clear_refs was not writable): they "
+            "include the start-up and warm-up, so their memory is an overestimate."
+        )
+    if any(run.get("accuracy_standard_error") is not None for run in used):
+        notes.append(
+            "Note: some accuracies are Monte Carlo estimates (too many workers on a task)."
+        )
+
+    report = header("Issue 12, goal 1: tvcs-iht, greedy and q-lp across budgets", sys.argv, load)
+    report += [
+        f"Cap ratio r = {args.ratio:g}: max_workers_per_task = max(1, round(r·n)), "
+        "max_tasks_per_worker = max(1, round(r·m)); budget = max(1, floor(f · min(m · "
+        "max_workers_per_task, n · max_tasks_per_worker))) for each fraction f. Prior 0.5. "
+        "Quality: uniform = U[0.5, 0.9] i.i.d. (rng [seed, n, m]); skill-difficulty = 0.5 + "
+        "0.45 · skill_i · ease_j, skill ~ U[0, 1], ease ~ U[0.2, 1] (rng [seed, n, m, 1]); "
+        "spammers = a fifth of the workers at 0.5, the others U[0.6, 0.95] (rng [seed, n, m, 2]). "
+        f"Seeds 0..{args.seeds - 1}; results file `{args.results}`.",
+        "",
+        "Each solve ran in a process of its own, one at a time, after that process had loaded "
+        "its kernels on a tiny instance. Accuracy: exact expected accuracy, mean ± sd over seeds; "
+        "tvcs-iht - greedy in points (100 x difference), paired over seeds. Seconds: "
+        "`SolveResult.seconds` (without solve's final exact evaluation), mean over seeds; the "
+        "time ratios are ratios of those means. Memory: peak RSS during the `solve` call (its "
+        "final evaluation and the nxm result included) minus RSS before it, with the instance "
+        "built, in bytes per pair (n·m) and MB; the largest over seeds.",
+        "",
+        *notes,
+        *([""] if notes else []),
+    ]
+    for (n, m, quality), items in summary.items():
+        report += [f"## {size_name(n, m)} {quality} (n = {n} workers, m = {m} tasks)", ""]
+        report += table(items, methods)
+        report.append("")
+    report += ["## Targets", "", *targets(summary)]
+    text = "\n".join(report)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
