@@ -100,6 +100,11 @@ def _run(request, run_id: int) -> AssignmentRun:
     return get_object_or_404(selectors.run_list_for_user(user=request.user), pk=run_id)
 
 
+def _run_status(request, run_id: int) -> AssignmentRun:
+    """The run with only what :class:`RunSerializer` shows (the poll: one row of one table)."""
+    return get_object_or_404(selectors.run_status_list_for_user(user=request.user), pk=run_id)
+
+
 def _comparison(request, comparison_id: int) -> Comparison:
     return get_object_or_404(
         selectors.comparison_list_for_user(user=request.user), pk=comparison_id
@@ -383,7 +388,7 @@ class RunListView(APIView):
     def get(self, request):
         filters = RunFilterSerializer(data=request.query_params.dict())
         filters.is_valid(raise_exception=True)
-        runs = selectors.run_list_for_user(
+        runs = selectors.run_status_list_for_user(
             user=request.user,
             project_id=filters.validated_data.get("project"),
             status=filters.validated_data.get("status"),
@@ -397,7 +402,7 @@ class RunDetailView(APIView):
         responses={200: RunSerializer, 404: _NOT_FOUND},
     )
     def get(self, request, run_id: int):
-        return Response(RunSerializer(_run(request, run_id)).data)
+        return Response(RunSerializer(_run_status(request, run_id)).data)
 
 
 class RunCancelView(APIView):

@@ -1,0 +1,78 @@
+"""Polling a run (``GET /api/runs/{id}/``) stays cheap: two queries, one row of one table, the
+same answer as the whole run's (benchmarks/poll.py measures its CPU)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from api_helpers import execute
+from django.utils import timezone
+from rest_framework.renderers import JSONRenderer
+
+from assignment import selectors
+from assignment.api.serializers import RunSerializer
+from assignment.models import AssignmentRun, RunStatus
+
+pytestmark = pytest.mark.django_db
+
+#: The token with its user, then the run with its project's owner.
+POLL_QUERIES = 2
+
+
+@pytest.fixture
+def running(api, project, queued) -> int:
+    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+    AssignmentRun.objects.filter(pk=run["id"]).update(
+        status=RunStatus.RUNNING,
+        attempts=1,
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+        progress=40,
+        progress_message="iteration 20 of 50",
+    )
+    return run["id"]
+
+
+@pytest.fixture
+def succeeded(api, project, queued) -> int:
+    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "greedy"}).json()
+    execute(run["id"])
+    return run["id"]
+
+
+def whole_run_answer(run_id: int) -> dict:
+    """The answer rendered from the run read whole (every column, its project joined)."""
+    run = AssignmentRun.objects.select_related("project").get(pk=run_id)
+    return json.loads(JSONRenderer().render(RunSerializer(run).data))
+
+
+@pytest.mark.parametrize("which", ["running", "succeeded"])
+def test_a_poll_makes_two_queries_and_answers_as_the_whole_run_would(
+    api, which, request, django_assert_max_num_queries
+):
+    run_id = request.getfixturevalue(which)
+    with django_assert_max_num_queries(POLL_QUERIES) as captured:
+        response = api.get(f"/api/runs/{run_id}/")
+    assert response.status_code == 200
+    assert response.json() == whole_run_answer(run_id)
+    run_query = captured.captured_queries[-1]["sql"]
+    assert "assignment_blob" not in run_query
+    assert "summary" not in run_query
+    assert '"assignment_project"."name"' not in run_query  # the project is joined, not read
+
+
+def test_another_users_run_is_not_found_in_as_many_queries(
+    other_api, running, django_assert_max_num_queries
+):
+    with django_assert_max_num_queries(POLL_QUERIES):
+        assert other_api.get(f"/api/runs/{running}/").status_code == 404
+
+
+def test_a_list_of_runs_answers_as_the_whole_runs_would(api, running, succeeded):
+    listed = api.get("/api/runs/").json()["results"]
+    assert listed == [whole_run_answer(succeeded), whole_run_answer(running)]
+
+
+def test_the_status_columns_are_all_the_serializer_shows():
+    assert set(RunSerializer.Meta.fields) <= set(selectors.RUN_STATUS_FIELDS)
