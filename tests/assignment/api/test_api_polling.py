@@ -9,9 +9,10 @@ import pytest
 from api_helpers import execute
 from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
+from rest_framework.serializers import ModelSerializer
 
 from assignment import selectors
-from assignment.api.serializers import RunSerializer
+from assignment.api.serializers import ProjectSerializer, RunSerializer
 from assignment.models import AssignmentRun, RunStatus
 
 pytestmark = pytest.mark.django_db
@@ -76,3 +77,21 @@ def test_a_list_of_runs_answers_as_the_whole_runs_would(api, running, succeeded)
 
 def test_the_status_columns_are_all_the_serializer_shows():
     assert set(RunSerializer.Meta.fields) <= set(selectors.RUN_STATUS_FIELDS)
+
+
+@pytest.mark.parametrize("serializer", [RunSerializer, ProjectSerializer])
+def test_serializer_fields_are_built_once_and_copied_for_each_instance(serializer, monkeypatch):
+    assert serializer().fields  # built for this class now, if nothing did yet
+    built: list[type] = []
+    model_fields = ModelSerializer.get_fields
+
+    def counting(self):
+        built.append(type(self))
+        return model_fields(self)
+
+    monkeypatch.setattr(ModelSerializer, "get_fields", counting)
+    one, two = serializer().fields, serializer().fields
+    assert built == []
+    assert list(one) == list(two) == list(serializer.Meta.fields)
+    assert all(one[name] is not two[name] for name in one)
+    assert one["id"].parent is not two["id"].parent
