@@ -42,6 +42,7 @@ from assignment.models import (
     Task,
     Worker,
 )
+from assignment.prepared import PreparedRead
 
 #: How many of a project's latest runs its summary lists.
 RECENT_RUNS = 10
@@ -292,6 +293,19 @@ def run_status_list_for_user(
     for the API's answers: a poll of a run reads one row of one table (and the project's owner
     to check it), not the project's row too."""
     return _runs_of(user=user, project_id=project_id, status=status).only(*RUN_STATUS_FIELDS)
+
+
+_RUN_STATUS = PreparedRead(
+    lambda user_id, run_id: run_status_list_for_user(user=user_id).filter(pk=run_id).order_by(),
+    "user_id",
+    "run_id",
+)
+
+
+def run_status_for_user(*, user, run_id: int) -> AssignmentRun | None:
+    """Run ``run_id`` of ``user``'s projects as :func:`run_status_list_for_user` reads it, or
+    None (another user's, or none): the API's poll, its SQL compiled once (``PreparedRead``)."""
+    return _RUN_STATUS.first(user_id=user.pk, run_id=run_id)
 
 
 def comparison_list_for_user(*, user, project_id: int | None = None) -> QuerySet[Comparison]:

@@ -6,6 +6,7 @@ another user's project, run or comparison is a 404, as is one that does not exis
 
 from __future__ import annotations
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -102,7 +103,10 @@ def _run(request, run_id: int) -> AssignmentRun:
 
 def _run_status(request, run_id: int) -> AssignmentRun:
     """The run with only what :class:`RunSerializer` shows (the poll: one row of one table)."""
-    return get_object_or_404(selectors.run_status_list_for_user(user=request.user), pk=run_id)
+    run = selectors.run_status_for_user(user=request.user, run_id=run_id)
+    if run is None:  # in the words of get_object_or_404
+        raise Http404(f"No {AssignmentRun._meta.object_name} matches the given query.")
+    return run
 
 
 def _comparison(request, comparison_id: int) -> Comparison:

@@ -63,11 +63,29 @@ def test_a_poll_makes_two_queries_and_answers_as_the_whole_run_would(
     assert '"assignment_project"."name"' not in run_query  # the project is joined, not read
 
 
+def test_the_run_is_read_as_the_orm_reads_it(alice, running, django_assert_num_queries):
+    expected = selectors.run_status_list_for_user(user=alice).get(pk=running)
+    with django_assert_num_queries(1):
+        got = selectors.run_status_for_user(user=alice, run_id=running)
+    assert got.get_deferred_fields() == expected.get_deferred_fields()
+    for name in selectors.RUN_STATUS_FIELDS:
+        attname = AssignmentRun._meta.get_field(name).attname
+        assert getattr(got, attname) == getattr(expected, attname), name
+
+
+def test_a_run_id_beyond_any_key_is_not_found(api):
+    response = api.get(f"/api/runs/{2**64}/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "No AssignmentRun matches the given query."}
+
+
 def test_another_users_run_is_not_found_in_as_many_queries(
     other_api, running, django_assert_max_num_queries
 ):
     with django_assert_max_num_queries(POLL_QUERIES):
-        assert other_api.get(f"/api/runs/{running}/").status_code == 404
+        response = other_api.get(f"/api/runs/{running}/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "No AssignmentRun matches the given query."}
 
 
 def test_a_list_of_runs_answers_as_the_whole_runs_would(api, running, succeeded):
