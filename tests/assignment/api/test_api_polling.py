@@ -12,8 +12,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.serializers import ModelSerializer
 
 from assignment import selectors
-from assignment.api.serializers import ProjectSerializer, RunSerializer
-from assignment.models import AssignmentRun, RunStatus
+from assignment.api.serializers import FieldsBuiltOnceMixin, ProjectSerializer, RunSerializer
+from assignment.models import AssignmentRun, Project, RunStatus
 
 pytestmark = pytest.mark.django_db
 
@@ -113,3 +113,15 @@ def test_serializer_fields_are_built_once_and_copied_for_each_instance(serialize
     assert list(one) == list(two) == list(serializer.Meta.fields)
     assert all(one[name] is not two[name] for name in one)
     assert one["id"].parent is not two["id"].parent
+    assert all(field.parent is None for field in serializer._fields_built.values())
+
+
+def test_a_serializer_with_fields_to_validate_gets_deep_copies_of_them():
+    class Writable(FieldsBuiltOnceMixin, ModelSerializer):
+        class Meta:
+            model = Project
+            fields = ["id", "name"]
+
+    one, two = Writable().fields, Writable().fields
+    assert not one["name"].read_only
+    assert one["name"].validators is not two["name"].validators
