@@ -42,6 +42,7 @@ from assignment.models import (
     Task,
     Worker,
 )
+from assignment.prepared import PreparedRead
 
 #: How many of a project's latest runs its summary lists.
 RECENT_RUNS = 10
@@ -234,20 +235,77 @@ def project_list_for_user(*, user) -> QuerySet[Project]:
     )
 
 
-def run_list_for_user(
-    *, user, project_id: int | None = None, status: str | None = None
-) -> QuerySet[AssignmentRun]:
-    """The runs of ``user``'s projects, newest first, optionally of one project and status."""
+def _runs_of(*, user, project_id: int | None, status: str | None) -> QuerySet[AssignmentRun]:
     queryset = AssignmentRun.objects.filter(project__owner=user)
     if project_id is not None:
         queryset = queryset.filter(project_id=project_id)
     if status is not None:
         queryset = queryset.filter(status=status)
+    return queryset.order_by("-created_at", "-id")
+
+
+def run_list_for_user(
+    *, user, project_id: int | None = None, status: str | None = None
+) -> QuerySet[AssignmentRun]:
+    """The runs of ``user``'s projects, newest first, optionally of one project and status."""
     # No join to the quality matrix: the API shows only its id, and on SQLite even a deferred
     # blob column in the joined row costs ~5 ms per run at 200 x 10,000 (benchmarks/api.py).
     return (
-        queryset.select_related("project").defer("assignment_blob").order_by("-created_at", "-id")
+        _runs_of(user=user, project_id=project_id, status=status)
+        .select_related("project")
+        .defer("assignment_blob")
     )
+
+
+#: The columns of a run's status as the API shows it (``RunSerializer``): not the assignment,
+#: the distributions of its page, its worker's name or its project's row.
+RUN_STATUS_FIELDS = (
+    "id",
+    "project",
+    "comparison",
+    "quality_matrix",
+    "method",
+    "budget",
+    "max_workers_per_task",
+    "max_tasks_per_worker",
+    "seed",
+    "options",
+    "status",
+    "progress",
+    "progress_message",
+    "attempts",
+    "created_at",
+    "started_at",
+    "heartbeat_at",
+    "finished_at",
+    "seconds",
+    "expected_accuracy",
+    "accuracy_standard_error",
+    "n_assigned",
+    "error",
+)
+
+
+def run_status_list_for_user(
+    *, user, project_id: int | None = None, status: str | None = None
+) -> QuerySet[AssignmentRun]:
+    """:func:`run_list_for_user` with only :data:`RUN_STATUS_FIELDS` read (the rest deferred),
+    for the API's answers: a poll of a run reads one row of one table (and the project's owner
+    to check it), not the project's row too."""
+    return _runs_of(user=user, project_id=project_id, status=status).only(*RUN_STATUS_FIELDS)
+
+
+_RUN_STATUS = PreparedRead(
+    lambda user_id, run_id: run_status_list_for_user(user=user_id).filter(pk=run_id).order_by(),
+    "user_id",
+    "run_id",
+)
+
+
+def run_status_for_user(*, user, run_id: int) -> AssignmentRun | None:
+    """Run ``run_id`` of ``user``'s projects as :func:`run_status_list_for_user` reads it, or
+    None (another user's, or none): the API's poll, its SQL compiled once (``PreparedRead``)."""
+    return _RUN_STATUS.first(user_id=user.pk, run_id=run_id)
 
 
 def comparison_list_for_user(*, user, project_id: int | None = None) -> QuerySet[Comparison]:

@@ -46,5 +46,10 @@ loglevel = env_str("TVCS_LOG_LEVEL", "INFO").lower()
 
 
 def pre_fork(server, worker):
-    """Freeze the preloaded objects so the forked workers share their pages."""
+    """Freeze the preloaded objects so the forked workers share their pages; no database
+    connection of the master's (none is opened while loading) may be shared by the workers,
+    which keep theirs across requests (``CONN_MAX_AGE``)."""
+    from django.db import connections
+
+    connections.close_all()
     gc.freeze()

@@ -6,6 +6,7 @@ another user's project, run or comparison is a 404, as is one that does not exis
 
 from __future__ import annotations
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -98,6 +99,14 @@ def _project(request, project_id: int) -> Project:
 
 def _run(request, run_id: int) -> AssignmentRun:
     return get_object_or_404(selectors.run_list_for_user(user=request.user), pk=run_id)
+
+
+def _run_status(request, run_id: int) -> AssignmentRun:
+    """The run with only what :class:`RunSerializer` shows (the poll: one row of one table)."""
+    run = selectors.run_status_for_user(user=request.user, run_id=run_id)
+    if run is None:  # in the words of get_object_or_404
+        raise Http404(f"No {AssignmentRun._meta.object_name} matches the given query.")
+    return run
 
 
 def _comparison(request, comparison_id: int) -> Comparison:
@@ -383,7 +392,7 @@ class RunListView(APIView):
     def get(self, request):
         filters = RunFilterSerializer(data=request.query_params.dict())
         filters.is_valid(raise_exception=True)
-        runs = selectors.run_list_for_user(
+        runs = selectors.run_status_list_for_user(
             user=request.user,
             project_id=filters.validated_data.get("project"),
             status=filters.validated_data.get("status"),
@@ -397,7 +406,7 @@ class RunDetailView(APIView):
         responses={200: RunSerializer, 404: _NOT_FOUND},
     )
     def get(self, request, run_id: int):
-        return Response(RunSerializer(_run(request, run_id)).data)
+        return Response(RunSerializer(_run_status(request, run_id)).data)
 
 
 class RunCancelView(APIView):

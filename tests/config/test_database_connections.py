@@ -1,9 +1,23 @@
-"""Persistent PostgreSQL connections are checked before a request reuses them."""
+"""A thread keeps its database connection across requests (both backends); PostgreSQL's is
+checked before a request reuses it."""
 
 from __future__ import annotations
 
 import pytest
+from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, connection, connections
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_reuses_the_connection_of_the_one_before():
+    connection.ensure_connection()
+    opened = connection.connection
+    # What a server's thread does around each request (Django's request signals).
+    request_finished.send(sender=None)
+    request_started.send(sender=None)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    assert connection.connection is opened
 
 
 @pytest.mark.django_db(transaction=True)
