@@ -79,13 +79,17 @@ size and quality model, each saying where and by how much a target fails:
 The machine's load average at the start is in the report's header: times on a shared machine
 are noisy, and each ratio compares runs made minutes apart.
 
-How long: ``--quick`` (100x1000 only, 2 seeds, budgets 0.25 and 1.0; 32 solves) took 72 s on 2
-cores (AMD EPYC, load average 2.7 from other work), about 2 s of each being the child's start-up
-and kernel loading.
+How long (2 cores, AMD EPYC, shared with other work: load average 1 to 7 during the run): the
+default run took about 83 minutes of solving, 240 runs of which 8 were skipped: 100x1000 both
+quality models 6 minutes, 200x10000 uniform 25 minutes, 200x10000 skill-difficulty 53 minutes
+(tvcs-iht alone 55 to 180 s per instance there, and q-lp stopped by the timeout at 4 of the 5
+budgets). ``--seeds 1`` takes about a third of that. ``--quick`` (100x1000 only, 2 seeds, budgets
+0.25 and 1.0; 32 solves) takes 72 s, about 2 s of each solve being the child's start-up and
+kernel loading.
 
 Run from the repository root (the script puts the root on ``sys.path``)::
 
-    python benchmarks/budgets.py                                  # the default
+    python benchmarks/budgets.py                                  # the default: ~1.5 hours
     python benchmarks/budgets.py --quick                          # a fast check
     python benchmarks/budgets.py --sizes 30x200 --seeds 2 --quality uniform,spammers
     python benchmarks/budgets.py --fresh --out docs/benchmarks/budgets.md
@@ -410,6 +414,7 @@ def run_all(grid: dict, results: Path, timeout: float, notes: list[str]) -> dict
             "seed": seed,
             "method": method,
         }
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
         try:
             measured = run_child(spec, timeout)
         except Exception as exc:  # report it, keep going, retry on restart
@@ -426,6 +431,7 @@ def run_all(grid: dict, results: Path, timeout: float, notes: list[str]) -> dict
             "max_tasks_per_worker": per_worker,
             "budget": budget,
             **measured,
+            "load_average_1min": load,  # when the child started: other work on the machine
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "code": commit,
         }
@@ -649,7 +655,7 @@ def targets(summary) -> list[str]:
             (
                 "tvcs-iht ≥ greedy's accuracy at every budget (mean over seeds, 1e-6 slack)",
                 *check(
-                    items, iht_minus_greedy, -slack, False, lambda got: fmt(got, "+.4f", " pts")
+                    items, iht_minus_greedy, -slack, False, lambda got: fmt(got, "+.3g", " pts")
                 ),
             ),
             (
@@ -700,6 +706,14 @@ def header(title: str, argv: list[str], load: tuple[float, float, float] | None)
         f"- machine: {platform.platform()}, {cpu}, {cpus}{load_text}",
         "",
     ]
+
+
+def shown_path(path: Path) -> str:
+    """``path`` relative to the repository root where it is inside it."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def parse_sizes(text: str) -> list[tuple[int, int]]:
@@ -807,6 +821,12 @@ def main(argv: list[str]) -> None:
     dates = sorted(str(run.get("date")) for run in used)
     if dates:
         notes.append(f"The {len(used)} runs shown were measured from {dates[0]} to {dates[-1]}.")
+    loads = [run["load_average_1min"] for run in used if run.get("load_average_1min") is not None]
+    if loads:
+        notes.append(
+            f"1-minute load average when a run started: {min(loads):.2f} to {max(loads):.2f}, "
+            f"median {statistics.median(loads):.2f} ({len(loads)} runs)."
+        )
     if len(codes) > 1:
         notes.append(
             f"Note: the rows come from {len(codes)} code versions ({', '.join(codes)}); "
@@ -830,7 +850,7 @@ def main(argv: list[str]) -> None:
         "Quality: uniform = U[0.5, 0.9] i.i.d. (rng [seed, n, m]); skill-difficulty = 0.5 + "
         "0.45 · skill_i · ease_j, skill ~ U[0, 1], ease ~ U[0.2, 1] (rng [seed, n, m, 1]); "
         "spammers = a fifth of the workers at 0.5, the others U[0.6, 0.95] (rng [seed, n, m, 2]). "
-        f"Seeds 0..{args.seeds - 1}; results file `{args.results}`.",
+        f"Seeds 0..{args.seeds - 1}; results file `{shown_path(args.results)}`.",
         "",
         "Each solve ran in a process of its own, one at a time, after that process had loaded "
         "its kernels on a tiny instance. Accuracy: exact expected accuracy, mean ± sd over seeds; "
