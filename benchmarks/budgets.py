@@ -79,17 +79,17 @@ size and quality model, each saying where and by how much a target fails:
 The machine's load average at the start is in the report's header: times on a shared machine
 are noisy, and each ratio compares runs made minutes apart.
 
-How long (2 cores, AMD EPYC, shared with other work: load average 1 to 7 during the run): the
-default run took about 83 minutes of solving, 240 runs of which 8 were skipped: 100x1000 both
-quality models 6 minutes, 200x10000 uniform 25 minutes, 200x10000 skill-difficulty 53 minutes
-(tvcs-iht alone 55 to 180 s per instance there, and q-lp stopped by the timeout at 4 of the 5
-budgets). ``--seeds 1`` takes about a third of that. ``--quick`` (100x1000 only, 2 seeds, budgets
-0.25 and 1.0; 32 solves) takes 72 s, about 2 s of each solve being the child's start-up and
-kernel loading.
+How long (2 cores, AMD EPYC, shared with other work): at commit 4f22aa2 (tvcs-iht before its
+greedy start) the default run took about 83 minutes, most of it tvcs-iht and q-lp at 200x10000
+(q-lp stopped by the timeout at 4 of the 5 skill-difficulty budgets there). Since the greedy
+start, ``--sizes 100x1000`` (all four methods, 3 seeds) takes 6.5 minutes and ``--sizes
+200x10000 --seeds 2 --methods tvcs-iht,greedy`` about 6 minutes; q-lp at 200x10000 still takes
+minutes per solve. ``--quick`` (100x1000 only, 2 seeds, budgets 0.25 and 1.0; 32 solves) takes
+about a minute, about 2 s of each solve being the child's start-up and kernel loading.
 
 Run from the repository root (the script puts the root on ``sys.path``)::
 
-    python benchmarks/budgets.py                                  # the default: ~1.5 hours
+    python benchmarks/budgets.py                                  # the default: long (q-lp)
     python benchmarks/budgets.py --quick                          # a fast check
     python benchmarks/budgets.py --sizes 30x200 --seeds 2 --quality uniform,spammers
     python benchmarks/budgets.py --fresh --out docs/benchmarks/budgets.md
