@@ -317,7 +317,7 @@ def tvcs_iht(
 
     start, info = greedy_assignment(problem, progress=greedy_progress)
     start_acc = info["accuracy"]
-    bound = _upper_bound(problem)
+    bound = _upper_bound(problem) if bound_gap > 0 else None
     if bound is not None and bound - start_acc <= bound_gap:
         message = (
             f"greedy start {start_acc:.4f} is within {bound_gap:g} of the upper bound "

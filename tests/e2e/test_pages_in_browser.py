@@ -202,8 +202,8 @@ def run_and_watch(visit: Visit, project: Project) -> AssignmentRun:
     assert not visit.find("#options-tvcs-iht").is_displayed()
     visit.find("#method-tvcs-iht").click()
     visit.find("#id_tvcs-iht__max_iter").clear()
-    visit.find("#id_tvcs-iht__max_iter").send_keys("200")
-    for name, value in (("patience", "200"), ("bound_gap", "0")):  # search all 200 steps
+    visit.find("#id_tvcs-iht__max_iter").send_keys("1000")
+    for name, value in (("patience", "1000"), ("bound_gap", "0")):  # a few seconds of steps
         visit.find(f"#id_tvcs-iht__{name}").clear()
         visit.find(f"#id_tvcs-iht__{name}").send_keys(value)
     visit.find("#id_seed").send_keys("1")

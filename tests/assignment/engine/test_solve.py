@@ -227,3 +227,17 @@ def test_tvcs_iht_stops_at_the_greedy_start_when_it_is_within_the_gap_of_the_upp
     np.testing.assert_array_equal(near.assignment, greedy.assignment)
     searched = solve(problem, method="tvcs-iht", seed=0, bound_gap=0.0)
     assert searched.iterations > 0
+
+
+def test_tvcs_iht_with_no_bound_gap_searches_even_from_a_greedy_start_on_the_bound():
+    rng = np.random.default_rng(0)
+    problem = make_problem(
+        quality=rng.uniform(0.5, 0.9, (100, 1000)),
+        max_workers_per_task=3,
+        max_tasks_per_worker=30,
+        budget=2000,
+    )
+    greedy = solve(problem, method="greedy", seed=0)
+    assert greedy.expected_accuracy >= accuracy_upper_bound(problem).value - 1e-12  # on it
+    result = solve(problem, method="tvcs-iht", seed=0, max_iter=3, patience=3, bound_gap=0.0)
+    assert result.iterations == 3
