@@ -23,6 +23,7 @@ from assignment.models import (
     Project,
     RunStatus,
 )
+from assignment.selectors import RUN_STATUS_FIELDS
 
 
 # For a ModelSerializer: its fields are built from the model once per class, not for every
@@ -313,31 +314,7 @@ class RunCreateSerializer(_CapsSerializer):
 class RunSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
     class Meta:
         model = AssignmentRun
-        fields = [
-            "id",
-            "project",
-            "comparison",
-            "quality_matrix",
-            "method",
-            "budget",
-            "max_workers_per_task",
-            "max_tasks_per_worker",
-            "seed",
-            "options",
-            "status",
-            "progress",
-            "progress_message",
-            "attempts",
-            "created_at",
-            "started_at",
-            "heartbeat_at",
-            "finished_at",
-            "seconds",
-            "expected_accuracy",
-            "accuracy_standard_error",
-            "n_assigned",
-            "error",
-        ]
+        fields = list(RUN_STATUS_FIELDS)  # the columns the status selector reads
         read_only_fields = fields
 
 
