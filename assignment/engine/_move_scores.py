@@ -192,6 +192,7 @@ def best_moves(
     acc,
     w,
     q,
+    row,
     open_worker,
     assigned,
     eligible,
@@ -207,7 +208,8 @@ def best_moves(
     Task ``tasks[x]`` has atoms ``sums[sum_starts[x]:sum_starts[x + 1]]`` and tail
     ``tails[tail_starts[x]:tail_starts[x + 1]]``; its candidates are the open workers not on it
     (and eligible, unless ``eligible`` has shape (0, 0)), ascending, as the greedy's
-    ``candidates``. ``w``, ``q``, ``assigned``, ``eligible``: shape (m, n).
+    ``candidates``. ``w``, ``q``: shape (rows, n), task ``j``'s workers in row ``row[j]``;
+    ``assigned``, ``eligible``: shape (m, n).
 
     Returns ``(worth, first, second, gain, evaluated)``: per task the move's workers (``second``
     -1 for a single; ``first`` -1 and ``worth`` -1 when the task has no room or no candidate),
@@ -243,8 +245,8 @@ def best_moves(
             r[j],
             abs_sum[j],
             acc[j],
-            w[j][c],
-            q[j][c],
+            w[row[j]][c],
+            q[row[j]][c],
             room,
             budget_left,
             tie_rtol,

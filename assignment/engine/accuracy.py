@@ -66,6 +66,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assignment.engine.problem import QualityByCategory
+
 __all__ = [
     "EPS",
     "MAX_EXACT_WORKERS",
@@ -116,8 +118,12 @@ class AccuracyEstimate:
 # --------------------------------------------------------------------------- validation
 
 
-def _validate_quality(quality, name: str = "quality") -> np.ndarray:
-    """Return ``quality`` as a float64 2-D array in ``[0, 1]`` (a copy if it had to convert)."""
+def _validate_quality(quality, name: str = "quality") -> np.ndarray | QualityByCategory:
+    """Return ``quality`` as a float64 2-D array in ``[0, 1]`` (a copy if it had to convert),
+    or as it is if it is a :class:`~assignment.engine.problem.QualityByCategory` (validated
+    when it was made)."""
+    if isinstance(quality, QualityByCategory):
+        return quality
     try:
         q = np.asarray(quality, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -307,7 +313,14 @@ def _accuracy_rows(w: np.ndarray, q: np.ndarray, prior: np.ndarray) -> np.ndarra
     return out
 
 
-def _task_accuracy(q: np.ndarray, x: np.ndarray, prior: np.ndarray) -> np.ndarray:
+def _gather(q: np.ndarray | QualityByCategory, workers: np.ndarray, tasks: np.ndarray):
+    """``Q[workers, tasks]`` of a dense matrix or a table by category."""
+    if isinstance(q, QualityByCategory):
+        return q.table[workers, q.task_category[tasks]]
+    return q[workers, tasks]
+
+
+def _task_accuracy(q, x: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """Per-task exact accuracy of validated inputs."""
     counts = x.sum(axis=0)
     too_many = np.flatnonzero(counts > MAX_EXACT_WORKERS)
@@ -319,7 +332,7 @@ def _task_accuracy(q: np.ndarray, x: np.ndarray, prior: np.ndarray) -> np.ndarra
             "Use estimate_accuracy (Monte Carlo) instead."
         )
     workers, tasks = np.nonzero(x.T)[::-1]  # sorted by task, then worker
-    q_all = _clip(q[workers, tasks])
+    q_all = _clip(_gather(q, workers, tasks))
     w_all = _log_odds(q_all)
     starts = np.zeros(q.shape[1] + 1, dtype=np.intp)
     np.cumsum(counts, out=starts[1:])
@@ -331,7 +344,7 @@ def _task_accuracy(q: np.ndarray, x: np.ndarray, prior: np.ndarray) -> np.ndarra
     return out
 
 
-def _removal_losses(q: np.ndarray, x: np.ndarray, prior: np.ndarray, tasks: np.ndarray):
+def _removal_losses(q, x: np.ndarray, prior: np.ndarray, tasks: np.ndarray):
     """Leave-one-out losses of validated inputs on the given ``tasks`` (ascending).
 
     Returns ``(workers, cols, loss)``: one entry per assigned pair ``(workers[e], cols[e])``
@@ -341,7 +354,7 @@ def _removal_losses(q: np.ndarray, x: np.ndarray, prior: np.ndarray, tasks: np.n
     counts = sub.sum(axis=0)
     workers, pos = np.nonzero(sub.T)[::-1]  # sorted by task position, then worker
     cols = tasks[pos]
-    q_all = _clip(q[workers, cols])
+    q_all = _clip(_gather(q, workers, cols))
     w_all = _log_odds(q_all)
     starts = np.zeros(tasks.shape[0] + 1, dtype=np.intp)
     np.cumsum(counts, out=starts[1:])
@@ -365,9 +378,11 @@ def task_accuracy(quality, assignment, *, prior=0.5) -> np.ndarray:
 
     Parameters
     ----------
-    quality : array_like, shape (n_workers, n_tasks)
+    quality : array_like, shape (n_workers, n_tasks), or QualityByCategory
         ``Q[i, j]``, the probability that worker ``i`` labels task ``j`` correctly; finite and
-        in ``[0, 1]``. Values are clipped to ``[EPS, 1 - EPS]`` (``EPS = 1e-6``) internally.
+        in ``[0, 1]``; a :class:`~assignment.engine.problem.QualityByCategory` is read pair by
+        pair, never made dense. Values are clipped to ``[EPS, 1 - EPS]`` (``EPS = 1e-6``)
+        internally.
     assignment : array_like of bool or 0/1, shape (n_workers, n_tasks)
         ``X[i, j]`` true when worker ``i`` labels task ``j``. At most
         ``MAX_EXACT_WORKERS = 20`` workers per task.
@@ -405,7 +420,7 @@ def expected_accuracy(quality, assignment, *, prior=0.5) -> float:
 
     Parameters
     ----------
-    quality : array_like, shape (n_workers, n_tasks)
+    quality : array_like, shape (n_workers, n_tasks), or QualityByCategory
         ``Q[i, j]`` in ``[0, 1]``, clipped to ``[EPS, 1 - EPS]`` (``EPS = 1e-6``) internally.
     assignment : array_like of bool or 0/1, shape (n_workers, n_tasks)
         The workers of each task; at most ``MAX_EXACT_WORKERS = 20`` per task.
@@ -584,7 +599,7 @@ def estimate_accuracy(
     m = q.shape[1]
     counts = x.sum(axis=0)
     workers, tasks = np.nonzero(x.T)[::-1]  # sorted by task
-    q_all = _clip(q[workers, tasks])
+    q_all = _clip(_gather(q, workers, tasks))
     w_all = _log_odds(q_all)
     r = _prior_threshold(p)
     tol = _tolerance(r, np.bincount(tasks, weights=np.abs(w_all), minlength=m))

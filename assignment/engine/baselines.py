@@ -49,8 +49,8 @@ def random_assignment(problem: AssignmentProblem, *, rng: np.random.Generator) -
     reshuffling, so the projection returns a maximum-size assignment, chosen at random among
     the maximum-size ones (not uniformly).
     """
-    p = problem.quality.size
-    weights = 1.0 + rng.random(problem.quality.shape) / (p + 1)
+    p = problem.n_workers * problem.n_tasks
+    weights = 1.0 + rng.random(problem.shape) / (p + 1)
     v = np.sqrt(problem.mask(weights))
     return project(v, problem.structure).support
 

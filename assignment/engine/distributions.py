@@ -36,7 +36,7 @@ def assignment_distributions(problem: AssignmentProblem, assignment: np.ndarray)
     per_worker = assignment.sum(axis=1)
     accuracy = None
     if per_task.max(initial=0) <= MAX_EXACT_WORKERS:
-        values = task_accuracy(problem.quality, assignment, prior=problem.prior)
+        values = task_accuracy(problem.quality_form, assignment, prior=problem.prior)
         counts, _ = np.histogram(np.clip(values, 0.5, 1.0), bins=ACCURACY_BINS)
         accuracy = {
             "edges": [round(float(edge), 6) for edge in ACCURACY_BINS],

@@ -174,10 +174,14 @@ class GreedyState:
     """
 
     def __init__(self, problem: AssignmentProblem) -> None:
-        n, m = problem.quality.shape
-        qt = np.clip(np.ascontiguousarray(problem.quality.T), EPS, 1.0 - EPS)  # (m, n)
+        n, m = problem.shape
+        # One row per column of the problem's quality table (per task, or per category), and
+        # the row of each task: Q[i, j] = q[row[j], i]. A problem by category never becomes
+        # an (m, n) matrix here.
+        qt = np.clip(np.ascontiguousarray(problem.quality_table.T), EPS, 1.0 - EPS)
         self.q = qt
         self.w = np.log(qt) - np.log1p(-qt)
+        self.row = problem.task_column
         self.eligible = (
             None if problem.eligible is None else np.ascontiguousarray(problem.eligible.T)
         )
@@ -223,7 +227,8 @@ class GreedyState:
         if cached is not None:
             return cached
         idx = np.array(self.workers[j], dtype=np.intp)
-        return _atoms(self.w[j, idx], self.q[j, idx])
+        row = self.row[j]
+        return _atoms(self.w[row, idx], self.q[row, idx])
 
     # -- moves
 
@@ -251,8 +256,8 @@ class GreedyState:
             self.r[j],
             self.abs_sum[j],
             self.acc[j],
-            self.w[j, cand],
-            self.q[j, cand],
+            self.w[self.row[j], cand],
+            self.q[self.row[j], cand],
             room,
             budget_left,
             TIE_RTOL,
@@ -290,6 +295,7 @@ class GreedyState:
             self.acc,
             self.w,
             self.q,
+            self.row,
             self.open_worker,
             self.assigned,
             self._eligible_or_empty,
@@ -323,11 +329,12 @@ class GreedyState:
                 self.open_worker[i] = False
             self.workers[j].append(i)
         idx = np.array(move, dtype=np.intp)
+        row = self.row[j]
         s, tail, self.abs_sum[j], self.acc[j] = add_workers(
             s,
             tail,
-            self.w[j, idx],
-            self.q[j, idx],
+            self.w[row, idx],
+            self.q[row, idx],
             self.abs_sum[j],
             _MERGE_RTOL,
             self.prior[j],
@@ -403,8 +410,8 @@ class GreedyState:
                     self._build_one_by_one(j)
                 continue
             idx = np.array([self.workers[j] for j in group.tolist()], dtype=np.intp)
-            w = np.take_along_axis(self.w[group], idx, axis=1)
-            q = np.take_along_axis(self.q[group], idx, axis=1)
+            rows = self.row[group][:, None]
+            w, q = self.w[rows, idx], self.q[rows, idx]
             self.abs_sum[group] = np.abs(w).sum(axis=1)
             sums, probs = _enumerate(w, q)
             order = np.argsort(sums, axis=1, kind="stable")
@@ -421,11 +428,12 @@ class GreedyState:
     def _build_one_by_one(self, j: int) -> None:
         """Atoms of task ``j`` by adding its workers one at a time (many workers)."""
         idx = np.array(self.workers[j], dtype=np.intp)
+        row = self.row[j]
         s, tail, self.abs_sum[j], self.acc[j] = add_workers(
             np.zeros(1),
             np.array([1.0, 0.0]),
-            self.w[j, idx],
-            self.q[j, idx],
+            self.w[row, idx],
+            self.q[row, idx],
             0.0,
             _MERGE_RTOL,
             self.prior[j],
@@ -548,15 +556,15 @@ def greedy_assignment(
         raise ValueError(f"progress must be callable or None, got {progress!r}")
     start = time.perf_counter()
     state = GreedyState(problem)
-    start_assignment = np.zeros(problem.quality.shape, dtype=bool)
+    start_assignment = np.zeros(problem.shape, dtype=bool)
     if initial is not None:
         start_assignment = np.asarray(initial, dtype=bool)
-        if start_assignment.shape != problem.quality.shape or not problem.is_feasible(
-            start_assignment
-        ):
+        if start_assignment.shape != problem.shape or not problem.is_feasible(start_assignment):
             raise ValueError("initial must be a feasible assignment of the problem's shape")
         state.start_from(start_assignment)
-    initial_accuracy = expected_accuracy(problem.quality, start_assignment, prior=problem.prior)
+    initial_accuracy = expected_accuracy(
+        problem.quality_form, start_assignment, prior=problem.prior
+    )
     budget = problem.budget
     steps, pairs = fill(state, progress=progress)
     budget_left = state.budget_left
@@ -568,7 +576,7 @@ def greedy_assignment(
     else:
         stopped = "no feasible addition"
     assignment = np.ascontiguousarray(state.assigned.T)
-    accuracy = expected_accuracy(problem.quality, assignment, prior=problem.prior)
+    accuracy = expected_accuracy(problem.quality_form, assignment, prior=problem.prior)
     if progress is not None:
         progress(1.0, f"done ({stopped}), accuracy {accuracy:.4f}")
     info = {

@@ -84,9 +84,8 @@ def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> 
         at most ``FREE_LOSS`` (most raise it or leave it exactly unchanged), and removing any
         single worker from a task with two or more would lower it by more than ``FREE_LOSS``.
     """
-    q, prior = problem.quality, problem.prior
+    q, prior = problem.quality_form, problem.prior
     out = np.array(assignment, dtype=bool)
-    reliability = np.abs(q - 0.5)
     tasks = np.arange(problem.n_tasks) if tasks is None else np.unique(np.asarray(tasks))
     tasks = tasks[out[:, tasks].sum(axis=0) >= 2]
     while tasks.size:
@@ -95,7 +94,8 @@ def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> 
         if not free.any():
             break
         workers, cols = workers[free], cols[free]
-        order = np.lexsort((workers, reliability[workers, cols], cols))
+        reliability = np.abs(problem.quality_at(workers, cols) - 0.5)
+        order = np.lexsort((workers, reliability, cols))
         workers, cols = workers[order], cols[order]
         first = np.ones(cols.shape[0], dtype=bool)
         first[1:] = cols[1:] != cols[:-1]
@@ -132,7 +132,7 @@ class ImproveResult:
 
 def _smallest_losses(problem: AssignmentProblem, assignment: np.ndarray, fraction: float):
     """The ``ceil(fraction * n_assigned)`` assigned pairs of smallest removal loss."""
-    workers, cols, loss = removal_losses(problem.quality, assignment, prior=problem.prior)
+    workers, cols, loss = removal_losses(problem.quality_form, assignment, prior=problem.prior)
     count = math.ceil(fraction * workers.shape[0])
     order = np.lexsort((cols, workers, loss))[:count]
     return workers[order], cols[order]
@@ -215,7 +215,7 @@ def improve(
     best = prune(problem, assignment)
     state = GreedyState(problem)
     state.start_from(best)
-    best_acc = expected_accuracy(problem.quality, best, prior=problem.prior)
+    best_acc = expected_accuracy(problem.quality_form, best, prior=problem.prior)
     history = [best_acc]
     gains = [0.0, 0.0]
     start_pairs = int(np.asarray(assignment).sum())
@@ -238,7 +238,7 @@ def improve(
         candidate = _prune_state(problem, trial, _changed_tasks(best, trial.assignment))
         fill(trial)
         refilled = _prune_state(problem, trial, _changed_tasks(candidate, trial.assignment))
-        acc = expected_accuracy(problem.quality, refilled, prior=problem.prior)
+        acc = expected_accuracy(problem.quality_form, refilled, prior=problem.prior)
         gain = max(0.0, acc - best_acc)
         logger.debug("local search round %d: %.6f (%+.6f)", rnd, acc, acc - best_acc)
         if gain > 0.0:

@@ -11,6 +11,19 @@ that worker ``i`` labels task ``j`` correctly. An assignment is a bool matrix ``
 These are the three views of a TVCS (Yang et al., ICML 2017, eq. 8) with rows as view 1 and
 columns as view 2; ineligible pairs are never selected because the projection gets weight 0
 there.
+
+Quality comes in one of two forms:
+
+* a dense ``(n, m)`` matrix, or
+* :class:`QualityByCategory`: a worker x category table ``T`` (``n x C``) and each task's
+  category ``c_j``, with ``Q[i, j] = T[i, c_j]`` (what :mod:`~assignment.engine.quality`
+  estimates from gold questions). A problem of 2,000 workers x 200,000 tasks in 20 categories
+  then holds 40,000 qualities instead of 400 million.
+
+Internally both are a *table* and a *column per task*: ``Q[i, j] = quality_table[i,
+task_column[j]]`` (the dense form is its own table, with ``task_column = arange(m)``). Methods
+that scale read qualities through :meth:`AssignmentProblem.quality_at` and the table; the dense
+:attr:`AssignmentProblem.quality` is built (``8 n m`` bytes) only when a method asks for it.
 """
 
 from __future__ import annotations
@@ -23,7 +36,7 @@ import numpy as np
 
 from projections import TVCSStructure
 
-__all__ = ["AssignmentProblem"]
+__all__ = ["AssignmentProblem", "QualityByCategory"]
 
 
 def _caps(value, length: int, name: str, per: str) -> np.ndarray:
@@ -52,15 +65,87 @@ def _caps(value, length: int, name: str, per: str) -> np.ndarray:
     return arr.astype(np.int64)
 
 
+def _quality_values(values, name: str) -> np.ndarray:
+    """``values`` as a float64 2-D array, checked finite and in [0, 1] (a copy)."""
+    column = "category" if name == "table" else "task"
+    q = np.asarray(values)
+    if q.ndim != 2:
+        columns = "categories" if name == "table" else "tasks"
+        raise ValueError(f"{name} must be a 2-D workers x {columns} matrix, got shape {q.shape}")
+    if not (np.issubdtype(q.dtype, np.floating) or np.issubdtype(q.dtype, np.integer)):
+        raise ValueError(f"{name} must hold numbers, got dtype {q.dtype}")
+    q = q.astype(np.float64)  # a copy: the problem owns its data
+    if not np.all(np.isfinite(q)):
+        i, j = np.argwhere(~np.isfinite(q))[0]
+        raise ValueError(f"{name} must be finite, got {q[i, j]} at worker {i}, {column} {j}")
+    if np.any((q < 0) | (q > 1)):
+        i, j = np.argwhere((q < 0) | (q > 1))[0]
+        raise ValueError(f"{name} must be in [0, 1], got {q[i, j]} at worker {i}, {column} {j}")
+    return q
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class QualityByCategory:
+    """Quality that depends on the worker and the task's category only.
+
+    Parameters
+    ----------
+    table : array-like of float, shape (n_workers, n_categories)
+        ``T[i, c]``: ``P(worker i labels a task of category c correctly)``, in [0, 1].
+    task_category : array-like of int, shape (n_tasks,)
+        ``c_j`` in ``[0, n_categories)``.
+
+    The quality matrix it stands for is ``Q[i, j] = T[i, c_j]``, shape (n_workers, n_tasks);
+    :meth:`dense` builds it.
+
+    Raises
+    ------
+    ValueError
+        Naming the field and the first bad position.
+    """
+
+    table: np.ndarray
+    task_category: np.ndarray
+
+    def __init__(self, table, task_category) -> None:
+        t = _quality_values(table, "table")
+        c = np.asarray(task_category)
+        if c.ndim != 1:
+            raise ValueError(f"task_category must be 1-D (one per task), got shape {c.shape}")
+        if c.size and not np.issubdtype(c.dtype, np.integer):
+            raise ValueError(f"task_category must hold integers, got dtype {c.dtype}")
+        c = c.astype(np.int64)
+        bad = np.flatnonzero((c < 0) | (c >= t.shape[1]))
+        if bad.size:
+            raise ValueError(
+                f"task_category must be in [0, {t.shape[1]}) (the table's categories), "
+                f"got {c[bad[0]]} at task {bad[0]}"
+            )
+        for name, value in (("table", t), ("task_category", c)):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n_workers, n_tasks)`` of the matrix it stands for."""
+        return self.table.shape[0], self.task_category.shape[0]
+
+    def dense(self) -> np.ndarray:
+        """The quality matrix ``T[:, c]``, shape (n_workers, n_tasks): ``8 n m`` bytes."""
+        return self.table[:, self.task_category]
+
+
 @dataclass(frozen=True, eq=False, init=False)
 class AssignmentProblem:
     """A validated assignment problem.
 
     Parameters
     ----------
-    quality : array-like of float, shape (n_workers, n_tasks)
+    quality : array-like of float, shape (n_workers, n_tasks), or QualityByCategory
         ``P(worker i labels task j correctly)``, finite, in [0, 1]. Values below 0.5 are legal
-        (the Bayes vote then inverts that worker's answers).
+        (the Bayes vote then inverts that worker's answers). A :class:`QualityByCategory` is
+        kept as its table: the dense matrix is never built unless a method asks for
+        :attr:`quality`.
     max_workers_per_task : int or array-like of int, shape (n_tasks,)
     max_tasks_per_worker : int or array-like of int, shape (n_workers,)
     budget : int
@@ -77,7 +162,8 @@ class AssignmentProblem:
         fractional caps or budget.
     """
 
-    quality: np.ndarray
+    quality_table: np.ndarray
+    task_column: np.ndarray
     max_workers_per_task: np.ndarray
     max_tasks_per_worker: np.ndarray
     budget: int
@@ -94,19 +180,14 @@ class AssignmentProblem:
         prior=0.5,
         eligible=None,
     ) -> None:
-        q = np.asarray(quality)
-        if q.ndim != 2:
-            raise ValueError(f"quality must be a 2-D workers x tasks matrix, got shape {q.shape}")
-        if not (np.issubdtype(q.dtype, np.floating) or np.issubdtype(q.dtype, np.integer)):
-            raise ValueError(f"quality must hold numbers, got dtype {q.dtype}")
-        q = q.astype(np.float64)  # a copy: the problem owns its data
-        if not np.all(np.isfinite(q)):
-            i, j = np.argwhere(~np.isfinite(q))[0]
-            raise ValueError(f"quality must be finite, got {q[i, j]} at worker {i}, task {j}")
-        if np.any((q < 0) | (q > 1)):
-            i, j = np.argwhere((q < 0) | (q > 1))[0]
-            raise ValueError(f"quality must be in [0, 1], got {q[i, j]} at worker {i}, task {j}")
-        n, m = q.shape
+        if isinstance(quality, QualityByCategory):
+            table, column, form = quality.table, quality.task_category, quality
+        else:
+            table = _quality_values(quality, "quality")
+            column = np.arange(table.shape[1], dtype=np.int64)
+            form = table
+        object.__setattr__(self, "_form", form)
+        n, m = table.shape[0], column.shape[0]
         per_task = _caps(max_workers_per_task, m, "max_workers_per_task", "task")
         per_worker = _caps(max_tasks_per_worker, n, "max_tasks_per_worker", "worker")
         if isinstance(budget, bool) or not isinstance(budget, Real | np.number):
@@ -132,16 +213,17 @@ class AssignmentProblem:
         el = None
         if eligible is not None:
             el = np.asarray(eligible)
-            if el.shape != q.shape:
+            if el.shape != (n, m):
                 raise ValueError(
-                    f"eligible must have the shape of quality {q.shape}, got {el.shape}"
+                    f"eligible must have the shape of quality {(n, m)}, got {el.shape}"
                 )
             if el.dtype != np.bool_:
                 if not np.all((el == 0) | (el == 1)):
                     raise ValueError("eligible must be a bool (or 0/1) matrix")
             el = el.astype(bool)
         for name, value in (
-            ("quality", q),
+            ("quality_table", table),
+            ("task_column", column),
             ("max_workers_per_task", per_task),
             ("max_tasks_per_worker", per_worker),
             ("budget", int(budget)),
@@ -154,17 +236,50 @@ class AssignmentProblem:
 
     @property
     def n_workers(self) -> int:
-        return self.quality.shape[0]
+        return self.quality_table.shape[0]
 
     @property
     def n_tasks(self) -> int:
-        return self.quality.shape[1]
+        return self.task_column.shape[0]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n_workers, n_tasks)``."""
+        return self.n_workers, self.n_tasks
+
+    @property
+    def by_category(self) -> bool:
+        """Whether quality came as a :class:`QualityByCategory` (a table, not a matrix)."""
+        return isinstance(self._form, QualityByCategory)
+
+    @property
+    def quality_form(self) -> np.ndarray | QualityByCategory:
+        """Quality as given: the dense matrix or the :class:`QualityByCategory`; what the
+        accuracy functions take without building the dense matrix."""
+        return self._form
+
+    @cached_property
+    def quality(self) -> np.ndarray:
+        """The dense quality matrix, shape (n_workers, n_tasks), read-only.
+
+        For a problem given by category this builds ``8 n m`` bytes, once; methods that scale
+        use :attr:`quality_table`, :attr:`task_column` and :meth:`quality_at` instead.
+        """
+        if not self.by_category:
+            return self.quality_table
+        dense = self.quality_table[:, self.task_column]
+        dense.setflags(write=False)
+        return dense
+
+    def quality_at(self, workers, tasks) -> np.ndarray:
+        """``Q[workers, tasks]`` for index arrays of one shape, without the dense matrix."""
+        return self.quality_table[workers, self.task_column[tasks]]
 
     @cached_property
     def structure(self) -> TVCSStructure:
         """The caps as a TVCS: rows (workers) are view 1, columns (tasks) view 2."""
         return TVCSStructure.from_matrix(
-            self.quality.shape,
+            self.shape,
             max_per_row=self.max_tasks_per_worker,
             max_per_col=self.max_workers_per_task,
             total=self.budget,
@@ -173,7 +288,7 @@ class AssignmentProblem:
     def is_feasible(self, assignment) -> bool:
         """Whether a bool matrix respects every cap and the eligibility mask."""
         a = np.asarray(assignment, dtype=bool)
-        if a.shape != self.quality.shape:
+        if a.shape != self.shape:
             return False
         if self.eligible is not None and np.any(a & ~self.eligible):
             return False

@@ -237,10 +237,12 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
         raise RuntimeError(f"method {method!r} returned an infeasible assignment (a bug)")
     workers_per_task = assignment.sum(axis=0)
     if workers_per_task.max(initial=0) <= MAX_EXACT_WORKERS:
-        accuracy = expected_accuracy(problem.quality, assignment, prior=problem.prior)
+        accuracy = expected_accuracy(problem.quality_form, assignment, prior=problem.prior)
         standard_error = None
     else:
-        estimate = estimate_accuracy(problem.quality, assignment, prior=problem.prior, seed=seed)
+        estimate = estimate_accuracy(
+            problem.quality_form, assignment, prior=problem.prior, seed=seed
+        )
         accuracy, standard_error = estimate.mean, estimate.standard_error
     if progress is not None:
         progress(1.0, f"{method}: done, expected accuracy {accuracy:.4f}")

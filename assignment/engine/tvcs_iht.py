@@ -95,7 +95,7 @@ def _structure(problem: AssignmentProblem) -> TVCSStructure:
     if problem.max_workers_per_task.max(initial=0) <= MAX_EXACT_WORKERS:
         return problem.structure
     return TVCSStructure.from_matrix(
-        problem.quality.shape,
+        problem.shape,
         max_per_row=problem.max_tasks_per_worker,
         max_per_col=np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS),
         total=problem.budget,
@@ -218,7 +218,7 @@ def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
     max_iter, step, eval_every, patience = (
         options[k] for k in ("max_iter", "step", "eval_every", "patience")
     )
-    q, prior, structure = problem.quality, problem.prior, _structure(problem)
+    q, prior, structure = problem.quality_form, problem.prior, _structure(problem)
     oracle = Surrogate(
         problem, temperature=options["temperature"], batch_size=options["batch_size"]
     )

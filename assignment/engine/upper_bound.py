@@ -75,12 +75,17 @@ def accuracy_upper_bounds(problem: AssignmentProblem, *, budgets) -> list[UpperB
 def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
     """``sum_j a_j(0)`` and the envelope segments ``(slope, task, workers, gain)``, steepest
     first."""
-    q = problem.quality
-    m = q.shape[1]
-    reliability = np.maximum(q, 1.0 - q)
-    if problem.eligible is not None:
-        reliability = np.where(problem.eligible, reliability, -1.0)
-    n_eligible = (reliability >= 0).sum(axis=0)
+    # Without an eligibility mask, tasks that share a column of the quality table (a
+    # category) share their ranking: rank the table's columns, then give each task its own.
+    if problem.eligible is None:
+        q, column = problem.quality_table, problem.task_column
+        reliability = np.maximum(q, 1.0 - q)
+        n_eligible = np.full(problem.n_tasks, problem.n_workers)
+    else:
+        q, column = problem.quality, slice(None)
+        reliability = np.where(problem.eligible, np.maximum(q, 1.0 - q), -1.0)
+        n_eligible = (reliability >= 0).sum(axis=0)
+    m = problem.n_tasks
     k_max = np.minimum(problem.max_workers_per_task, n_eligible)
     top = int(k_max.max(initial=0))
     if top > MAX_EXACT_WORKERS:
@@ -89,7 +94,7 @@ def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
             f"at most {MAX_EXACT_WORKERS} are supported"
         )
     order = np.argsort(-reliability, axis=0, kind="stable")[:top]
-    ranked = np.take_along_axis(q, order, axis=0)  # (top, m): best first
+    ranked = np.take_along_axis(q, order, axis=0)[:, column]  # (top, m): best first
     acc = np.empty((top + 1, m))
     for k in range(top + 1):
         acc[k] = task_accuracy(ranked[:k], np.ones((k, m), bool), prior=problem.prior)
