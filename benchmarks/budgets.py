@@ -98,16 +98,10 @@ Run from the repository root (the script puts the root on ``sys.path``)::
 from __future__ import annotations
 
 import argparse
-import gc
-import importlib.metadata
 import json
 import math
 import os
-import platform
-import resource
-import shlex
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -120,6 +114,13 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the proj
 
 from assignment.engine.problem import AssignmentProblem  # noqa: E402
 from assignment.engine.solve import METHODS, solve  # noqa: E402
+from benchmarks.child_runs import (  # noqa: E402
+    code_version,
+    header,
+    measure_solve,
+    result_line,
+    run_child,
+)
 
 QUALITIES = ("uniform", "skill-difficulty", "spammers")
 DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "budgets.jsonl"
@@ -132,8 +133,6 @@ DEFAULTS = {
     "methods": "tvcs-iht,greedy,q-lp,random",
 }
 QUICK = {"sizes": "100x1000", "seeds": 2, "budgets": "0.25,1.0"}
-RESULT_PREFIX = "BUDGETS-RESULT "  # the child's result line on stdout
-BASELINE_PREFIX = "BUDGETS-BASELINE "  # the child's line just before it starts the solve
 
 # targets (issue 12, goal 1)
 MAX_IHT_OVER_GREEDY_TIME = 1.5
@@ -203,32 +202,6 @@ def row_key(row: dict) -> tuple:
 # the child: one method on one instance, in a process of its own
 
 
-def proc_status_kb(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def reset_peak() -> bool:
-    """Reset Linux's peak RSS (VmHWM) to the current RSS; False where that is not possible."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return False
-    return proc_status_kb("VmHWM") is not None
-
-
-def ru_maxrss_kb() -> int:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak // 1024 if sys.platform == "darwin" else peak  # bytes on macOS, KiB on Linux
-
-
 def child(spec: dict) -> dict:
     """Warm up, build the instance, solve once; return the measured fields of a results row."""
     from assignment.engine.warm_up import warm_up
@@ -241,108 +214,11 @@ def child(spec: dict) -> dict:
     warm_seconds = time.perf_counter() - start
 
     problem = make_problem(n, m, ratio, fraction, quality, seed)
-    gc.collect()
-    hwm = reset_peak()
-    baseline_kb = proc_status_kb("VmRSS") if hwm else ru_maxrss_kb()
-    # for the parent, should it have to stop this process: RSS before and when the solve began
-    baseline = {"baseline_kb": baseline_kb, "hwm": hwm, "time": time.time()}
-    print(BASELINE_PREFIX + json.dumps(baseline), flush=True)
-    start = time.perf_counter()
-    res = solve(problem, method=method, seed=seed)
-    wall = time.perf_counter() - start
-    peak_kb = proc_status_kb("VmHWM") if hwm else ru_maxrss_kb()
-    extra = max(0, peak_kb - baseline_kb) * 1024
-    import assignment
-
-    return {
-        "expected_accuracy": res.expected_accuracy,
-        "accuracy_standard_error": res.accuracy_standard_error,
-        "seconds": res.seconds,
-        "wall_seconds": wall,
-        "iterations": res.iterations,
-        "n_assigned": res.n_assigned,
-        "message": res.message,
-        "peak_method": "VmHWM" if hwm else "ru_maxrss",
-        "baseline_rss_mb": baseline_kb / 1024,
-        "peak_rss_mb": peak_kb / 1024,
-        "extra_mb": extra / 2**20,
-        "bytes_per_pair": extra / (n * m),
-        "ru_maxrss_mb": ru_maxrss_kb() / 1024,
-        "warm_up_seconds": warm_seconds,
-        "engine": str(Path(assignment.__file__).resolve().parent),
-    }
-
-
-def run_child(spec: dict, timeout: float) -> dict:
-    """Run :func:`child` in a new process; its result, or ``RuntimeError``.
-
-    A child still running after ``timeout`` seconds is stopped; if its solve had started, the
-    result is a timed-out row: no accuracy, the solve's time so far as ``seconds_at_least`` and
-    its memory so far (the peak read from ``/proc/PID/status`` before stopping it) as lower
-    bounds.
-    """
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(spec)]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
-    )
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        hwm_kb = None
-        try:
-            with open(f"/proc/{proc.pid}/status") as f:
-                hwm_kb = next(int(x.split()[1]) for x in f if x.startswith("VmHWM:"))
-        except (OSError, StopIteration, ValueError, IndexError):
-            pass
-        stopped = time.time()
-        proc.kill()
-        stdout, stderr = proc.communicate()
-        for line in stdout.splitlines():
-            if line.startswith(BASELINE_PREFIX):
-                base = json.loads(line[len(BASELINE_PREFIX) :])
-                break
-        else:
-            raise RuntimeError(f"timed out after {timeout:g} s before the solve began") from None
-        n_pairs = spec["n"] * spec["m"]
-        extra = None
-        if base["hwm"] and hwm_kb is not None:
-            extra = max(0, hwm_kb - base["baseline_kb"]) * 1024
-        return {
-            "timed_out": True,
-            "expected_accuracy": None,
-            "seconds": None,
-            "seconds_at_least": stopped - base["time"],
-            "message": f"stopped after {timeout:g} s (--timeout)",
-            "peak_method": "VmHWM at the stop" if extra is not None else None,
-            "baseline_rss_mb": base["baseline_kb"] / 1024,
-            "extra_mb": None if extra is None else extra / 2**20,
-            "bytes_per_pair": None if extra is None else extra / n_pairs,
-            "engine": str(ROOT / "assignment"),
-        }
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(RESULT_PREFIX):
-            return json.loads(line[len(RESULT_PREFIX) :])
-    tail = (stderr.strip().splitlines() or ["(no output)"])[-1]
-    raise RuntimeError(f"child exited with {proc.returncode}: {tail}")
+    return {**measure_solve(problem, method=method, seed=seed), "warm_up_seconds": warm_seconds}
 
 
 # ---------------------------------------------------------------------------------------------
 # runs
-
-
-def code_version() -> str | None:
-    """``git describe``-style commit of the checkout (``-dirty`` if it has local changes)."""
-    try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
 
 
 def load_rows(path: Path) -> dict:
@@ -416,7 +292,7 @@ def run_all(grid: dict, results: Path, timeout: float, notes: list[str]) -> dict
         }
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
         try:
-            measured = run_child(spec, timeout)
+            measured = run_child(Path(__file__).resolve(), spec, timeout, n_pairs=n * m)
         except Exception as exc:  # report it, keep going, retry on restart
             message = f"{label}: failed: {type(exc).__name__}: {exc}"
             print(message, file=sys.stderr)
@@ -676,38 +552,6 @@ def targets(summary) -> list[str]:
 # report
 
 
-def version(package: str) -> str:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def header(title: str, argv: list[str], load: tuple[float, float, float] | None) -> list[str]:
-    command = shlex.join([Path(sys.executable).name, *argv])
-    versions = ", ".join(f"{p} {version(p)}" for p in ("numpy", "scipy", "numba"))
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    cpus = f"{os.cpu_count()} CPUs"
-    if hasattr(os, "sched_getaffinity"):
-        cpus += f" ({len(os.sched_getaffinity(0))} usable)"
-    load_text = "" if load is None else ", load average {:.2f} {:.2f} {:.2f} at start".format(*load)
-    commit = code_version()
-    return [
-        f"# {title}",
-        "",
-        f"- command: `{command}`" + (f" (commit {commit})" if commit else ""),
-        f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
-        f"- python {platform.python_version()}, {versions}",
-        f"- machine: {platform.platform()}, {cpu}, {cpus}{load_text}",
-        "",
-    ]
-
-
 def shown_path(path: Path) -> str:
     """``path`` relative to the repository root where it is inside it."""
     try:
@@ -727,7 +571,7 @@ def parse_list(text: str) -> list[str]:
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--child"]:  # internal: one run in this process, result on stdout
         result = child(json.loads(argv[1]))
-        print(RESULT_PREFIX + json.dumps(result), flush=True)
+        print(result_line(result), flush=True)
         return
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
