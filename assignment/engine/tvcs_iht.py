@@ -41,6 +41,12 @@ and all pairs of a block of workers, and refill again, keeping a round only if i
 pass never lowers the accuracy. It is skipped when the steps found nothing better than greedy's
 assignment and ``refine_rounds`` is 0 (its first round would only redo greedy's work).
 
+Large problems: the IHT steps work on dense ``n x m`` arrays, about 100 bytes per (worker, task)
+pair at their peak (90 measured at 200 x 10,000 with ``benchmarks/child_runs.py``). Above
+``IHT_MAX_PAIRS`` pairs (40 million: about 4 GB) they are skipped and the final pass starts from
+greedy's assignment, which, like greedy and the exact accuracy, reads quality pair by pair (a
+problem given by category never becomes dense); the run's message says so.
+
 Tasks take at most ``MAX_EXACT_WORKERS = 20`` workers during the search (a lower per-task cap
 than the problem's when it allows more), so that every support can be evaluated exactly. When
 the problem allows more and budget is left, tasks that reached 20 are then topped up with the
@@ -68,13 +74,17 @@ from assignment.engine.upper_bound import accuracy_upper_bound
 from projections import TVCSStructure
 from projections.tvcs import project
 
-__all__ = ["OPTIONS", "IHTOutcome", "check_options", "tvcs_iht"]
+__all__ = ["IHT_MAX_PAIRS", "OPTIONS", "IHTOutcome", "check_options", "tvcs_iht"]
 
 logger = logging.getLogger(__name__)
 
 #: The run's progress bar: the greedy start fills it to _START_SHARE, the IHT steps to
 #: _IHT_SHARE, and the final pass the rest.
 _START_SHARE, _IHT_SHARE = 0.6, 0.8
+
+#: Above this many (worker, task) pairs the dense IHT steps are skipped (about 100 bytes per
+#: pair at their peak: 4 GB here); the final pass still runs from greedy's assignment.
+IHT_MAX_PAIRS = 40_000_000
 
 
 @dataclass(frozen=True)
@@ -324,9 +334,23 @@ def tvcs_iht(
             f"{bound:.4f}: nothing left to search for"
         )
         return _outcome(problem, start, start_acc, start_acc, 0, [(0, start_acc)], message)
-    best, best_acc, iterations, history, message = _steps(
-        problem, start, start_acc, rng=rng, options=options, progress=progress, deadline=deadline
-    )
+    pairs = problem.n_workers * problem.n_tasks
+    if pairs > IHT_MAX_PAIRS:
+        best, best_acc, iterations, history = start, start_acc, 0, [(0, start_acc)]
+        message = (
+            f"IHT steps skipped: {pairs:,} pairs are more than the {IHT_MAX_PAIRS:,} their dense "
+            "arrays hold in memory"
+        )
+    else:
+        best, best_acc, iterations, history, message = _steps(
+            problem,
+            start,
+            start_acc,
+            rng=rng,
+            options=options,
+            progress=progress,
+            deadline=deadline,
+        )
     message = f"greedy start {start_acc:.4f}; {message}"
     if refine and (refine_rounds > 0 or best is not start):
 

@@ -160,3 +160,17 @@ def test_eligibility_of_a_problem_by_category_must_have_the_tasks_shape():
             budget=1,
             eligible=np.ones((1, 2), bool),
         )
+
+
+def test_tvcs_iht_above_its_pair_limit_skips_the_steps_and_stays_off_the_dense_matrix(
+    monkeypatch,
+):
+    monkeypatch.setattr("assignment.engine.tvcs_iht.IHT_MAX_PAIRS", 15 * 60 - 1)
+    by_category, dense = twins(8)
+    result = solve(by_category, method="tvcs-iht", seed=0, bound_gap=0)
+    assert "IHT steps skipped: 900 pairs are more than the 899" in result.message
+    assert "final pass" in result.message
+    assert "quality" not in vars(by_category)
+    assert by_category.is_feasible(result.assignment)
+    _, greedy = greedy_assignment(dense)
+    assert result.expected_accuracy >= greedy["accuracy"]
