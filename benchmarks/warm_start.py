@@ -60,11 +60,11 @@ def iht_inputs(problem: AssignmentProblem, iterations: int, seed: int) -> list[n
     oracle = Surrogate(problem)
     first = np.sqrt(problem.mask(np.abs(2.0 * problem.quality - 1.0)))
     res = project(first, problem.structure)
-    x = res.support.astype(np.float64)
+    x = res.support.reshape(-1).astype(np.float64)  # the oracle works on flat pairs
     inputs = [first]
     for t in range(1, iterations + 1):
         _, y, v = oracle.step(x, rng, 5.0 / np.sqrt(1.0 + t / 10.0))
-        inputs.append(v)
+        inputs.append(v.reshape(problem.shape))
         res = project(v, problem.structure, warm_start=res.warm_start)
         x = clip_to_support(y, res.support)
     return inputs

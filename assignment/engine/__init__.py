@@ -13,7 +13,7 @@ from assignment.engine.accuracy import (
 )
 from assignment.engine.aggregate import AggregateResult, aggregate
 from assignment.engine.options import Option
-from assignment.engine.problem import AssignmentProblem
+from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.quality import QualityEstimate, estimate_quality
 from assignment.engine.solve import (
     METHODS,
@@ -33,6 +33,7 @@ __all__ = [
     "AssignmentProblem",
     "MethodSpec",
     "Option",
+    "QualityByCategory",
     "QualityEstimate",
     "SolveResult",
     "UpperBound",

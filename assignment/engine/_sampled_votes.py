@@ -1,5 +1,6 @@
 """Numba kernels of tvcs-iht's step: sampled answers, the surrogate's gradient and the next
-projection input, in one pass over the ``n x m`` pairs (see :mod:`assignment.engine.surrogate`).
+projection input, in one pass over the pairs searched (every one of the ``n x m``, or a
+candidate set: :mod:`assignment.engine.search_pairs`; see :mod:`assignment.engine.surrogate`).
 
 Answers come from a counter-based generator: the ``d``-th draw of pair ``e = i * m + j``
 (``d = label * b + sample``, ``b`` samples per label) is 16 bits of
@@ -57,82 +58,91 @@ def _signs(seed, entry, b, threshold, out):
         out[d] = 2.0 * np.float64(bits < np.uint64(threshold)) - 1.0
 
 
+@njit(cache=True, inline="always")
+def _entry(entries, p):
+    """Pair ``p``'s flat index ``i * m + j``: ``entries[p]``, or ``p`` when every pair is in."""
+    return p if entries.shape[0] == 0 else entries[p]
+
+
 @njit(cache=True)
-def draws(seed, threshold, b):
-    """The signs of every pair: shape ``(2, b, n, m)`` (label 1, label 0). For tests."""
-    n, m = threshold.shape
-    out = np.empty((2, b, n, m))
+def draws(seed, threshold, entries, b):
+    """The signs of every pair searched: shape ``(2, b, p)`` (label 1, label 0). For tests."""
+    p = threshold.shape[0]
+    out = np.empty((2, b, p))
     sig = np.empty(2 * b)
-    for i in range(n):
-        for j in range(m):
-            _signs(seed, i * m + j, b, threshold[i, j], sig)
-            for k in range(b):
-                out[0, k, i, j] = sig[k]
-                out[1, k, i, j] = sig[b + k]
+    for x in range(p):
+        _signs(seed, _entry(entries, x), b, threshold[x], sig)
+        for k in range(b):
+            out[0, k, x] = sig[k]
+            out[1, k, x] = sig[b + k]
     return out
 
 
 @njit(cache=True)
-def support_sums(seed, x, log_odds, threshold, b):
-    """``s1, s0`` of shape ``(b, m)``: the sampled vote sums ``sum_i Z X_ij`` of every task."""
-    n, m = x.shape
+def support_sums(seed, x, entries, m, log_odds, threshold, b):
+    """``s1, s0`` of shape ``(b, m)``: the sampled vote sums ``sum_i Z X_ij`` of every task.
+
+    ``x``, ``log_odds``, ``threshold``: one value per pair searched, shape ``(p,)``; pair ``p``
+    is ``(i, j)`` with ``i * m + j = entries[p]`` (``entries`` of shape ``(0,)``: every pair,
+    in row-major order).
+    """
     s1 = np.zeros((b, m))
     s0 = np.zeros((b, m))
     sig = np.empty(2 * b)
-    for i in range(n):
-        for j in range(m):
-            xv = x[i, j]
-            if xv == 0.0:
-                continue
-            _signs(seed, i * m + j, b, threshold[i, j], sig)
-            lx = log_odds[i, j] * xv
-            for k in range(b):
-                s1[k, j] += sig[k] * lx
-                s0[k, j] -= sig[b + k] * lx
+    for p in range(x.shape[0]):
+        xv = x[p]
+        if xv == 0.0:
+            continue
+        e = _entry(entries, p)
+        _signs(seed, e, b, threshold[p], sig)
+        j = e % m
+        lx = log_odds[p] * xv
+        for k in range(b):
+            s1[k, j] += sig[k] * lx
+            s0[k, j] -= sig[b + k] * lx
     return s1, s0
 
 
 @njit(cache=True)
-def gradient_step(seed, x, log_odds, threshold, slopes, step, eligible):
+def gradient_step(seed, x, entries, m, log_odds, threshold, slopes, step, eligible):
     """The step ``y = x + step * gradient`` and the projection input ``sqrt(gain(y))``.
 
-    ``slopes``: shape ``(m, 2 b)``, ``d1_kj`` then ``d0_kj`` of each task. ``eligible``: a
-    bool ``(n, m)`` mask, or shape ``(0, 0)`` when every pair is eligible; ineligible pairs get
-    input 0. ``gain(y)`` is ``y^2`` on ``(0, 1]``, ``2 y - 1`` above 1 and 0 below 0 (see
-    :mod:`assignment.engine.tvcs_iht`).
+    Pairs as in :func:`support_sums`. ``slopes``: shape ``(m, 2 b)``, ``d1_kj`` then ``d0_kj``
+    of each task. ``eligible``: a bool ``(p,)`` mask, or shape ``(0,)`` when every pair is
+    eligible; ineligible pairs get input 0. ``gain(y)`` is ``y^2`` on ``(0, 1]``, ``2 y - 1``
+    above 1 and 0 below 0 (see :mod:`assignment.engine.tvcs_iht`).
     """
-    n, m = x.shape
+    p_count = x.shape[0]
     b = slopes.shape[1] // 2
     masked = eligible.shape[0] > 0
-    y = np.empty((n, m))
-    v = np.empty((n, m))
+    y = np.empty(p_count)
+    v = np.empty(p_count)
     sig = np.empty(2 * b)
-    for i in range(n):
-        for j in range(m):
-            _signs(seed, i * m + j, b, threshold[i, j], sig)
-            acc = 0.0
-            for d in range(2 * b):
-                acc += slopes[j, d] * sig[d]
-            yv = x[i, j] + step * log_odds[i, j] * acc / b
-            y[i, j] = yv
-            if masked and not eligible[i, j]:
-                v[i, j] = 0.0
-            elif yv > 1.0:
-                v[i, j] = np.sqrt(2.0 * yv - 1.0)
-            elif yv > 0.0:
-                v[i, j] = yv
-            else:
-                v[i, j] = 0.0
+    for p in range(p_count):
+        e = _entry(entries, p)
+        _signs(seed, e, b, threshold[p], sig)
+        j = e % m
+        acc = 0.0
+        for d in range(2 * b):
+            acc += slopes[j, d] * sig[d]
+        yv = x[p] + step * log_odds[p] * acc / b
+        y[p] = yv
+        if masked and not eligible[p]:
+            v[p] = 0.0
+        elif yv > 1.0:
+            v[p] = np.sqrt(2.0 * yv - 1.0)
+        elif yv > 0.0:
+            v[p] = yv
+        else:
+            v[p] = 0.0
     return y, v
 
 
 @njit(cache=True)
 def clip_to_support(y, support):
-    """``where(support, clip(y, 0, 1), 0)``."""
-    n, m = y.shape
-    x = np.zeros((n, m))
-    for i in range(n):
-        for j in range(m):
-            if support[i, j]:
-                x[i, j] = min(1.0, max(0.0, y[i, j]))
+    """``where(support, clip(y, 0, 1), 0)`` of flat arrays."""
+    x = np.zeros(y.shape[0])
+    for p in range(y.shape[0]):
+        if support[p]:
+            x[p] = min(1.0, max(0.0, y[p]))
     return x

@@ -29,6 +29,7 @@ from scipy.special import expit
 
 from assignment.engine import _sampled_votes
 from assignment.engine.problem import AssignmentProblem
+from assignment.engine.search_pairs import SearchPairs
 
 __all__ = ["EPS", "Surrogate", "surrogate_value_and_gradient"]
 
@@ -68,50 +69,62 @@ def surrogate_value_and_gradient(x, z1, z0, *, prior, temperature: float = 1.0):
 
 
 class Surrogate:
-    """Stochastic oracle of the surrogate for one problem.
+    """Stochastic oracle of the surrogate for one problem, over a set of pairs.
 
     Answers are drawn by the counter-based generator of
     :mod:`assignment.engine._sampled_votes` from one seed per step, in one pass with the
     gradient (the formula of :func:`surrogate_value_and_gradient`, which :meth:`sample` and the
-    tests use as the reference).
+    tests use as the reference). The iterate, the step and the projection input are vectors
+    over the pairs searched, shape ``(p,)``; pairs outside the set stay at 0.
 
     Parameters
     ----------
     problem : AssignmentProblem
+    pairs : SearchPairs, optional
+        The pairs searched (:mod:`assignment.engine.search_pairs`); default every pair.
     temperature : float, default 1.0
         Sigmoid temperature ``tau`` (in log-odds units).
     batch_size : int, default 4
         Answer samples averaged per gradient.
     """
 
-    def __init__(self, problem: AssignmentProblem, *, temperature=1.0, batch_size=4) -> None:
+    def __init__(
+        self,
+        problem: AssignmentProblem,
+        *,
+        pairs: SearchPairs | None = None,
+        temperature=1.0,
+        batch_size=4,
+    ) -> None:
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature!r}")
         if int(batch_size) != batch_size or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        q = np.clip(problem.quality, EPS, 1.0 - EPS)
-        self.quality = q
+        self.pairs = SearchPairs(problem, None) if pairs is None else pairs
+        q = np.clip(self.pairs.quality(), EPS, 1.0 - EPS)
         self.log_odds = np.log(q / (1.0 - q))
         self.thresholds = _sampled_votes.thresholds(q)
+        entries = self.pairs.entries
+        self._entries = np.zeros(0, np.int64) if entries is None else entries
+        eligible = self.pairs.eligible()
         # a writable copy: a read-only array would be another signature for numba to compile
-        self.eligible = np.array(
-            np.zeros((0, 0)) if problem.eligible is None else problem.eligible, dtype=bool
-        )
+        self.eligible = np.array(np.zeros(0) if eligible is None else eligible, dtype=bool)
+        self.n_tasks = problem.n_tasks
         self.prior = problem.prior
         self.r = np.log((1.0 - self.prior) / self.prior)
         self.temperature = float(temperature)
         self.batch_size = int(batch_size)
 
     def sample(self, seed: int):
-        """The answers of step ``seed``: ``(z1, z0)``, each of shape (b, n, m)."""
-        signs = _sampled_votes.draws(seed, self.thresholds, self.batch_size)
+        """The answers of step ``seed``: ``(z1, z0)``, each of shape (b, p)."""
+        signs = _sampled_votes.draws(seed, self.thresholds, self._entries, self.batch_size)
         return signs[0] * self.log_odds, -signs[1] * self.log_odds
 
     def _slopes(self, x: np.ndarray, seed: int):
         """The surrogate's value and the per-task slopes ``(m, 2 b)`` for the answers of
         ``seed``."""
         s1, s0 = _sampled_votes.support_sums(
-            seed, x, self.log_odds, self.thresholds, self.batch_size
+            seed, x, self._entries, self.n_tasks, self.log_odds, self.thresholds, self.batch_size
         )
         prior, r, tau = self.prior, self.r, self.temperature
         a1 = expit((s1 - r) / tau)
@@ -126,7 +139,8 @@ class Surrogate:
 
         Parameters
         ----------
-        x : ndarray, shape (n, m)
+        x : ndarray, shape (p,)
+            The iterate at the pairs searched.
         rng : numpy.random.Generator
             Gives the step's seed.
         step : float
@@ -135,15 +149,23 @@ class Surrogate:
         -------
         value : float
             The sampled surrogate at ``x``.
-        y : ndarray, shape (n, m)
+        y : ndarray, shape (p,)
             ``x + step * gradient``.
-        projection_input : ndarray, shape (n, m)
+        projection_input : ndarray, shape (p,)
             ``sqrt(gain(y))`` with ineligible pairs 0 (see :mod:`assignment.engine.tvcs_iht`).
         """
         seed = int(rng.integers(0, 2**63))
         x = np.ascontiguousarray(x, dtype=np.float64)
         value, slopes = self._slopes(x, seed)
         y, v = _sampled_votes.gradient_step(
-            seed, x, self.log_odds, self.thresholds, slopes, float(step), self.eligible
+            seed,
+            x,
+            self._entries,
+            self.n_tasks,
+            self.log_odds,
+            self.thresholds,
+            slopes,
+            float(step),
+            self.eligible,
         )
         return value, y, v

@@ -41,11 +41,11 @@ and all pairs of a block of workers, and refill again, keeping a round only if i
 pass never lowers the accuracy. It is skipped when the steps found nothing better than greedy's
 assignment and ``refine_rounds`` is 0 (its first round would only redo greedy's work).
 
-Large problems: the IHT steps work on dense ``n x m`` arrays, about 100 bytes per (worker, task)
-pair at their peak (90 measured at 200 x 10,000 with ``benchmarks/child_runs.py``). Above
-``IHT_MAX_PAIRS`` pairs (40 million: about 4 GB) they are skipped and the final pass starts from
-greedy's assignment, which, like greedy and the exact accuracy, reads quality pair by pair (a
-problem given by category never becomes dense); the run's message says so.
+Large problems: the steps keep about 100 bytes per (worker, task) pair they search. Up to 40
+million pairs they search all of them; above, a candidate set of about that size around
+greedy's assignment: its pairs and each task's most reliable workers
+(:mod:`assignment.engine.search_pairs`). Greedy, the exact accuracy and the final pass read
+quality pair by pair, so a problem given by category never becomes dense.
 
 Tasks take at most ``MAX_EXACT_WORKERS = 20`` workers during the search (a lower per-task cap
 than the problem's when it allows more), so that every support can be evaluated exactly. When
@@ -69,22 +69,19 @@ from assignment.engine.greedy import greedy_assignment
 from assignment.engine.local_search import improve
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
+from assignment.engine.search_pairs import search_pairs
 from assignment.engine.surrogate import Surrogate
 from assignment.engine.upper_bound import accuracy_upper_bound
 from projections import TVCSStructure
 from projections.tvcs import project
 
-__all__ = ["IHT_MAX_PAIRS", "OPTIONS", "IHTOutcome", "check_options", "tvcs_iht"]
+__all__ = ["OPTIONS", "IHTOutcome", "check_options", "tvcs_iht"]
 
 logger = logging.getLogger(__name__)
 
 #: The run's progress bar: the greedy start fills it to _START_SHARE, the IHT steps to
 #: _IHT_SHARE, and the final pass the rest.
 _START_SHARE, _IHT_SHARE = 0.6, 0.8
-
-#: Above this many (worker, task) pairs the dense IHT steps are skipped (about 100 bytes per
-#: pair at their peak: 4 GB here); the final pass still runs from greedy's assignment.
-IHT_MAX_PAIRS = 40_000_000
 
 
 @dataclass(frozen=True)
@@ -98,18 +95,6 @@ class IHTOutcome:
     iterations: int
     history: list = field(default_factory=list)  # (iteration, exact accuracy of the support)
     message: str = ""
-
-
-def _structure(problem: AssignmentProblem) -> TVCSStructure:
-    """The problem's caps, with at most ``MAX_EXACT_WORKERS`` workers per task."""
-    if problem.max_workers_per_task.max(initial=0) <= MAX_EXACT_WORKERS:
-        return problem.structure
-    return TVCSStructure.from_matrix(
-        problem.shape,
-        max_per_row=problem.max_tasks_per_worker,
-        max_per_col=np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS),
-        total=problem.budget,
-    )
 
 
 def _top_up(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np.ndarray, int]:
@@ -228,33 +213,39 @@ def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
     max_iter, step, eval_every, patience = (
         options[k] for k in ("max_iter", "step", "eval_every", "patience")
     )
-    q, prior, structure = problem.quality_form, problem.prior, _structure(problem)
+    q, prior = problem.quality_form, problem.prior
+    pairs = search_pairs(problem, start)
     oracle = Surrogate(
-        problem, temperature=options["temperature"], batch_size=options["batch_size"]
+        problem,
+        pairs=pairs,
+        temperature=options["temperature"],
+        batch_size=options["batch_size"],
     )
-    x, warm = start.astype(np.float64), None
+    x, warm = pairs.restrict(start).astype(np.float64), None
     best, best_acc, history = start, start_acc, [(0, start_acc)]
-    t, stale, message = 0, 0, f"{max_iter} steps"
+    over = "" if pairs.entries is None else f" over {pairs.size:,} candidate pairs"
+    t, stale, message = 0, 0, f"{max_iter} steps{over}"
     for t in range(1, max_iter + 1):
         _, y, projection_input = oracle.step(x, rng, step / np.sqrt(1.0 + t / 10.0))
-        res = project(projection_input, structure, warm_start=warm)
+        res = project(projection_input, pairs.structure, warm_start=warm)
         warm = res.warm_start
         x = clip_to_support(y, res.support)
         if t % eval_every == 0 or t == max_iter:
-            acc = expected_accuracy(q, res.support, prior=prior)
+            support = pairs.expand(res.support)
+            acc = expected_accuracy(q, support, prior=prior)
             history.append((t, acc))
             stale = 0 if acc > best_acc else stale + 1
             if acc > best_acc:
-                best, best_acc = res.support, acc
+                best, best_acc = support, acc
             logger.debug("tvcs-iht %d: support accuracy %.5f (best %.5f)", t, acc, best_acc)
         if progress is not None:  # every step: the bar moves even between evaluations
             fraction = _START_SHARE + (_IHT_SHARE - _START_SHARE) * t / max_iter
             progress(fraction, f"iteration {t}/{max_iter}, best accuracy {best_acc:.4f}")
         if stale >= patience and t < max_iter:
-            message = f"{t} steps (the last {stale} evaluations found nothing better)"
+            message = f"{t} steps{over} (the last {stale} evaluations found nothing better)"
             break
         if deadline is not None and time.perf_counter() > deadline:
-            message = f"stopped by the time limit after {t} steps"
+            message = f"stopped by the time limit after {t} steps{over}"
             break
     return best, best_acc, t, history, message
 
@@ -334,23 +325,9 @@ def tvcs_iht(
             f"{bound:.4f}: nothing left to search for"
         )
         return _outcome(problem, start, start_acc, start_acc, 0, [(0, start_acc)], message)
-    pairs = problem.n_workers * problem.n_tasks
-    if pairs > IHT_MAX_PAIRS:
-        best, best_acc, iterations, history = start, start_acc, 0, [(0, start_acc)]
-        message = (
-            f"IHT steps skipped: {pairs:,} pairs are more than the {IHT_MAX_PAIRS:,} their dense "
-            "arrays hold in memory"
-        )
-    else:
-        best, best_acc, iterations, history, message = _steps(
-            problem,
-            start,
-            start_acc,
-            rng=rng,
-            options=options,
-            progress=progress,
-            deadline=deadline,
-        )
+    best, best_acc, iterations, history, message = _steps(
+        problem, start, start_acc, rng=rng, options=options, progress=progress, deadline=deadline
+    )
     message = f"greedy start {start_acc:.4f}; {message}"
     if refine and (refine_rounds > 0 or best is not start):
 

@@ -162,13 +162,13 @@ def test_eligibility_of_a_problem_by_category_must_have_the_tasks_shape():
         )
 
 
-def test_tvcs_iht_above_its_pair_limit_skips_the_steps_and_stays_off_the_dense_matrix(
+def test_tvcs_iht_above_its_pair_limit_searches_candidates_and_stays_off_the_dense_matrix(
     monkeypatch,
 ):
-    monkeypatch.setattr("assignment.engine.tvcs_iht.IHT_MAX_PAIRS", 15 * 60 - 1)
+    monkeypatch.setattr("assignment.engine.search_pairs.MAX_SEARCH_PAIRS", 300)
     by_category, dense = twins(8)
     result = solve(by_category, method="tvcs-iht", seed=0, bound_gap=0)
-    assert "IHT steps skipped: 900 pairs are more than the 899" in result.message
+    assert "candidate pairs" in result.message
     assert "final pass" in result.message
     assert "quality" not in vars(by_category)
     assert by_category.is_feasible(result.assignment)

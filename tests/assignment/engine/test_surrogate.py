@@ -10,6 +10,12 @@ from assignment.engine.problem import AssignmentProblem
 from assignment.engine.surrogate import Surrogate, surrogate_value_and_gradient
 
 
+def dense_sample(oracle: Surrogate, seed: int, shape: tuple[int, int]):
+    """The oracle's answers over every pair as ``(b, n, m)`` arrays, for the reference."""
+    z1, z0 = oracle.sample(seed)
+    return z1.reshape(-1, *shape), z0.reshape(-1, *shape)
+
+
 @pytest.mark.parametrize("prior", [0.5, 0.2, 0.85])
 @pytest.mark.parametrize("temperature", [1.0, 0.3])
 def test_gradient_matches_central_finite_differences(prior, temperature):
@@ -19,7 +25,7 @@ def test_gradient_matches_central_finite_differences(prior, temperature):
         q, max_workers_per_task=3, max_tasks_per_worker=3, budget=10, prior=prior
     )
     oracle = Surrogate(problem, temperature=temperature, batch_size=3)
-    z1, z0 = oracle.sample(7)
+    z1, z0 = dense_sample(oracle, 7, q.shape)
     x = rng.random(q.shape)
     _, grad = surrogate_value_and_gradient(x, z1, z0, prior=problem.prior, temperature=temperature)
     h = 1e-6
@@ -55,8 +61,9 @@ def test_a_step_is_the_formula_applied_to_its_own_sampled_answers(eligible, batc
     oracle = Surrogate(problem, temperature=0.7, batch_size=batch_size)
     x = np.where(rng.random(q.shape) < 0.4, rng.uniform(0.0, 1.0, q.shape), 0.0)
     seed_source = np.random.default_rng(11)
-    value, y, projection_input = oracle.step(x, seed_source, 2.5)
-    z1, z0 = oracle.sample(int(np.random.default_rng(11).integers(0, 2**63)))
+    value, y, projection_input = oracle.step(x.ravel(), seed_source, 2.5)
+    y, projection_input = y.reshape(q.shape), projection_input.reshape(q.shape)
+    z1, z0 = dense_sample(oracle, int(np.random.default_rng(11).integers(0, 2**63)), q.shape)
     ref_value, grad = surrogate_value_and_gradient(x, z1, z0, prior=problem.prior, temperature=0.7)
     ref_y = x + 2.5 * grad
     gain = np.where(ref_y > 1, 2 * ref_y - 1, np.where(ref_y > 0, ref_y**2, 0.0))
@@ -69,11 +76,12 @@ def test_samples_have_the_answer_distribution_of_the_quality_matrix():
     q = np.array([[0.9, 0.6, 0.51], [0.7, 0.55, 1.0], [0.0, 0.3, 0.999]])
     problem = AssignmentProblem(q, max_workers_per_task=2, max_tasks_per_worker=2, budget=4)
     oracle = Surrogate(problem, batch_size=64)
-    z1, z0 = np.concatenate([oracle.sample(seed) for seed in range(400)], axis=1)
+    z1, z0 = np.concatenate([dense_sample(oracle, seed, q.shape) for seed in range(400)], axis=1)
+    log_odds = oracle.log_odds.reshape(q.shape)
     # Given label 1 a worker votes +L (correctly) with probability Q; given 0, -L.
     tolerance = 4 * np.sqrt(q * (1 - q) / z1.shape[0]) + 2.0**-16  # 4 standard errors
-    assert np.all(np.abs(np.mean(z1 == oracle.log_odds, axis=0) - q) <= tolerance)
-    assert np.all(np.abs(np.mean(z0 == -oracle.log_odds, axis=0) - q) <= tolerance)
+    assert np.all(np.abs(np.mean(z1 == log_odds, axis=0) - q) <= tolerance)
+    assert np.all(np.abs(np.mean(z0 == -log_odds, axis=0) - q) <= tolerance)
 
 
 def test_answers_of_different_samples_pairs_and_labels_are_uncorrelated():

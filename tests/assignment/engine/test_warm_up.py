@@ -52,6 +52,15 @@ PROBE = textwrap.dedent(
         for problem in problems:
             for method in METHODS:
                 solve(problem, method=method, seed=1)
+    # quality by category, and tvcs-iht's steps over candidate pairs (a large problem's)
+    import assignment.engine.search_pairs as search_pairs
+    search_pairs.MAX_SEARCH_PAIRS = 300
+    problem = AssignmentProblem(
+        assignment.engine.QualityByCategory(rng.uniform(0.5, 0.9, (20, 3)), rng.integers(0, 3, 90)),
+        max_workers_per_task=3, max_tasks_per_worker=10, budget=150,
+    )
+    for method in METHODS:
+        solve(problem, method=method, seed=1, **({"bound_gap": 0} if method == "tvcs-iht" else {}))
     print(json.dumps({"after_warm_up": after_warm_up, "after_runs": compiled()}))
     """
 )
@@ -73,6 +82,10 @@ def test_after_warm_up_no_run_compiles_a_kernel():
 
 def test_warm_up_solves_with_every_method_and_says_how_long_each_took():
     result = warm_up()
-    assert set(result.seconds) == {*METHODS, "warm-started projection"}
+    assert set(result.seconds) == {
+        *METHODS,
+        "warm-started projection",
+        "step over candidate pairs",
+    }
     assert all(seconds >= 0 for seconds in result.seconds.values())
     assert result.total_seconds == pytest.approx(sum(result.seconds.values()))
