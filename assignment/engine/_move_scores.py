@@ -178,6 +178,67 @@ def best_move(
 
 
 @njit(cache=True)
+def task_best_move(
+    sums,
+    tails,
+    room,
+    prior,
+    r,
+    abs_sum,
+    acc,
+    w_row,
+    q_row,
+    open_worker,
+    assigned_row,
+    eligible_row,
+    budget_left,
+    tie_rtol,
+    gain_tol,
+    exhaustive_max,
+    top_gain,
+    top_reliable,
+    cand,
+):
+    """:func:`best_move` of one task over its candidates: the open workers not on it (and
+    eligible, unless ``eligible_row`` has shape (0,)), ascending, as the greedy's
+    ``candidates``. ``w_row``, ``q_row``, ``assigned_row``: the task's, shape (n,); ``cand``:
+    a scratch buffer of shape (n,).
+
+    Returns ``(worth, first, second, gain)``: the move's workers (``second`` -1 for a single;
+    ``first`` -1 and ``worth`` -1 when the task has no room or no candidate).
+    """
+    if room < 1 or budget_left < 1:
+        return -1.0, -1, -1, 0.0
+    masked = eligible_row.shape[0] > 0
+    size = 0
+    for i in range(w_row.shape[0]):
+        if open_worker[i] and not assigned_row[i] and (not masked or eligible_row[i]):
+            cand[size] = i
+            size += 1
+    if size == 0:
+        return -1.0, -1, -1, 0.0
+    c = cand[:size]
+    worth, a, b, gain = best_move(
+        sums,
+        tails,
+        prior,
+        r,
+        abs_sum,
+        acc,
+        w_row[c],
+        q_row[c],
+        room,
+        budget_left,
+        tie_rtol,
+        gain_tol,
+        exhaustive_max,
+        top_gain,
+        top_reliable,
+    )
+    return worth, c[a], (c[b] if b >= 0 else -1), gain
+
+
+@njit(cache=True)
 def best_moves(
     tasks,
     sums,
@@ -203,16 +264,14 @@ def best_moves(
     top_gain,
     top_reliable,
 ):
-    """:func:`best_move` of every task of ``tasks`` in one call.
+    """:func:`task_best_move` of every task of ``tasks`` in one call.
 
     Task ``tasks[x]`` has atoms ``sums[sum_starts[x]:sum_starts[x + 1]]`` and tail
-    ``tails[tail_starts[x]:tail_starts[x + 1]]``; its candidates are the open workers not on it
-    (and eligible, unless ``eligible`` has shape (0, 0)), ascending, as the greedy's
-    ``candidates``. ``w``, ``q``: shape (rows, n), task ``j``'s workers in row ``row[j]``;
-    ``assigned``, ``eligible``: shape (m, n).
+    ``tails[tail_starts[x]:tail_starts[x + 1]]``. ``w``, ``q``: shape (rows, n), task ``j``'s
+    workers in row ``row[j]``; ``assigned``, ``eligible``: shape (m, n) (``eligible`` (0, 0)
+    when every pair is).
 
-    Returns ``(worth, first, second, gain, evaluated)``: per task the move's workers (``second``
-    -1 for a single; ``first`` -1 and ``worth`` -1 when the task has no room or no candidate),
+    Returns ``(worth, first, second, gain, evaluated)``: per task as :func:`task_best_move`,
     and how many tasks had candidates.
     """
     k = tasks.shape[0]
@@ -222,41 +281,31 @@ def best_moves(
     second = np.full(k, -1, dtype=np.int64)
     gain = np.zeros(k)
     cand = np.empty(n, dtype=np.int64)
+    everyone = np.zeros(0, dtype=np.bool_)
     masked = eligible.shape[0] > 0
     evaluated = 0
     for x in range(k):
         j = tasks[x]
-        room = task_cap[j] - counts[x]
-        if room < 1 or budget_left < 1:
-            continue
-        size = 0
-        for i in range(n):
-            if open_worker[i] and not assigned[j, i] and (not masked or eligible[j, i]):
-                cand[size] = i
-                size += 1
-        if size == 0:
-            continue
-        evaluated += 1
-        c = cand[:size]
-        wo, a, b, g = best_move(
+        worth[x], first[x], second[x], gain[x] = task_best_move(
             sums[sum_starts[x] : sum_starts[x + 1]],
             tails[tail_starts[x] : tail_starts[x + 1]],
+            task_cap[j] - counts[x],
             prior[j],
             r[j],
             abs_sum[j],
             acc[j],
-            w[row[j]][c],
-            q[row[j]][c],
-            room,
+            w[row[j]],
+            q[row[j]],
+            open_worker,
+            assigned[j],
+            eligible[j] if masked else everyone,
             budget_left,
             tie_rtol,
             gain_tol,
             exhaustive_max,
             top_gain,
             top_reliable,
+            cand,
         )
-        worth[x] = wo
-        first[x] = c[a]
-        second[x] = c[b] if b >= 0 else -1
-        gain[x] = g
+        evaluated += first[x] >= 0
     return worth, first, second, gain, evaluated

@@ -108,7 +108,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from assignment.engine._move_scores import best_move, best_moves
+from assignment.engine._move_scores import best_moves, task_best_move
 from assignment.engine._vote_atoms import add_workers
 from assignment.engine.accuracy import (
     EPS,
@@ -188,6 +188,8 @@ class GreedyState:
         self._eligible_or_empty = (
             np.zeros((0, 0), dtype=bool) if self.eligible is None else self.eligible
         )
+        self._everyone = np.zeros(0, dtype=bool)  # task_best_move's "every pair is eligible"
+        self._scratch = np.empty(n, dtype=np.int64)
         self.prior = problem.prior
         self.r = np.log1p(-self.prior) - np.log(self.prior)
         self.task_cap = np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS)
@@ -232,44 +234,40 @@ class GreedyState:
 
     # -- moves
 
-    def candidates(self, j: int) -> np.ndarray:
-        """Workers that may be added to task ``j`` now (ascending), ignoring the task cap."""
-        ok = self.open_worker & ~self.assigned[j]
-        if self.eligible is not None:
-            ok &= self.eligible[j]
-        return np.flatnonzero(ok)
-
     def evaluate(self, j: int, budget_left: int):
         """The best move on task ``j``: ``(worth, workers, gain)`` or None if none helps."""
         room = int(self.task_cap[j]) - len(self.workers[j])
         if room < 1 or budget_left < 1:
             return None
-        cand = self.candidates(j)
-        if cand.size == 0:
-            return None
-        self.evaluations += 1
         s, tail = self._dist(j)
-        worth, a, b, gain = best_move(
+        row = self.row[j]
+        worth, a, b, gain = task_best_move(
             s,
             tail,
+            room,
             self.prior[j],
             self.r[j],
             self.abs_sum[j],
             self.acc[j],
-            self.w[self.row[j], cand],
-            self.q[self.row[j], cand],
-            room,
+            self.w[row],
+            self.q[row],
+            self.open_worker,
+            self.assigned[j],
+            self._everyone if self.eligible is None else self.eligible[j],
             budget_left,
             TIE_RTOL,
             GAIN_TOL,
             PAIR_EXHAUSTIVE_MAX,
             PAIR_TOP_GAIN,
             PAIR_TOP_RELIABLE,
+            self._scratch,
         )
+        if a < 0:
+            return None
+        self.evaluations += 1
         if worth <= GAIN_TOL:
             return None
-        move = (int(cand[a]),) if b < 0 else (int(cand[a]), int(cand[b]))
-        return float(worth), move, float(gain)
+        return float(worth), ((int(a),) if b < 0 else (int(a), int(b))), float(gain)
 
     def evaluate_all(self, budget_left: int) -> list[tuple[int, tuple]]:
         """:meth:`evaluate` of every task, in one numba call for the tasks whose atoms are
