@@ -194,11 +194,13 @@ class TVCSStructure:
         problems = []
         if int(s.sum()) > self.total:
             problems.append(f"total: {int(s.sum())} selected > cap {self.total}")
-        for name, labels, caps in (
-            ("view 1", self.labels1, self.caps1),
-            ("view 2", self.labels2, self.caps2),
+        if self._labels1 is None:  # a matrix: rows and columns, without p labels each
+            chosen_by_view = np.divmod(np.flatnonzero(s), self.shape[1])
+        else:
+            chosen_by_view = (self.labels1[s], self.labels2[s])
+        for name, chosen, caps in zip(
+            ("view 1", "view 2"), chosen_by_view, (self.caps1, self.caps2), strict=True
         ):
-            chosen = labels[s]
             counts = np.bincount(chosen[chosen >= 0], minlength=caps.shape[0])
             over = np.flatnonzero(counts > caps)
             problems.extend(

@@ -70,3 +70,14 @@ def test_violations_name_each_broken_cap():
     assert "view 1 group 0: 2 selected > cap 1" in problems
     assert "view 2 group 0: 2 selected > cap 1" in problems
     assert not s.is_feasible([True, True, False, False])
+
+
+def test_a_matrix_structure_checks_a_support_by_rows_and_columns_like_its_labels():
+    rng = np.random.default_rng(3)
+    matrix = TVCSStructure.from_matrix((6, 9), max_per_row=2, max_per_col=1, total=8)
+    labelled = TVCSStructure.from_labels(
+        matrix.labels1, matrix.labels2, caps1=matrix.caps1, caps2=matrix.caps2, total=8
+    )
+    for _ in range(50):
+        support = rng.random((6, 9)) < 0.15
+        assert matrix.violations(support) == labelled.violations(support)
