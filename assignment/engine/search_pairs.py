@@ -2,7 +2,7 @@
 
 The steps keep a few numbers per pair searched (the iterate, the step, the projection input,
 log-odds and answer thresholds: about 100 bytes per pair at their peak, 90 measured at
-200 x 10,000). Up to ``MAX_SEARCH_PAIRS`` (40 million, about 4 GB) every pair is searched.
+200 x 10,000). Up to ``MAX_SEARCH_PAIRS`` (30 million, about 3 GB) every pair is searched.
 Above it the steps search a candidate set of about that size instead:
 
 * every pair of the start (greedy's assignment), so the start is a point of the search;
@@ -32,7 +32,7 @@ from projections import TVCSStructure
 __all__ = ["MAX_SEARCH_PAIRS", "SearchPairs", "search_pairs"]
 
 #: Above this many (worker, task) pairs the steps search a candidate set of about this size.
-MAX_SEARCH_PAIRS = 40_000_000
+MAX_SEARCH_PAIRS = 30_000_000
 
 
 @dataclass(frozen=True, eq=False)

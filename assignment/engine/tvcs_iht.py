@@ -41,7 +41,7 @@ and all pairs of a block of workers, and refill again, keeping a round only if i
 pass never lowers the accuracy. It is skipped when the steps found nothing better than greedy's
 assignment and ``refine_rounds`` is 0 (its first round would only redo greedy's work).
 
-Large problems: the steps keep about 100 bytes per (worker, task) pair they search. Up to 40
+Large problems: the steps keep about 100 bytes per (worker, task) pair they search. Up to 30
 million pairs they search all of them; above, a candidate set of about that size around
 greedy's assignment: its pairs and each task's most reliable workers
 (:mod:`assignment.engine.search_pairs`). Greedy, the exact accuracy and the final pass read
