@@ -236,6 +236,9 @@ def main(argv: list[str]) -> None:
     )
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     parser.add_argument("--fresh", action="store_true", help="move old results to *.bak")
+    parser.add_argument(
+        "--report-only", action="store_true", help="run nothing: report the results file"
+    )
     parser.add_argument("--out", type=Path, help="also write the Markdown report here")
     args = parser.parse_args(argv)
     try:
@@ -251,7 +254,10 @@ def main(argv: list[str]) -> None:
     if args.fresh and args.results.exists():
         args.results.rename(args.results.with_suffix(args.results.suffix + ".bak"))
     seeds = list(range(args.seeds))
-    rows = run_all(sizes, methods, seeds, args.timeout, args.memory_limit_gb, args.results)
+    if args.report_only:
+        rows = load_rows(args.results)
+    else:
+        rows = run_all(sizes, methods, seeds, args.timeout, args.memory_limit_gb, args.results)
     title = "Issue 12, goal 3: time, memory and accuracy as problems grow"
     lines = header(title, sys.argv, load) + report(rows, sizes, methods, seeds)
     text = "\n".join(lines)
