@@ -19,9 +19,12 @@ The one public function is :func:`estimate_quality`; it returns a :class:`Qualit
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from numbers import Integral, Real
 
 import numpy as np
+
+from assignment.engine.problem import QualityByCategory
 
 __all__ = [
     "DEFAULT_CATEGORY_STRENGTH",
@@ -61,9 +64,6 @@ class QualityEstimate:
 
     Attributes
     ----------
-    matrix : ndarray of float64, shape (n_workers, m)
-        ``Q[i, j] = by_category[i, task_categories[j]]``, the quality matrix of the assignment
-        problem (DESIGN.md §2).
     by_category : ndarray of float64, shape (n_workers, n_categories)
         ``q_ic``, worker ``i``'s shrunk accuracy on category ``c``.
     worker_accuracy : ndarray of float64, shape (n_workers,)
@@ -75,14 +75,29 @@ class QualityEstimate:
     strengths : tuple of (float, float)
         ``(worker_strength, category_strength)`` used: the given values, or the fitted ones when
         ``"auto"`` was asked for.
+    task_categories : ndarray of int64, shape (m,)
+        Each task's category.
     """
 
-    matrix: np.ndarray
     by_category: np.ndarray
     worker_accuracy: np.ndarray
     population_accuracy: float
     gold_counts: np.ndarray
     strengths: tuple[float, float]
+    task_categories: np.ndarray
+
+    @property
+    def quality(self) -> QualityByCategory:
+        """The estimate as the assignment problem takes it, without the dense matrix."""
+        return QualityByCategory(self.by_category, self.task_categories)
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        """``Q[i, j] = by_category[i, task_categories[j]]``, shape (n_workers, m): the dense
+        quality matrix (DESIGN.md §2), built on first use (``8 n m`` bytes)."""
+        matrix = self.by_category[:, self.task_categories]
+        matrix.flags.writeable = False
+        return matrix
 
 
 def estimate_quality(
@@ -123,7 +138,9 @@ def estimate_quality(
     Returns
     -------
     QualityEstimate
-        ``matrix`` (n, m), ``by_category`` (n, n_categories), ``worker_accuracy`` (n,),
+        ``by_category`` (n, n_categories), ``task_categories`` (m,), ``quality`` (the two as a
+        :class:`~assignment.engine.problem.QualityByCategory`), ``matrix`` (n, m, built on
+        demand), ``worker_accuracy`` (n,),
         ``population_accuracy``, ``gold_counts`` (n,) and the ``strengths`` used.
 
     Raises
@@ -184,9 +201,9 @@ def estimate_quality(
     default (10, resp. 5) is used; ``strengths`` says what was used. The fit is noisy with few
     workers: rely on it with dozens of workers and a few hundred gold answers, not five.
 
-    Cost: three ``np.bincount`` passes over the ``k`` answers and O(n × n_categories) work, then
-    one fancy-indexing gather for the (n, m) matrix; no Python loop over answers, workers or tasks
-    (1,000,000 gold answers take tens of milliseconds).
+    Cost: three ``np.bincount`` passes over the ``k`` answers and O(n × n_categories) work (the
+    (n, m) matrix is gathered only if ``matrix`` is asked for); no Python loop over answers,
+    workers or tasks (1,000,000 gold answers take tens of milliseconds).
 
     References
     ----------
@@ -249,17 +266,15 @@ def estimate_quality(
     mu0 = (x_total + 1.0) / (n_total + 2.0)
     a = (x_i + s * mu0) / (n_i + s)
     q = (x_ic + t * a[:, None]) / (n_ic + t)
-    matrix = q[:, tasks]
-
-    for arr in (matrix, q, a, n_i):
+    for arr in (q, a, n_i, tasks):
         arr.flags.writeable = False
     return QualityEstimate(
-        matrix=matrix,
         by_category=q,
         worker_accuracy=a,
         population_accuracy=float(mu0),
         gold_counts=n_i.astype(np.int64, copy=False),
         strengths=(float(s), float(t)),
+        task_categories=tasks,
     )
 
 

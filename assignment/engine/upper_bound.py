@@ -1,6 +1,7 @@
 """An upper bound on the expected accuracy any assignment can reach (for evaluation).
 
-Drop the per-worker caps. Then tasks no longer compete for workers, and task ``j`` given ``k``
+Drop the per-worker caps (a worker whose cap is 0 stays out: it takes no task). Then tasks no
+longer compete for workers, and task ``j`` given ``k``
 workers does best with its ``k`` most reliable eligible ones (reliability ``max(Q, 1 - Q)``:
 a more informative worker never lowers the Bayes vote's accuracy), reaching ``a_j(k)``. What is
 left is a multiple-choice knapsack: pick one ``k_j <= max_workers_per_task[j]`` per task with
@@ -77,13 +78,15 @@ def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
     first."""
     # Without an eligibility mask, tasks that share a column of the quality table (a
     # category) share their ranking: rank the table's columns, then give each task its own.
+    # A worker whose cap is 0 takes no task: it counts as ineligible everywhere.
+    working = (problem.max_tasks_per_worker > 0)[:, None]
     if problem.eligible is None:
         q, column = problem.quality_table, problem.task_column
-        reliability = np.maximum(q, 1.0 - q)
-        n_eligible = np.full(problem.n_tasks, problem.n_workers)
+        reliability = np.where(working, np.maximum(q, 1.0 - q), -1.0)
+        n_eligible = np.full(problem.n_tasks, int(working.sum()))
     else:
         q, column = problem.quality, slice(None)
-        reliability = np.where(problem.eligible, np.maximum(q, 1.0 - q), -1.0)
+        reliability = np.where(problem.eligible & working, np.maximum(q, 1.0 - q), -1.0)
         n_eligible = (reliability >= 0).sum(axis=0)
     m = problem.n_tasks
     k_max = np.minimum(problem.max_workers_per_task, n_eligible)
