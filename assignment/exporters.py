@@ -222,7 +222,7 @@ def _label_rows(project: Project) -> Rows:
     ]
     result = aggregate_pairs(
         task_index=task_of_answer,
-        quality=matrix.shared_values()[rows, columns],
+        quality=matrix.quality_at(rows=rows, columns=columns),
         said_one=np.fromiter((value_of[label] == 1 for label in given), bool, len(given)),
         prior=np.asarray(priors),
     )
