@@ -218,7 +218,9 @@ def quality_estimate(
     (DESIGN.md §5, :func:`assignment.engine.quality.estimate_quality`, whose strengths the
     arguments are: numbers or ``"auto"``). The stored matrix has ``source=estimated``,
     ``gold_counts`` (each worker's number of gold answers) and ``details`` (the strengths used,
-    the population accuracy, the numbers of gold answers and categories).
+    the population accuracy, the numbers of gold answers and categories). It is stored by
+    category (:meth:`QualityMatrix.set_by_category`): the worker x category table and each
+    task's category, never the dense workers x tasks matrix.
 
     Raises :class:`QualityEstimationError` if the project has no workers, no tasks or no gold
     answers.
@@ -263,7 +265,9 @@ def quality_estimate(
         item_category=np.repeat(np.repeat(cell_category, 2), repeats),
         correct=np.repeat(np.tile([True, False], len(cells)), repeats),
         n_workers=len(workers),
-        task_categories=[category_index[category] for category in task_categories],
+        # No task columns: what is stored is the worker x category table (by_category), so
+        # the engine is not asked for the (workers x tasks) matrix it would expand it into.
+        task_categories=[],
         n_categories=len(categories),
         worker_strength=worker_strength,
         category_strength=category_strength,
@@ -279,8 +283,9 @@ def quality_estimate(
             "categories": len(categories),
         },
     )
-    matrix.set_arrays(
-        values=estimate.matrix,
+    matrix.set_by_category(
+        table=estimate.by_category,
+        table_categories=categories,
         worker_ids=workers,
         task_ids=[pk for pk, _ in tasks],
         task_categories=task_categories,
