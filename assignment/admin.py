@@ -197,10 +197,27 @@ class AnswerAdmin(admin.ModelAdmin):
 
 @admin.register(QualityMatrix)
 class QualityMatrixAdmin(ReadOnlyAdmin):
-    list_display = ["__str__", "project", "source", "n_workers", "n_tasks", "created_at"]
-    list_filter = ["project", "source", "created_at"]
+    list_display = [
+        "__str__",
+        "project",
+        "source",
+        "n_workers",
+        "n_tasks",
+        "by_category",
+        "created_at",
+    ]
+    list_filter = ["project", "source", "by_category", "created_at"]
     search_fields = ["project__name"]
-    fields = ["project", "source", "n_workers", "n_tasks", "created_at", "statistics", "details"]
+    fields = [
+        "project",
+        "source",
+        "n_workers",
+        "n_tasks",
+        "by_category",
+        "created_at",
+        "statistics",
+        "details",
+    ]
     readonly_fields = fields
 
     def get_queryset(self, request):

@@ -17,6 +17,7 @@ negative. JSON output is not altered.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import logging
 import os
@@ -144,27 +145,31 @@ def _external_ids(model, project: Project) -> dict[int, str]:
 
 
 def _quality_rows(project: Project) -> Rows:
+    """One row per worker and task of the latest matrix, read a block of worker rows at a time
+    (:meth:`QualityMatrix.row_blocks`: a chunk, or rows built from the table of a matrix stored
+    by category), so the whole matrix is never in memory."""
     matrix = _latest_quality_matrix(project)
     workers = _external_ids(Worker, project)
     tasks = _external_ids(Task, project)
-    values = matrix.values
-    rows = [(i, workers.get(int(pk))) for i, pk in enumerate(matrix.worker_ids)]
-    columns = [(j, tasks.get(int(pk))) for j, pk in enumerate(matrix.task_ids)]
-    gone = sum(w is None for _, w in rows) + sum(t is None for _, t in columns)
+    worker_ids = [workers.get(int(pk)) for pk in matrix.worker_ids]
+    task_ids = [tasks.get(int(pk)) for pk in matrix.task_ids]
+    gone = worker_ids.count(None) + task_ids.count(None)
     if gone:
         logger.warning(
             "quality matrix %s: %d of its workers and tasks were deleted since; left out",
             matrix.pk,
             gone,
         )
+    kept = np.flatnonzero([task_id is not None for task_id in task_ids])
+    kept_ids = [task_ids[j] for j in kept]
 
     def generate() -> Iterator[tuple]:
-        for i, worker_id in rows:
-            if worker_id is None:
-                continue
-            for j, task_id in columns:
-                if task_id is not None:
-                    yield worker_id, task_id, float(values[i, j])
+        for start, block in matrix.row_blocks():
+            for r in range(block.shape[0]):
+                worker_id = worker_ids[start + r]
+                if worker_id is not None:
+                    row = block[r, kept].tolist()
+                    yield from zip(itertools.repeat(worker_id), kept_ids, row, strict=False)
 
     return generate()
 
@@ -222,7 +227,7 @@ def _label_rows(project: Project) -> Rows:
     ]
     result = aggregate_pairs(
         task_index=task_of_answer,
-        quality=matrix.shared_values()[rows, columns],
+        quality=matrix.quality_at(rows=rows, columns=columns),
         said_one=np.fromiter((value_of[label] == 1 for label in given), bool, len(given)),
         prior=np.asarray(priors),
     )

@@ -517,19 +517,16 @@ def _import_quality(*, project: Project, data: DataFile, labels: list[str]) -> i
             f"{columns.external_ids[c]!r}; every worker of the project needs a value for every "
             f"{noun}",
         )
-    if by == "category":
-        values = values[:, [columns.index[category] for category in task_categories]]
     matrix = QualityMatrix(
         project=project,
         source=QualitySource.UPLOADED,
         details={"file": data.name, "given_per": noun},
     )
-    matrix.set_arrays(
-        values=values,
-        worker_ids=workers.pks,
-        task_ids=tasks.pks,
-        task_categories=task_categories,
-    )
+    keys = {"worker_ids": workers.pks, "task_ids": tasks.pks, "task_categories": task_categories}
+    if by == "category":  # kept as the worker x category table, never expanded
+        matrix.set_by_category(table=values, table_categories=columns.external_ids, **keys)
+    else:
+        matrix.set_arrays(values=values, **keys)
     matrix.save()
     return rows
 

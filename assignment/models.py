@@ -9,14 +9,16 @@ from __future__ import annotations
 import io
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from django.conf import settings
 from django.db import models, transaction
-from django.db.models import Q
+from django.db.models import F, Q, Sum
 from django.urls import reverse
 
 from assignment.engine import METHODS, method_spec
+from assignment.engine.problem import QualityByCategory
 
 #: Largest count a cap, a budget or a row number may be: a ``PositiveIntegerField`` holds it on
 #: every supported database.
@@ -169,18 +171,24 @@ def category_means(values: np.ndarray, task_categories) -> tuple[list[str], list
     (n_workers, n_categories): what the pages draw (a worker x category heat map, the
     distribution of worker quality) without loading the whole matrix.
     """
-    names, inverse, counts = np.unique(
-        np.asarray(task_categories, dtype=object).astype(str),
-        return_inverse=True,
-        return_counts=True,
-    )
+    names, inverse, counts = _categories_of(task_categories)
     order = np.argsort(inverse, kind="stable")
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     if values.shape[1] == 0:
         sums = np.zeros((values.shape[0], 0))
     else:
         sums = np.add.reduceat(values[:, order], starts, axis=1)
-    return [str(name) for name in names], [int(c) for c in counts], sums / np.maximum(counts, 1)
+    return names, [int(c) for c in counts], sums / np.maximum(counts, 1)
+
+
+def _categories_of(task_categories) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The distinct categories (sorted), each task's index among them, and their task counts."""
+    names, inverse, counts = np.unique(
+        np.asarray(task_categories, dtype=object).astype(str),
+        return_inverse=True,
+        return_counts=True,
+    )
+    return [str(name) for name in names], inverse.reshape(-1), counts
 
 
 def value_statistics(values: np.ndarray) -> dict:
@@ -195,53 +203,102 @@ def value_statistics(values: np.ndarray) -> dict:
     }
 
 
+def table_statistics(*, table: np.ndarray, task_counts: np.ndarray) -> dict:
+    """:func:`value_statistics` of the matrix ``table[:, c_j]`` without building it.
+
+    Parameters
+    ----------
+    table : ndarray of float, shape (n_workers, n_categories)
+        Quality by worker and category.
+    task_counts : ndarray of int, shape (n_categories,)
+        How many tasks each category has (each at least 1): column ``c`` of the table stands
+        for that many columns of the matrix.
+
+    Returns
+    -------
+    dict
+        Mean, population standard deviation, min and max of the matrix; {} when it is empty.
+    """
+    if table.size == 0:
+        return {}
+    weights = np.broadcast_to(np.asarray(task_counts, dtype=np.float64), table.shape)
+    mean = np.average(table, weights=weights)
+    return {
+        "mean": float(mean),
+        "std": float(np.sqrt(np.average((table - mean) ** 2, weights=weights))),
+        "min": float(table.min()),
+        "max": float(table.max()),
+    }
+
+
+def _compact_indices(indices: np.ndarray, *, upper: int) -> np.ndarray:
+    """``indices`` (all in ``[0, upper)``) in the smallest unsigned integer type that holds them."""
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if upper <= np.iinfo(dtype).max + 1:
+            return indices.astype(dtype)
+    return indices.astype(np.uint64)
+
+
+#: The fields of a quality matrix's row that grow with its values or its tasks: left behind by
+#: reads of its sizes and summaries.
+QUALITY_VALUE_BLOBS = ("task_ids_blob", "category_table_blob", "task_category_blob")
+
+
 class QualityMatrixQuerySet(models.QuerySet):
     def latest_of(self, project: Project) -> QualityMatrix | None:
         """The project's latest matrix (the one runs and labels use), or None.
 
-        Its values (in chunks of their own) and task ids, which grow with the number of tasks
-        (16 MB and 80 kB at 200 x 10,000), are read only if asked for; the summaries come with
-        the row.
+        Its values (dense: in chunks of their own; by category: the table and each task's
+        category) and task ids, which grow with the number of tasks (16 MB and 80 kB at 200 x
+        10,000 dense), are read only if asked for; the sizes and summaries come with the row.
         """
         return (
             self.filter(project=project)
-            .defer("task_ids_blob")
+            .defer(*QUALITY_VALUE_BLOBS)
             .order_by("-created_at", "-id")
             .first()
         )
 
 
-class _ValuesCache:
-    """Decoded values of the quality matrices this process read last.
+class _QualityCache:
+    """Quality of the matrices this process read last, as :meth:`QualityMatrix.quality_form`
+    gives it (the dense values, or the table by category).
 
     A stored matrix never changes (a new estimate or upload makes a new row), so a page that
-    needs the same matrix's values again (the labels) decodes its blob once. Keyed by id and
+    needs the same matrix's values again (the labels) decodes its blobs once. Keyed by id and
     creation time (an id alone could come back in a database made anew). Arrays are read-only;
     at most ``max_bytes`` are kept, the least recently used going first.
     """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self.arrays: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self.forms: OrderedDict[tuple, np.ndarray | QualityByCategory] = OrderedDict()
         self.lock = threading.Lock()
 
-    def get(self, matrix: QualityMatrix) -> np.ndarray:
+    @staticmethod
+    def _nbytes(form: np.ndarray | QualityByCategory) -> int:
+        if isinstance(form, QualityByCategory):
+            return form.table.nbytes + form.task_category.nbytes
+        return form.nbytes
+
+    def get(self, matrix: QualityMatrix) -> np.ndarray | QualityByCategory:
         key = (matrix.pk, matrix.created_at)
         with self.lock:
-            if key in self.arrays:
-                self.arrays.move_to_end(key)
-                return self.arrays[key]
-        values = matrix.values
-        values.flags.writeable = False
-        if values.nbytes <= self.max_bytes:
+            if key in self.forms:
+                self.forms.move_to_end(key)
+                return self.forms[key]
+        form = matrix.quality_form()
+        if isinstance(form, np.ndarray):
+            form.flags.writeable = False
+        if self._nbytes(form) <= self.max_bytes:
             with self.lock:
-                self.arrays[key] = values
-                while sum(a.nbytes for a in self.arrays.values()) > self.max_bytes:
-                    self.arrays.popitem(last=False)
-        return values
+                self.forms[key] = form
+                while sum(self._nbytes(f) for f in self.forms.values()) > self.max_bytes:
+                    self.forms.popitem(last=False)
+        return form
 
 
-_VALUES_CACHE = _ValuesCache(max_bytes=256 * 1024 * 1024)
+_QUALITY_CACHE = _QualityCache(max_bytes=256 * 1024 * 1024)
 
 
 #: Largest piece of a quality matrix's values stored in one database row, in bytes: whole
@@ -257,13 +314,24 @@ def quality_row_chunks(n_workers: int, n_tasks: int) -> list[tuple[int, int]]:
 
 
 class QualityMatrix(models.Model):
-    """A workers x tasks quality matrix, its values stored in chunks of whole worker rows
-    (:class:`QualityChunk`, at most :data:`QUALITY_CHUNK_BYTES` each; not one row per pair).
+    """A workers x tasks quality matrix ``Q``, stored in one of two ways.
+
+    * **Dense** (a file of quality per task): the values in chunks of whole worker rows
+      (:class:`QualityChunk`, at most :data:`QUALITY_CHUNK_BYTES` each; not one row per pair).
+    * **By category** (``by_category``: estimated from gold answers, or a file of quality per
+      category): a workers x categories table (``category_table``, its columns ``categories``)
+      and each task's column in it (``task_category``, in the smallest unsigned integer type
+      that holds it), ``Q[i, j] = category_table[i, task_category[j]]``; no chunks. 2,000
+      workers x 200,000 tasks in 20 categories is then 40,000 values and 200 kB of indices
+      instead of 3.2 GB.
 
     ``worker_ids`` and ``task_ids`` are the primary keys of the rows and columns, in order;
     ``gold_counts`` how many gold answers each worker had (estimated matrices). Beside the
-    matrix, a summary small enough for any page: the task categories, their task counts and
-    each worker's mean quality per category (:func:`category_means`).
+    matrix, a summary small enough for any page: the task categories, their task counts, each
+    worker's mean quality per category (:func:`category_means`; by category, the table itself)
+    and the value statistics. Sizes and summaries are read without the values
+    (:meth:`QualityMatrixQuerySet.latest_of`); the engine gets :meth:`quality_form`, never a
+    dense matrix built from a table.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="quality_matrices")
@@ -274,6 +342,12 @@ class QualityMatrix(models.Model):
     worker_ids_blob = models.BinaryField()
     task_ids_blob = models.BinaryField()
     gold_counts_blob = models.BinaryField(null=True, blank=True)
+    by_category = models.BooleanField(
+        default=False,
+        help_text="Stored as a worker x category table and each task's category (no chunks).",
+    )
+    category_table_blob = models.BinaryField(null=True, blank=True)
+    task_category_blob = models.BinaryField(null=True, blank=True)
     categories = models.JSONField(
         default=list, blank=True, help_text="The tasks' categories, sorted."
     )
@@ -291,28 +365,104 @@ class QualityMatrix(models.Model):
     class Meta:
         ordering = ["project_id", "-created_at", "-id"]
         verbose_name_plural = "quality matrices"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(
+                    by_category=True,
+                    category_table_blob__isnull=False,
+                    task_category_blob__isnull=False,
+                )
+                | Q(
+                    by_category=False,
+                    category_table_blob__isnull=True,
+                    task_category_blob__isnull=True,
+                ),
+                name="quality_by_category_has_its_table",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.project} quality ({self.source}, {self.n_workers}x{self.n_tasks})"
 
-    def set_arrays(
-        self, *, values, worker_ids, task_ids, task_categories, gold_counts=None
-    ) -> None:
-        """Store the matrix, its row and column keys, and its per-category summary.
-
-        ``task_categories`` is the category of each column, in order.
-        """
-        values = np.asarray(values, dtype=np.float64)
-        self.n_workers, self.n_tasks = values.shape
-        self._unsaved_values = values  # written in chunks by save()
+    def _set_keys(self, *, worker_ids, task_ids, gold_counts) -> None:
         self.worker_ids_blob = _array_bytes(np.asarray(worker_ids, dtype=np.int64))
         self.task_ids_blob = _array_bytes(np.asarray(task_ids, dtype=np.int64))
         self.gold_counts_blob = (
             None if gold_counts is None else _array_bytes(np.asarray(gold_counts, np.int64))
         )
+
+    def set_arrays(
+        self, *, values, worker_ids, task_ids, task_categories, gold_counts=None
+    ) -> None:
+        """Store the matrix dense, its row and column keys, and its per-category summary.
+
+        ``task_categories`` is the category of each column, in order.
+        """
+        values = np.asarray(values, dtype=np.float64)
+        self.n_workers, self.n_tasks = values.shape
+        self.by_category = False
+        self.category_table_blob = self.task_category_blob = None
+        self._unsaved_values = values  # written in chunks by save()
+        self._set_keys(worker_ids=worker_ids, task_ids=task_ids, gold_counts=gold_counts)
         self.categories, self.category_task_counts, means = category_means(values, task_categories)
         self.category_means_blob = _array_bytes(means)
         self.value_statistics = value_statistics(values)
+
+    def set_by_category(
+        self,
+        *,
+        table,
+        table_categories: Sequence[str],
+        worker_ids,
+        task_ids,
+        task_categories: Sequence[str],
+        gold_counts=None,
+    ) -> None:
+        """Store the matrix by category: ``Q[i, j]`` is ``table[i, c]`` for task ``j``'s
+        category ``c``; no dense matrix is built.
+
+        Parameters
+        ----------
+        table : array-like of float, shape (n_workers, len(table_categories))
+            Quality by worker and category.
+        table_categories : sequence of str
+            The category of each column of ``table``. Columns of categories that no task has
+            are left out.
+        worker_ids, task_ids : array-like of int
+            Primary keys of the rows (workers) and columns (tasks), in order.
+        task_categories : sequence of str
+            The category of each task, in order.
+        gold_counts : array-like of int, shape (n_workers,), optional
+            How many gold answers each worker had.
+
+        Raises
+        ------
+        ValueError
+            If ``table`` has not one column per category, or a task's category has no column.
+        """
+        table = np.asarray(table, dtype=np.float64)
+        if table.ndim != 2 or table.shape[1] != len(table_categories):
+            raise ValueError(
+                f"table must have one column per category ({len(table_categories)}), "
+                f"got shape {table.shape}"
+            )
+        names, task_category, counts = _categories_of(task_categories)
+        column_of = {name: c for c, name in enumerate(table_categories)}
+        missing = next((name for name in names if name not in column_of), None)
+        if missing is not None:
+            raise ValueError(f"table has no column for the tasks' category {missing!r}")
+        table = np.ascontiguousarray(table[:, [column_of[name] for name in names]])
+        self.n_workers, self.n_tasks = table.shape[0], task_category.shape[0]
+        self.by_category = True
+        self._unsaved_values = None
+        self.category_table_blob = _array_bytes(table)
+        self.task_category_blob = _array_bytes(_compact_indices(task_category, upper=len(names)))
+        self._set_keys(worker_ids=worker_ids, task_ids=task_ids, gold_counts=gold_counts)
+        self.categories, self.category_task_counts = names, [int(c) for c in counts]
+        # The mean over a category's tasks is the table's column: kept as the summary too
+        # (n_workers x n_categories), so that pages read it with the row, not the values.
+        self.category_means_blob = self.category_table_blob
+        self.value_statistics = table_statistics(table=table, task_counts=counts)
 
     def save(self, *args, **kwargs) -> None:
         """Save the row and, after :meth:`set_arrays`, its values' chunks, in one transaction."""
@@ -331,27 +481,60 @@ class QualityMatrix(models.Model):
                     )
                 self._unsaved_values = None
 
-    @property
-    def values(self) -> np.ndarray:
-        """The matrix, shape (n_workers, n_tasks), read chunk by chunk into one array."""
-        unsaved = getattr(self, "_unsaved_values", None)
-        if unsaved is not None:
-            return unsaved.copy()
-        values = np.empty((self.n_workers, self.n_tasks), dtype=np.float64)
-        chunks = self.chunks.order_by("index").values_list("row_start", "row_stop", "values_blob")
-        covered = 0
-        for start, stop, blob in chunks.iterator(chunk_size=1):
-            values[start:stop] = _array_from(blob)
-            covered += stop - start
+    def row_blocks(self) -> Iterator[tuple[int, np.ndarray]]:
+        """The matrix top to bottom in blocks of whole worker rows: ``(first row, block)``.
+
+        A dense matrix is read one chunk at a time; one stored by category has each block
+        built from its table, at most :data:`QUALITY_CHUNK_BYTES` (or one row) at a time. So
+        the whole matrix is never in memory at once.
+
+        Raises
+        ------
+        RuntimeError
+            Before the first block, if a dense matrix's chunks do not cover its rows.
+        """
+        if self.by_category:
+            table, column = self.category_table, self.task_category
+            for start, stop in quality_row_chunks(self.n_workers, self.n_tasks):
+                yield start, table[start:stop, column]
+            return
+        covered = self.chunks.aggregate(rows=Sum(F("row_stop") - F("row_start")))["rows"] or 0
         if covered != self.n_workers:
             raise RuntimeError(
                 f"quality matrix {self.pk}: its chunks hold {covered} of {self.n_workers} rows"
             )
+        chunks = self.chunks.order_by("index").values_list("row_start", "values_blob")
+        for start, blob in chunks.iterator(chunk_size=1):
+            yield start, _array_from(blob)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The dense matrix, shape (n_workers, n_tasks): ``8 n m`` bytes, built from the table
+        for a matrix stored by category. Readers that can do without it use
+        :meth:`quality_form`, :meth:`quality_at` or :meth:`row_blocks`."""
+        unsaved = getattr(self, "_unsaved_values", None)
+        if unsaved is not None:
+            return unsaved.copy()
+        values = np.empty((self.n_workers, self.n_tasks), dtype=np.float64)
+        for start, block in self.row_blocks():
+            values[start : start + block.shape[0]] = block
         return values
 
-    def shared_values(self) -> np.ndarray:
-        """:attr:`values`, read-only and kept for the next request of this process."""
-        return _VALUES_CACHE.get(self)
+    def quality_form(self) -> np.ndarray | QualityByCategory:
+        """The quality as the engine's :class:`~assignment.engine.AssignmentProblem` takes it:
+        a :class:`~assignment.engine.problem.QualityByCategory` of the table for a matrix
+        stored by category (never the dense matrix), the dense values otherwise."""
+        if self.by_category:
+            return QualityByCategory(self.category_table, self.task_category)
+        return self.values
+
+    def quality_at(self, *, rows, columns) -> np.ndarray:
+        """``Q[rows, columns]`` for index arrays of one shape, from this process's shared copy
+        of :meth:`quality_form` (decoded once; the table for a matrix stored by category)."""
+        form = _QUALITY_CACHE.get(self)
+        if isinstance(form, QualityByCategory):
+            return form.table[rows, form.task_category[columns]]
+        return form[rows, columns]
 
     @property
     def worker_ids(self) -> np.ndarray:
@@ -364,6 +547,17 @@ class QualityMatrix(models.Model):
     @property
     def gold_counts(self) -> np.ndarray | None:
         return None if self.gold_counts_blob is None else _array_from(self.gold_counts_blob)
+
+    @property
+    def category_table(self) -> np.ndarray | None:
+        """Shape (n_workers, len(categories)) for a matrix stored by category, else None."""
+        return None if self.category_table_blob is None else _array_from(self.category_table_blob)
+
+    @property
+    def task_category(self) -> np.ndarray | None:
+        """Each task's index into ``categories``, shape (n_tasks,), for a matrix stored by
+        category, else None."""
+        return None if self.task_category_blob is None else _array_from(self.task_category_blob)
 
     @property
     def category_means(self) -> np.ndarray | None:

@@ -31,6 +31,7 @@ from rest_framework.authtoken.models import Token
 from assignment.errors import RunStateError
 from assignment.exporters import EXPORT_KINDS
 from assignment.models import (
+    QUALITY_VALUE_BLOBS,
     Answer,
     AssignmentRun,
     Comparison,
@@ -48,8 +49,8 @@ from assignment.prepared import PreparedRead
 RECENT_RUNS = 10
 
 _MATRIX_BLOBS = (
+    *QUALITY_VALUE_BLOBS,
     "worker_ids_blob",
-    "task_ids_blob",
     "gold_counts_blob",
     "category_means_blob",
 )

@@ -34,6 +34,7 @@ from assignment.engine import (
     solve,
 )
 from assignment.engine.distributions import assignment_distributions
+from assignment.engine.problem import QualityByCategory
 from assignment.engine.quality import (
     DEFAULT_CATEGORY_STRENGTH,
     DEFAULT_WORKER_STRENGTH,
@@ -218,7 +219,9 @@ def quality_estimate(
     (DESIGN.md §5, :func:`assignment.engine.quality.estimate_quality`, whose strengths the
     arguments are: numbers or ``"auto"``). The stored matrix has ``source=estimated``,
     ``gold_counts`` (each worker's number of gold answers) and ``details`` (the strengths used,
-    the population accuracy, the numbers of gold answers and categories).
+    the population accuracy, the numbers of gold answers and categories). It is stored by
+    category (:meth:`QualityMatrix.set_by_category`): the worker x category table and each
+    task's category, never the dense workers x tasks matrix.
 
     Raises :class:`QualityEstimationError` if the project has no workers, no tasks or no gold
     answers.
@@ -263,7 +266,9 @@ def quality_estimate(
         item_category=np.repeat(np.repeat(cell_category, 2), repeats),
         correct=np.repeat(np.tile([True, False], len(cells)), repeats),
         n_workers=len(workers),
-        task_categories=[category_index[category] for category in task_categories],
+        # No task columns: what is stored is the worker x category table (by_category), so
+        # the engine is not asked for the (workers x tasks) matrix it would expand it into.
+        task_categories=[],
         n_categories=len(categories),
         worker_strength=worker_strength,
         category_strength=category_strength,
@@ -279,8 +284,9 @@ def quality_estimate(
             "categories": len(categories),
         },
     )
-    matrix.set_arrays(
-        values=estimate.matrix,
+    matrix.set_by_category(
+        table=estimate.by_category,
+        table_categories=categories,
         worker_ids=workers,
         task_ids=[pk for pk, _ in tasks],
         task_categories=task_categories,
@@ -309,8 +315,18 @@ class _RunStopped(Exception):
     """The run left ``running`` (cancelled, or failed by recovery) while it was computing."""
 
 
-def _run_problem(run: AssignmentRun) -> AssignmentProblem:
-    """The engine problem of ``run``: its quality matrix with per-worker and per-task data."""
+def _run_problem(run: AssignmentRun, *, usable_workers_only: bool = False) -> AssignmentProblem:
+    """The engine problem of ``run``: its quality matrix with per-worker and per-task data.
+
+    Quality is the matrix's :meth:`~QualityMatrix.quality_form` (the table of a matrix stored
+    by category, never expanded). Workers who cannot work (inactive, or deleted since the
+    matrix was made) get a per-worker cap of 0 and tasks deleted since a per-task cap of 0: the
+    feasible assignments of an eligibility mask, without a workers x tasks array.
+
+    ``usable_workers_only`` leaves those workers' rows out instead (the upper bound, which
+    drops the per-worker caps, must not count them); the problem's rows are then only the
+    usable workers', not the matrix's.
+    """
     matrix = run.quality_matrix
     worker_ids, task_ids = matrix.worker_ids, matrix.task_ids
     workers = {
@@ -325,6 +341,7 @@ def _run_problem(run: AssignmentRun) -> AssignmentProblem:
             "pk", "max_workers", "prior"
         )
     }
+    usable = np.array([workers.get(pk, (None, False))[1] for pk in worker_ids.tolist()], bool)
     per_worker = np.array(
         [
             run.max_tasks_per_worker if workers.get(pk, (None,))[0] is None else workers[pk][0]
@@ -332,7 +349,7 @@ def _run_problem(run: AssignmentRun) -> AssignmentProblem:
         ],
         dtype=np.int64,
     )
-    usable = np.array([workers.get(pk, (None, False))[1] for pk in worker_ids.tolist()], bool)
+    per_worker[~usable] = 0
     per_task = np.array(
         [
             run.max_workers_per_task if tasks.get(pk, (None,))[0] is None else tasks[pk][0]
@@ -340,6 +357,7 @@ def _run_problem(run: AssignmentRun) -> AssignmentProblem:
         ],
         dtype=np.int64,
     )
+    per_task[[pk not in tasks for pk in task_ids.tolist()]] = 0
     default_prior = run.project.default_prior
     prior = np.array(
         [
@@ -347,15 +365,19 @@ def _run_problem(run: AssignmentRun) -> AssignmentProblem:
             for pk in task_ids.tolist()
         ]
     )
-    task_exists = np.array([pk in tasks for pk in task_ids.tolist()], bool)
-    eligible = usable[:, None] & task_exists[None, :]
+    quality = matrix.quality_form()
+    if usable_workers_only and not usable.all():
+        per_worker = per_worker[usable]
+        if isinstance(quality, QualityByCategory):
+            quality = QualityByCategory(quality.table[usable], quality.task_category)
+        else:
+            quality = quality[usable]
     return AssignmentProblem(
-        matrix.values,
+        quality,
         max_workers_per_task=per_task,
         max_tasks_per_worker=per_worker,
         budget=run.budget,
         prior=prior,
-        eligible=None if eligible.all() else eligible,
     )
 
 
@@ -971,7 +993,7 @@ def comparison_upper_bound_compute(*, comparison_id: int) -> dict | None:
         )
     )
     try:
-        bounds = accuracy_upper_bounds(_run_problem(run), budgets=budgets)
+        bounds = accuracy_upper_bounds(_run_problem(run, usable_workers_only=True), budgets=budgets)
     except ValueError as exc:
         upper_bound = {"status": "not applicable", "message": str(exc)}
     else:

@@ -216,6 +216,7 @@ def test_estimate_quality_stores_a_matrix_and_summarises_it(imported):
         f"Estimated quality matrix {matrix.pk} of project 'demo': 3 workers x 3 tasks from 6 "
         "gold answers; population accuracy "
     )
+    assert f"mean quality {matrix.values.mean():.3f}; " in out
     assert "0 workers without gold answers get the population estimate." in out
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from project_data import ALL_CSV, import_all, import_text, make_project, project_snapshot
 
+from assignment import models
 from assignment.engine import aggregate
 from assignment.errors import ExportError
 from assignment.exporters import (
@@ -304,6 +305,108 @@ def test_labels_refuse_an_answer_outside_the_label_set(answered):
     Answer.objects.filter(worker__project=project).update(label="maybe")
     with pytest.raises(ExportError, match="label 'maybe', which is not in the project's label"):
         exported(project, "labels", "csv")
+
+
+# --------------------------------------------------------------------------------------------
+# Quality stored by category
+
+
+@pytest.fixture
+def categorised():
+    """6 workers x 10 tasks in 3 categories, quality per category, about half the pairs
+    answered; returns the project, the table (workers x sorted categories) and the tasks'
+    category indices."""
+    rng = np.random.default_rng(8)
+    project = make_project("categorised")
+    n, m = 6, 10
+    task_category = rng.integers(0, 3, m)
+    import_text(project, "workers", "worker_id\n" + "".join(f"w{i}\n" for i in range(n)))
+    import_text(
+        project,
+        "tasks",
+        "task_id,category\n" + "".join(f"t{j},c{task_category[j]}\n" for j in range(m)),
+    )
+    table = rng.uniform(0.45, 0.95, (n, 3))
+    import_text(
+        project,
+        "quality",
+        "worker_id,category,quality\n"
+        + "".join(f"w{i},c{c},{float(table[i, c])!r}\n" for i in range(n) for c in range(3)),
+    )
+    answered = rng.random((n, m)) < 0.5
+    import_text(
+        project,
+        "answers",
+        "worker_id,task_id,answer\n"
+        + "".join(
+            f"w{i},t{j},{rng.integers(0, 2)}\n"
+            for i in range(n)
+            for j in range(m)
+            if answered[i, j]
+        ),
+    )
+    return project, table, task_category
+
+
+@pytest.fixture
+def no_dense_values(monkeypatch):
+    """Reading a matrix's dense values fails: what uses this fixture never needs them."""
+
+    def refuse(matrix):
+        raise AssertionError(f"the dense values of quality matrix {matrix.pk} were read")
+
+    monkeypatch.setattr(QualityMatrix, "values", property(refuse))
+
+
+@pytest.mark.parametrize("given_per", ["category", "task"])
+def test_quality_is_exported_a_block_of_worker_rows_at_a_time(
+    categorised, monkeypatch, no_dense_values, given_per
+):
+    project, table, task_category = categorised
+    if given_per == "task":
+        dense = table[:, task_category]
+        import_text(
+            project,
+            "quality",
+            "worker_id,task_id,quality\n"
+            + "".join(f"w{i},t{j},{float(dense[i, j])!r}\n" for i in range(6) for j in range(10)),
+        )
+    assert QualityMatrix.objects.latest_of(project).by_category == (given_per == "category")
+    monkeypatch.setattr(models, "QUALITY_CHUNK_BYTES", 2 * 8 * 10)  # blocks of 2 workers
+    Worker.objects.filter(project=project, external_id="w3").delete()
+    Task.objects.filter(project=project, external_id="t5").delete()
+    rows = csv_rows(exported(project, "quality", "csv"))
+    assert rows[0] == ["worker_id", "task_id", "quality"]
+    assert rows[1:] == [
+        [f"w{i}", f"t{j}", repr(float(table[i, task_category[j]]))]
+        for i in range(6)
+        for j in range(10)
+        if i != 3 and j != 5
+    ]
+
+
+def test_labels_from_quality_by_category_equal_those_from_the_same_quality_per_task(
+    categorised, request
+):
+    project, table, task_category = categorised
+    dense = table[:, task_category]
+    import_text(
+        project,
+        "quality",
+        "worker_id,task_id,quality\n"
+        + "".join(f"w{i},t{j},{float(dense[i, j])!r}\n" for i in range(6) for j in range(10)),
+    )
+    per_task = exported(project, "labels", "csv")
+    request.getfixturevalue("no_dense_values")
+    import_text(
+        project,
+        "quality",
+        "worker_id,category,quality\n"
+        + "".join(f"w{i},c{c},{float(table[i, c])!r}\n" for i in range(6) for c in range(3)),
+    )
+    assert QualityMatrix.objects.latest_of(project).by_category
+    assert exported(project, "labels", "csv") == per_task
+    assert len(csv_rows(per_task)) > 5
 
 
 # --------------------------------------------------------------------------------------------

@@ -25,7 +25,14 @@ from project_data import (
 
 from assignment import importers
 from assignment.errors import ImportValidationError
-from assignment.models import GoldAnswer, QualityMatrix, QualitySource, Task, Worker
+from assignment.models import (
+    GoldAnswer,
+    QualityChunk,
+    QualityMatrix,
+    QualitySource,
+    Task,
+    Worker,
+)
 from assignment.services import project_data_import
 
 pytestmark = pytest.mark.django_db
@@ -142,6 +149,20 @@ def test_a_quality_file_per_category_gives_every_task_its_categorys_value(filled
             c = ("birds", "cars").index(categories[int(task_pk)])
             assert matrix.values[i, j] == pytest.approx(round(0.6 + 0.1 * number - 0.05 * c, 2))
     assert matrix.details["given_per"] == "category"
+
+
+def test_a_quality_file_per_category_is_stored_as_a_table_and_one_per_task_in_chunks(filled):
+    import_text(filled, "quality", QUALITY_BY_CATEGORY_CSV)
+    per_category = QualityMatrix.objects.latest_of(filled)
+    assert per_category.by_category
+    assert not QualityChunk.objects.filter(matrix=per_category).exists()
+    assert per_category.categories == ["birds", "cars"]
+    np.testing.assert_allclose(per_category.category_table, [[0.7, 0.65], [0.8, 0.75], [0.9, 0.85]])
+    import_text(filled, "quality", QUALITY_BY_TASK_CSV)
+    per_task = QualityMatrix.objects.latest_of(filled)
+    assert not per_task.by_category
+    assert per_task.category_table is None
+    assert QualityChunk.objects.filter(matrix=per_task).exists()
 
 
 def test_json_tasks_take_their_payload_from_the_payload_key(project):

@@ -71,19 +71,48 @@ def test_the_latest_matrix_comes_without_its_values_until_they_are_read(project)
     np.testing.assert_array_equal(found.values, np.full((2, 3), 0.7))
 
 
-def test_shared_values_are_decoded_once_read_only_and_the_oldest_go_first(project, monkeypatch):
-    cache = models._ValuesCache(max_bytes=2 * 6 * 8)  # two 2 x 3 float64 matrices
-    monkeypatch.setattr(models, "_VALUES_CACHE", cache)
+def stored_by_category(project, table, categories) -> QualityMatrix:
+    matrix = QualityMatrix(project=project, source=QualitySource.ESTIMATED)
+    matrix.set_by_category(
+        table=table,
+        table_categories=sorted(set(categories)),
+        worker_ids=np.arange(table.shape[0]),
+        task_ids=np.arange(len(categories)),
+        task_categories=categories,
+    )
+    matrix.save()
+    return matrix
+
+
+def test_pair_qualities_are_read_from_one_copy_per_matrix_the_oldest_copies_going_first(
+    project, monkeypatch, django_assert_num_queries
+):
+    cache = models._QualityCache(max_bytes=2 * 6 * 8)  # two 2 x 3 float64 matrices
+    monkeypatch.setattr(models, "_QUALITY_CACHE", cache)
     matrices = [stored(project, np.full((2, 3), 0.5 + k / 10), ["c"] * 3) for k in range(3)]
-    first = QualityMatrix.objects.get(pk=matrices[0].pk).shared_values()
-    again = QualityMatrix.objects.get(pk=matrices[0].pk).shared_values()
-    assert again is first
-    assert not first.flags.writeable
+    first = QualityMatrix.objects.get(pk=matrices[0].pk)
+    assert first.quality_at(rows=[0, 1], columns=[2, 0]).tolist() == [0.5, 0.5]
+    again = QualityMatrix.objects.get(pk=matrices[0].pk)
+    with django_assert_num_queries(0):
+        assert again.quality_at(rows=[1], columns=[1]).tolist() == [0.5]
+    [copy] = cache.forms.values()
     with pytest.raises(ValueError, match="read-only"):
-        first[0, 0] = 1.0
+        copy[0, 0] = 1.0
     for matrix in matrices[1:]:
-        matrix.shared_values()
-    assert [key[0] for key in cache.arrays] == [m.pk for m in matrices[1:]]
+        matrix.quality_at(rows=[0], columns=[0])
+    assert [key[0] for key in cache.forms] == [m.pk for m in matrices[1:]]
+
+
+def test_pair_qualities_of_a_matrix_by_category_come_from_its_table(project, monkeypatch):
+    monkeypatch.setattr(models, "_QUALITY_CACHE", models._QualityCache(max_bytes=1024))
+    table = np.array([[0.9, 0.6], [0.7, 0.8]])  # columns: categories a, b
+    matrix = stored_by_category(project, table, ["b", "a", "b", "a"])
+    found = QualityMatrix.objects.get(pk=matrix.pk)
+    rows, columns = np.array([0, 1, 1, 0]), np.array([0, 1, 2, 3])
+    assert found.quality_at(rows=rows, columns=columns).tolist() == [0.6, 0.7, 0.8, 0.9]
+    np.testing.assert_array_equal(
+        found.quality_at(rows=rows, columns=columns), found.values[rows, columns]
+    )
 
 
 def test_external_ids_are_unique_within_a_project_at_the_database_level(project):

@@ -11,7 +11,15 @@ import pytest
 from project_data import make_project
 
 from assignment.errors import QualityEstimationError
-from assignment.models import GoldAnswer, GoldItem, QualityMatrix, QualitySource, Task, Worker
+from assignment.models import (
+    GoldAnswer,
+    GoldItem,
+    QualityChunk,
+    QualityMatrix,
+    QualitySource,
+    Task,
+    Worker,
+)
 from assignment.services import quality_estimate
 
 pytestmark = pytest.mark.django_db
@@ -68,6 +76,26 @@ def simulate(
     workers = list(Worker.objects.filter(project=project).order_by("pk"))
     tasks = list(Task.objects.filter(project=project).order_by("pk"))
     return workers, tasks
+
+
+def test_an_estimate_is_stored_as_a_table_of_the_tasks_categories_without_chunks():
+    project = make_project()
+    accuracy = np.random.default_rng(5).uniform(0.55, 0.95, (12, 3))
+    simulate(project, accuracy, answers_per_worker=60)
+    Task.objects.filter(project=project, category="c1").delete()  # gold items only
+    matrix = quality_estimate(project=project)
+    tasks = list(Task.objects.filter(project=project).order_by("pk"))
+    assert matrix.by_category
+    assert not QualityChunk.objects.filter(matrix=matrix).exists()
+    assert matrix.details["categories"] == 3
+    assert matrix.categories == ["c0", "c2"]
+    assert matrix.category_table.shape == (12, 2)
+    assert matrix.task_category.tolist() == [matrix.categories.index(t.category) for t in tasks]
+    # Within a category every task has the same quality: the table's column.
+    values = matrix.values
+    for j, task in enumerate(tasks):
+        column = matrix.categories.index(task.category)
+        np.testing.assert_array_equal(values[:, j], matrix.category_table[:, column])
 
 
 def test_simulated_gold_answers_recover_the_workers_known_accuracies():

@@ -10,14 +10,18 @@ import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.db.utils import OperationalError
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from assignment import services
-from assignment.engine import expected_accuracy
+from assignment.engine import AssignmentProblem, accuracy_upper_bound, expected_accuracy
 from assignment.errors import RunStateError, RunValidationError
 from assignment.models import (
     AssignmentRun,
+    GoldAnswer,
+    GoldItem,
     Project,
     QualityMatrix,
     QualitySource,
@@ -98,6 +102,126 @@ def test_workers_own_caps_and_inactive_workers_are_respected(project):
     rows = run.pairs[:, 0]
     assert np.sum(rows == 0) <= 1
     assert np.sum(rows == 1) == 0
+
+
+@pytest.fixture
+def estimated(project):
+    """The project's tasks in three categories, gold answers in each, and its quality estimated
+    from them (the latest matrix, stored by category)."""
+    rng = np.random.default_rng(1)
+    workers = list(Worker.objects.filter(project=project).order_by("pk"))
+    tasks = list(Task.objects.filter(project=project).order_by("pk"))
+    for j, task in enumerate(tasks):
+        task.category = f"c{j % 3}"
+    Task.objects.bulk_update(tasks, ["category"])
+    items = GoldItem.objects.bulk_create(
+        GoldItem(project=project, external_id=f"g{c}-{k}", category=f"c{c}", true_label=str(k % 2))
+        for c in range(3)
+        for k in range(8)
+    )
+    skill = rng.uniform(0.5, 0.95, (len(workers), 3))
+    GoldAnswer.objects.bulk_create(
+        GoldAnswer(
+            worker=worker,
+            item=item,
+            answer=item.true_label
+            if rng.random() < skill[i, int(item.category[1])]
+            else str(1 - int(item.true_label)),
+        )
+        for i, worker in enumerate(workers)
+        for item in items
+    )
+    matrix = services.quality_estimate(project=project)
+    assert matrix.by_category
+    return matrix
+
+
+def stored_dense(matrix: QualityMatrix) -> QualityMatrix:
+    """The same quality as ``matrix``, stored dense in chunks as the project's latest matrix."""
+    dense = QualityMatrix(project=matrix.project, source=QualitySource.UPLOADED)
+    dense.set_arrays(
+        values=matrix.values,
+        worker_ids=matrix.worker_ids,
+        task_ids=matrix.task_ids,
+        task_categories=[matrix.categories[c] for c in matrix.task_category],
+    )
+    dense.save()
+    return dense
+
+
+@pytest.mark.parametrize("method", ["tvcs-iht", "random", "q-lp", "greedy"])
+def test_a_run_on_an_estimate_stored_by_category_equals_one_on_the_same_quality_stored_dense(
+    project, estimated, method
+):
+    # A worker made inactive and a task deleted since the estimate: caps of 0 for both.
+    inactive = Worker.objects.get(pk=estimated.worker_ids[2])
+    inactive.active = False
+    inactive.save()
+    Task.objects.filter(pk=estimated.task_ids[7]).delete()
+    request = {"method": method, "budget": 40, "seed": 3, "enqueue": False}
+    by_category = executed(services.run_create(project=project, **request))
+    dense = stored_dense(estimated)
+    on_dense = executed(services.run_create(project=project, **request))
+    assert (by_category.quality_matrix_id, on_dense.quality_matrix_id) == (estimated.pk, dense.pk)
+    assert by_category.status == on_dense.status == RunStatus.SUCCEEDED
+    np.testing.assert_array_equal(by_category.pairs, on_dense.pairs)
+    assert by_category.expected_accuracy == on_dense.expected_accuracy
+    assert by_category.summary == on_dense.summary
+    assert by_category.progress_message == on_dense.progress_message
+    rows, columns = by_category.pairs.T
+    assert 2 not in rows
+    assert 7 not in columns
+    x = np.zeros((10, 25), bool)
+    x[rows, columns] = True
+    assert by_category.expected_accuracy == pytest.approx(
+        expected_accuracy(estimated.values, x), abs=1e-12
+    )
+
+
+@pytest.mark.parametrize("kind", ["dense", "by category"])
+def test_creating_a_run_reads_no_quality_values(project, request, kind):
+    if kind == "by category":
+        request.getfixturevalue("estimated")
+    with CaptureQueriesContext(connection) as queries:
+        run = services.run_create(project=project, method="greedy", enqueue=False)
+    assert run.quality_matrix.by_category == (kind == "by category")
+    sql = " ".join(query["sql"] for query in queries.captured_queries)
+    for read in ("qualitychunk", "category_table_blob", "task_category_blob", "task_ids_blob"):
+        assert read not in sql
+
+
+@pytest.mark.parametrize("kind", ["dense", "by category"])
+def test_the_upper_bound_of_a_comparison_leaves_out_inactive_workers(project, request, kind):
+    matrix = (
+        request.getfixturevalue("estimated")
+        if kind == "by category"
+        else QualityMatrix.objects.get(project=project)
+    )
+    values = matrix.values
+    best = int(np.argmax(values.sum(axis=1)))
+    Worker.objects.filter(pk=matrix.worker_ids[best]).update(active=False)
+    comparison = services.comparison_create(project=project, methods=["greedy"], budgets=[30])
+    [[budget, bound]] = services.comparison_upper_bound_compute(comparison_id=comparison.pk)[
+        "points"
+    ]
+
+    def upper_bound(quality) -> float:
+        problem = AssignmentProblem(
+            quality, max_workers_per_task=3, max_tasks_per_worker=8, budget=30
+        )
+        return accuracy_upper_bound(problem).value
+
+    assert budget == 30
+    assert bound == pytest.approx(upper_bound(np.delete(values, best, axis=0)), abs=1e-12)
+    assert bound < upper_bound(values)
+
+
+def test_a_task_deleted_since_the_matrix_was_made_gets_no_worker(project):
+    matrix = QualityMatrix.objects.get(project=project)
+    Task.objects.filter(pk=matrix.task_ids[4]).delete()
+    run = executed(services.run_create(project=project, method="greedy", enqueue=False))
+    assert run.status == RunStatus.SUCCEEDED
+    assert 4 not in run.pairs[:, 1]
 
 
 def test_cancelling_a_queued_run_stops_it_before_it_starts(project):

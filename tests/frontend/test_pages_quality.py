@@ -5,6 +5,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from page_helpers import fill_from_samples
 
@@ -52,6 +54,19 @@ def test_estimating_from_gold_answers_stores_a_matrix_and_draws_it(client, alice
         "birds",
         "cars",
     }
+
+
+def test_the_page_of_an_estimated_matrix_reads_neither_its_table_nor_its_tasks(client, alice):
+    project = services.project_create(owner=alice, name="gold")
+    fill_from_samples(project, kinds=("workers", "tasks", "gold_items", "gold_answers"))
+    assert services.quality_estimate(project=project).by_category
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(reverse("frontend:quality", args=[project.pk])).content.decode()
+    assert "4 \u00d7 6" in page
+    assert len(svgs(page)) == 2
+    sql = " ".join(query["sql"] for query in queries.captured_queries)
+    for read in ("qualitychunk", "category_table_blob", "task_category_blob", "task_ids_blob"):
+        assert read not in sql
 
 
 def test_the_heat_map_groups_workers_of_a_large_crowd_into_ranks(client, project):

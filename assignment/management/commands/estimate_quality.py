@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand
 from assignment.engine.quality import DEFAULT_CATEGORY_STRENGTH, DEFAULT_WORKER_STRENGTH
 from assignment.lookups import project_get_by_name
 from assignment.management.commands._domain_errors import domain_errors_as_command_errors
+from assignment.selectors import quality_matrix_statistics
 from assignment.services import quality_estimate
 
 
@@ -59,11 +60,12 @@ class Command(BaseCommand):
                 category_strength=category_strength,
             )
         details = matrix.details
-        without_gold = int((matrix.gold_counts == 0).sum())
+        summary = quality_matrix_statistics(matrix=matrix)
         self.stdout.write(
             f"Estimated quality matrix {matrix.pk} of project {target.name!r}: "
             f"{matrix.n_workers:,} workers x {matrix.n_tasks:,} tasks from "
             f"{details['gold_answers']:,} gold answers; population accuracy "
-            f"{details['population_accuracy']:.3f}, mean quality {matrix.values.mean():.3f}; "
-            f"{without_gold:,} workers without gold answers get the population estimate."
+            f"{details['population_accuracy']:.3f}, mean quality {summary.mean:.3f}; "
+            f"{summary.workers_without_gold:,} workers without gold answers get the population "
+            "estimate."
         )
