@@ -34,7 +34,6 @@ from assignment.engine import (
     solve,
 )
 from assignment.engine.distributions import assignment_distributions
-from assignment.engine.problem import QualityByCategory
 from assignment.engine.quality import (
     DEFAULT_CATEGORY_STRENGTH,
     DEFAULT_WORKER_STRENGTH,
@@ -266,9 +265,7 @@ def quality_estimate(
         item_category=np.repeat(np.repeat(cell_category, 2), repeats),
         correct=np.repeat(np.tile([True, False], len(cells)), repeats),
         n_workers=len(workers),
-        # No task columns: what is stored is the worker x category table (by_category), so
-        # the engine is not asked for the (workers x tasks) matrix it would expand it into.
-        task_categories=[],
+        task_categories=[category_index[category] for category in task_categories],
         n_categories=len(categories),
         worker_strength=worker_strength,
         category_strength=category_strength,
@@ -315,17 +312,14 @@ class _RunStopped(Exception):
     """The run left ``running`` (cancelled, or failed by recovery) while it was computing."""
 
 
-def _run_problem(run: AssignmentRun, *, usable_workers_only: bool = False) -> AssignmentProblem:
+def _run_problem(run: AssignmentRun) -> AssignmentProblem:
     """The engine problem of ``run``: its quality matrix with per-worker and per-task data.
 
     Quality is the matrix's :meth:`~QualityMatrix.quality_form` (the table of a matrix stored
     by category, never expanded). Workers who cannot work (inactive, or deleted since the
     matrix was made) get a per-worker cap of 0 and tasks deleted since a per-task cap of 0: the
-    feasible assignments of an eligibility mask, without a workers x tasks array.
-
-    ``usable_workers_only`` leaves those workers' rows out instead (the upper bound, which
-    drops the per-worker caps, must not count them); the problem's rows are then only the
-    usable workers', not the matrix's.
+    feasible assignments of an eligibility mask, without a workers x tasks array (the upper
+    bound, which drops the per-worker caps, leaves workers with a cap of 0 out).
     """
     matrix = run.quality_matrix
     worker_ids, task_ids = matrix.worker_ids, matrix.task_ids
@@ -365,15 +359,8 @@ def _run_problem(run: AssignmentRun, *, usable_workers_only: bool = False) -> As
             for pk in task_ids.tolist()
         ]
     )
-    quality = matrix.quality_form()
-    if usable_workers_only and not usable.all():
-        per_worker = per_worker[usable]
-        if isinstance(quality, QualityByCategory):
-            quality = QualityByCategory(quality.table[usable], quality.task_category)
-        else:
-            quality = quality[usable]
     return AssignmentProblem(
-        quality,
+        matrix.quality_form(),
         max_workers_per_task=per_task,
         max_tasks_per_worker=per_worker,
         budget=run.budget,
@@ -993,7 +980,7 @@ def comparison_upper_bound_compute(*, comparison_id: int) -> dict | None:
         )
     )
     try:
-        bounds = accuracy_upper_bounds(_run_problem(run, usable_workers_only=True), budgets=budgets)
+        bounds = accuracy_upper_bounds(_run_problem(run), budgets=budgets)
     except ValueError as exc:
         upper_bound = {"status": "not applicable", "message": str(exc)}
     else:
