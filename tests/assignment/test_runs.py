@@ -311,3 +311,20 @@ def test_a_worker_shutting_down_hands_its_runs_back_at_once(
     services.run_execute(run_id=mine.pk)
     mine.refresh_from_db()
     assert (mine.status, mine.attempts, mine.worker) == (RunStatus.SUCCEEDED, 1, "w3@host")
+
+
+def test_a_run_stops_at_its_next_progress_report_once_its_worker_is_shutting_down(project):
+    run = services.run_create(project=project, method="greedy", enqueue=False)
+    assert services.run_claim(run_id=run.pk, worker="w1@host")
+    asked = []
+
+    def should_stop():
+        asked.append(True)
+        return len(asked) > 1  # the first report goes through, the second stops
+
+    services.run_execute(run_id=run.pk, should_stop=should_stop)
+    assert len(asked) == 2
+    run.refresh_from_db()
+    # Nothing stored, the row left for the worker to hand back as it stops.
+    assert (run.status, run.assignment_blob, run.worker) == (RunStatus.RUNNING, None, "w1@host")
+    assert services.runs_hand_back(worker="w1@host") == [run.pk]
