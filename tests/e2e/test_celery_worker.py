@@ -7,18 +7,13 @@ import time
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from worker_process import FINISHED, assert_stored_assignment_is_consistent, wait_for
+from worker_process import FINISHED, LONG_RUN, assert_stored_assignment_is_consistent, wait_for
 
 from assignment import services
 from assignment.models import AssignmentRun, RunStatus
 from assignment.tasks import run_execute_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-#: tvcs-iht options that keep a run computing until its time limit: many steps, none stopped
-#: for want of progress, and no stop at the greedy start however close it is to the bound.
-LONG_RUN = {"max_iter": 10_000, "eval_every": 5, "patience": 10_000, "bound_gap": 0.0}
 
 
 def demo_project():
@@ -143,7 +138,7 @@ def test_the_time_limits_stop_a_run(workers, limit):
         project=project,
         method="tvcs-iht",
         seed=7,
-        options={"max_iter": 10_000, "eval_every": 5, "time_limit": 60},
+        options=LONG_RUN | {"time_limit": 60},
         enqueue=False,
     )
     run_execute_task.apply_async((run.pk,), **limits)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from worker_process import FINISHED, assert_stored_assignment_is_consistent, wait_for
+from worker_process import FINISHED, LONG_RUN, assert_stored_assignment_is_consistent, wait_for
 
 from assignment import services
 from assignment.models import AssignmentRun, RunStatus
@@ -49,7 +49,7 @@ def busy_worker(workers, name: str):
         project=project,
         method="tvcs-iht",
         seed=6,
-        options={"max_iter": 10_000, "eval_every": 5, "time_limit": 15},
+        options=LONG_RUN | {"time_limit": 15},
     )
 
     def computing():

@@ -26,6 +26,10 @@ from assignment.models import AssignmentRun, RunStatus
 ROOT = Path(__file__).resolve().parents[2]
 FINISHED = {RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED}
 
+#: tvcs-iht options that keep a run computing until its time limit: many steps, none stopped
+#: for want of progress, and no stop at the greedy start however close it is to the bound.
+LONG_RUN = {"max_iter": 10_000, "eval_every": 5, "patience": 10_000, "bound_gap": 0.0}
+
 
 def database_url() -> str:
     db = connection.settings_dict
