@@ -53,7 +53,9 @@ def run_execute_task(self, run_id: int) -> None:
         return
     try:
         services.run_execute(run_id=run_id, should_stop=_stop_requested.is_set)
-    except SoftTimeLimitExceeded:
+    except Exception as exc:
+        if not _stopped_by_the_soft_time_limit(exc):
+            raise
         services.run_fail(
             run_id=run_id,
             reason=f"stopped by the time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s",
@@ -76,10 +78,36 @@ def comparison_upper_bound_task(comparison_id: int) -> None:
     """Compute the accuracy upper bound of a comparison if it is still pending."""
     try:
         services.comparison_upper_bound_compute(comparison_id=comparison_id)
-    except SoftTimeLimitExceeded:
+    except Exception as exc:
+        if not _stopped_by_the_soft_time_limit(exc):
+            raise
         services.comparison_upper_bound_fail(
             comparison_id=comparison_id, reason="stopped by the time limit of 600 s"
         )
+
+
+def _stopped_by_the_soft_time_limit(exc: BaseException) -> bool:
+    """Whether ``exc`` is the soft time limit, or an error raised because of it.
+
+    billiard's pool process raises ``SoftTimeLimitExceeded`` from its SIGUSR1 handler, which
+    Python runs in the main thread at the first bytecode after the signal. A run spends most
+    of its time in numba kernels, where no bytecode runs; the first one after a kernel that
+    returns a tuple of arrays (``gradient_step``, tvcs-iht's step) is numba's own call back
+    into Python as it boxes them (``numba.core.serialize._numba_unpickle``), and numba hands
+    the exception raised there on as ``SystemError: CPUDispatcher(...) returned a result with
+    an exception set``, caused by ``SoftTimeLimitExceeded``. So the exception and its causes
+    are looked at, not its type alone.
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, SoftTimeLimitExceeded):
+            if cause is not exc:
+                logger.info("the soft time limit, raised as %s: %s", type(exc).__name__, exc)
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 @worker_init.connect
