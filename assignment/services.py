@@ -12,6 +12,7 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import BinaryIO
@@ -312,6 +313,10 @@ class _RunStopped(Exception):
     """The run left ``running`` (cancelled, or failed by recovery) while it was computing."""
 
 
+class _RunInterrupted(Exception):
+    """The worker computing the run is shutting down (``run_execute``'s ``should_stop``)."""
+
+
 def _run_problem(run: AssignmentRun) -> AssignmentProblem:
     """The engine problem of ``run``: its quality matrix with per-worker and per-task data.
 
@@ -523,13 +528,17 @@ class _Heartbeat(threading.Thread):
             connection.close()  # a broken connection is opened anew at the next beat
 
 
-def run_execute(*, run_id: int) -> AssignmentRun | None:
+def run_execute(
+    *, run_id: int, should_stop: Callable[[], bool] | None = None
+) -> AssignmentRun | None:
     """Compute a claimed (running) run and store its result with one conditional UPDATE.
 
     Progress goes to the row at most once a second; if the run stopped being ``running``
-    meanwhile (cancelled), the computation stops and nothing is stored. An engine error marks
-    the run failed with the error's text. Returns the run as stored, or None if it was deleted
-    (with its project) while computing.
+    meanwhile (cancelled, or handed back by :func:`runs_hand_back`), the computation stops and
+    nothing is stored. So it does, leaving the row as it is, at the first progress report after
+    ``should_stop()`` turns true (its worker is shutting down: the worker hands the run back).
+    An engine error marks the run failed with the error's text. Returns the run as stored, or
+    None if it was deleted (with its project) while computing.
     """
     run = (
         AssignmentRun.objects.select_related("project", "quality_matrix").filter(pk=run_id).first()
@@ -540,6 +549,8 @@ def run_execute(*, run_id: int) -> AssignmentRun | None:
     last = [0.0]
 
     def progress(fraction: float, message: str) -> None:
+        if should_stop is not None and should_stop():
+            raise _RunInterrupted
         now = time.monotonic()
         if now - last[0] < 1.0 and fraction < 1.0:
             return
@@ -559,6 +570,9 @@ def run_execute(*, run_id: int) -> AssignmentRun | None:
         result = solve(problem, method=run.method, seed=run.seed, progress=progress, **run.options)
     except _RunStopped:
         logger.info("run %s stopped while computing: it is no longer running", run_id)
+        return AssignmentRun.objects.filter(pk=run_id).first()
+    except _RunInterrupted:
+        logger.info("run %s stopped while computing: its worker is shutting down", run_id)
         return AssignmentRun.objects.filter(pk=run_id).first()
     except (ValueError, RuntimeError, MemoryError) as exc:
         logger.exception("run %s failed", run_id)

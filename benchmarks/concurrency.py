@@ -235,6 +235,35 @@ def report(
     ]
 
 
+def stop(children: list[subprocess.Popen], *, grace: float = 30.0) -> None:
+    """SIGTERM to each child's process group (a warm shutdown, as systemd asks for), then
+    SIGKILL to any of these groups with a process still running ``grace`` seconds later, said on
+    stderr: nothing is left behind."""
+    for child in children:
+        try:
+            os.killpg(child.pid, signal.SIGTERM)
+        except ProcessLookupError:  # the whole group has exited already
+            pass
+    deadline = time.monotonic() + grace
+    for child in children:
+        try:
+            child.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    for child in children:
+        try:
+            os.killpg(child.pid, 0)  # raises if no process of the group is left
+        except ProcessLookupError:
+            continue
+        print(
+            f"{child.args[2]} (process group {child.pid}) still running {grace:.0f} s after "
+            "SIGTERM: SIGKILL to the group",
+            file=sys.stderr,
+        )
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--uploads", type=int, default=50)
@@ -265,10 +294,7 @@ def main() -> int:
         lines.append(f"- server log: {errors} internal server errors")
         print("\n".join(lines))
     finally:
-        for child in children:
-            os.killpg(child.pid, signal.SIGTERM)
-        for child in children:
-            child.wait(timeout=30)
+        stop(children)
         shutil.rmtree(data, ignore_errors=True)
     return 0
 

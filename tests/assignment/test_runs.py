@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import threading
 import time
 from datetime import timedelta
 
@@ -15,7 +17,7 @@ from django.db.utils import OperationalError
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from assignment import services
+from assignment import services, tasks
 from assignment.engine import AssignmentProblem, accuracy_upper_bound, expected_accuracy
 from assignment.errors import RunStateError, RunValidationError
 from assignment.models import (
@@ -435,3 +437,83 @@ def test_a_worker_shutting_down_hands_its_runs_back_at_once(
     services.run_execute(run_id=mine.pk)
     mine.refresh_from_db()
     assert (mine.status, mine.attempts, mine.worker) == (RunStatus.SUCCEEDED, 1, "w3@host")
+
+
+def test_a_run_stops_at_its_next_progress_report_once_its_worker_is_shutting_down(project):
+    run = services.run_create(project=project, method="greedy", enqueue=False)
+    assert services.run_claim(run_id=run.pk, worker="w1@host")
+    asked = []
+
+    def should_stop():
+        asked.append(True)
+        return len(asked) > 1  # the first report goes through, the second stops
+
+    services.run_execute(run_id=run.pk, should_stop=should_stop)
+    assert len(asked) == 2
+    run.refresh_from_db()
+    # Nothing stored, the row left for the worker to hand back as it stops.
+    assert (run.status, run.assignment_blob, run.worker) == (RunStatus.RUNNING, None, "w1@host")
+    assert services.runs_hand_back(worker="w1@host") == [run.pk]
+
+
+def test_a_soft_time_limit_that_numba_hands_on_as_a_system_error_fails_the_run_with_its_reason(
+    project, monkeypatch, settings
+):
+    """billiard raises ``SoftTimeLimitExceeded`` from its SIGUSR1 handler at the first bytecode
+    after the signal. Signalled during a kernel that returns a tuple of arrays (tvcs-iht's
+    ``gradient_step``), that is numba's call back into Python as it boxes them, and the run
+    sees a ``SystemError`` caused by the soft limit: still the soft limit, not an error."""
+    from billiard.pool import soft_timeout_sighandler
+
+    from assignment.engine._sampled_votes import gradient_step, thresholds
+
+    m, width = 800, 128  # 800 x 800 pairs: a step of a tenth of a second or so
+    threshold = thresholds(np.full(m * m, 0.7))
+    x, slopes = np.full(m * m, 0.5), np.ones((m, width))
+    every_pair, everywhere = np.zeros(0, np.int64), np.zeros(0, bool)
+    step = (1, x, every_pair, m, x, threshold, slopes, 1.0, everywhere)
+    gradient_step(*step)  # loaded now, so that no Python runs in it below
+    soft_limit = threading.Timer(
+        0.02, signal.pthread_kill, (threading.main_thread().ident, signal.SIGUSR1)
+    )
+    raised = []
+
+    def steps_until_the_soft_limit(*args, **kwargs):
+        soft_limit.start()
+        deadline = time.monotonic() + 30
+        try:
+            while time.monotonic() < deadline:
+                gradient_step(*step)
+        except BaseException as exc:
+            raised.append(exc)
+            raise
+        raise AssertionError("the soft time limit did not arrive")
+
+    run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
+    monkeypatch.setattr(services, "solve", steps_until_the_soft_limit)
+    previous = signal.signal(signal.SIGUSR1, soft_timeout_sighandler)
+    try:
+        tasks.run_execute_task(run.pk)
+    finally:
+        soft_limit.cancel()
+        if soft_limit.ident is not None:  # started
+            soft_limit.join()
+        signal.signal(signal.SIGUSR1, previous)
+    assert type(raised[0]) is SystemError  # the way the soft limit came
+    run.refresh_from_db()
+    assert (run.status, run.error) == (
+        RunStatus.FAILED,
+        f"stopped by the time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s",
+    )
+
+
+def test_a_system_error_of_its_own_is_not_taken_for_the_soft_time_limit(project, monkeypatch):
+    def broken(*args, **kwargs):
+        raise SystemError("a broken extension")
+
+    run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
+    monkeypatch.setattr(services, "solve", broken)
+    with pytest.raises(SystemError, match="a broken extension"):
+        tasks.run_execute_task(run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING  # as for any crash: the recovery sweep ends it

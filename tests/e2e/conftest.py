@@ -27,8 +27,8 @@ def clean_broker():
 def workers(tmp_path, clean_broker):
     started: list[Worker] = []
 
-    def start(name: str, **env: str) -> Worker:
-        worker = Worker(tmp_path, name, **env)
+    def start(name: str, *, concurrency: int = 1, **env: str) -> Worker:
+        worker = Worker(tmp_path, name, concurrency=concurrency, **env)
         started.append(worker)
         return worker
 

@@ -5,18 +5,15 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
-from worker_process import FINISHED, assert_stored_assignment_is_consistent, wait_for
+from worker_process import FINISHED, LONG_RUN, assert_stored_assignment_is_consistent, wait_for
 
 from assignment import services
 from assignment.models import AssignmentRun, RunStatus
+from assignment.tasks import run_execute_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-#: tvcs-iht options that keep a run computing until its time limit: many steps, none stopped
-#: for want of progress, and no stop at the greedy start however close it is to the bound.
-LONG_RUN = {"max_iter": 10_000, "eval_every": 5, "patience": 10_000, "bound_gap": 0.0}
 
 
 def demo_project():
@@ -122,3 +119,46 @@ def test_a_worker_told_to_stop_hands_its_run_back_at_once(workers):
     assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
     assert run.worker.startswith("staying@")
     assert_stored_assignment_is_consistent(run)
+
+
+@pytest.mark.parametrize("limit", ["soft", "hard"])
+def test_the_time_limits_stop_a_run(workers, limit):
+    """The soft limit fails the run with a reason; the hard one kills its pool process (SIGTERM
+    from the worker's main process, then SIGKILL) and recovery fails the run. A run's limits
+    travel with its message (those of the process that enqueued it), so they are given here."""
+    if limit == "hard" and not settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        pytest.skip("Celery's AsynPool arms a hard limit once the soft one has fired")
+    # For the hard one, the soft limit stays the worker's (an hour): else the soft one, due at
+    # the same moment, may come first and fail the run by itself.
+    limits = {"soft": {"soft_time_limit": 2, "time_limit": 60}, "hard": {"time_limit": 3}}[limit]
+    soft = {"soft": {"TVCS_RUN_SOFT_TIME_LIMIT": "2", "TVCS_RUN_TIME_LIMIT": "60"}, "hard": {}}
+    worker = workers(limit, TVCS_RUN_STALE_AFTER="6", TVCS_RUN_MAX_ATTEMPTS="1", **soft[limit])
+    project = demo_project()
+    run = services.run_create(
+        project=project,
+        method="tvcs-iht",
+        seed=7,
+        options=LONG_RUN | {"time_limit": 60},
+        enqueue=False,
+    )
+    run_execute_task.apply_async((run.pk,), **limits)
+
+    def finished():
+        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
+
+    wait_for(finished, timeout=120, what="the run to be stopped", workers_=[worker])
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    if limit == "soft":
+        assert run.error == "stopped by the time limit of 2 s"
+    else:
+        assert "stopped responding" in run.error
+        assert "Hard time limit (3s) exceeded" in worker.log.read_text()
+    # The pool still computes runs afterwards.
+    after = services.run_create(project=project, method="random", seed=8)
+
+    def after_finished():
+        return AssignmentRun.objects.get(pk=after.pk).status in FINISHED
+
+    wait_for(after_finished, timeout=120, what="the next run", workers_=[worker])
+    assert AssignmentRun.objects.get(pk=after.pk).status == RunStatus.SUCCEEDED

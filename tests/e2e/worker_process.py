@@ -26,6 +26,10 @@ from assignment.models import AssignmentRun, RunStatus
 ROOT = Path(__file__).resolve().parents[2]
 FINISHED = {RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED}
 
+#: tvcs-iht options that keep a run computing until its time limit: many steps, none stopped
+#: for want of progress, and no stop at the greedy start however close it is to the bound.
+LONG_RUN = {"max_iter": 10_000, "eval_every": 5, "patience": 10_000, "bound_gap": 0.0}
+
 
 def database_url() -> str:
     db = connection.settings_dict
@@ -40,7 +44,9 @@ def database_url() -> str:
 class Worker:
     """A ``celery worker --beat`` child process in its own process group."""
 
-    def __init__(self, tmp_path: Path, name: str, **env_overrides: str) -> None:
+    def __init__(
+        self, tmp_path: Path, name: str, *, concurrency: int = 1, **env_overrides: str
+    ) -> None:
         env = dict(os.environ)
         env.update(
             DJANGO_SETTINGS_MODULE="config.settings_test",
@@ -61,7 +67,7 @@ class Worker:
                 "--loglevel",
                 "INFO",
                 "--concurrency",
-                "1",
+                str(concurrency),
                 "--hostname",
                 f"{name}@%h",
                 "--schedule",
@@ -84,7 +90,23 @@ class Worker:
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
 
+    def exited_within(self, seconds: float) -> float:
+        """How long the worker took to exit; AssertionError (and SIGKILL to its process group,
+        so that nothing is left behind) if it is still running after ``seconds``."""
+        started = time.monotonic()
+        try:
+            self.process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(
+                f"the worker was still running {seconds} s after it was told to stop; killed\n"
+                + self.log.read_text()[-3000:]
+            ) from None
+        return time.monotonic() - started
+
     def stop(self) -> None:
+        """SIGTERM to the worker's whole process group (as systemd or ``kill -- -PGID``);
+        SIGKILL if it has not exited 20 s later."""
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
             try:

@@ -1,0 +1,124 @@
+"""How a real ``celery worker`` stops: promptly, handing back the run it computes.
+
+However it is told to stop (SIGTERM to its whole process group, as systemd and
+``kill -TERM -- -PGID`` do; SIGTERM to its main process alone, as ``docker stop`` does; Ctrl-C,
+which is SIGINT to the terminal's process group), a worker with several pool processes, some
+idle after tasks and one computing a run, does a warm shutdown: it exits within the bound and
+the run is queued again, with its message on the broker for another worker. With the default
+filesystem broker, a group SIGTERM used to leave such a worker hanging for ever now and then:
+pool processes died of it, one holding the pool's queue lock (``assignment.tasks``,
+``_leave_sigterm_to_the_main_process``). ``SIGQUIT`` (a cold shutdown) must still end the pool
+processes, by the SIGTERM the pool itself sends them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from worker_process import FINISHED, LONG_RUN, assert_stored_assignment_is_consistent, wait_for
+
+from assignment import services
+from assignment.models import AssignmentRun, RunStatus
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+#: How long a worker may take to exit once told to stop.
+BOUND = 30.0
+
+
+def busy_worker(workers, name: str):
+    """A worker with 3 pool processes, two of them idle after runs, one computing a run."""
+    worker = workers(name, concurrency=3)
+    owner = get_user_model().objects.create_user(f"e2e-{time.monotonic_ns()}", password="x")
+    project = services.demo_project_create(owner=owner, n_workers=40, n_tasks=300, seed=5)
+    quick = [
+        services.run_create(project=project, method=method, seed=k)
+        for k, method in enumerate(["random", "greedy", "random", "greedy", "random", "greedy"])
+    ]
+
+    def quick_ones_finished():
+        return all(AssignmentRun.objects.get(pk=r.pk).status in FINISHED for r in quick)
+
+    wait_for(quick_ones_finished, timeout=180, what="the quick runs", workers_=[worker])
+    run = services.run_create(
+        project=project,
+        method="tvcs-iht",
+        seed=6,
+        options=LONG_RUN | {"time_limit": 15},
+    )
+
+    def computing():
+        current = AssignmentRun.objects.get(pk=run.pk)
+        assert current.status not in FINISHED, f"the run ended before the stop: {current.status}"
+        return current.status == RunStatus.RUNNING and current.progress_message != "started"
+
+    wait_for(computing, timeout=120, what="the run to be computing", workers_=[worker])
+    return worker, run
+
+
+def assert_nothing_left(worker) -> None:
+    """No process of the worker's process group is still running (a zombie has exited: one
+    whose parent went first waits for init, which need not reap it at once)."""
+    time.sleep(0.5)  # pool processes the main process killed on its way out: gone by now
+    left = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.getpgid(int(entry)) == worker.process.pid:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                if fields[0] != "Z":
+                    command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+                    left.append(f"{entry} (parent {fields[1]}): {command.decode()[:200]}")
+        except (ProcessLookupError, FileNotFoundError):
+            pass
+    assert left == [], f"processes of the worker left running: {left}"
+
+
+def assert_handed_back(run) -> None:
+    run.refresh_from_db()
+    assert (run.status, run.attempts) == (RunStatus.QUEUED, 0)
+    assert run.progress_message == "re-queued: its worker shut down"
+    assert run.assignment_blob is None
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["SIGTERM to the process group", "SIGTERM to the main process", "Ctrl-C"],
+)
+def test_a_worker_told_to_stop_exits_promptly_and_hands_its_run_back(workers, how):
+    worker, run = busy_worker(workers, "stopping")
+    pid = worker.process.pid
+    {
+        "SIGTERM to the process group": lambda: os.killpg(pid, signal.SIGTERM),
+        "SIGTERM to the main process": lambda: os.kill(pid, signal.SIGTERM),
+        "Ctrl-C": lambda: os.killpg(pid, signal.SIGINT),
+    }[how]()
+    worker.exited_within(BOUND)
+    assert_nothing_left(worker)
+    assert_handed_back(run)
+    # No pool process died of the signal: each stopped as the main process told it to.
+    assert "exited with" not in worker.log.read_text()
+    if how != "SIGTERM to the process group":
+        return  # the same path as the group's; test_celery_worker covers the next worker too
+    second = workers("next")
+
+    def finished():
+        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
+
+    wait_for(finished, timeout=240, what="the run to end on the next worker", workers_=[second])
+    run.refresh_from_db()
+    assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
+    assert run.worker.startswith("next@")
+    assert_stored_assignment_is_consistent(run)
+
+
+def test_a_cold_shutdown_still_ends_the_pool_processes(workers):
+    worker, run = busy_worker(workers, "cold")
+    os.kill(worker.process.pid, signal.SIGQUIT)
+    worker.exited_within(BOUND)
+    assert_nothing_left(worker)
+    assert_handed_back(run)
