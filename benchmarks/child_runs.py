@@ -166,10 +166,15 @@ def version(package: str) -> str:
         return "not installed"
 
 
-def header(title: str, argv: list[str], load: tuple[float, float, float] | None) -> list[str]:
+def header(
+    title: str,
+    argv: list[str],
+    load: tuple[float, float, float] | None,
+    packages: tuple[str, ...] = ("numpy", "scipy", "numba"),
+) -> list[str]:
     """The report's first lines: the command, the commit, versions and the machine."""
     command = shlex.join([Path(sys.executable).name, *argv])
-    versions = ", ".join(f"{p} {version(p)}" for p in ("numpy", "scipy", "numba"))
+    versions = ", ".join(f"{p} {version(p)}" for p in packages)
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:

@@ -67,10 +67,7 @@ import importlib.metadata
 import json
 import math
 import os
-import platform
-import shlex
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -83,6 +80,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the proj
 
 from assignment.engine.problem import AssignmentProblem  # noqa: E402
 from assignment.engine.solve import METHODS, solve  # noqa: E402
+from benchmarks.child_runs import code_version, header  # noqa: E402
 
 BOUND = "upper-bound"  # the method name of the bound's rows in the results file
 MODULES = {
@@ -147,21 +145,6 @@ def importable(method: str) -> str | None:
     except Exception as exc:  # a module being written may fail in any way
         return f"{type(exc).__name__}: {exc}"
     return None
-
-
-def code_version() -> str | None:
-    """``git describe``-style commit of the checkout (``-dirty`` if it has local changes)."""
-    try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
 
 
 def warm_up(methods: list[str]) -> None:
@@ -589,39 +572,6 @@ def iteration_cost(sizes, ratio: float, iters: int, repeats: int, seed: int) -> 
 # report
 
 
-def version(package: str) -> str:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def header(title: str, argv: list[str]) -> list[str]:
-    command = shlex.join([Path(sys.executable).name, *argv])
-    versions = ", ".join(f"{p} {version(p)}" for p in ("numpy", "scipy", "numba"))
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    cpus = f"{os.cpu_count()} CPUs"
-    if hasattr(os, "sched_getaffinity"):
-        cpus += f" ({len(os.sched_getaffinity(0))} usable)"
-    load = ""
-    if hasattr(os, "getloadavg"):
-        load = ", load average {:.2f} {:.2f} {:.2f} at start".format(*os.getloadavg())
-    return [
-        f"# {title}",
-        "",
-        f"- command: `{command}`",
-        f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
-        f"- python {platform.python_version()}, {versions}",
-        f"- machine: {platform.platform()}, {cpu}, {cpus}{load}",
-        "",
-    ]
-
-
 def parse_sizes(text: str) -> list[tuple[int, int]]:
     return [tuple(int(x) for x in item.lower().split("x")) for item in text.split(",") if item]
 
@@ -689,7 +639,7 @@ def main(argv: list[str]) -> None:
         parser.error("--seeds, --cost-iters and --cost-repeats must be positive")
 
     if args.iteration_cost:
-        report = header("tvcs-iht cost per iteration", sys.argv)
+        report = header("tvcs-iht cost per iteration", sys.argv, os.getloadavg())
         report += iteration_cost(cost_sizes, args.cost_ratio, args.cost_iters, args.cost_repeats, 0)
         text = "\n".join(report)
         print(text)
@@ -734,7 +684,7 @@ def main(argv: list[str]) -> None:
         )
     shown = [x for x in methods if x in runnable or any(k[3] == x for k in rows)]
     summary = summarize(rows, sizes, ratios, shown, seeds)
-    report = header("Figure 4: expected accuracy against the cap ratio", sys.argv)
+    report = header("Figure 4: expected accuracy against the cap ratio", sys.argv, os.getloadavg())
     report += [
         "Q ~ U[0.5, 0.9] i.i.d. (rng [seed, n, m]), prior 0.5; max_workers_per_task = "
         "max(1, round(r·n)), max_tasks_per_worker = max(1, round(r·m)), budget = "

@@ -45,10 +45,7 @@ import gc
 import importlib.metadata
 import importlib.util
 import json
-import os
-import platform
 import resource
-import shlex
 import statistics
 import subprocess
 import sys
@@ -60,6 +57,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing the project
     sys.path.insert(0, str(ROOT))
+
+from benchmarks.child_runs import header  # noqa: E402
 
 OURS = ("exact", "greedy", "lp", "pgd")
 METHODS = (*OURS, "ortools", "argpartition")
@@ -211,36 +210,6 @@ def available(method: str) -> bool:
     return True
 
 
-def version(package: str) -> str:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def header(argv: list[str]) -> list[str]:
-    command = shlex.join([Path(sys.executable).name, *argv])
-    versions = ", ".join(f"{p} {version(p)}" for p in ("numpy", "scipy", "numba", "ortools"))
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    cpus = f"{os.cpu_count()} CPUs"
-    if hasattr(os, "sched_getaffinity"):
-        cpus += f" ({len(os.sched_getaffinity(0))} usable)"
-    return [
-        "# TVCS projection benchmark",
-        "",
-        f"- command: `{command}`",
-        f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
-        f"- python {platform.python_version()}, {versions}",
-        f"- machine: {platform.platform()}, {cpu}, {cpus}",
-        "",
-    ]
-
-
 def table(rows: list[dict]) -> list[str]:
     """Markdown table; ``rows`` are dicts with size, budget, total, method and a child result."""
     lines = [
@@ -317,7 +286,12 @@ def main(argv: list[str]) -> None:
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         parser.error(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}")
-    report = header(sys.argv)
+    report = header(
+        "TVCS projection benchmark",
+        sys.argv,
+        None,
+        packages=("numpy", "scipy", "numba", "ortools"),
+    )
     for method in methods:
         if not available(method):
             report.append(f"Note: skipping {method}: its module is not available.")
