@@ -700,12 +700,32 @@ def runs_hand_back(*, worker: str) -> list[int]:
     return handed_back
 
 
+def runs_reclaim(*, worker: str) -> list[int]:
+    """At the start of ``worker``: the runs an earlier worker of that name left behind, queued
+    and given to the broker at once; returns them.
+
+    A worker that ended without its shutdown handlers (SIGKILL, a crash, out of memory) leaves
+    its runs ``running`` with a heartbeat that stops; one ended by a cold shutdown hands them
+    back but never gives them to the broker. The stale-run recovery and the lost-message sweep
+    find both, after ``TVCS_RUN_STALE_AFTER`` seconds and 10 minutes. A worker restarted under
+    the same name (a container restarted, a service restarted by systemd) takes them back now.
+    Should a worker of that name still be computing one (two workers of one name at once is a
+    misconfiguration Celery warns about), it stops at its next progress report, as after any
+    hand-back; a message of the earlier worker still on the broker makes no difference either:
+    a run is claimed once.
+    """
+    handed_back = runs_hand_back(worker=worker)
+    queued = AssignmentRun.objects.filter(status=RunStatus.QUEUED, worker=worker)
+    run_ids = sorted(set(handed_back) | set(queued.values_list("pk", flat=True)))
+    return runs_enqueue(run_ids=run_ids) if run_ids else []
+
+
 def runs_enqueue(*, run_ids: list[int]) -> list[int]:
     """Give the broker those of ``run_ids`` that are still queued; returns them."""
     queued = list(
-        AssignmentRun.objects.filter(pk__in=run_ids, status=RunStatus.QUEUED).values_list(
-            "pk", flat=True
-        )
+        AssignmentRun.objects.filter(pk__in=run_ids, status=RunStatus.QUEUED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
     )
     for run_id in queued:
         _enqueue_after_commit(run_id)

@@ -21,6 +21,7 @@ from celery.signals import (
     worker_init,
     worker_process_init,
     worker_process_shutdown,
+    worker_ready,
     worker_shutdown,
     worker_shutting_down,
 )
@@ -215,6 +216,21 @@ def _hand_back_runs(sender: str, **kwargs) -> None:
         logger.exception("worker %s: runs not handed back at shutdown; recovery will", sender)
     finally:
         connection.close()
+
+
+@worker_ready.connect
+def _reclaim_runs(sender, **kwargs) -> None:
+    """A worker starting under the name of one that died or stopped cold takes back the runs
+    it left (:func:`services.runs_reclaim`), instead of leaving them to the recovery sweeps."""
+    try:
+        reclaimed = services.runs_reclaim(worker=sender.hostname)
+    except Exception:  # the broker or the database not there yet: the recovery sweeps will
+        logger.exception("worker %s: runs left by its earlier self not reclaimed", sender)
+        return
+    finally:
+        connection.close()
+    if reclaimed:
+        logger.warning("worker %s: runs %s left by its earlier self queued", sender, reclaimed)
 
 
 @worker_shutdown.connect

@@ -439,6 +439,29 @@ def test_a_worker_shutting_down_hands_its_runs_back_at_once(
     assert (mine.status, mine.attempts, mine.worker) == (RunStatus.SUCCEEDED, 1, "w3@host")
 
 
+def test_a_worker_starting_again_under_its_name_takes_back_what_its_earlier_self_left(
+    project, queued, django_capture_on_commit_callbacks
+):
+    killed = services.run_create(project=project, method="random", enqueue=False)
+    cold = services.run_create(project=project, method="random", enqueue=False)
+    theirs = services.run_create(project=project, method="random", enqueue=False)
+    assert services.run_claim(run_id=theirs.pk, worker="w2@host")
+    # A worker w1 stopped cold: it handed its run back but never gave it to the broker. The
+    # next w1 was killed while computing another, which stayed running.
+    assert services.run_claim(run_id=cold.pk, worker="w1@host")
+    assert services.runs_hand_back(worker="w1@host") == [cold.pk]
+    assert services.run_claim(run_id=killed.pk, worker="w1@host")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.runs_reclaim(worker="w1@host") == [killed.pk, cold.pk]
+    assert sorted(queued) == [killed.pk, cold.pk]
+    for run in (killed, cold):
+        run.refresh_from_db()
+        assert (run.status, run.attempts) == (RunStatus.QUEUED, 0)
+    assert AssignmentRun.objects.get(pk=theirs.pk).status == RunStatus.RUNNING
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.runs_reclaim(worker="w3@host") == []  # a new name has nothing to take
+
+
 def test_a_run_stops_at_its_next_progress_report_once_its_worker_is_shutting_down(project):
     run = services.run_create(project=project, method="greedy", enqueue=False)
     assert services.run_claim(run_id=run.pk, worker="w1@host")

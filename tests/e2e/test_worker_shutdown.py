@@ -122,3 +122,24 @@ def test_a_cold_shutdown_still_ends_the_pool_processes(workers):
     worker.exited_within(BOUND)
     assert_nothing_left(worker)
     assert_handed_back(run)
+
+
+def test_a_worker_restarted_under_its_name_takes_back_the_run_it_was_killed_computing(workers):
+    """SIGKILL runs no shutdown handler: the run stays ``running`` under the dead worker's name.
+    The same worker started again takes it back at once, long before the stale-run recovery
+    (here 10 minutes) would."""
+    worker, run = busy_worker(workers, "phoenix")
+    worker.kill()
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING  # nothing handed it back
+    again = workers("phoenix", TVCS_RUN_STALE_AFTER="600")
+
+    def finished():
+        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
+
+    wait_for(finished, timeout=240, what="the run to end on the restarted worker", workers_=[again])
+    run.refresh_from_db()
+    assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)  # the killed attempt not counted
+    assert run.worker.startswith("phoenix@")
+    assert "left by its earlier self queued" in again.log.read_text()
+    assert_stored_assignment_is_consistent(run)
