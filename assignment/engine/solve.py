@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,8 +27,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-METHODS = ("tvcs-iht", "random", "q-lp", "greedy")
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,26 +71,99 @@ class SolveResult:
         return int(self.assignment.sum())
 
 
-def _run(problem, method, rng, progress, options):
-    if method == "tvcs-iht":
-        from assignment.engine.tvcs_iht import tvcs_iht
+# Each method's output as ``(assignment, iterations, history, message, details)``.
 
-        out = tvcs_iht(problem, rng=rng, progress=progress, **options)
-        details = {"start_accuracy": out.start_accuracy}
-        return out.assignment, out.iterations, out.history, out.message, details
-    if method == "random":
-        from assignment.engine.baselines import random_assignment
 
-        return random_assignment(problem, rng=rng, **options), 1, [], "random maximal", {}
-    if method == "q-lp":
-        from assignment.engine.baselines import q_lp_assignment
+def _tvcs_iht_run(solver, problem, rng, progress, options):
+    out = solver(problem, rng=rng, progress=progress, **options)
+    details = {"start_accuracy": out.start_accuracy}
+    return out.assignment, out.iterations, out.history, out.message, details
 
-        assignment, info = q_lp_assignment(problem, **options)
-        return assignment, 1, [], info.pop("message"), info
-    from assignment.engine.greedy import greedy_assignment
 
-    assignment, info = greedy_assignment(problem, progress=progress, **options)
+def _random_run(solver, problem, rng, progress, options):
+    return solver(problem, rng=rng, **options), 1, [], "random maximal", {}
+
+
+def _q_lp_run(solver, problem, rng, progress, options):
+    assignment, info = solver(problem, **options)
+    return assignment, 1, [], info.pop("message"), info
+
+
+def _greedy_run(solver, problem, rng, progress, options):
+    assignment, info = solver(problem, progress=progress, **options)
     return assignment, int(info.get("steps", 0)), [], str(info.get("stopped", "")), info
+
+
+@dataclass(frozen=True)
+class _Registered:
+    """One method of the registry: what users see, and where its solver lives (imported only
+    when a method is described or run, so that ``METHODS`` costs no numba import)."""
+
+    name: str
+    title: str
+    description: str
+    module: str
+    solver: str
+    options: str | None  # the module's tuple of Option, if users may set any
+    run: Callable[..., tuple]  # one of the _*_run adapters above
+
+
+#: The registry of methods: the one place that names them. The models' choices, the API, the
+#: ``assign`` command and the pages' forms all read it (``METHODS``, :func:`method_spec`).
+_REGISTRY = (
+    _Registered(
+        "tvcs-iht",
+        "stochastic IHT with the exact TVCS projection",
+        "The core method: stochastic iterative hard thresholding on a smooth surrogate of "
+        "expected accuracy, every step projected exactly onto the caps, then a final pass "
+        "scored by exact accuracy.",
+        "assignment.engine.tvcs_iht",
+        "tvcs_iht",
+        "OPTIONS",
+        _tvcs_iht_run,
+    ),
+    _Registered(
+        "random",
+        "random maximal assignment",
+        "A random assignment of as many pairs as the caps allow: the floor any method must beat.",
+        "assignment.engine.baselines",
+        "random_assignment",
+        None,
+        _random_run,
+    ),
+    _Registered(
+        "q-lp",
+        "Q-based LP (Ho, Jabbari & Vaughan 2013)",
+        "The linear program of Ho, Jabbari & Vaughan (2013) with the per-task caps and the "
+        "budget, rounded by the exact projection.",
+        "assignment.engine.baselines",
+        "q_lp_assignment",
+        "Q_LP_OPTIONS",
+        _q_lp_run,
+    ),
+    _Registered(
+        "greedy",
+        "greedy marginal gain",
+        "Adds the pair (or two pairs) with the largest gain of exact expected accuracy "
+        "until the budget or the caps stop it.",
+        "assignment.engine.greedy",
+        "greedy_assignment",
+        None,
+        _greedy_run,
+    ),
+)
+
+METHODS = tuple(entry.name for entry in _REGISTRY)
+_BY_NAME = {entry.name: entry for entry in _REGISTRY}
+
+
+def _solver(entry: _Registered):
+    return getattr(importlib.import_module(entry.module), entry.solver)
+
+
+def _run(problem, method, rng, progress, options):
+    entry = _BY_NAME[method]
+    return entry.run(_solver(entry), problem, rng, progress, options)
 
 
 @dataclass(frozen=True)
@@ -117,50 +190,15 @@ def _signature_defaults(fn) -> dict:
 
 @functools.cache
 def _specs() -> dict[str, MethodSpec]:
-    from assignment.engine import baselines, greedy, tvcs_iht
-
-    rows = (
-        (
-            "tvcs-iht",
-            "stochastic IHT with the exact TVCS projection",
-            "The core method: stochastic iterative hard thresholding on a smooth surrogate of "
-            "expected accuracy, every step projected exactly onto the caps, then a final pass "
-            "scored by exact accuracy.",
-            tvcs_iht.tvcs_iht,
-            tvcs_iht.OPTIONS,
-        ),
-        (
-            "random",
-            "random maximal assignment",
-            "A random assignment of as many pairs as the caps allow: the floor any method "
-            "must beat.",
-            baselines.random_assignment,
-            (),
-        ),
-        (
-            "q-lp",
-            "Q-based LP (Ho, Jabbari & Vaughan 2013)",
-            "The linear program of Ho, Jabbari & Vaughan (2013) with the per-task caps and the "
-            "budget, rounded by the exact projection.",
-            baselines.q_lp_assignment,
-            baselines.Q_LP_OPTIONS,
-        ),
-        (
-            "greedy",
-            "greedy marginal gain",
-            "Adds the pair (or two pairs) with the largest gain of exact expected accuracy "
-            "until the budget or the caps stop it.",
-            greedy.greedy_assignment,
-            (),
-        ),
-    )
     specs = {}
-    for name, title, description, fn, options in rows:
-        defaults = _signature_defaults(fn)
-        specs[name] = MethodSpec(
-            name=name,
-            title=title,
-            description=description,
+    for entry in _REGISTRY:
+        module = importlib.import_module(entry.module)
+        defaults = _signature_defaults(getattr(module, entry.solver))
+        options = () if entry.options is None else getattr(module, entry.options)
+        specs[entry.name] = MethodSpec(
+            name=entry.name,
+            title=entry.title,
+            description=entry.description,
             options=tuple(option.with_default(defaults[option.name]) for option in options),
         )
     return specs
@@ -201,11 +239,9 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     Parameters
     ----------
     problem : AssignmentProblem
-    method : {"tvcs-iht", "random", "q-lp", "greedy"}
-        ``tvcs-iht``: stochastic IHT with the exact TVCS projection (the core method);
-        ``random``: a random maximal feasible assignment; ``q-lp``: the LP of Ho, Jabbari &
-        Vaughan (2013), rounded by the exact projection; ``greedy``: greedy marginal gain of
-        exact expected accuracy with a two-step look-ahead.
+    method : str
+        One of :data:`METHODS`; :func:`method_spec` says what each is and which options it
+        takes (``tvcs-iht`` is the core method, the others the references it is compared with).
     seed : int or None
         Seeds every random choice: the same seed gives the same answer.
     progress : callable, optional

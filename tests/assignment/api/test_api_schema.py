@@ -99,3 +99,16 @@ def test_the_schema_lists_every_methods_options_from_the_engines_registry(tmp_pa
         assert described["default"] == option.default
         if option.maximum is not None:
             assert described["maximum"] == option.maximum
+
+
+def test_the_model_the_api_schema_and_the_engine_name_the_same_methods(tmp_path):
+    from assignment.models import Method
+
+    path = tmp_path / "schema.yml"
+    call_command("spectacular", "--file", str(path))
+    schemas = yaml.safe_load(path.read_text(encoding="utf-8"))["components"]["schemas"]
+    method = schemas["RunCreateRequest"]["properties"]["method"]
+    if "$ref" in method:
+        method = schemas[method["$ref"].rsplit("/", 1)[1]]
+    assert tuple(method["enum"]) == METHODS
+    assert tuple(Method.values) == METHODS
