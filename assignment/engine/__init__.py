@@ -2,7 +2,7 @@
 
 Problem definition, exact expected accuracy of the Bayes vote, the assignment methods
 (stochastic IHT with the exact TVCS projection and the baselines), quality estimation from gold
-questions and aggregation of collected answers.
+questions, aggregation of collected answers and the next round of a project given them.
 """
 
 from assignment.engine.accuracy import (
@@ -15,6 +15,7 @@ from assignment.engine.aggregate import AggregateResult, aggregate
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.quality import QualityEstimate, estimate_quality
+from assignment.engine.rounds import NextRound, next_round
 from assignment.engine.solve import (
     METHODS,
     MethodSpec,
@@ -32,6 +33,7 @@ __all__ = [
     "AggregateResult",
     "AssignmentProblem",
     "MethodSpec",
+    "NextRound",
     "Option",
     "QualityByCategory",
     "QualityEstimate",
@@ -46,6 +48,7 @@ __all__ = [
     "expected_accuracy",
     "method_options",
     "method_spec",
+    "next_round",
     "solve",
     "task_accuracy",
 ]

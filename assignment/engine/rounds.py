@@ -1,0 +1,204 @@
+"""The next round of a project: an assignment problem conditioned on the answers in hand.
+
+A project assigns in rounds: assign, collect answers, assign what is left of the budget where it
+helps most. After the answers ``D`` of the earlier rounds, the next round is an assignment problem
+of the same form (:class:`~assignment.engine.problem.AssignmentProblem`) in which
+
+* each task's prior is its posterior ``P(y_j = 1 | D)`` under the current quality,
+* pairs already answered are not eligible (a worker answers a task once),
+* each worker's and each task's cap is reduced by the answers it already has,
+* the budget is what the round may spend (by default what remains of the total).
+
+Why the objective is then exactly right (``docs/design.md``, "Rounds"): answers are independent
+given the true label, so for a task with earlier answers ``D_j`` and new answers ``N_j``,
+``P(y | D_j, N_j)`` is proportional to ``P(y | D_j) P(N_j | y)``: the Bayes vote over all answers
+is the Bayes vote over the new answers with prior ``P(y | D_j)``, and the expected accuracy of the
+final labels given ``D`` is the expected accuracy of the new round's assignment with those
+posteriors as priors. Every method that maximises expected accuracy therefore maximises the
+accuracy of the final labels given what is known, and the tasks' accuracies "now" (with no new
+answer) are ``max(P(y_j = 1 | D), P(y_j = 0 | D))``.
+
+The one public function is :func:`next_round`; it returns a :class:`NextRound`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+
+from assignment.engine.aggregate import aggregate_pairs
+from assignment.engine.problem import AssignmentProblem
+
+__all__ = ["POSTERIOR_EPS", "NextRound", "next_round"]
+
+#: A posterior is held inside ``[POSTERIOR_EPS, 1 - POSTERIOR_EPS]`` when it becomes the next
+#: round's prior (an :class:`AssignmentProblem` needs priors in the open interval). Only a task
+#: whose answers already make it certain to one part in 10^12 is affected, and its expected
+#: accuracy by at most that much.
+POSTERIOR_EPS = 1e-12
+
+
+@dataclass(frozen=True, eq=False)
+class NextRound:
+    """The next round's problem and what the answers in hand say.
+
+    Attributes
+    ----------
+    problem : AssignmentProblem
+        The round's problem: posteriors as priors, answered pairs ineligible, caps reduced by
+        the answers in hand (0 for tasks already at ``target_posterior``), the round's budget.
+    posterior : ndarray of float64, shape (n_tasks,)
+        ``P(y_j = 1 | answers in hand)`` (the problem's prior, before holding it inside
+        ``[POSTERIOR_EPS, 1 - POSTERIOR_EPS]``).
+    task_accuracy_now : ndarray of float64, shape (n_tasks,)
+        ``max(posterior, 1 - posterior)``: each task's expected accuracy if nobody else
+        answered it.
+    open_tasks : ndarray of bool, shape (n_tasks,)
+        Tasks the round may assign: below ``target_posterior`` (all tasks without one) and with
+        room under their cap.
+    answers_per_worker : ndarray of int64, shape (n_workers,)
+    answers_per_task : ndarray of int64, shape (n_tasks,)
+    """
+
+    problem: AssignmentProblem
+    posterior: np.ndarray
+    task_accuracy_now: np.ndarray
+    open_tasks: np.ndarray
+    answers_per_worker: np.ndarray
+    answers_per_task: np.ndarray
+
+    @property
+    def accuracy_now(self) -> float:
+        """Mean expected accuracy of the Bayes vote on the answers in hand."""
+        return float(self.task_accuracy_now.mean()) if self.task_accuracy_now.size else 1.0
+
+    @property
+    def n_answers(self) -> int:
+        return int(self.answers_per_task.sum())
+
+
+def next_round(
+    problem: AssignmentProblem,
+    *,
+    worker_index,
+    task_index,
+    said_one,
+    budget: int | None = None,
+    target_posterior: float | None = None,
+) -> NextRound:
+    """The next round of ``problem`` after the given answers.
+
+    Parameters
+    ----------
+    problem : AssignmentProblem
+        The whole project: quality, the caps over all rounds, the tasks' priors before any
+        answer, and the total budget over all rounds.
+    worker_index, task_index : array_like of int, shape (n_answers,)
+        The worker and the task of each answer in hand; a pair at most once.
+    said_one : array_like of bool, shape (n_answers,)
+        Whether each answer was label 1.
+    budget : int, optional
+        Pairs this round may assign; default what remains of ``problem.budget`` after the
+        answers in hand (never below 0).
+    target_posterior : float in (0.5, 1], optional
+        Tasks whose posterior of their likelier label is at least this get nobody (Toloka's
+        "confidence" of dynamic overlap); default none.
+
+    Returns
+    -------
+    NextRound
+
+    Raises
+    ------
+    ValueError
+        Naming the field: indices out of range, arrays of different lengths, a pair answered
+        twice, a negative or fractional budget, a target outside ``(0.5, 1]``.
+    """
+    n, m = problem.shape
+    workers, tasks, said = _validate_answers(worker_index, task_index, said_one, n, m)
+    target = _validate_target(target_posterior)
+    result = aggregate_pairs(
+        task_index=tasks,
+        quality=problem.quality_at(workers, tasks),
+        said_one=said,
+        prior=problem.prior,
+    )
+    posterior = result.posterior
+    now = np.maximum(posterior, 1.0 - posterior)
+    per_worker = np.bincount(workers, minlength=n).astype(np.int64)
+    per_task = np.bincount(tasks, minlength=m).astype(np.int64)
+    worker_room = np.maximum(problem.max_tasks_per_worker - per_worker, 0)
+    task_room = np.maximum(problem.max_workers_per_task - per_task, 0)
+    if target is not None:
+        task_room[now >= target] = 0
+    eligible = np.ones((n, m), dtype=bool) if problem.eligible is None else problem.eligible.copy()
+    eligible[workers, tasks] = False
+    round_budget = max(problem.budget - tasks.size, 0) if budget is None else _budget(budget)
+    round_problem = AssignmentProblem(
+        problem.quality_form,
+        max_workers_per_task=task_room,
+        max_tasks_per_worker=worker_room,
+        budget=round_budget,
+        prior=np.clip(posterior, POSTERIOR_EPS, 1.0 - POSTERIOR_EPS),
+        eligible=eligible,
+    )
+    for array in (posterior, now, per_worker, per_task):
+        array.setflags(write=False)
+    open_tasks = task_room > 0
+    open_tasks.setflags(write=False)
+    return NextRound(
+        problem=round_problem,
+        posterior=posterior,
+        task_accuracy_now=now,
+        open_tasks=open_tasks,
+        answers_per_worker=per_worker,
+        answers_per_task=per_task,
+    )
+
+
+def _validate_answers(worker_index, task_index, said_one, n: int, m: int):
+    arrays = []
+    for name, value, size in (("worker_index", worker_index, n), ("task_index", task_index, m)):
+        a = np.asarray(value)
+        if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
+            raise ValueError(f"{name} must be a 1-D array of integers, got {a.dtype} {a.shape}")
+        a = a.astype(np.int64)
+        bad = np.flatnonzero((a < 0) | (a >= size))
+        if bad.size:
+            raise ValueError(f"{name} must be in [0, {size}), got {a[bad[0]]} at answer {bad[0]}")
+        arrays.append(a)
+    workers, tasks = arrays
+    said = np.asarray(said_one)
+    if said.dtype != np.bool_:
+        raise ValueError(f"said_one must be a bool array, got dtype {said.dtype}")
+    if not workers.shape == tasks.shape == said.shape:
+        raise ValueError(
+            "worker_index, task_index and said_one must have one entry per answer, got shapes "
+            f"{workers.shape}, {tasks.shape} and {said.shape}"
+        )
+    flat = workers * m + tasks
+    unique, first, counts = np.unique(flat, return_index=True, return_counts=True)
+    if unique.size != flat.size:
+        k = int(np.flatnonzero(counts > 1)[0])
+        again = int(np.flatnonzero(flat == unique[k])[1])
+        raise ValueError(
+            f"a pair may be answered once: answer {again} repeats (worker {workers[again]}, "
+            f"task {tasks[again]}) of answer {first[k]}"
+        )
+    return workers, tasks, said
+
+
+def _validate_target(target) -> float | None:
+    if target is None:
+        return None
+    if isinstance(target, bool) or not isinstance(target, Real) or not 0.5 < target <= 1.0:
+        raise ValueError(f"target_posterior must be a number in (0.5, 1], got {target!r}")
+    return float(target)
+
+
+def _budget(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral | np.integer) or value < 0:
+        raise ValueError(f"budget must be a non-negative integer, got {value!r}")
+    return int(value)

@@ -1,0 +1,221 @@
+"""The next round conditions the assignment problem on the answers in hand."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from assignment.engine import METHODS, AssignmentProblem, QualityByCategory, solve
+from assignment.engine.accuracy import expected_accuracy
+from assignment.engine.aggregate import aggregate
+from assignment.engine.rounds import next_round
+
+
+def _brute_force_final_accuracy(q, prior, answers, new):
+    """E[final Bayes vote correct | answers in hand], by enumerating labels and new answers.
+
+    ``answers``: (n, m) with -1 where nobody answered yet; ``new``: the next round's pairs. The
+    final vote is the Bayes vote over *all* answers with the *original* prior.
+    """
+    m = q.shape[1]
+    total = 0.0
+    for j in range(m):
+        old = np.flatnonzero(answers[:, j] >= 0)
+        likelihood = {
+            y: np.prod([q[i, j] if answers[i, j] == y else 1 - q[i, j] for i in old])
+            for y in (0, 1)
+        }
+        evidence = prior[j] * likelihood[1] + (1 - prior[j]) * likelihood[0]
+        posterior = {1: prior[j] * likelihood[1] / evidence}
+        posterior[0] = 1 - posterior[1]
+        workers = np.flatnonzero(new[:, j])
+        for pattern in itertools.product((0, 1), repeat=len(workers)):
+            column = answers[:, j].copy()
+            column[workers] = pattern
+            label = aggregate(column[:, None], q[:, [j]], prior=prior[j]).labels[0]
+            for y in (0, 1):
+                p_new = np.prod(
+                    [
+                        q[i, j] if a == y else 1 - q[i, j]
+                        for i, a in zip(workers, pattern, strict=True)
+                    ]
+                )
+                total += posterior[y] * p_new * (label == y)
+    return total / m
+
+
+def _answers(rng, q, per_task):
+    """Simulated answers of ``per_task`` random workers per task, as an (n, m) -1/0/1 grid."""
+    n, m = q.shape
+    truth = rng.integers(0, 2, m)
+    grid = np.full((n, m), -1)
+    for j in range(m):
+        for i in rng.choice(n, per_task, replace=False):
+            grid[i, j] = truth[j] if rng.random() < q[i, j] else 1 - truth[j]
+    return grid
+
+
+def _round(problem, grid, **kwargs):
+    workers, tasks = np.nonzero(grid >= 0)
+    return next_round(
+        problem,
+        worker_index=workers,
+        task_index=tasks,
+        said_one=grid[workers, tasks] == 1,
+        **kwargs,
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_posterior_as_prior_gives_the_expected_accuracy_of_the_final_vote(seed):
+    rng = np.random.default_rng(seed)
+    n, m = 5, 4
+    q = rng.uniform(0.55, 0.95, (n, m))
+    prior = rng.uniform(0.2, 0.8, m)
+    problem = AssignmentProblem(
+        q, max_workers_per_task=4, max_tasks_per_worker=4, budget=20, prior=prior
+    )
+    grid = _answers(rng, q, per_task=2)
+    nxt = _round(problem, grid)
+    new = np.zeros((n, m), bool)
+    for j in range(m):
+        free = np.flatnonzero(grid[:, j] < 0)
+        new[rng.choice(free, rng.integers(0, len(free) + 1), replace=False), j] = True
+    engine = expected_accuracy(q, new, prior=nxt.problem.prior)
+    assert engine == pytest.approx(_brute_force_final_accuracy(q, prior, grid, new), abs=1e-12)
+
+
+def test_with_no_answers_the_round_is_the_problem_itself():
+    rng = np.random.default_rng(0)
+    problem = AssignmentProblem(
+        rng.uniform(0.5, 1, (4, 6)),
+        max_workers_per_task=2,
+        max_tasks_per_worker=3,
+        budget=10,
+        prior=0.3,
+    )
+    empty = np.zeros(0, np.int64)
+    nxt = next_round(problem, worker_index=empty, task_index=empty, said_one=empty.astype(bool))
+    assert nxt.problem.budget == 10
+    np.testing.assert_array_equal(nxt.problem.prior, problem.prior)
+    np.testing.assert_array_equal(nxt.problem.max_workers_per_task, 2)
+    np.testing.assert_array_equal(nxt.problem.max_tasks_per_worker, 3)
+    assert nxt.problem.eligible.all()
+    assert nxt.accuracy_now == pytest.approx(0.7)
+
+
+def test_caps_and_budget_count_the_answers_in_hand():
+    q = np.full((3, 4), 0.8)
+    problem = AssignmentProblem(q, max_workers_per_task=2, max_tasks_per_worker=3, budget=8)
+    grid = np.full((3, 4), -1)
+    grid[0, :3] = 1  # worker 0 answered three tasks: at its cap
+    grid[1, 0] = 0  # task 0 has two answers: at its cap
+    nxt = _round(problem, grid)
+    np.testing.assert_array_equal(nxt.problem.max_tasks_per_worker, [0, 2, 3])
+    np.testing.assert_array_equal(nxt.problem.max_workers_per_task, [0, 1, 1, 2])
+    assert nxt.problem.budget == 4
+    assert not nxt.problem.eligible[0, :3].any()
+    assert not nxt.problem.eligible[1, 0]
+    assert nxt.n_answers == 4
+    np.testing.assert_array_equal(nxt.open_tasks, [False, True, True, True])
+
+
+def test_a_round_budget_overrides_what_remains():
+    problem = AssignmentProblem(
+        np.full((2, 2), 0.7), max_workers_per_task=2, max_tasks_per_worker=2, budget=4
+    )
+    nxt = _round(problem, np.array([[1, -1], [-1, -1]]), budget=1)
+    assert nxt.problem.budget == 1
+
+
+def test_tasks_at_the_target_posterior_get_nobody():
+    q = np.full((4, 3), 0.9)
+    problem = AssignmentProblem(q, max_workers_per_task=4, max_tasks_per_worker=3, budget=12)
+    grid = np.full((4, 3), -1)
+    grid[:2, 0] = 1  # two agreeing answers: posterior 0.81 / (0.81 + 0.01) = 0.9878
+    grid[0, 1], grid[1, 1] = 1, 0  # a tie: posterior 0.5
+    nxt = _round(problem, grid, target_posterior=0.95)
+    assert nxt.posterior[0] == pytest.approx(0.81 / 0.82)
+    np.testing.assert_array_equal(nxt.problem.max_workers_per_task, [0, 2, 4])
+    np.testing.assert_array_equal(nxt.open_tasks, [False, True, True])
+    assert nxt.accuracy_now == pytest.approx((0.81 / 0.82 + 0.5 + 0.5) / 3)
+
+
+def test_a_certain_posterior_is_held_inside_the_open_interval():
+    problem = AssignmentProblem(
+        np.full((30, 1), 1.0), max_workers_per_task=30, max_tasks_per_worker=1, budget=30
+    )
+    grid = np.full((30, 1), -1)
+    grid[:10, 0] = 1
+    nxt = _round(problem, grid)
+    assert nxt.posterior[0] == 1.0
+    assert 0.0 < nxt.problem.prior[0] < 1.0
+
+
+@pytest.mark.parametrize("by_category", [False, True], ids=["dense", "by category"])
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_keeps_the_caps_over_all_rounds(method, by_category):
+    rng = np.random.default_rng(3)
+    n, m = 8, 12
+    if by_category:
+        quality = QualityByCategory(rng.uniform(0.55, 0.95, (n, 3)), rng.integers(0, 3, m))
+        q = quality.dense()
+    else:
+        quality = q = rng.uniform(0.55, 0.95, (n, m))
+    per_worker = rng.integers(2, 6, n)
+    problem = AssignmentProblem(
+        quality, max_workers_per_task=3, max_tasks_per_worker=per_worker, budget=30
+    )
+    done = np.zeros((n, m), bool)
+    grid = np.full((n, m), -1)
+    truth = rng.integers(0, 2, m)
+    for k in range(3):
+        nxt = _round(problem, grid, budget=10)
+        result = solve(nxt.problem, method=method, seed=k)
+        x = result.assignment
+        assert nxt.problem.is_feasible(x)
+        assert not (x & done).any(), "a pair answered in an earlier round came back"
+        done |= x
+        assert problem.is_feasible(done), "the rounds together broke a cap"
+        workers, tasks = np.nonzero(x)
+        correct = rng.random(workers.size) < q[workers, tasks]
+        grid[workers, tasks] = np.where(correct, truth[tasks], 1 - truth[tasks])
+    assert done.sum() <= problem.budget
+
+
+def test_the_round_accuracy_is_at_least_the_accuracy_now():
+    rng = np.random.default_rng(5)
+    q = rng.uniform(0.6, 0.9, (6, 10))
+    problem = AssignmentProblem(q, max_workers_per_task=4, max_tasks_per_worker=6, budget=30)
+    nxt = _round(problem, _answers(rng, q, per_task=1))
+    result = solve(nxt.problem, method="tvcs-iht", seed=0)
+    assert result.expected_accuracy >= nxt.accuracy_now - 1e-12
+    empty = expected_accuracy(q, np.zeros_like(q, bool), prior=nxt.problem.prior)
+    assert empty == pytest.approx(nxt.accuracy_now, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"worker_index": [3]}, r"worker_index must be in \[0, 3\), got 3 at answer 0"),
+        ({"task_index": [0, 1]}, "one entry per answer"),
+        ({"said_one": [1]}, "said_one must be a bool array"),
+        (
+            {"worker_index": [0, 0], "task_index": [1, 1], "said_one": [True, False]},
+            r"answer 1 repeats \(worker 0, task 1\) of answer 0",
+        ),
+        ({"target_posterior": 0.5}, r"target_posterior must be a number in \(0.5, 1\]"),
+        ({"budget": -1}, "budget must be a non-negative integer"),
+    ],
+)
+def test_bad_answers_are_refused_naming_the_field(kwargs, message):
+    problem = AssignmentProblem(
+        np.full((3, 2), 0.7), max_workers_per_task=2, max_tasks_per_worker=2, budget=4
+    )
+    arguments = {"worker_index": [0], "task_index": [0], "said_one": [True]} | kwargs
+    arguments = {
+        k: np.asarray(v) if k != "target_posterior" and k != "budget" else v
+        for k, v in arguments.items()
+    }
+    with pytest.raises(ValueError, match=message):
+        next_round(problem, **arguments)
