@@ -323,6 +323,126 @@ def quality_matrix_latest(*, project: Project) -> QualityMatrix | None:
     return QualityMatrix.objects.latest_of(project)
 
 
+@dataclass(frozen=True)
+class QualityCoverage:
+    """Whether a quality matrix has a row for every active worker and a column for every task.
+
+    A run on a matrix made before workers or tasks were added would never assign them; runs
+    refuse such a matrix (:meth:`refusal`) and the project page offers to re-estimate it.
+    """
+
+    matrix_id: int
+    made_at: datetime
+    missing_workers: int
+    missing_tasks: int
+    example_worker: str | None
+    example_task: str | None
+
+    @property
+    def complete(self) -> bool:
+        return not (self.missing_workers or self.missing_tasks)
+
+    def refusal(self, *, project: Project) -> str:
+        """Why a run cannot use the matrix, and what to do (empty when it is complete)."""
+        if self.complete:
+            return ""
+        missing = [
+            f"{count} {noun}{'s' if count != 1 else ''} (e.g. {example!r})"
+            for count, noun, example in (
+                (self.missing_tasks, "task", self.example_task),
+                (self.missing_workers, "active worker", self.example_worker),
+            )
+            if count
+        ]
+        return (
+            f"the latest quality matrix (id {self.matrix_id}, made "
+            f"{self.made_at:%Y-%m-%d %H:%M}) has no quality for {' and '.join(missing)} of "
+            f"project {project.name!r}, added since: a run would never assign them. Estimate "
+            f"quality again (POST /api/projects/{project.pk}/quality/estimate/, the project's "
+            "Quality page, or manage.py estimate_quality) or upload a quality file that "
+            "covers them"
+        )
+
+
+def quality_matrix_coverage(*, project: Project, matrix: QualityMatrix) -> QualityCoverage:
+    """Which of the project's active workers and tasks ``matrix`` has no quality for."""
+    found = []
+    for model, ids, extra in (
+        (Worker, matrix.worker_ids, {"active": True}),
+        (Task, matrix.task_ids, {}),
+    ):
+        pks = np.fromiter(
+            model.objects.filter(project=project, **extra).values_list("pk", flat=True),
+            dtype=np.int64,
+        )
+        missing = pks[~np.isin(pks, ids)]
+        example = (
+            None
+            if not missing.size
+            else model.objects.values_list("external_id", flat=True).get(pk=int(missing.min()))
+        )
+        found.append((int(missing.size), example))
+    (workers, worker), (tasks, task) = found
+    return QualityCoverage(
+        matrix_id=matrix.pk,
+        made_at=matrix.created_at,
+        missing_workers=workers,
+        missing_tasks=tasks,
+        example_worker=worker,
+        example_task=task,
+    )
+
+
+@dataclass(frozen=True)
+class RunReadiness:
+    """Whether the project's runs can start, on which matrix, and if not why not."""
+
+    matrix: QualityMatrix | None
+    refusal: str
+    coverage: QualityCoverage | None
+    #: ``""`` (ready), ``"labels"``, ``"no-matrix"`` or ``"stale"``.
+    reason: str
+
+    @property
+    def ready(self) -> bool:
+        return not self.reason
+
+
+def run_readiness(*, project: Project) -> RunReadiness:
+    """The matrix runs would use, or why a run would be wrong (the refusal of
+    :func:`assignment.services.run_create`, which the pages show before anyone tries):
+
+    * a label set of other than two labels: the expected accuracy the methods optimise is
+      the binary Bayes vote's;
+    * no quality matrix;
+    * a matrix without quality for tasks or active workers added since it was made: they would
+      silently never be assigned.
+    """
+    labels = list(project.labels)
+    if len(labels) != 2:
+        refusal = (
+            f"project {project.name!r} has {len(labels)} labels "
+            f"({', '.join(map(repr, labels))}); assignment runs support two labels for now: "
+            "their expected accuracy is the binary Bayes vote's and would be wrong for "
+            f"{len(labels)}"
+        )
+        return RunReadiness(matrix=None, refusal=refusal, coverage=None, reason="labels")
+    matrix = quality_matrix_latest(project=project)
+    if matrix is None:
+        refusal = (
+            f"project {project.name!r} has no quality matrix: upload one (kind quality) or "
+            "estimate it from gold answers first"
+        )
+        return RunReadiness(matrix=None, refusal=refusal, coverage=None, reason="no-matrix")
+    coverage = quality_matrix_coverage(project=project, matrix=matrix)
+    return RunReadiness(
+        matrix=matrix,
+        refusal=coverage.refusal(project=project),
+        coverage=coverage,
+        reason="" if coverage.complete else "stale",
+    )
+
+
 def run_assignment_rows(*, run: AssignmentRun) -> Iterator[tuple[str, str]]:
     """The (worker id, task id) pairs of a succeeded run, by the project's external ids.
 

@@ -64,7 +64,10 @@ from assignment.models import (
     Worker,
     default_labels,
 )
-from assignment.selectors import api_token_expiry, quality_matrix_latest
+from assignment.selectors import (
+    api_token_expiry,
+    run_readiness,
+)
 
 __all__ = [
     "demo_project_create",
@@ -392,7 +395,6 @@ def run_create(
     max_tasks_per_worker: int | None = None,
     seed: int | None = None,
     options: dict | None = None,
-    comparison: Comparison | None = None,
     enqueue: bool = True,
 ) -> AssignmentRun:
     """Queue a run of ``method`` on the project's latest quality matrix.
@@ -400,19 +402,52 @@ def run_create(
     Caps and budget default to the project's defaults (the budget to as many pairs as the caps
     allow); workers' and tasks' own caps and priors override them when the run computes. The
     run is handed to a Celery worker once the surrounding transaction commits (``enqueue``).
-    Raises :class:`RunValidationError` for an unknown method, an invalid option or a project
-    without a quality matrix.
+    Raises :class:`RunValidationError` for an unknown method, an invalid option, or a project
+    whose runs would be wrong (:func:`_quality_matrix_for_runs`).
     """
+    _check_method(method)
+    return _run_new(
+        project=project,
+        matrix=_quality_matrix_for_runs(project=project),
+        method=method,
+        budget=budget,
+        max_workers_per_task=max_workers_per_task,
+        max_tasks_per_worker=max_tasks_per_worker,
+        seed=seed,
+        options=options,
+        enqueue=enqueue,
+    )
+
+
+def _check_method(method: str) -> None:
     if method not in Method.values:
         raise RunValidationError(
             f"method must be one of {', '.join(Method.values)}, got {method!r}"
         )
-    matrix = quality_matrix_latest(project=project)
-    if matrix is None:
-        raise RunValidationError(
-            f"project {project.name!r} has no quality matrix: upload one (kind quality) or "
-            "estimate it from gold answers first"
-        )
+
+
+def _quality_matrix_for_runs(*, project: Project) -> QualityMatrix:
+    """The latest quality matrix, or :class:`RunValidationError` saying why a run would be
+    wrong (:func:`~assignment.selectors.run_readiness`)."""
+    readiness = run_readiness(project=project)
+    if not readiness.ready:
+        raise RunValidationError(readiness.refusal)
+    return readiness.matrix
+
+
+def _run_new(
+    *,
+    project: Project,
+    matrix: QualityMatrix,
+    method: str,
+    budget: int | None,
+    max_workers_per_task: int | None,
+    max_tasks_per_worker: int | None,
+    seed: int | None,
+    options: dict | None,
+    enqueue: bool,
+    comparison: Comparison | None = None,
+) -> AssignmentRun:
     per_task = (
         project.default_max_workers_per_task
         if max_workers_per_task is None
@@ -958,6 +993,7 @@ def comparison_create(
             f"a comparison queues at most {MAX_COMPARISON_RUNS} runs (methods x budgets), "
             f"this one {n_runs}"
         )
+    matrix = _quality_matrix_for_runs(project=project)
     with transaction.atomic():
         if enqueue:
             _check_active_runs(owner_id=project.owner_id, adding=n_runs)
@@ -966,13 +1002,15 @@ def comparison_create(
         )
         for method in methods:
             for budget in budgets or [None]:
-                run_create(
+                _run_new(
                     project=project,
+                    matrix=matrix,
                     method=method,
                     budget=budget,
                     max_workers_per_task=max_workers_per_task,
                     max_tasks_per_worker=max_tasks_per_worker,
                     seed=seed,
+                    options=None,
                     comparison=comparison,
                     enqueue=enqueue,
                 )

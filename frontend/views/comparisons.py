@@ -47,7 +47,12 @@ def comparison_create(request: HttpRequest, project_id: int) -> HttpResponse:
     return render(
         request,
         "frontend/comparison_form.html",
-        {"project": project, "form": form, "tab": "compare"},
+        {
+            "project": project,
+            "form": form,
+            "tab": "compare",
+            "readiness": selectors.run_readiness(project=project),
+        },
         status=400 if form.errors else 200,
     )
 

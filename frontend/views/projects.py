@@ -95,6 +95,7 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         "project": project,
         "stats": stats,
         "steps": _steps(project, stats),
+        "readiness": selectors.run_readiness(project=project),
         "recent_runs": recent[: selectors.RECENT_RUNS],
         "tab": "overview",
     }

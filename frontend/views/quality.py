@@ -32,7 +32,13 @@ def quality(request: HttpRequest, project_id: int) -> HttpResponse:
             )
             return redirect("frontend:quality", project_id=project.pk)
     matrix = selectors.quality_matrix_latest(project=project)
-    context = {"project": project, "form": form, "tab": "quality", "matrix": matrix}
+    context = {
+        "project": project,
+        "form": form,
+        "tab": "quality",
+        "matrix": matrix,
+        "readiness": selectors.run_readiness(project=project),
+    }
     if matrix is not None:
         context["summary"] = selectors.quality_matrix_statistics(matrix=matrix)
         data = selectors.quality_by_worker_and_category(matrix=matrix)

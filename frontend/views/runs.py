@@ -49,7 +49,13 @@ def run_create(request: HttpRequest, project_id: int) -> HttpResponse:
     return render(
         request,
         "frontend/run_form.html",
-        {"project": project, "form": form, "methods": methods, "tab": "runs"},
+        {
+            "project": project,
+            "form": form,
+            "methods": methods,
+            "tab": "runs",
+            "readiness": selectors.run_readiness(project=project),
+        },
         status=400 if form.errors else 200,
     )
 

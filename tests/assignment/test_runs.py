@@ -188,7 +188,8 @@ def test_creating_a_run_reads_no_quality_values(project, request, kind):
         run = services.run_create(project=project, method="greedy", enqueue=False)
     assert run.quality_matrix.by_category == (kind == "by category")
     sql = " ".join(query["sql"] for query in queries.captured_queries)
-    for read in ("qualitychunk", "category_table_blob", "task_category_blob", "task_ids_blob"):
+    # The worker and task ids are read (the matrix must cover the project), never the values.
+    for read in ("qualitychunk", "category_table_blob", "task_category_blob"):
         assert read not in sql
 
 
@@ -540,3 +541,50 @@ def test_a_system_error_of_its_own_is_not_taken_for_the_soft_time_limit(project,
         tasks.run_execute_task(run.pk)
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING  # as for any crash: the recovery sweep ends it
+
+
+def test_a_run_is_refused_when_tasks_were_added_after_the_quality_matrix(project):
+    Task.objects.create(project=project, external_id="late-1", category="c")
+    Task.objects.create(project=project, external_id="late-2", category="c")
+    with pytest.raises(RunValidationError) as refused:
+        services.run_create(project=project, method="greedy", enqueue=False)
+    message = str(refused.value)
+    assert "no quality for 2 tasks (e.g. 'late-1')" in message
+    assert f"POST /api/projects/{project.pk}/quality/estimate/" in message
+    assert not AssignmentRun.objects.exists()
+
+
+def test_a_comparison_is_refused_whole_when_an_active_worker_has_no_quality(project):
+    Worker.objects.create(project=project, external_id="newcomer")
+    with pytest.raises(RunValidationError, match=r"1 active worker \(e.g. 'newcomer'\)"):
+        services.comparison_create(project=project, methods=["greedy", "random"], enqueue=False)
+    assert not AssignmentRun.objects.exists()
+
+
+def test_inactive_newcomers_and_deleted_tasks_do_not_make_the_matrix_stale(project):
+    Worker.objects.create(project=project, external_id="resting", active=False)
+    Task.objects.filter(project=project, external_id="t3").delete()
+    run = services.run_create(project=project, method="greedy", enqueue=False)
+    assert run.status == RunStatus.QUEUED
+
+
+def test_estimating_quality_again_lifts_the_refusal(project):
+    late = Task.objects.create(project=project, external_id="late", category="c")
+    item = GoldItem.objects.create(project=project, external_id="g", category="c", true_label="1")
+    for worker in Worker.objects.filter(project=project):
+        GoldAnswer.objects.create(worker=worker, item=item, answer="1")
+    with pytest.raises(RunValidationError):
+        services.run_create(project=project, method="greedy", enqueue=False)
+    services.quality_estimate(project=project)
+    run = executed(services.run_create(project=project, method="greedy", enqueue=False))
+    assert run.status == RunStatus.SUCCEEDED
+    assert late.pk in run.quality_matrix.task_ids
+
+
+def test_a_run_on_more_than_two_labels_is_refused_rather_than_computed_as_binary(project):
+    project.labels = ["cat", "dog", "bird"]
+    project.save()
+    with pytest.raises(RunValidationError, match=r"has 3 labels .*support two labels for now"):
+        services.run_create(project=project, method="tvcs-iht", enqueue=False)
+    with pytest.raises(RunValidationError, match="has 3 labels"):
+        services.comparison_create(project=project, methods=["greedy"], enqueue=False)

@@ -101,3 +101,29 @@ def test_the_new_project_form_starts_from_the_models_defaults(client):
     assert initial["default_max_workers_per_task"] == 3
     assert initial["default_max_tasks_per_worker"] == 100
     assert initial["default_budget"] is None
+
+
+def test_a_stale_quality_matrix_is_flagged_with_an_offer_to_estimate_it_again(client, project):
+    from assignment.models import Task
+
+    Task.objects.create(project=project, external_id="new <task>", category="birds")
+    quality_url = reverse("frontend:quality", args=[project.pk])
+    for name in ("project", "run_create", "comparison_create", "quality"):
+        page = client.get(reverse(f"frontend:{name}", args=[project.pk])).content.decode()
+        assert 'id="run-readiness"' in page, name
+        assert "no quality for 1 task (e.g. &#x27;new &lt;task&gt;&#x27;)" in page, name
+        assert f'href="{quality_url}#estimate"' in page, name
+    assert 'id="estimate"' in client.get(quality_url).content.decode()
+
+
+def test_a_project_with_three_labels_is_told_runs_support_two_for_now(client, project):
+    project.labels = ["cat", "dog", "bird"]
+    project.save()
+    page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+    assert "Runs cannot start:" in page
+    assert "has 3 labels" in page
+
+
+def test_a_project_ready_to_run_shows_no_warning(client, project):
+    page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+    assert 'id="run-readiness"' not in page

@@ -318,3 +318,17 @@ def test_run_and_comparison_requests_are_throttled_per_user(api, project, queued
     assert "throttled" in response.json()["detail"].lower()
     assert api.post(url, comparison).status_code == 429
     assert api.get(url).status_code == 200  # reading is not throttled
+
+
+def test_a_run_on_a_quality_matrix_that_misses_new_tasks_is_a_400_that_says_what_to_do(
+    api, project, queued
+):
+    from assignment.models import Task
+
+    Task.objects.create(project=project, external_id="fresh", category="c")
+    response = api.post(f"/api/projects/{project.pk}/runs/", {"method": "greedy"})
+    assert response.status_code == 400
+    detail = response.json()["detail"]
+    assert "no quality for 1 task (e.g. 'fresh')" in detail
+    assert f"POST /api/projects/{project.pk}/quality/estimate/" in detail
+    assert not AssignmentRun.objects.exists()
