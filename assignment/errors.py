@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "AmbiguousProjectError",
+    "AnswersError",
     "DomainError",
     "ExportError",
     "ImportValidationError",
@@ -76,6 +77,11 @@ class ProjectValidationError(DomainError):
 
 class QualityEstimationError(DomainError):
     """The project lacks what a quality estimate needs (workers, tasks, gold answers)."""
+
+
+class AnswersError(DomainError):
+    """The collected answers cannot be read against the quality matrix (a worker or task
+    without quality, a label outside the project's label set)."""
 
 
 class ExportError(DomainError):

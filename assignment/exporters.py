@@ -29,9 +29,10 @@ from typing import TextIO
 
 import numpy as np
 
+from assignment.answers import answers_in_hand
 from assignment.data_files import FORMATS, FORMULA_TRIGGERS
 from assignment.engine.aggregate import aggregate_pairs
-from assignment.errors import ExportError
+from assignment.errors import AnswersError, ExportError
 from assignment.models import (
     Answer,
     GoldAnswer,
@@ -174,20 +175,12 @@ def _quality_rows(project: Project) -> Rows:
     return generate()
 
 
-def _positions(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """Where each of ``wanted`` stands in ``keys`` (distinct), or -1 where it does not."""
-    if not len(keys):
-        return np.full(len(wanted), -1, dtype=np.int64)
-    order = np.argsort(keys, kind="stable")
-    at = order[np.searchsorted(keys, wanted, sorter=order).clip(max=len(keys) - 1)]
-    return np.where(keys[at] == wanted, at, -1)
-
-
 def _label_rows(project: Project) -> Rows:
     """Bayes-vote label of every task with answers, with the posterior of that label.
 
-    Reads the answers once, as arrays, and the quality of the answered pairs only
-    (:func:`~assignment.engine.aggregate.aggregate_pairs`): no workers x tasks grid.
+    Reads the answers once, as arrays (:func:`~assignment.answers.answers_in_hand`), and the
+    quality of the answered pairs only (:func:`~assignment.engine.aggregate.aggregate_pairs`):
+    no workers x tasks grid.
     """
     labels = list(project.labels)
     if len(labels) != 2:
@@ -196,25 +189,13 @@ def _label_rows(project: Project) -> Rows:
             f"{len(labels)} labels"
         )
     matrix = _latest_quality_matrix(project)
-    answers = list(
-        Answer.objects.filter(worker__project=project)
-        .order_by()
-        .values_list("worker_id", "task_id", "label")
-    )
-    if not answers:
+    try:
+        answers = answers_in_hand(project=project, matrix=matrix)
+    except AnswersError as exc:
+        raise ExportError(str(exc)) from exc
+    if not answers.count:
         return iter(())
-    worker_pks, task_pks, given = zip(*answers, strict=True)
-    rows = _positions(matrix.worker_ids, np.asarray(worker_pks, dtype=np.int64))
-    columns = _positions(matrix.task_ids, np.asarray(task_pks, dtype=np.int64))
-    _check_covered(matrix, rows, columns, worker_pks, task_pks)
-    value_of = {label: value for value, label in enumerate(labels)}
-    unknown = next((label for label in given if label not in value_of), None)
-    if unknown is not None:  # the label set was changed after the answers came in
-        raise ExportError(
-            f"an answer has the label {unknown!r}, which is not in the project's label set "
-            f"{labels!r}"
-        )
-    answered, task_of_answer = np.unique(columns, return_inverse=True)
+    answered, task_of_answer = np.unique(answers.columns, return_inverse=True)
     task_ids = matrix.task_ids[answered]
     tasks = {
         pk: (external_id, prior)
@@ -227,8 +208,8 @@ def _label_rows(project: Project) -> Rows:
     ]
     result = aggregate_pairs(
         task_index=task_of_answer,
-        quality=matrix.quality_at(rows=rows, columns=columns),
-        said_one=np.fromiter((value_of[label] == 1 for label in given), bool, len(given)),
+        quality=matrix.quality_at(rows=answers.rows, columns=answers.columns),
+        said_one=answers.said_one,
         prior=np.asarray(priors),
     )
     counts = np.bincount(task_of_answer, minlength=len(answered))
@@ -245,21 +226,6 @@ def _label_rows(project: Project) -> Rows:
             )
 
     return generate()
-
-
-def _check_covered(matrix: QualityMatrix, rows, columns, worker_pks, task_pks) -> None:
-    """Raise :class:`ExportError` naming a worker or task with answers but no quality."""
-    missing_row, missing_column = np.flatnonzero(rows < 0), np.flatnonzero(columns < 0)
-    if not missing_row.size and not missing_column.size:
-        return
-    if missing_row.size:
-        what = f"worker {Worker.objects.get(pk=worker_pks[missing_row[0]]).external_id!r}"
-    else:
-        what = f"task {Task.objects.get(pk=task_pks[missing_column[0]]).external_id!r}"
-    raise ExportError(
-        f"the latest quality matrix (id {matrix.pk}) has no quality for {what}, which has "
-        "answers; estimate or import the quality again"
-    )
 
 
 #: The kinds of export, by name.

@@ -1,0 +1,96 @@
+"""The collected answers of a project as arrays over a quality matrix's rows and columns.
+
+The labels export and the next round read answers the same way: one query for the answers
+(``worker_id``, ``task_id``, ``label``), the matrix row and column of each, and whether it was
+the project's second label (label ``1`` of the binary Bayes vote). No workers x tasks grid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from assignment.errors import AnswersError
+from assignment.models import Answer, Project, QualityMatrix, Task, Worker
+
+__all__ = ["AnswersInHand", "answers_in_hand"]
+
+
+@dataclass(frozen=True)
+class AnswersInHand:
+    """The answers, one entry per answer, in answer-id order.
+
+    Attributes
+    ----------
+    rows, columns : ndarray of int64, shape (n_answers,)
+        The matrix row of the answer's worker and the column of its task.
+    said_one : ndarray of bool, shape (n_answers,)
+        Whether the answer was the project's second label.
+    last_id : int or None
+        The largest answer id read (None without answers): a round counts exactly these.
+    """
+
+    rows: np.ndarray
+    columns: np.ndarray
+    said_one: np.ndarray
+    last_id: int | None
+
+    @property
+    def count(self) -> int:
+        return int(self.rows.size)
+
+
+def answers_in_hand(
+    *, project: Project, matrix: QualityMatrix, through: int | None = None
+) -> AnswersInHand:
+    """The project's answers (those with id at most ``through``, if given) over ``matrix``.
+
+    Raises :class:`AnswersError` naming a worker or task that has answers but no quality in the
+    matrix, or an answer whose label is not in the project's (binary) label set.
+    """
+    labels = list(project.labels)
+    answers = Answer.objects.filter(worker__project=project)
+    if through is not None:
+        answers = answers.filter(pk__lte=through)
+    found = list(answers.order_by("pk").values_list("pk", "worker_id", "task_id", "label"))
+    if not found:
+        empty = np.zeros(0, dtype=np.int64)
+        return AnswersInHand(rows=empty, columns=empty, said_one=empty.astype(bool), last_id=None)
+    ids, worker_pks, task_pks, given = zip(*found, strict=True)
+    rows = _positions(matrix.worker_ids, np.asarray(worker_pks, dtype=np.int64))
+    columns = _positions(matrix.task_ids, np.asarray(task_pks, dtype=np.int64))
+    _check_covered(matrix, rows, columns, worker_pks, task_pks)
+    value_of = {label: value for value, label in enumerate(labels)}
+    unknown = next((label for label in given if label not in value_of), None)
+    if unknown is not None:  # the label set was changed after the answers came in
+        raise AnswersError(
+            f"an answer has the label {unknown!r}, which is not in the project's label set "
+            f"{labels!r}"
+        )
+    said_one = np.fromiter((value_of[label] == 1 for label in given), bool, len(given))
+    return AnswersInHand(rows=rows, columns=columns, said_one=said_one, last_id=max(ids))
+
+
+def _positions(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Where each of ``wanted`` stands in ``keys`` (distinct), or -1 where it does not."""
+    if not len(keys):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    at = order[np.searchsorted(keys, wanted, sorter=order).clip(max=len(keys) - 1)]
+    return np.where(keys[at] == wanted, at, -1)
+
+
+def _check_covered(matrix: QualityMatrix, rows, columns, worker_pks, task_pks) -> None:
+    """Raise :class:`AnswersError` naming a worker or task with answers but no quality."""
+    missing_row, missing_column = np.flatnonzero(rows < 0), np.flatnonzero(columns < 0)
+    if not missing_row.size and not missing_column.size:
+        return
+    if missing_row.size:
+        what = f"worker {Worker.objects.get(pk=worker_pks[missing_row[0]]).external_id!r}"
+    else:
+        what = f"task {Task.objects.get(pk=task_pks[missing_column[0]]).external_id!r}"
+    raise AnswersError(
+        f"the latest quality matrix (id {matrix.pk}) has no quality for {what}, which has "
+        "answers; estimate or import the quality again"
+    )
