@@ -24,6 +24,7 @@ The one public function is :func:`next_round`; it returns a :class:`NextRound`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from numbers import Integral, Real
 
 import numpy as np
@@ -44,30 +45,38 @@ POSTERIOR_EPS = 1e-12
 class NextRound:
     """The next round's problem and what the answers in hand say.
 
+    Everything but :attr:`problem` is computed at once from the answers (``O(n + m +
+    n_answers)``); :attr:`problem` builds the round's eligibility mask (``n m`` bytes) when
+    first asked for.
+
     Attributes
     ----------
-    problem : AssignmentProblem
-        The round's problem: posteriors as priors, answered pairs ineligible, caps reduced by
-        the answers in hand (0 for tasks already at ``target_posterior``), the round's budget.
+    base : AssignmentProblem
+        The whole project the round belongs to.
     posterior : ndarray of float64, shape (n_tasks,)
-        ``P(y_j = 1 | answers in hand)`` (the problem's prior, before holding it inside
+        ``P(y_j = 1 | answers in hand)`` (the round's prior, before holding it inside
         ``[POSTERIOR_EPS, 1 - POSTERIOR_EPS]``).
     task_accuracy_now : ndarray of float64, shape (n_tasks,)
         ``max(posterior, 1 - posterior)``: each task's expected accuracy if nobody else
         answered it.
-    open_tasks : ndarray of bool, shape (n_tasks,)
-        Tasks the round may assign: below ``target_posterior`` (all tasks without one) and with
-        room under their cap.
-    answers_per_worker : ndarray of int64, shape (n_workers,)
-    answers_per_task : ndarray of int64, shape (n_tasks,)
+    worker_room : ndarray of int64, shape (n_workers,)
+        Each worker's cap less its answers in hand (not below 0).
+    task_room : ndarray of int64, shape (n_tasks,)
+        Each task's cap less its answers in hand; 0 for tasks at ``target_posterior``.
+    budget : int
+        Pairs the round may assign.
+    answered_workers, answered_tasks : ndarray of int64, shape (n_answers,)
+        The pairs already answered.
     """
 
-    problem: AssignmentProblem
+    base: AssignmentProblem
     posterior: np.ndarray
     task_accuracy_now: np.ndarray
-    open_tasks: np.ndarray
-    answers_per_worker: np.ndarray
-    answers_per_task: np.ndarray
+    worker_room: np.ndarray
+    task_room: np.ndarray
+    budget: int
+    answered_workers: np.ndarray
+    answered_tasks: np.ndarray
 
     @property
     def accuracy_now(self) -> float:
@@ -76,7 +85,32 @@ class NextRound:
 
     @property
     def n_answers(self) -> int:
-        return int(self.answers_per_task.sum())
+        return int(self.answered_tasks.size)
+
+    @property
+    def open_tasks(self) -> np.ndarray:
+        """Tasks the round may assign, shape (n_tasks,): below ``target_posterior`` (all
+        tasks without one) and with room under their cap."""
+        return self.task_room > 0
+
+    @cached_property
+    def problem(self) -> AssignmentProblem:
+        """The round's problem: posteriors as priors, answered pairs ineligible, the rooms as
+        caps, the round's budget."""
+        base = self.base
+        if base.eligible is None:
+            eligible = np.ones(base.shape, dtype=bool)
+        else:
+            eligible = base.eligible.copy()
+        eligible[self.answered_workers, self.answered_tasks] = False
+        return AssignmentProblem(
+            base.quality_form,
+            max_workers_per_task=self.task_room,
+            max_tasks_per_worker=self.worker_room,
+            budget=self.budget,
+            prior=np.clip(self.posterior, POSTERIOR_EPS, 1.0 - POSTERIOR_EPS),
+            eligible=eligible,
+        )
 
 
 def next_round(
@@ -119,42 +153,32 @@ def next_round(
     n, m = problem.shape
     workers, tasks, said = _validate_answers(worker_index, task_index, said_one, n, m)
     target = _validate_target(target_posterior)
-    result = aggregate_pairs(
+    posterior = aggregate_pairs(
         task_index=tasks,
         quality=problem.quality_at(workers, tasks),
         said_one=said,
         prior=problem.prior,
-    )
-    posterior = result.posterior
+    ).posterior
     now = np.maximum(posterior, 1.0 - posterior)
-    per_worker = np.bincount(workers, minlength=n).astype(np.int64)
-    per_task = np.bincount(tasks, minlength=m).astype(np.int64)
-    worker_room = np.maximum(problem.max_tasks_per_worker - per_worker, 0)
-    task_room = np.maximum(problem.max_workers_per_task - per_task, 0)
+    worker_room = np.maximum(
+        problem.max_tasks_per_worker - np.bincount(workers, minlength=n), 0
+    ).astype(np.int64)
+    task_room = np.maximum(
+        problem.max_workers_per_task - np.bincount(tasks, minlength=m), 0
+    ).astype(np.int64)
     if target is not None:
         task_room[now >= target] = 0
-    eligible = np.ones((n, m), dtype=bool) if problem.eligible is None else problem.eligible.copy()
-    eligible[workers, tasks] = False
-    round_budget = max(problem.budget - tasks.size, 0) if budget is None else _budget(budget)
-    round_problem = AssignmentProblem(
-        problem.quality_form,
-        max_workers_per_task=task_room,
-        max_tasks_per_worker=worker_room,
-        budget=round_budget,
-        prior=np.clip(posterior, POSTERIOR_EPS, 1.0 - POSTERIOR_EPS),
-        eligible=eligible,
-    )
-    for array in (posterior, now, per_worker, per_task):
+    for array in (posterior, now, worker_room, task_room, workers, tasks):
         array.setflags(write=False)
-    open_tasks = task_room > 0
-    open_tasks.setflags(write=False)
     return NextRound(
-        problem=round_problem,
+        base=problem,
         posterior=posterior,
         task_accuracy_now=now,
-        open_tasks=open_tasks,
-        answers_per_worker=per_worker,
-        answers_per_task=per_task,
+        worker_room=worker_room,
+        task_room=task_room,
+        budget=max(problem.budget - tasks.size, 0) if budget is None else _budget(budget),
+        answered_workers=workers,
+        answered_tasks=tasks,
     )
 
 

@@ -117,6 +117,7 @@ def test_caps_and_budget_count_the_answers_in_hand():
     assert not nxt.problem.eligible[0, :3].any()
     assert not nxt.problem.eligible[1, 0]
     assert nxt.n_answers == 4
+    np.testing.assert_array_equal(nxt.worker_room, [0, 2, 3])
     np.testing.assert_array_equal(nxt.open_tasks, [False, True, True, True])
 
 
