@@ -660,6 +660,29 @@ class AssignmentRun(models.Model):
     max_tasks_per_worker = models.PositiveIntegerField()
     seed = models.BigIntegerField(null=True, blank=True)
     options = models.JSONField(default=dict, blank=True)
+    next_round = models.BooleanField(
+        default=False,
+        help_text="A next round: it conditions on the answers up to answers_through (posteriors "
+        "as priors, answered pairs out, the caps counting them); budget is this round's.",
+    )
+    answers_through = models.BigIntegerField(
+        null=True, blank=True, help_text="The last answer id a round counts (None: no answers)."
+    )
+    target_posterior = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="A round leaves out tasks whose likelier label has at least this posterior.",
+    )
+    target_accuracy = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="A round is refused once the answers' expected accuracy reaches this.",
+    )
+    round_start = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What a round started from: answers, accuracy_now, open_tasks, tasks.",
+    )
 
     status = models.CharField(
         max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
@@ -700,6 +723,16 @@ class AssignmentRun(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(method__in=[m.value for m in Method]), name="run_method_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(target_posterior__isnull=True)
+                | (Q(target_posterior__gt=0.5) & Q(target_posterior__lte=1)),
+                name="run_target_posterior_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(target_accuracy__isnull=True)
+                | (Q(target_accuracy__gt=0) & Q(target_accuracy__lte=1)),
+                name="run_target_accuracy_in_range",
             ),
         ]
 

@@ -27,13 +27,16 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from assignment.answers import answers_in_hand
 from assignment.data_files import open_data_file
 from assignment.engine import (
     AssignmentProblem,
+    NextRound,
     accuracy_upper_bounds,
     check_options,
     solve,
 )
+from assignment.engine import rounds as engine_rounds
 from assignment.engine.distributions import assignment_distributions
 from assignment.engine.quality import (
     DEFAULT_CATEGORY_STRENGTH,
@@ -41,6 +44,7 @@ from assignment.engine.quality import (
     estimate_quality,
 )
 from assignment.errors import (
+    AnswersError,
     ProjectAlreadyExistsError,
     ProjectValidationError,
     QualityEstimationError,
@@ -321,15 +325,116 @@ class _RunInterrupted(Exception):
 
 
 def _run_problem(run: AssignmentRun) -> AssignmentProblem:
-    """The engine problem of ``run``: its quality matrix with per-worker and per-task data.
+    """The engine problem of ``run``: the project's problem, or for a next round that problem
+    conditioned on the answers the round counts (:func:`~assignment.engine.next_round`)."""
+    problem = _project_problem(
+        project=run.project,
+        matrix=run.quality_matrix,
+        budget=run.budget,
+        max_workers_per_task=run.max_workers_per_task,
+        max_tasks_per_worker=run.max_tasks_per_worker,
+    )
+    if not run.next_round:
+        return problem
+    return _next_round(
+        problem=problem,
+        project=run.project,
+        matrix=run.quality_matrix,
+        through=run.answers_through or 0,
+        budget=run.budget,
+        target_posterior=run.target_posterior,
+    )[0].problem
+
+
+def _round_start(run: AssignmentRun, *, total_budget: int, round_budget: int | None) -> None:
+    """Set a next round's budget, ``answers_through`` and ``round_start`` from the answers in
+    hand, or raise :class:`RunValidationError` if the round has nothing to do."""
+    project = run.project
+    problem = _project_problem(
+        project=project,
+        matrix=run.quality_matrix,
+        budget=total_budget,
+        max_workers_per_task=run.max_workers_per_task,
+        max_tasks_per_worker=run.max_tasks_per_worker,
+    )
+    nxt, last_id = _next_round(
+        problem=problem,
+        project=project,
+        matrix=run.quality_matrix,
+        through=None,
+        budget=round_budget,
+        target_posterior=run.target_posterior,
+    )
+    if run.target_accuracy is not None and nxt.accuracy_now >= run.target_accuracy:
+        raise RunValidationError(
+            f"the {nxt.n_answers} answers in hand already give an expected accuracy of "
+            f"{nxt.accuracy_now:.4f}, at least the target_accuracy {run.target_accuracy}: "
+            "the project is done (or raise the target)"
+        )
+    if nxt.budget == 0:
+        raise RunValidationError(
+            f"nothing left to spend: {nxt.n_answers} answers are in hand of the project's "
+            f"budget of {total_budget} pairs; give this round a budget"
+        )
+    if not nxt.open_tasks.any():
+        raise RunValidationError(
+            "every task is at its target_posterior or has as many answers as its cap allows: "
+            "a next round has nothing to assign"
+        )
+    run.budget = nxt.budget
+    run.answers_through = last_id
+    run.round_start = {
+        "answers": nxt.n_answers,
+        "accuracy_now": nxt.accuracy_now,
+        "open_tasks": int(nxt.open_tasks.sum()),
+        "tasks": int(nxt.open_tasks.size),
+        "project_budget": total_budget,
+    }
+
+
+def _next_round(
+    *,
+    problem: AssignmentProblem,
+    project: Project,
+    matrix: QualityMatrix,
+    through: int | None,
+    budget: int | None,
+    target_posterior: float | None,
+) -> tuple[NextRound, int | None]:
+    """``problem`` after the project's answers with id up to ``through`` (all if None), and
+    the last answer id counted (None without answers)."""
+    try:
+        answers = answers_in_hand(project=project, matrix=matrix, through=through)
+    except AnswersError as exc:
+        raise RunValidationError(str(exc)) from exc
+    nxt = engine_rounds.next_round(
+        problem,
+        worker_index=answers.rows,
+        task_index=answers.columns,
+        said_one=answers.said_one,
+        budget=budget,
+        target_posterior=target_posterior,
+    )
+    return nxt, answers.last_id
+
+
+def _project_problem(
+    *,
+    project: Project,
+    matrix: QualityMatrix,
+    budget: int,
+    max_workers_per_task: int,
+    max_tasks_per_worker: int,
+) -> AssignmentProblem:
+    """The engine problem of ``matrix`` with per-worker and per-task data.
 
     Quality is the matrix's :meth:`~QualityMatrix.quality_form` (the table of a matrix stored
     by category, never expanded). Workers who cannot work (inactive, or deleted since the
     matrix was made) get a per-worker cap of 0 and tasks deleted since a per-task cap of 0: the
     feasible assignments of an eligibility mask, without a workers x tasks array (the upper
-    bound, which drops the per-worker caps, leaves workers with a cap of 0 out).
+    bound, which drops the per-worker caps, leaves workers with a cap of 0 out). Workers' and
+    tasks' own caps and priors override the given defaults.
     """
-    matrix = run.quality_matrix
     worker_ids, task_ids = matrix.worker_ids, matrix.task_ids
     workers = {
         pk: (max_tasks, active)
@@ -346,7 +451,7 @@ def _run_problem(run: AssignmentRun) -> AssignmentProblem:
     usable = np.array([workers.get(pk, (None, False))[1] for pk in worker_ids.tolist()], bool)
     per_worker = np.array(
         [
-            run.max_tasks_per_worker if workers.get(pk, (None,))[0] is None else workers[pk][0]
+            max_tasks_per_worker if workers.get(pk, (None,))[0] is None else workers[pk][0]
             for pk in worker_ids.tolist()
         ],
         dtype=np.int64,
@@ -354,13 +459,13 @@ def _run_problem(run: AssignmentRun) -> AssignmentProblem:
     per_worker[~usable] = 0
     per_task = np.array(
         [
-            run.max_workers_per_task if tasks.get(pk, (None,))[0] is None else tasks[pk][0]
+            max_workers_per_task if tasks.get(pk, (None,))[0] is None else tasks[pk][0]
             for pk in task_ids.tolist()
         ],
         dtype=np.int64,
     )
     per_task[[pk not in tasks for pk in task_ids.tolist()]] = 0
-    default_prior = run.project.default_prior
+    default_prior = project.default_prior
     prior = np.array(
         [
             default_prior if tasks.get(pk, (None, None))[1] is None else tasks[pk][1]
@@ -371,7 +476,7 @@ def _run_problem(run: AssignmentRun) -> AssignmentProblem:
         matrix.quality_form(),
         max_workers_per_task=per_task,
         max_tasks_per_worker=per_worker,
-        budget=run.budget,
+        budget=budget,
         prior=prior,
     )
 
@@ -395,6 +500,9 @@ def run_create(
     max_tasks_per_worker: int | None = None,
     seed: int | None = None,
     options: dict | None = None,
+    next_round: bool = False,
+    target_posterior: float | None = None,
+    target_accuracy: float | None = None,
     enqueue: bool = True,
 ) -> AssignmentRun:
     """Queue a run of ``method`` on the project's latest quality matrix.
@@ -402,10 +510,26 @@ def run_create(
     Caps and budget default to the project's defaults (the budget to as many pairs as the caps
     allow); workers' and tasks' own caps and priors override them when the run computes. The
     run is handed to a Celery worker once the surrounding transaction commits (``enqueue``).
-    Raises :class:`RunValidationError` for an unknown method, an invalid option, or a project
-    whose runs would be wrong (:func:`_quality_matrix_for_runs`).
+
+    A ``next_round`` run conditions on the answers collected so far (those up to now: later
+    answers wait for the round after): each task's prior becomes its posterior under the
+    matrix, answered pairs are not assigned again, the caps count the answers (they are caps
+    over all rounds), and ``budget`` is this round's, by default what remains of the
+    project's budget after the answers. Tasks whose likelier label has a posterior of at least
+    ``target_posterior`` get nobody; the round is refused once the answers' expected accuracy
+    reaches ``target_accuracy``, or when it has nothing to assign. ``round_start`` records
+    what the round started from (see ``docs/design.md``, "Rounds").
+
+    Raises :class:`RunValidationError` for an unknown method, an invalid option or target, a
+    round with nothing to do, or a project whose runs would be wrong
+    (:func:`~assignment.selectors.run_readiness`).
     """
     _check_method(method)
+    if not next_round and (target_posterior is not None or target_accuracy is not None):
+        raise RunValidationError(
+            "target_posterior and target_accuracy are stopping rules of a next round: "
+            "set next_round (the API's round) too"
+        )
     return _run_new(
         project=project,
         matrix=_quality_matrix_for_runs(project=project),
@@ -416,6 +540,7 @@ def run_create(
         seed=seed,
         options=options,
         enqueue=enqueue,
+        round_targets=(target_posterior, target_accuracy) if next_round else None,
     )
 
 
@@ -447,7 +572,11 @@ def _run_new(
     options: dict | None,
     enqueue: bool,
     comparison: Comparison | None = None,
+    round_targets: tuple[float | None, float | None] | None = None,
 ) -> AssignmentRun:
+    """Validate and queue a run; ``round_targets`` = ``(target_posterior, target_accuracy)``
+    of a next round, None for a run on the whole project."""
+    requested_budget = budget
     per_task = (
         project.default_max_workers_per_task
         if max_workers_per_task is None
@@ -474,6 +603,9 @@ def _run_new(
         options=_check_options(method, options or {}),
         enqueued_at=timezone.now() if enqueue else None,
     )
+    if round_targets is not None:
+        run.next_round = True
+        run.target_posterior, run.target_accuracy = round_targets
     try:
         run.full_clean()
     except ValidationError as exc:
@@ -481,6 +613,8 @@ def _run_new(
             f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
         )
         raise RunValidationError(problems) from None
+    if run.next_round:
+        _round_start(run, total_budget=budget, round_budget=requested_budget)
     with transaction.atomic():
         if enqueue:
             _check_active_runs(owner_id=project.owner_id, adding=1)

@@ -1,0 +1,244 @@
+"""Runs in rounds: the next round conditions on the answers collected so far."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.contrib.auth import get_user_model
+
+from assignment import services
+from assignment.engine import METHODS, expected_accuracy
+from assignment.engine.aggregate import aggregate
+from assignment.errors import RunValidationError
+from assignment.models import (
+    Answer,
+    AssignmentRun,
+    Project,
+    QualityMatrix,
+    QualitySource,
+    RunStatus,
+    Task,
+    Worker,
+)
+
+pytestmark = pytest.mark.django_db
+
+N_WORKERS, N_TASKS = 8, 20
+
+
+@pytest.fixture
+def project():
+    owner = get_user_model().objects.create_user("pm", password="x")
+    project = Project.objects.create(
+        owner=owner,
+        name="rounds",
+        default_max_workers_per_task=3,
+        default_max_tasks_per_worker=6,
+        default_budget=40,
+        default_prior=0.4,
+    )
+    rng = np.random.default_rng(1)
+    workers = [Worker.objects.create(project=project, external_id=f"w{i}") for i in range(8)]
+    tasks = [
+        Task.objects.create(project=project, external_id=f"t{j}", category="c") for j in range(20)
+    ]
+    matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
+    matrix.set_arrays(
+        values=rng.uniform(0.55, 0.95, (N_WORKERS, N_TASKS)),
+        worker_ids=[w.pk for w in workers],
+        task_ids=[t.pk for t in tasks],
+        task_categories=[t.category for t in tasks],
+    )
+    matrix.save()
+    return project
+
+
+def executed(run):
+    assert services.run_claim(run_id=run.pk)
+    run = services.run_execute(run_id=run.pk)
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    return run
+
+
+def answer(run, *, seed=0, truth=None):
+    """Answers for every pair of ``run``, drawn from the quality matrix (truth: all 1)."""
+    rng = np.random.default_rng(seed)
+    matrix = run.quality_matrix
+    q = matrix.values
+    labels = run.project.labels
+    for row, column in run.pairs.tolist():
+        correct = rng.random() < q[row, column]
+        said = 1 if correct else 0
+        Answer.objects.create(
+            worker_id=int(matrix.worker_ids[row]),
+            task_id=int(matrix.task_ids[column]),
+            label=labels[said],
+        )
+
+
+def grid(run):
+    """The answers in the database as an (n, m) -1/0/1 grid over the run's matrix."""
+    matrix = run.quality_matrix
+    row = {int(pk): i for i, pk in enumerate(matrix.worker_ids)}
+    column = {int(pk): j for j, pk in enumerate(matrix.task_ids)}
+    out = np.full((N_WORKERS, N_TASKS), -1)
+    for worker, task, label in Answer.objects.values_list("worker_id", "task_id", "label"):
+        out[row[worker], column[task]] = run.project.labels.index(label)
+    return out
+
+
+def test_a_next_round_counts_the_answers_in_caps_budget_and_priors(project):
+    first = executed(
+        services.run_create(project=project, method="greedy", budget=20, enqueue=False)
+    )
+    answer(first)
+    second = services.run_create(
+        project=project, method="tvcs-iht", seed=1, next_round=True, enqueue=False
+    )
+    assert second.next_round
+    assert second.budget == 40 - 20  # what remains of the project's budget
+    assert second.answers_through == Answer.objects.latest("pk").pk
+    assert second.round_start["answers"] == 20
+    second = executed(second)
+    before = np.zeros((N_WORKERS, N_TASKS), bool)
+    before[tuple(first.pairs.T)] = True
+    now = np.zeros_like(before)
+    now[tuple(second.pairs.T)] = True
+    assert not (before & now).any(), "an answered pair was assigned again"
+    both = before | now
+    assert both.sum(axis=0).max() <= 3
+    assert both.sum(axis=1).max() <= 6
+    assert both.sum() <= 40
+    q = first.quality_matrix.values
+    posterior = aggregate(grid(first), q, prior=0.4).posterior
+    assert second.expected_accuracy == pytest.approx(
+        expected_accuracy(q, now, prior=posterior), abs=1e-12
+    )
+    assert second.round_start["accuracy_now"] == pytest.approx(
+        np.maximum(posterior, 1 - posterior).mean(), abs=1e-12
+    )
+    assert second.expected_accuracy > second.round_start["accuracy_now"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_runs_in_rounds_within_the_caps_over_all_rounds(project, method):
+    first = executed(
+        services.run_create(project=project, method="random", budget=15, seed=0, enqueue=False)
+    )
+    answer(first, seed=1)
+    second = executed(
+        services.run_create(
+            project=project, method=method, seed=2, next_round=True, budget=12, enqueue=False
+        )
+    )
+    assert second.n_assigned <= 12
+    done = grid(first) >= 0
+    x = np.zeros_like(done)
+    x[tuple(second.pairs.T)] = True
+    assert not (done & x).any()
+    assert ((done | x).sum(axis=0) <= 3).all()
+    assert ((done | x).sum(axis=1) <= 6).all()
+
+
+def test_answers_that_arrive_after_a_round_is_queued_wait_for_the_next_one(project):
+    first = executed(
+        services.run_create(project=project, method="greedy", budget=10, enqueue=False)
+    )
+    answer(first)
+    second = services.run_create(project=project, method="greedy", next_round=True, enqueue=False)
+    late_worker, late_task = (
+        Worker.objects.get(external_id="w0"),
+        Task.objects.get(external_id="t19"),
+    )
+    Answer.objects.filter(worker=late_worker, task=late_task).delete()
+    Answer.objects.create(worker=late_worker, task=late_task, label="1")
+    second = executed(second)
+    assert second.round_start["answers"] == 10
+    assert second.budget == 30
+
+
+def test_tasks_at_the_target_posterior_get_nobody_in_the_round(project):
+    first = executed(
+        services.run_create(project=project, method="greedy", budget=40, enqueue=False)
+    )
+    answer(first)
+    q = first.quality_matrix.values
+    posterior = aggregate(grid(first), q, prior=0.4).posterior
+    confident = np.maximum(posterior, 1 - posterior) >= 0.9
+    assert confident.any()
+    assert not confident.all()
+    Project.objects.filter(pk=project.pk).update(default_max_workers_per_task=5, default_budget=80)
+    project.refresh_from_db()
+    second = executed(
+        services.run_create(
+            project=project, method="greedy", next_round=True, target_posterior=0.9, enqueue=False
+        )
+    )
+    assert second.round_start["open_tasks"] == int((~confident).sum())
+    assert set(second.pairs[:, 1].tolist()).isdisjoint(np.flatnonzero(confident).tolist())
+
+
+def test_a_round_is_refused_once_the_target_accuracy_is_reached(project):
+    first = executed(
+        services.run_create(project=project, method="greedy", budget=30, enqueue=False)
+    )
+    answer(first)
+    with pytest.raises(
+        RunValidationError, match=r"already give an expected accuracy of 0.*target_accuracy 0.5"
+    ):
+        services.run_create(
+            project=project, method="greedy", next_round=True, target_accuracy=0.5, enqueue=False
+        )
+    assert AssignmentRun.objects.count() == 1
+
+
+def test_a_round_with_the_budget_spent_is_refused_unless_given_one(project):
+    first = executed(
+        services.run_create(project=project, method="greedy", budget=40, enqueue=False)
+    )
+    answer(first)
+    with pytest.raises(RunValidationError, match="nothing left to spend: 40 answers are in hand"):
+        services.run_create(project=project, method="greedy", next_round=True, enqueue=False)
+    Project.objects.filter(pk=project.pk).update(default_max_workers_per_task=4)
+    project.refresh_from_db()
+    extra = services.run_create(
+        project=project, method="greedy", next_round=True, budget=5, enqueue=False
+    )
+    assert extra.budget == 5
+
+
+def test_targets_without_a_round_are_refused(project):
+    with pytest.raises(RunValidationError, match="stopping rules of a next round"):
+        services.run_create(project=project, method="greedy", target_posterior=0.9, enqueue=False)
+
+
+@pytest.mark.parametrize(("field", "value"), [("target_posterior", 0.5), ("target_accuracy", 1.5)])
+def test_a_target_out_of_range_is_refused_naming_it(project, field, value):
+    with pytest.raises(RunValidationError, match=field):
+        services.run_create(
+            project=project, method="greedy", next_round=True, enqueue=False, **{field: value}
+        )
+
+
+def test_an_answer_outside_the_label_set_makes_the_round_refuse(project):
+    worker, task = Worker.objects.first(), Task.objects.first()
+    Answer.objects.create(worker=worker, task=task, label="maybe")
+    with pytest.raises(
+        RunValidationError, match="label 'maybe', which is not in the project's label set"
+    ):
+        services.run_create(project=project, method="greedy", next_round=True, enqueue=False)
+
+
+def test_a_first_round_without_answers_is_the_plain_run(project):
+    plain = executed(
+        services.run_create(project=project, method="greedy", budget=25, enqueue=False)
+    )
+    first = executed(
+        services.run_create(
+            project=project, method="greedy", budget=25, next_round=True, enqueue=False
+        )
+    )
+    assert first.round_start["answers"] == 0
+    assert first.answers_through is None
+    np.testing.assert_array_equal(first.pairs, plain.pairs)
+    assert first.expected_accuracy == plain.expected_accuracy
