@@ -309,12 +309,47 @@ class RunCreateSerializer(_CapsSerializer):
         help_text='The method\'s options, e.g. {"max_iter": 30}; each method takes its own '
         "(the engine's registry: defaults, bounds and meanings are in each property).",
     )
+    round = serializers.BooleanField(
+        required=False,
+        default=False,
+        source="next_round",
+        help_text="A next round: condition on the answers collected so far (each task's "
+        "posterior as its prior, answered pairs not again, caps counting the answers); budget "
+        "is then this round's, by default what remains of the project's budget.",
+    )
+    target_posterior = serializers.FloatField(
+        required=False,
+        min_value=0.5,
+        max_value=1.0,
+        help_text="Rounds only: tasks whose likelier label has at least this posterior get "
+        "nobody. In (0.5, 1].",
+    )
+    target_accuracy = serializers.FloatField(
+        required=False,
+        min_value=0.0,
+        max_value=1.0,
+        help_text="Rounds only: refuse the round (400) once the answers' expected accuracy "
+        "reaches this. In (0, 1].",
+    )
+
+    def validate_target_posterior(self, value: float) -> float:
+        if value <= 0.5:
+            raise serializers.ValidationError("Ensure this value is greater than 0.5.")
+        return value
+
+    def validate_target_accuracy(self, value: float) -> float:
+        if value <= 0.0:
+            raise serializers.ValidationError("Ensure this value is greater than 0.")
+        return value
 
 
 class RunSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
+    round = serializers.BooleanField(source="next_round", read_only=True)
+
     class Meta:
         model = AssignmentRun
-        fields = list(RUN_STATUS_FIELDS)  # the columns the status selector reads
+        # the columns the status selector reads, with next_round shown as "round"
+        fields = [name if name != "next_round" else "round" for name in RUN_STATUS_FIELDS]
         read_only_fields = fields
 
 

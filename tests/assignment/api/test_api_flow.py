@@ -332,3 +332,61 @@ def test_a_run_on_a_quality_matrix_that_misses_new_tasks_is_a_400_that_says_what
     assert "no quality for 1 task (e.g. 'fresh')" in detail
     assert f"POST /api/projects/{project.pk}/quality/estimate/" in detail
     assert not AssignmentRun.objects.exists()
+
+
+def test_a_next_round_over_the_api_counts_the_answers_and_says_what_it_started_from(
+    api, project, queued
+):
+    from api_helpers import execute
+
+    response = api.post(
+        f"/api/projects/{project.pk}/runs/",
+        {"method": "tvcs-iht", "round": True, "budget": 6, "target_posterior": 0.99, "seed": 0},
+    )
+    assert response.status_code == 202, response.json()
+    run = response.json()
+    assert run["round"] is True
+    assert run["budget"] == 6
+    assert run["target_posterior"] == 0.99
+    assert run["round_start"]["answers"] == 5  # the answers of the fixture
+    assert run["round_start"]["tasks"] == 10
+    assert 0.5 < run["round_start"]["accuracy_now"] < 1
+    execute(run["id"])
+    done = api.get(f"/api/runs/{run['id']}/").json()
+    assert done["status"] == "succeeded"
+    assert done["expected_accuracy"] > run["round_start"]["accuracy_now"]
+    pairs = {
+        tuple(row)
+        for row in csv.reader(
+            io.StringIO(body(api.get(f"/api/runs/{run['id']}/assignment/")).decode())
+        )
+    }
+    assert not pairs & {("w1", "t1"), ("w2", "t1"), ("w3", "t1"), ("w1", "t2"), ("w4", "t3")}
+
+
+@pytest.mark.parametrize(
+    ("payload", "field", "message"),
+    [
+        ({"target_posterior": 0.5}, "target_posterior", "greater than 0.5"),
+        ({"target_accuracy": 0}, "target_accuracy", "greater than 0"),
+        ({"target_accuracy": 1.2}, "target_accuracy", "less than or equal to 1"),
+    ],
+)
+def test_a_round_target_out_of_range_is_a_400_naming_it(
+    api, project, queued, payload, field, message
+):
+    response = api.post(
+        f"/api/projects/{project.pk}/runs/", {"method": "greedy", "round": True, **payload}
+    )
+    assert response.status_code == 400
+    assert message in str(response.json()["fields"][field])
+
+
+def test_a_round_past_its_target_accuracy_is_a_400_that_says_so(api, project, queued):
+    response = api.post(
+        f"/api/projects/{project.pk}/runs/",
+        {"method": "greedy", "round": True, "target_accuracy": 0.5},
+    )
+    assert response.status_code == 400
+    assert "at least the target_accuracy 0.5" in response.json()["detail"]
+    assert not AssignmentRun.objects.exists()
