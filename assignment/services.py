@@ -381,6 +381,12 @@ def _round_start(run: AssignmentRun, *, total_budget: int, round_budget: int | N
             "every task is at its target_posterior or has as many answers as its cap allows: "
             "a next round has nothing to assign"
         )
+    if not nxt.worker_room.any():
+        raise RunValidationError(
+            "every active worker has answered as many tasks as its cap allows "
+            f"(max_tasks_per_worker {run.max_tasks_per_worker} unless the worker has its own): "
+            "a next round has nobody to assign; raise the cap or add workers"
+        )
     run.budget = nxt.budget
     run.answers_through = last_id
     run.round_start = {

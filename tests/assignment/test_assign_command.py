@@ -43,3 +43,73 @@ def test_compare_runs_every_method_and_prints_a_table(project):
 def test_an_unknown_project_is_a_command_error():
     with pytest.raises(CommandError, match="project"):
         call_command("assign", project="nope", method="random")
+
+
+def test_a_next_round_counts_the_answers_and_prints_what_it_started_from(project):
+    from assignment.models import Answer
+
+    quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
+    project.default_max_tasks_per_worker = 9
+    project.default_max_workers_per_task = 3
+    project.save()
+    call_command("assign", project=project.name, method="greedy", budget=30, **quiet)
+    first = AssignmentRun.objects.get(project=project)
+    matrix = first.quality_matrix
+    for k, (row, column) in enumerate(first.pairs.tolist()):
+        Answer.objects.create(
+            worker_id=int(matrix.worker_ids[row]),
+            task_id=int(matrix.task_ids[column]),
+            label=project.labels[k % 2],
+        )
+    out = io.StringIO()
+    call_command(
+        "assign",
+        project=project.name,
+        method="tvcs-iht",
+        round=True,
+        budget=15,
+        target_posterior=0.97,
+        stdout=out,
+        stderr=io.StringIO(),
+    )
+    second = AssignmentRun.objects.exclude(pk=first.pk).get()
+    assert second.next_round
+    assert second.target_posterior == 0.97
+    assert second.status == RunStatus.SUCCEEDED
+    assert 0 < second.n_assigned <= 15
+    assert "Next round from 30 answers: expected accuracy" in out.getvalue()
+    assert not {tuple(p) for p in first.pairs.tolist()} & {tuple(p) for p in second.pairs.tolist()}
+
+
+def test_round_targets_out_of_range_are_refused_by_the_parser(project):
+    with pytest.raises(CommandError, match="target-posterior"):
+        call_command(
+            "assign",
+            "--project",
+            project.name,
+            "--method",
+            "greedy",
+            "--round",
+            "--target-posterior",
+            "1.5",
+        )
+
+
+def test_a_round_when_every_worker_is_at_its_cap_is_refused_saying_so(project):
+    from assignment.models import Answer
+
+    quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
+    project.default_max_tasks_per_worker = 2
+    project.default_max_workers_per_task = 3
+    project.default_budget = None
+    project.save()
+    call_command("assign", project=project.name, method="greedy", **quiet)
+    first = AssignmentRun.objects.get(project=project)
+    matrix = first.quality_matrix
+    assert first.n_assigned == matrix.n_workers * 2
+    for row, column in first.pairs.tolist():
+        Answer.objects.create(
+            worker_id=int(matrix.worker_ids[row]), task_id=int(matrix.task_ids[column]), label="1"
+        )
+    with pytest.raises(CommandError, match="every active worker has answered as many tasks"):
+        call_command("assign", project=project.name, method="greedy", round=True, budget=5, **quiet)

@@ -1,7 +1,9 @@
-"""python manage.py assign --project NAME (--method M | --compare) [--budget B] ...
+"""python manage.py assign --project NAME (--method M | --compare) [--budget B] [--round] ...
 
 Computes runs synchronously in this process (no Celery worker needed), stores them like any
 other run, and prints the result; ``--compare`` runs every method and prints a table.
+``--round`` makes it the project's next round: it conditions on the answers collected so far
+(``--target-posterior`` and ``--target-accuracy`` are its stopping rules).
 """
 
 from __future__ import annotations
@@ -17,6 +19,13 @@ from assignment.models import Method, RunStatus
 def _non_negative(text: str) -> int:
     value = int(text)
     if value < 0:
+        raise ValueError(text)
+    return value
+
+
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0.0 < value <= 1.0:
         raise ValueError(text)
     return value
 
@@ -39,6 +48,25 @@ class Command(BaseCommand):
         parser.add_argument("--max-workers-per-task", type=_non_negative)
         parser.add_argument("--max-tasks-per-worker", type=_non_negative)
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--round",
+            action="store_true",
+            help="the next round: condition on the answers collected so far; --budget is then "
+            "this round's (default: what remains of the project's budget)",
+        )
+        parser.add_argument(
+            "--target-posterior",
+            type=_probability,
+            metavar="P",
+            help="with --round: tasks whose likelier label has a posterior of at least P "
+            "(in (0.5, 1]) get nobody",
+        )
+        parser.add_argument(
+            "--target-accuracy",
+            type=_probability,
+            metavar="A",
+            help="with --round: refuse the round once the answers' expected accuracy is A",
+        )
 
     def handle(self, *args, project, owner, method, compare, **options):
         with domain_errors_as_command_errors():
@@ -56,6 +84,13 @@ class Command(BaseCommand):
                 )
             return
         run = runs[0]
+        if run.next_round:
+            start = run.round_start
+            self.stdout.write(
+                f"Next round from {start['answers']:,} answers: expected accuracy "
+                f"{start['accuracy_now']:.4f} now, {start['open_tasks']:,} of "
+                f"{start['tasks']:,} tasks open."
+            )
         self.stdout.write(
             f"Run {run.pk} ({run.method}): expected accuracy {run.expected_accuracy:.4f}, "
             f"{run.n_assigned:,} assignments of budget {run.budget:,}, {run.seconds:.2f} s. "
@@ -70,6 +105,9 @@ class Command(BaseCommand):
             max_workers_per_task=options["max_workers_per_task"],
             max_tasks_per_worker=options["max_tasks_per_worker"],
             seed=options["seed"],
+            next_round=options["round"],
+            target_posterior=options["target_posterior"],
+            target_accuracy=options["target_accuracy"],
             enqueue=False,
         )
         if not services.run_claim(run_id=run.pk):
