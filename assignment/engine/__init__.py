@@ -2,7 +2,7 @@
 
 Problem definition, exact expected accuracy of the Bayes vote, the assignment methods
 (stochastic IHT with the exact TVCS projection and the baselines), quality estimation from gold
-questions and aggregation of collected answers.
+questions or, by EM, from the collected answers themselves, and aggregation of collected answers.
 """
 
 from assignment.engine.accuracy import (
@@ -12,6 +12,7 @@ from assignment.engine.accuracy import (
     task_accuracy,
 )
 from assignment.engine.aggregate import AggregateResult, aggregate
+from assignment.engine.answer_quality import AnswerQuality, estimate_from_answers
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.quality import QualityEstimate, estimate_quality
@@ -30,6 +31,7 @@ __all__ = [
     "METHODS",
     "AccuracyEstimate",
     "AggregateResult",
+    "AnswerQuality",
     "AssignmentProblem",
     "MethodSpec",
     "Option",
@@ -42,6 +44,7 @@ __all__ = [
     "aggregate",
     "check_options",
     "estimate_accuracy",
+    "estimate_from_answers",
     "estimate_quality",
     "expected_accuracy",
     "method_options",
