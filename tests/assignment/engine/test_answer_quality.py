@@ -1,4 +1,10 @@
-"""Worker quality learnt from answers without gold, by EM (assignment.engine.answer_quality)."""
+"""Worker quality learnt from answers without gold, by EM (assignment.engine.answer_quality).
+
+The comparisons with crowd-kit's DawidSkene and OneCoinDawidSkene (the reference EM) run only
+where crowd-kit is importable; it is not in the dev extra because it pulls transformers and
+pyarrow. ``pip install --no-deps crowd-kit==1.4.2`` plus tqdm, nltk, regex, scikit-learn,
+joblib, threadpoolctl, narwhals and cloudpickle is enough for them.
+"""
 
 from __future__ import annotations
 
