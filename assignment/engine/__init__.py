@@ -2,7 +2,8 @@
 
 Problem definition, exact expected accuracy of the Bayes vote, the assignment methods
 (stochastic IHT with the exact TVCS projection and the baselines), quality estimation from gold
-questions, aggregation of collected answers and the next round of a project given them.
+questions or, by EM, from the collected answers themselves, aggregation of collected answers
+and the next round of a project given them.
 """
 
 from assignment.engine.accuracy import (
@@ -12,6 +13,7 @@ from assignment.engine.accuracy import (
     task_accuracy,
 )
 from assignment.engine.aggregate import AggregateResult, aggregate
+from assignment.engine.answer_quality import AnswerQuality, estimate_from_answers
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.quality import QualityEstimate, estimate_quality
@@ -31,6 +33,7 @@ __all__ = [
     "METHODS",
     "AccuracyEstimate",
     "AggregateResult",
+    "AnswerQuality",
     "AssignmentProblem",
     "MethodSpec",
     "NextRound",
@@ -44,6 +47,7 @@ __all__ = [
     "aggregate",
     "check_options",
     "estimate_accuracy",
+    "estimate_from_answers",
     "estimate_quality",
     "expected_accuracy",
     "method_options",

@@ -248,9 +248,6 @@ def estimate_quality(
     n_ic = np.bincount(cell, minlength=n_cells).reshape(n_workers, n_categories)
     x_ic = np.bincount(cell[right], minlength=n_cells).reshape(n_workers, n_categories)
     n_i = n_ic.sum(axis=1)
-    x_i = x_ic.sum(axis=1)
-    n_total = int(n_i.sum())
-    x_total = int(x_i.sum())
 
     if t_arg == "auto":
         fitted = _fit_category_strength(n_ic, x_ic)
@@ -263,9 +260,7 @@ def estimate_quality(
     else:
         s = s_arg
 
-    mu0 = (x_total + 1.0) / (n_total + 2.0)
-    a = (x_i + s * mu0) / (n_i + s)
-    q = (x_ic + t * a[:, None]) / (n_ic + t)
+    mu0, a, q = _shrink(n_ic, x_ic, s, t)
     for arr in (q, a, n_i, tasks):
         arr.flags.writeable = False
     return QualityEstimate(
@@ -276,6 +271,33 @@ def estimate_quality(
         strengths=(float(s), float(t)),
         task_categories=tasks,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# The shrinkage itself (also the M-step of assignment.engine.answer_quality, on soft counts)
+
+
+def _shrink(
+    n_ic: np.ndarray, x_ic: np.ndarray, s: float, t: float
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """Posterior means ``(mu0, a, q)`` of the hierarchical Beta-binomial model.
+
+    ``n_ic`` / ``x_ic``, shape (n_workers, n_categories), are answers / correct ones per cell:
+    integers for gold answers, or non-negative floats (expected counts) for the EM of
+    :mod:`assignment.engine.answer_quality`. ``s, t >= 0``; with a strength of 0, a worker (or
+    cell) without answers takes the level above (``0 / 0`` is never evaluated). The formulas
+    are those of the Notes of :func:`estimate_quality`.
+    """
+    n_i = n_ic.sum(axis=1)
+    x_i = x_ic.sum(axis=1)
+    mu0 = (float(x_i.sum()) + 1.0) / (float(n_i.sum()) + 2.0)
+    den = n_i + s
+    a = np.divide(x_i + s * mu0, den, out=np.full(n_i.shape, mu0), where=den > 0)
+    den = n_ic + t
+    q = np.divide(
+        x_ic + t * a[:, None], den, out=np.repeat(a[:, None], n_ic.shape[1], axis=1), where=den > 0
+    )
+    return mu0, a, q
 
 
 # --------------------------------------------------------------------------------------------
@@ -372,14 +394,19 @@ def _as_indices(
     upper_name: str,
     *,
     length: int | None = None,
+    per: str = "gold answer",
+    length_name: str = "worker_index",
 ) -> np.ndarray:
-    """1-D integer indices in ``[0, upper)`` (``upper=None``: ``>= 0``), as a new int64 array."""
+    """1-D integer indices in ``[0, upper)`` (``upper=None``: ``>= 0``), as a new int64 array.
+
+    With ``length``, the array must have one entry ``per`` item, as many as ``length_name``.
+    """
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}")
     if length is not None and arr.shape[0] != length:
         raise ValueError(
-            f"{name} must have one entry per gold answer ({length}, the length of worker_index), "
+            f"{name} must have one entry per {per} ({length}, the length of {length_name}), "
             f"got {arr.shape[0]}"
         )
     if arr.size == 0:
