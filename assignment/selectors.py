@@ -28,7 +28,9 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from rest_framework.authtoken.models import Token
 
-from assignment.errors import RunStateError
+from assignment.answers import answers_in_hand
+from assignment.engine.aggregate import aggregate_pairs
+from assignment.errors import AnswersError, RunStateError
 from assignment.exporters import EXPORT_KINDS
 from assignment.models import (
     QUALITY_VALUE_BLOBS,
@@ -445,6 +447,73 @@ def run_readiness(*, project: Project) -> RunReadiness:
         refusal=coverage.refusal(project=project),
         coverage=coverage,
         reason="" if coverage.complete else "stale",
+    )
+
+
+#: The posterior below which the project page counts a task as still uncertain.
+UNCERTAIN_BELOW = 0.95
+
+
+@dataclass(frozen=True)
+class RoundOverview:
+    """Where a project stands after the answers collected so far (its page's "Rounds").
+
+    ``accuracy_now`` is the mean over the matrix's tasks of the likelier label's posterior
+    (a task without answers: its prior's); ``uncertain`` counts the tasks below
+    :data:`UNCERTAIN_BELOW`. ``last_round`` is the latest succeeded round run, whose expected
+    gain is its expected accuracy less the ``accuracy_now`` it started from.
+    """
+
+    answers: int
+    tasks: int
+    accuracy_now: float
+    uncertain: int
+    uncertain_below: float
+    last_round: AssignmentRun | None
+
+    @property
+    def last_gain(self) -> float | None:
+        if self.last_round is None:
+            return None
+        return self.last_round.expected_accuracy - self.last_round.round_start["accuracy_now"]
+
+
+def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOverview | None:
+    """The project's :class:`RoundOverview`, or None when runs cannot start (``readiness``,
+    from :func:`run_readiness`) or its answers cannot be read against the matrix."""
+    if not readiness.ready:
+        return None
+    matrix = readiness.matrix
+    try:
+        answers = answers_in_hand(project=project, matrix=matrix)
+    except AnswersError:
+        return None
+    priors = dict(Task.objects.filter(project=project).values_list("pk", "prior"))
+    prior = np.array(
+        [
+            project.default_prior if priors.get(pk) is None else priors[pk]
+            for pk in matrix.task_ids.tolist()
+        ]
+    )
+    posterior = aggregate_pairs(
+        task_index=answers.columns,
+        quality=matrix.quality_at(rows=answers.rows, columns=answers.columns),
+        said_one=answers.said_one,
+        prior=prior,
+    ).posterior
+    confidence = np.maximum(posterior, 1.0 - posterior)
+    last_round = (
+        AssignmentRun.objects.filter(project=project, next_round=True, status=RunStatus.SUCCEEDED)
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+    return RoundOverview(
+        answers=answers.count,
+        tasks=int(confidence.size),
+        accuracy_now=float(confidence.mean()),
+        uncertain=int((confidence < UNCERTAIN_BELOW).sum()),
+        uncertain_below=UNCERTAIN_BELOW,
+        last_round=last_round,
     )
 
 

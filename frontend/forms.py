@@ -178,9 +178,47 @@ class _CapsForm(forms.Form):
 
 class RunForm(_CapsForm):
     method = forms.ChoiceField(label="Method", widget=forms.RadioSelect)
-    budget = _count("Budget", "Total (worker, task) pairs; empty = the project's default.")
+    budget = _count(
+        "Budget",
+        "Total (worker, task) pairs; empty = the project's default (for a next round: what "
+        "remains of it after the answers collected).",
+    )
+    next_round = forms.BooleanField(
+        label="Next round",
+        required=False,
+        help_text="Condition on the answers collected so far: each task's current posterior is "
+        "its prior, answered pairs are not assigned again and the caps count the answers.",
+    )
+    target_posterior = forms.FloatField(
+        label="Target posterior",
+        required=False,
+        min_value=0.5,
+        max_value=1.0,
+        help_text="Next round only: tasks whose likelier label is at least this likely get "
+        "nobody (above 0.5, at most 1; empty = none).",
+    )
+    target_accuracy = forms.FloatField(
+        label="Target accuracy",
+        required=False,
+        min_value=0.0,
+        max_value=1.0,
+        help_text="Next round only: refuse the round once the answers' expected accuracy "
+        "reaches this (empty = none).",
+    )
 
     field_order = ["method", "budget"]
+
+    def clean_target_posterior(self) -> float | None:
+        value = self.cleaned_data.get("target_posterior")
+        if value is not None and value <= 0.5:
+            raise forms.ValidationError("Must be above 0.5.")
+        return value
+
+    def clean_target_accuracy(self) -> float | None:
+        value = self.cleaned_data.get("target_accuracy")
+        if value is not None and value <= 0.0:
+            raise forms.ValidationError("Must be above 0.")
+        return value
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -217,10 +255,22 @@ class RunForm(_CapsForm):
                 options[option.name] = value
         given = {
             name: data[name]
-            for name in ("budget", "max_workers_per_task", "max_tasks_per_worker", "seed")
+            for name in (
+                "budget",
+                "max_workers_per_task",
+                "max_tasks_per_worker",
+                "seed",
+                "target_posterior",
+                "target_accuracy",
+            )
             if data.get(name) is not None
         }
-        return {"method": method, "options": options, **given}
+        return {
+            "method": method,
+            "options": options,
+            "next_round": data.get("next_round", False),
+            **given,
+        }
 
 
 class ComparisonForm(_CapsForm):

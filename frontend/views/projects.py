@@ -91,11 +91,15 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
     stats = selectors.project_statistics(project=project)
     recent = selectors.run_list_for_user(user=request.user, project_id=project.pk)
+    readiness = selectors.run_readiness(project=project)
     context = {
         "project": project,
         "stats": stats,
         "steps": _steps(project, stats),
-        "readiness": selectors.run_readiness(project=project),
+        "readiness": readiness,
+        "rounds": selectors.round_overview(project=project, readiness=readiness)
+        if stats.answers
+        else None,
         "recent_runs": recent[: selectors.RECENT_RUNS],
         "tab": "overview",
     }

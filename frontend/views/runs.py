@@ -37,7 +37,7 @@ def run_list(request: HttpRequest, project_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def run_create(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
-    form = RunForm(request.POST or None)
+    form = RunForm(request.POST or None, initial={"next_round": "round" in request.GET})
     if request.method == "POST" and form.is_valid():
         try:
             run = services.run_create(project=project, **form.run_arguments())
@@ -46,6 +46,7 @@ def run_create(request: HttpRequest, project_id: int) -> HttpResponse:
         else:
             return redirect("frontend:run", run_id=run.pk)
     methods = [(method_spec(m), form.option_fields(m)) for m in METHODS]
+    readiness = selectors.run_readiness(project=project)
     return render(
         request,
         "frontend/run_form.html",
@@ -54,7 +55,8 @@ def run_create(request: HttpRequest, project_id: int) -> HttpResponse:
             "form": form,
             "methods": methods,
             "tab": "runs",
-            "readiness": selectors.run_readiness(project=project),
+            "readiness": readiness,
+            "overview": selectors.round_overview(project=project, readiness=readiness),
         },
         status=400 if form.errors else 200,
     )
@@ -69,6 +71,8 @@ def _run_context(run) -> dict:
     }
     if run.status == RunStatus.SUCCEEDED:
         context["charts"] = pictures.run_charts(run.summary)
+        if run.next_round:
+            context["gain"] = run.expected_accuracy - run.round_start["accuracy_now"]
     return context
 
 

@@ -1,0 +1,82 @@
+"""Rounds from the pages: where the project stands, the next-round button, the round's run."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from page_helpers import execute
+
+from assignment.models import Answer, AssignmentRun
+
+pytestmark = pytest.mark.django_db
+
+
+def form_data(client, project, **changes) -> dict:
+    form = client.get(reverse("frontend:run_create", args=[project.pk])).context["form"]
+    data = {name: "" if form[name].initial is None else form[name].initial for name in form.fields}
+    return {**data, **changes}
+
+
+def test_the_project_page_says_where_the_answers_leave_the_labels_and_offers_a_round(
+    client, project
+):
+    assert Answer.objects.filter(task__project=project).exists()
+    page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+    assert '<section id="rounds">' in page
+    answers = Answer.objects.filter(task__project=project).count()
+    assert f"{answers} answers collected. Expected accuracy of the labels now:" in page
+    start = reverse("frontend:run_create", args=[project.pk]) + "?round=1#round"
+    assert f'href="{start}"' in page
+
+
+def test_the_round_link_opens_the_run_form_with_next_round_ticked(client, project):
+    url = reverse("frontend:run_create", args=[project.pk])
+    plain = client.get(url).content.decode()
+    ticked = client.get(url + "?round=1").content.decode()
+    assert 'name="next_round" id="id_next_round" checked' not in plain
+    assert 'id="id_next_round" checked' in ticked or 'checked id="id_next_round"' in ticked
+    assert "answers collected; expected accuracy of the labels now" in ticked
+
+
+def test_a_next_round_started_from_the_form_counts_the_answers_and_shows_its_gain(
+    client, project, queued
+):
+    data = form_data(client, project, method="greedy", next_round="on", target_posterior="0.99")
+    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+    assert response.status_code == 302
+    run = AssignmentRun.objects.get()
+    assert run.next_round
+    assert run.target_posterior == 0.99
+    assert run.round_start["answers"] == Answer.objects.filter(task__project=project).count()
+    execute(run.pk)
+    run.refresh_from_db()
+    page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
+    assert 'id="round-start"' in page
+    gain = run.expected_accuracy - run.round_start["accuracy_now"]
+    assert f"(expected gain {gain:.4f})" in page
+    overview = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+    assert f"was expected to gain {gain:.4f}" in overview
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("target_posterior", "0.5", "Must be above 0.5."),
+        ("target_accuracy", "2", "less than or equal to 1"),
+    ],
+)
+def test_a_round_target_out_of_range_is_a_form_error(
+    client, project, queued, field, value, message
+):
+    data = form_data(client, project, method="greedy", next_round="on", **{field: value})
+    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not AssignmentRun.objects.exists()
+
+
+def test_a_target_without_the_round_ticked_is_told_why(client, project, queued):
+    data = form_data(client, project, method="greedy", target_accuracy="0.9")
+    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+    assert response.status_code == 400
+    assert "stopping rules of a next round" in response.content.decode()
