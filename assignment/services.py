@@ -346,35 +346,57 @@ def _run_problem(run: AssignmentRun) -> AssignmentProblem:
     )[0].problem
 
 
-def _round_start(run: AssignmentRun, *, total_budget: int, round_budget: int | None) -> None:
-    """Set a next round's budget, ``answers_through`` and ``round_start`` from the answers in
-    hand, or raise :class:`RunValidationError` if the round has nothing to do."""
-    project = run.project
+@dataclasses.dataclass(frozen=True)
+class _RoundPlan:
+    """The answers in hand as a next round sees them (shared by a comparison's runs)."""
+
+    round: NextRound  # with the default budget: what remains of the project's
+    last_id: int | None
+    project_budget: int
+
+
+def _round_plan(
+    *,
+    project: Project,
+    matrix: QualityMatrix,
+    project_budget: int,
+    max_workers_per_task: int,
+    max_tasks_per_worker: int,
+    target_posterior: float | None,
+) -> _RoundPlan:
     problem = _project_problem(
         project=project,
-        matrix=run.quality_matrix,
-        budget=total_budget,
-        max_workers_per_task=run.max_workers_per_task,
-        max_tasks_per_worker=run.max_tasks_per_worker,
+        matrix=matrix,
+        budget=project_budget,
+        max_workers_per_task=max_workers_per_task,
+        max_tasks_per_worker=max_tasks_per_worker,
     )
     nxt, last_id = _next_round(
         problem=problem,
         project=project,
-        matrix=run.quality_matrix,
+        matrix=matrix,
         through=None,
-        budget=round_budget,
-        target_posterior=run.target_posterior,
+        budget=None,
+        target_posterior=target_posterior,
     )
+    return _RoundPlan(round=nxt, last_id=last_id, project_budget=project_budget)
+
+
+def _round_start(run: AssignmentRun, *, plan: _RoundPlan, round_budget: int | None) -> None:
+    """Set a next round's budget, ``answers_through`` and ``round_start`` from ``plan``, or
+    raise :class:`RunValidationError` if the round has nothing to do."""
+    nxt = plan.round
+    budget = nxt.budget if round_budget is None else round_budget
     if run.target_accuracy is not None and nxt.accuracy_now >= run.target_accuracy:
         raise RunValidationError(
             f"the {nxt.n_answers} answers in hand already give an expected accuracy of "
             f"{nxt.accuracy_now:.4f}, at least the target_accuracy {run.target_accuracy}: "
             "the project is done (or raise the target)"
         )
-    if nxt.budget == 0:
+    if budget == 0:
         raise RunValidationError(
             f"nothing left to spend: {nxt.n_answers} answers are in hand of the project's "
-            f"budget of {total_budget} pairs; give this round a budget"
+            f"budget of {plan.project_budget} pairs; give this round a budget"
         )
     if not nxt.open_tasks.any():
         raise RunValidationError(
@@ -387,14 +409,14 @@ def _round_start(run: AssignmentRun, *, total_budget: int, round_budget: int | N
             f"(max_tasks_per_worker {run.max_tasks_per_worker} unless the worker has its own): "
             "a next round has nobody to assign; raise the cap or add workers"
         )
-    run.budget = nxt.budget
-    run.answers_through = last_id
+    run.budget = budget
+    run.answers_through = plan.last_id
     run.round_start = {
         "answers": nxt.n_answers,
         "accuracy_now": nxt.accuracy_now,
         "open_tasks": int(nxt.open_tasks.sum()),
         "tasks": int(nxt.open_tasks.size),
-        "project_budget": total_budget,
+        "project_budget": plan.project_budget,
     }
 
 
@@ -531,11 +553,7 @@ def run_create(
     (:func:`~assignment.selectors.run_readiness`).
     """
     _check_method(method)
-    if not next_round and (target_posterior is not None or target_accuracy is not None):
-        raise RunValidationError(
-            "target_posterior and target_accuracy are stopping rules of a next round: "
-            "set next_round (the API's round) too"
-        )
+    _check_round_targets(next_round, target_posterior, target_accuracy)
     return _run_new(
         project=project,
         matrix=_quality_matrix_for_runs(project=project),
@@ -548,6 +566,16 @@ def run_create(
         enqueue=enqueue,
         round_targets=(target_posterior, target_accuracy) if next_round else None,
     )
+
+
+def _check_round_targets(
+    next_round: bool, target_posterior: float | None, target_accuracy: float | None
+) -> None:
+    if not next_round and (target_posterior is not None or target_accuracy is not None):
+        raise RunValidationError(
+            "target_posterior and target_accuracy are stopping rules of a next round: "
+            "set next_round (the API's round) too"
+        )
 
 
 def _check_method(method: str) -> None:
@@ -566,6 +594,27 @@ def _quality_matrix_for_runs(*, project: Project) -> QualityMatrix:
     return readiness.matrix
 
 
+def _caps_or_defaults(
+    project: Project, max_workers_per_task: int | None, max_tasks_per_worker: int | None
+) -> tuple[int, int]:
+    """The caps asked for, or the project's default caps."""
+    return (
+        project.default_max_workers_per_task
+        if max_workers_per_task is None
+        else max_workers_per_task,
+        project.default_max_tasks_per_worker
+        if max_tasks_per_worker is None
+        else max_tasks_per_worker,
+    )
+
+
+def _project_budget(project: Project, matrix: QualityMatrix, per_task: int, per_worker: int) -> int:
+    """The project's budget: its default, else as many pairs as the caps allow."""
+    if project.default_budget is not None:
+        return project.default_budget
+    return min(matrix.n_tasks * per_task, matrix.n_workers * per_worker)
+
+
 def _run_new(
     *,
     project: Project,
@@ -579,24 +628,16 @@ def _run_new(
     enqueue: bool,
     comparison: Comparison | None = None,
     round_targets: tuple[float | None, float | None] | None = None,
+    round_plan: _RoundPlan | None = None,
 ) -> AssignmentRun:
     """Validate and queue a run; ``round_targets`` = ``(target_posterior, target_accuracy)``
-    of a next round, None for a run on the whole project."""
+    of a next round, None for a run on the whole project; ``round_plan`` the answers in hand
+    when the caller has read them already (a comparison's runs share them)."""
     requested_budget = budget
-    per_task = (
-        project.default_max_workers_per_task
-        if max_workers_per_task is None
-        else (max_workers_per_task)
-    )
-    per_worker = (
-        project.default_max_tasks_per_worker
-        if max_tasks_per_worker is None
-        else (max_tasks_per_worker)
-    )
+    per_task, per_worker = _caps_or_defaults(project, max_workers_per_task, max_tasks_per_worker)
+    project_budget = _project_budget(project, matrix, per_task, per_worker)
     if budget is None:
-        budget = project.default_budget
-    if budget is None:
-        budget = min(matrix.n_tasks * per_task, matrix.n_workers * per_worker)
+        budget = project_budget
     run = AssignmentRun(
         project=project,
         comparison=comparison,
@@ -620,7 +661,16 @@ def _run_new(
         )
         raise RunValidationError(problems) from None
     if run.next_round:
-        _round_start(run, total_budget=budget, round_budget=requested_budget)
+        if round_plan is None:
+            round_plan = _round_plan(
+                project=project,
+                matrix=matrix,
+                project_budget=project_budget,
+                max_workers_per_task=per_task,
+                max_tasks_per_worker=per_worker,
+                target_posterior=run.target_posterior,
+            )
+        _round_start(run, plan=round_plan, round_budget=requested_budget)
     with transaction.atomic():
         if enqueue:
             _check_active_runs(owner_id=project.owner_id, adding=1)
@@ -1103,15 +1153,20 @@ def comparison_create(
     max_workers_per_task: int | None = None,
     max_tasks_per_worker: int | None = None,
     seed: int | None = None,
+    next_round: bool = False,
+    target_posterior: float | None = None,
+    target_accuracy: float | None = None,
     enqueue: bool = True,
 ) -> Comparison:
     """A comparison of ``methods`` on the project's latest quality matrix: one run per method
     and budget (per method with the default budget when ``budgets`` is empty), all queued at
     once and handed to the workers after the transaction commits, so they run in parallel.
+    With ``next_round`` every run is the next round (see :func:`run_create`), all from the
+    same answers in hand, read once; the upper bound is then the round's.
 
     All of it or nothing: raises :class:`RunValidationError` (an unknown or repeated method, a
-    repeated or invalid budget, more than :data:`MAX_COMPARISON_RUNS` runs, no quality matrix)
-    before any run is queued.
+    repeated or invalid budget, more than :data:`MAX_COMPARISON_RUNS` runs, no quality matrix,
+    a round with nothing to do) before any run is queued.
     """
     methods = _distinct_list(
         "methods",
@@ -1134,6 +1189,20 @@ def comparison_create(
             f"this one {n_runs}"
         )
     matrix = _quality_matrix_for_runs(project=project)
+    _check_round_targets(next_round, target_posterior, target_accuracy)
+    round_plan = None
+    if next_round:
+        per_task, per_worker = _caps_or_defaults(
+            project, max_workers_per_task, max_tasks_per_worker
+        )
+        round_plan = _round_plan(
+            project=project,
+            matrix=matrix,
+            project_budget=_project_budget(project, matrix, per_task, per_worker),
+            max_workers_per_task=per_task,
+            max_tasks_per_worker=per_worker,
+            target_posterior=target_posterior,
+        )
     with transaction.atomic():
         if enqueue:
             _check_active_runs(owner_id=project.owner_id, adding=n_runs)
@@ -1153,6 +1222,8 @@ def comparison_create(
                     options=None,
                     comparison=comparison,
                     enqueue=enqueue,
+                    round_targets=(target_posterior, target_accuracy) if next_round else None,
+                    round_plan=round_plan,
                 )
         if enqueue:
             from assignment.tasks import comparison_upper_bound_task

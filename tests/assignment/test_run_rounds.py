@@ -242,3 +242,51 @@ def test_a_first_round_without_answers_is_the_plain_run(project):
     assert first.answers_through is None
     np.testing.assert_array_equal(first.pairs, plain.pairs)
     assert first.expected_accuracy == plain.expected_accuracy
+
+
+def test_a_comparison_in_rounds_runs_every_method_from_the_same_answers_under_its_bound(
+    project,
+):
+    first = executed(
+        services.run_create(project=project, method="greedy", budget=20, enqueue=False)
+    )
+    answer(first)
+    comparison = services.comparison_create(
+        project=project,
+        methods=["tvcs-iht", "greedy", "random"],
+        budgets=[6, 12],
+        seed=0,
+        next_round=True,
+        enqueue=False,
+    )
+    runs = list(comparison.runs.order_by("pk"))
+    assert len(runs) == 6
+    assert {run.answers_through for run in runs} == {Answer.objects.latest("pk").pk}
+    assert all(run.next_round and run.round_start["answers"] == 20 for run in runs)
+    answered = grid(first) >= 0
+    for run in runs:
+        run = executed(run)
+        x = np.zeros_like(answered)
+        x[tuple(run.pairs.T)] = True
+        assert not (x & answered).any()
+        assert x.sum() <= run.budget
+    bound = dict(
+        (budget, value)
+        for budget, value in services.comparison_upper_bound_compute(
+            comparison_id=comparison.pk
+        )["points"]
+    )
+    for run in AssignmentRun.objects.filter(comparison=comparison):
+        assert run.expected_accuracy <= bound[run.budget] + 1e-12
+
+
+def test_a_comparison_in_rounds_with_nothing_to_do_is_refused_whole(project):
+    first = executed(
+        services.run_create(project=project, method="greedy", budget=40, enqueue=False)
+    )
+    answer(first)
+    with pytest.raises(RunValidationError, match="nothing left to spend"):
+        services.comparison_create(
+            project=project, methods=["greedy", "random"], next_round=True, enqueue=False
+        )
+    assert AssignmentRun.objects.count() == 1
