@@ -1,0 +1,961 @@
+"""Issue 13: a budget spent in rounds on posteriors, against one shot, dynamic overlap and random.
+
+What it measures
+----------------
+Issue 13 asks whether assigning in rounds (assign, collect the answers, assign the rest of the
+budget where it now helps most) labels more tasks correctly than spending the same budget at
+once, or than a dynamic-overlap rule like Toloka's. This script simulates crowds, spends a total
+budget ``B`` in each of these ways (the *arms*) and scores each by the **realised** accuracy of
+its final labels against the simulated truth:
+
+* ``one shot``: ``solve(problem, method="tvcs-iht")`` with the whole budget;
+* ``R rounds`` (``--rounds``, default 2 and 3): ``R`` solves of tvcs-iht, each on
+  :func:`assignment.engine.rounds.next_round` of the answers so far (posteriors as priors,
+  answered pairs out, caps reduced). Rounds ``1 .. R-1`` get ``floor(B / R)`` pairs each, the
+  last round what remains of ``B`` (so a round that spends less than its share leaves it to the
+  last one);
+* ``dynamic overlap`` (Toloka's rule), for each threshold ``t`` of ``--thresholds`` (default
+  0.9, 0.95, 0.99): first every task gets ``k`` workers (``--start``, default 1), tasks taken in
+  a random order, each given the *best available* workers: the eligible workers with room under
+  their cap, most informative first (largest ``|q_ij - 0.5|``, which is the highest quality
+  for workers at 0.5 or better). Then, step after step, every task whose posterior of its
+  likelier label is below ``t`` (``next_round(..., target_posterior=t).open_tasks``) gets one
+  more best-available worker, least confident tasks first, until the budget is spent, no task
+  is below ``t``, or no open task has an eligible worker with room. Each step's answers are
+  all collected before the next step (Toloka raises the overlap of every unresolved task and
+  waits for answers), so the rule adapts after every added worker per task: more often than 3
+  rounds do. The report shows each threshold and compares the rounds with the best one at
+  each budget (chosen on the same seeds: if anything this flatters the rule);
+* ``random``: ``solve(problem, method="random")``, one shot.
+
+Answers are simulated from the TRUE quality; the methods see the quality given by ``--seen``:
+
+* ``true``: the true quality matrix (the first version the issue asks for);
+* ``goldG`` (e.g. ``gold20``): each worker answers ``G`` gold questions (drawn like the
+  tasks: a skill x difficulty gold question has its own ease), not counted in the budget, and
+  the methods see :func:`assignment.engine.quality.estimate_quality` of those answers (one
+  category: a worker's shrunk accuracy, the same on every task). Every arm, the Bayes vote
+  that makes the final labels included, uses that estimate, as a real project would.
+
+Crowds (``--crowds``), n workers and m tasks (``--size``, default 50x500), prior 0.5, each
+task's truth ``y_j ~ Bernoulli(0.5)``:
+
+* ``beta``: worker accuracy ``a_i ~ Beta(4, 2)`` (mean 2/3), **not clipped**: about 19% of
+  workers fall below 0.5, and with their quality known the Bayes vote inverts their answers
+  (clipping at 0.5 would instead make them exact spammers, which is crowd 3); ``Q_ij = a_i``;
+* ``skill-difficulty``: ``Q_ij = 0.5 + 0.45 * skill_i * ease_j``, ``skill ~ U[0, 1]``,
+  ``ease ~ U[0.2, 1]``, as in ``benchmarks/budgets.py``;
+* ``spammers``: a fifth of the workers (at random) at exactly 0.5, the others with an accuracy
+  ``a_i ~ U[0.6, 0.95]`` per worker (``benchmarks/budgets.py`` draws it per pair).
+
+Caps: ``--max-workers-per-task`` (default 7) and ``--max-tasks-per-worker`` (default 60: with
+50 workers, 3,000 pairs, 1.5x the largest default budget, so the caps leave room to choose);
+budgets ``B = round(b * m)`` for each ``b`` of ``--budgets`` (answers per task on average,
+default 1, 2, 3, 4), each checked feasible under the caps.
+
+Binary labels only: ``--labels`` takes 2; K > 2 (the issue's K = 4) is refused with a message
+until the engine has multi-class labels (the hook is that flag).
+
+Randomness, paired over arms: for each seed (``range(--seeds)``, default 20) and crowd the
+quality, the truth, the gold answers and every *potential* answer (what worker ``i`` would say
+on task ``j``: correct iff ``u_ij < Q_ij`` for one uniform ``u_ij`` per pair) are drawn once
+from ``np.random.default_rng([13, seed, n, m, crowd])``; each arm reveals the pairs it chooses.
+So the arms of one seed face the same crowd, truth and answers, and their differences are paired
+over seeds (common random numbers). tvcs-iht runs with ``seed=seed``.
+
+Scores, per arm and seed: the realised accuracy (fraction of tasks whose final label is the
+truth; the final label is the Bayes vote, :func:`~assignment.engine.aggregate.aggregate_pairs`,
+over all the arm's answers with the original prior), the answers used, and two engine figures:
+``posterior accuracy`` (``next_round(...).accuracy_now`` after all the answers: the expected
+accuracy of the final labels under the quality seen) and, for the tvcs-iht arms, the last
+solve's ``expected_accuracy`` (given the earlier rounds' answers). With the true quality both
+are unbiased for the realised accuracy: the report checks they agree within noise.
+
+The report (stdout, and ``--out``) has, per quality seen and crowd, the realised accuracy
+(mean ± sd over seeds, in percent) of every arm at every budget, the differences 3 rounds -
+one shot and 3 rounds - dynamic overlap (in points, mean ± paired standard error over seeds,
+``sd / sqrt(seeds)`` of the per-seed differences), every dynamic threshold, the engine's
+expected against the realised accuracy, and PASS/FAIL lines for the issue's targets: 3 rounds
+beat one shot by at least 1 point, and beat dynamic overlap, at every budget (means over seeds;
+the SE says whether a difference is more than noise). A ``## Reading`` section already at the
+end of the ``--out`` file (written by hand) is kept when the report is written again.
+
+Every finished (crowd, quality seen, budget, seed, arm) is appended at once as one JSON line to
+``--results`` (default ``benchmarks/out/rounds.jsonl``); a restart runs only what is missing
+(``--fresh`` moves the old file to ``*.bak``); ``--report-only`` runs nothing. Everything runs in
+this one process (nothing here is timed against anything else); progress goes to stderr.
+
+How long (2 cores, AMD EPYC, shared, load about 1): the default run (3 crowds x 2 qualities
+seen x 4 budgets x 20 seeds x 7 arms, 3,360 runs) took 5.5 minutes at commit 1567f28, on one
+core; most of it is tvcs-iht (about 0.05-0.3 s per solve at 50 x 500), dynamic overlap and
+random take a few hundredths of a second each. The report's "Run time" line says how long its
+runs took.
+
+Run from the repository root::
+
+    python benchmarks/rounds.py --out docs/benchmarks/rounds.md      # the default grid
+    python benchmarks/rounds.py --seeds 3 --budgets 1,3 --seen true   # a fast check
+    python benchmarks/rounds.py --report-only --out docs/benchmarks/rounds.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run from a checkout without installing the project
+    sys.path.insert(0, str(ROOT))
+
+from assignment.engine.aggregate import aggregate_pairs  # noqa: E402
+from assignment.engine.problem import AssignmentProblem  # noqa: E402
+from assignment.engine.quality import estimate_quality  # noqa: E402
+from assignment.engine.rounds import next_round  # noqa: E402
+from assignment.engine.solve import solve  # noqa: E402
+from benchmarks.child_runs import code_version, header  # noqa: E402
+
+CROWDS = ("beta", "skill-difficulty", "spammers")
+CROWD_STREAM = {"beta": 0, "skill-difficulty": 1, "spammers": 2}
+DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "rounds.jsonl"
+CORE_METHOD = "tvcs-iht"
+ONE_SHOT = "one shot"
+RANDOM = "random"
+READING = "## Reading"
+
+# targets (issue 13)
+MIN_ROUNDS_OVER_ONE_SHOT_POINTS = 1.0
+TARGET_ROUNDS = 3
+
+
+# ---------------------------------------------------------------------------------------------
+# the simulated world
+
+
+@dataclass(frozen=True)
+class World:
+    """One crowd and seed: the true quality, the truth, every potential answer, gold answers."""
+
+    quality: np.ndarray  # (n, m) true P(correct)
+    truth: np.ndarray  # (m,) 0/1
+    says_one: np.ndarray  # (n, m) bool: what worker i would answer on task j
+    gold_correct: np.ndarray  # (n, G) bool: each worker's answers to G gold questions
+
+
+def make_world(crowd: str, n: int, m: int, seed: int, gold: int) -> World:
+    """The quality, truth, potential answers and gold answers of ``crowd`` for ``seed``.
+
+    Drawn in a fixed order from one stream, so the same seed gives the same world whatever
+    ``--seen`` asks for (``gold`` only adds draws at the end)."""
+    rng = np.random.default_rng([13, seed, n, m, CROWD_STREAM[crowd]])
+    if crowd == "beta":
+        accuracy = rng.beta(4.0, 2.0, n)
+        quality = np.repeat(accuracy[:, None], m, axis=1)
+    elif crowd == "skill-difficulty":
+        skill = rng.uniform(0.0, 1.0, n)
+        ease = rng.uniform(0.2, 1.0, m)
+        quality = 0.5 + 0.45 * np.outer(skill, ease)
+    elif crowd == "spammers":
+        accuracy = rng.uniform(0.6, 0.95, n)
+        accuracy[rng.choice(n, n // 5, replace=False)] = 0.5
+        quality = np.repeat(accuracy[:, None], m, axis=1)
+    else:
+        raise ValueError(f"unknown crowd {crowd!r}; choose from {', '.join(CROWDS)}")
+    truth = rng.integers(0, 2, m)
+    correct = rng.random((n, m)) < quality
+    says_one = np.where(correct, truth[None, :] == 1, truth[None, :] == 0)
+    # gold questions: drawn like tasks (own ease for skill x difficulty), after everything else
+    if crowd == "skill-difficulty":
+        gold_quality = 0.5 + 0.45 * np.outer(skill, rng.uniform(0.2, 1.0, gold))
+    else:
+        gold_quality = np.repeat(quality[:, :1], gold, axis=1)
+    gold_correct = rng.random((n, gold)) < gold_quality
+    return World(quality=quality, truth=truth, says_one=says_one, gold_correct=gold_correct)
+
+
+def seen_quality(world: World, seen: str):
+    """The quality the methods see: the true matrix, or the engine's estimate from gold."""
+    if seen == "true":
+        return world.quality
+    n, m = world.quality.shape
+    g = gold_count(seen)
+    estimate = estimate_quality(
+        worker_index=np.repeat(np.arange(n), g),
+        item_category=np.zeros(n * g, dtype=np.int64),
+        correct=world.gold_correct[:, :g].ravel(),
+        n_workers=n,
+        task_categories=np.zeros(m, dtype=np.int64),
+    )
+    return estimate.quality
+
+
+def gold_count(seen: str) -> int:
+    """``G`` of ``goldG``; 0 for ``true``."""
+    if seen == "true":
+        return 0
+    match = re.fullmatch(r"gold(\d+)", seen)
+    if not match or int(match.group(1)) < 1:
+        raise ValueError(f"--seen: {seen!r} is neither 'true' nor 'goldG' with G >= 1")
+    return int(match.group(1))
+
+
+# ---------------------------------------------------------------------------------------------
+# the arms: each returns the pairs it revealed, in order, and what the engine expected
+
+
+class Answers:
+    """The answers an arm has collected so far (a pair at most once)."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.workers = np.zeros(0, dtype=np.int64)
+        self.tasks = np.zeros(0, dtype=np.int64)
+
+    def reveal(self, workers, tasks) -> None:
+        self.workers = np.concatenate([self.workers, np.asarray(workers, dtype=np.int64)])
+        self.tasks = np.concatenate([self.tasks, np.asarray(tasks, dtype=np.int64)])
+
+    @property
+    def said_one(self) -> np.ndarray:
+        return self.world.says_one[self.workers, self.tasks]
+
+    def next_round(self, problem: AssignmentProblem, **kwargs):
+        return next_round(
+            problem,
+            worker_index=self.workers,
+            task_index=self.tasks,
+            said_one=self.said_one,
+            **kwargs,
+        )
+
+    def __len__(self) -> int:
+        return int(self.tasks.size)
+
+
+def in_rounds(problem: AssignmentProblem, answers: Answers, rounds: int, seed: int) -> dict:
+    """Spend ``problem.budget`` in ``rounds`` solves of tvcs-iht on the posteriors."""
+    share = problem.budget // rounds
+    expected = None
+    per_round = []
+    for r in range(rounds):
+        last = r == rounds - 1
+        nxt = answers.next_round(problem, budget=None if last else share)
+        result = solve(nxt.problem, method=CORE_METHOD, seed=seed)
+        workers, tasks = np.nonzero(result.assignment)
+        answers.reveal(workers, tasks)
+        expected = result.expected_accuracy
+        per_round.append(
+            {
+                "budget": nxt.problem.budget,
+                "assigned": int(workers.size),
+                "accuracy_before": nxt.accuracy_now,
+                "expected_accuracy": result.expected_accuracy,
+            }
+        )
+    return {"expected_accuracy": expected, "rounds": per_round}
+
+
+def best_available(
+    problem: AssignmentProblem, tasks: np.ndarray, score: np.ndarray, per_task: int, limit: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Give each task of ``tasks`` in turn its ``per_task`` best eligible workers with room.
+
+    ``problem`` is a round problem (caps already reduced, answered pairs ineligible); ``score``
+    ranks the workers of each task (higher first). At most ``limit`` pairs in all."""
+    room = problem.max_tasks_per_worker.copy()
+    eligible = np.ones(problem.shape, dtype=bool) if problem.eligible is None else problem.eligible
+    chosen_workers: list[int] = []
+    chosen_tasks: list[int] = []
+    for j in tasks:
+        if len(chosen_tasks) >= limit:
+            break
+        want = min(per_task, int(problem.max_workers_per_task[j]), limit - len(chosen_tasks))
+        if want <= 0:
+            continue
+        candidates = np.flatnonzero(eligible[:, j] & (room > 0))
+        if candidates.size == 0:
+            continue
+        best = candidates[np.argsort(-score[candidates, j], kind="stable")[:want]]
+        room[best] -= 1
+        chosen_workers += best.tolist()
+        chosen_tasks += [int(j)] * best.size
+    return np.asarray(chosen_workers, dtype=np.int64), np.asarray(chosen_tasks, dtype=np.int64)
+
+
+def dynamic_overlap(
+    problem: AssignmentProblem, answers: Answers, threshold: float, start: int, seed: int
+) -> dict:
+    """Toloka's dynamic overlap: ``start`` best-available workers per task, then one more
+    best-available worker per task below ``threshold``, least confident first, step by step."""
+    rng = np.random.default_rng([13, seed, 1])
+    score = np.abs(problem.quality - 0.5)
+    nxt = answers.next_round(problem)
+    order = rng.permutation(problem.n_tasks)
+    answers.reveal(*best_available(nxt.problem, order, score, start, problem.budget))
+    steps = 1
+    stopped = "budget spent"
+    while True:
+        left = problem.budget - len(answers)
+        if left <= 0:
+            break
+        nxt = answers.next_round(problem, target_posterior=threshold)
+        open_tasks = np.flatnonzero(nxt.open_tasks)
+        if open_tasks.size == 0:
+            stopped = "no task below the threshold"
+            break
+        shuffled = rng.permutation(open_tasks)  # ties in confidence in a random order
+        order = shuffled[np.argsort(nxt.task_accuracy_now[shuffled], kind="stable")]
+        workers, tasks = best_available(nxt.problem, order, score, 1, left)
+        if tasks.size == 0:
+            stopped = "no eligible worker with room for an open task"
+            break
+        answers.reveal(workers, tasks)
+        steps += 1
+    return {"steps": steps, "stopped": stopped}
+
+
+def dynamic_arm(threshold: float, start: int) -> str:
+    return f"dynamic k={start} t={threshold:g}"
+
+
+def parse_dynamic(arm: str) -> tuple[int, float] | None:
+    match = re.fullmatch(r"dynamic k=(\d+) t=([0-9.]+)", arm)
+    return None if match is None else (int(match.group(1)), float(match.group(2)))
+
+
+def rounds_arm(rounds: int) -> str:
+    return ONE_SHOT if rounds == 1 else f"{rounds} rounds"
+
+
+def run_arm(arm: str, problem: AssignmentProblem, world: World, seed: int) -> dict:
+    """Spend the budget as ``arm`` says; the results row's measured fields."""
+    start = time.perf_counter()
+    answers = Answers(world)
+    info: dict = {}
+    if arm == ONE_SHOT:
+        info = in_rounds(problem, answers, 1, seed)
+    elif arm == RANDOM:
+        result = solve(problem, method="random", seed=seed)
+        answers.reveal(*np.nonzero(result.assignment))
+    elif (dynamic := parse_dynamic(arm)) is not None:
+        info = dynamic_overlap(problem, answers, dynamic[1], dynamic[0], seed)
+    elif (match := re.fullmatch(r"(\d+) rounds", arm)) is not None:
+        info = in_rounds(problem, answers, int(match.group(1)), seed)
+    else:
+        raise ValueError(f"unknown arm {arm!r}")
+    seconds = time.perf_counter() - start
+    if not problem.is_feasible(_as_matrix(problem, answers)):
+        raise RuntimeError(f"{arm}: the answers break a cap of the project (a bug)")
+    if len(answers) > problem.budget:
+        raise RuntimeError(f"{arm}: {len(answers)} answers over the budget {problem.budget}")
+    labels = aggregate_pairs(
+        task_index=answers.tasks,
+        quality=problem.quality_at(answers.workers, answers.tasks),
+        said_one=answers.said_one,
+        prior=problem.prior,
+    ).labels
+    final = answers.next_round(problem)
+    return {
+        "realised_accuracy": float(np.mean(labels == world.truth)),
+        "posterior_accuracy": final.accuracy_now,
+        "expected_accuracy": info.get("expected_accuracy"),
+        "answers": len(answers),
+        "seconds": seconds,
+        **{k: v for k, v in info.items() if k != "expected_accuracy"},
+    }
+
+
+def _as_matrix(problem: AssignmentProblem, answers: Answers) -> np.ndarray:
+    x = np.zeros(problem.shape, dtype=bool)
+    x[answers.workers, answers.tasks] = True
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# runs
+
+
+@dataclass(frozen=True)
+class Grid:
+    n: int
+    m: int
+    per_task: int
+    per_worker: int
+    crowds: list[str]
+    seen: list[str]
+    budgets: list[float]
+    seeds: list[int]
+    arms: list[str]
+
+    @property
+    def size(self) -> str:
+        return f"{self.n}x{self.m}"
+
+    @property
+    def caps(self) -> str:
+        return f"{self.per_task}/{self.per_worker}"
+
+    def budget(self, b: float) -> int:
+        return round(b * self.m)
+
+
+def row_key(row: dict) -> tuple:
+    return (
+        row["size"],
+        row["caps"],
+        row["crowd"],
+        row["seen"],
+        f"{row['b']:g}",
+        int(row["seed"]),
+        row["arm"],
+    )
+
+
+def load_rows(path: Path) -> dict:
+    """Rows of a results file by key; a torn or unreadable line is skipped."""
+    rows: dict = {}
+    if not path.exists():
+        return rows
+    with path.open() as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                rows[row_key(row)] = row
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                progress(f"{path}:{number}: unreadable row skipped")
+    return rows
+
+
+def append_row(path: Path, row: dict) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def run_all(grid: Grid, results: Path, argv: list[str]) -> tuple[dict, int, float]:
+    """Run what is missing from ``results``; every row by key, the cells run and their time."""
+    rows = load_rows(results)
+    cells = [
+        (crowd, seen, b, seed)
+        for crowd in grid.crowds
+        for seen in grid.seen
+        for b in grid.budgets
+        for seed in grid.seeds
+    ]
+    todo = [
+        (cell, [arm for arm in grid.arms if key_of(grid, *cell, arm) not in rows]) for cell in cells
+    ]
+    todo = [(cell, arms) for cell, arms in todo if arms]
+    total = len(cells) * len(grid.arms)
+    missing = sum(len(arms) for _, arms in todo)
+    progress(f"{total - missing} of {total} runs already in {results}, {missing} to do")
+    if not todo:
+        return rows, 0, 0.0
+    if results.exists() and results.stat().st_size:
+        with results.open("rb+") as f:  # end a torn last line so the next row starts afresh
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
+    commit = code_version()
+    gold = max(gold_count(seen) for seen in grid.seen)
+    started = time.perf_counter()
+    for number, ((crowd, seen, b, seed), arms) in enumerate(todo, 1):
+        world = make_world(crowd, grid.n, grid.m, seed, gold)
+        problem = AssignmentProblem(
+            seen_quality(world, seen),
+            max_workers_per_task=grid.per_task,
+            max_tasks_per_worker=grid.per_worker,
+            budget=grid.budget(b),
+            prior=0.5,
+        )
+        for arm in arms:
+            measured = run_arm(arm, problem, world, seed)
+            row = {
+                "size": grid.size,
+                "n": grid.n,
+                "m": grid.m,
+                "caps": grid.caps,
+                "max_workers_per_task": grid.per_task,
+                "max_tasks_per_worker": grid.per_worker,
+                "crowd": crowd,
+                "seen": seen,
+                "b": b,
+                "budget": problem.budget,
+                "seed": seed,
+                "arm": arm,
+                **measured,
+                "code": commit,
+                "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "argv": argv,
+            }
+            append_row(results, row)
+            rows[row_key(row)] = row
+        elapsed = time.perf_counter() - started
+        progress(
+            f"{number}/{len(todo)} {crowd} {seen} b={b:g} seed {seed}: {len(arms)} arms "
+            f"({elapsed:.0f} s so far, about {elapsed / number * (len(todo) - number):.0f} s left)"
+        )
+    return rows, len(todo), time.perf_counter() - started
+
+
+def key_of(grid: Grid, crowd: str, seen: str, b: float, seed: int, arm: str) -> tuple:
+    return (grid.size, grid.caps, crowd, seen, f"{b:g}", seed, arm)
+
+
+# ---------------------------------------------------------------------------------------------
+# summary
+
+
+def values(rows: dict, grid: Grid, crowd, seen, b, arm, name="realised_accuracy") -> dict:
+    """``{seed: value}`` over the seeds of the grid that have ``arm``."""
+    out = {}
+    for seed in grid.seeds:
+        row = rows.get(key_of(grid, crowd, seen, b, seed, arm))
+        if row is not None and row.get(name) is not None:
+            out[seed] = float(row[name])
+    return out
+
+
+def mean_sd(xs) -> tuple[float, float]:
+    xs = list(xs)
+    return statistics.fmean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
+
+
+def paired(a: dict, b: dict) -> tuple[float, float, int] | None:
+    """Mean of ``100 * (a - b)`` over the common seeds and its standard error; None if none."""
+    common = sorted(set(a) & set(b))
+    if not common:
+        return None
+    diffs = [100.0 * (a[s] - b[s]) for s in common]
+    mu, sd = mean_sd(diffs)
+    return mu, sd / math.sqrt(len(diffs)), len(diffs)
+
+
+def pct(got: dict) -> str:
+    if not got:
+        return "—"
+    mu, sd = mean_sd(got.values())
+    return f"{100 * mu:.2f} ± {100 * sd:.2f}"
+
+
+def diff_text(d) -> str:
+    return "—" if d is None else f"{d[0]:+.2f} ± {d[1]:.2f}"
+
+
+def best_dynamic(rows, grid, crowd, seen, b) -> str | None:
+    """The dynamic-overlap arm with the highest mean realised accuracy at this budget."""
+    found = []
+    for arm in grid.arms:
+        if parse_dynamic(arm) is None:
+            continue
+        got = values(rows, grid, crowd, seen, b, arm)
+        if got:
+            found.append((statistics.fmean(got.values()), arm))
+    return max(found)[1] if found else None
+
+
+def short(arm: str | None) -> str:
+    if arm is None:
+        return "—"
+    dynamic = parse_dynamic(arm)
+    return arm if dynamic is None else f"t={dynamic[1]:g}"
+
+
+def mean_of(rows, grid, crowd, seen, b, arm, name) -> str:
+    got = values(rows, grid, crowd, seen, b, arm, name)
+    return "—" if not got else f"{statistics.fmean(got.values()):,.0f}"
+
+
+def crowd_tables(rows: dict, grid: Grid, crowd: str, seen: str) -> list[str]:
+    rounds = [arm for arm in grid.arms if re.fullmatch(r"\d+ rounds", arm)]
+    dynamics = [arm for arm in grid.arms if parse_dynamic(arm) is not None]
+    top = f"{TARGET_ROUNDS} rounds" if f"{TARGET_ROUNDS} rounds" in grid.arms else None
+    main_arms = [a for a in (ONE_SHOT, *rounds) if a in grid.arms]
+    lines = ["Realised accuracy, % (mean ± sd over seeds):", ""]
+    head = ["b", "B", *main_arms, "dynamic (best t)", *([RANDOM] if RANDOM in grid.arms else [])]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for b in grid.budgets:
+        best = best_dynamic(rows, grid, crowd, seen, b)
+        cells = [f"{b:g}", f"{grid.budget(b):,}"]
+        cells += [pct(values(rows, grid, crowd, seen, b, arm)) for arm in main_arms]
+        dyn = pct(values(rows, grid, crowd, seen, b, best)) if best else "—"
+        cells.append(dyn + (f" ({short(best)})" if best else ""))
+        if RANDOM in grid.arms:
+            cells.append(pct(values(rows, grid, crowd, seen, b, RANDOM)))
+        lines.append("| " + " | ".join(cells) + " |")
+
+    lines += [
+        "",
+        "Differences in points (mean ± paired SE over seeds) and answers used (mean):",
+        "",
+    ]
+    head = ["b"]
+    compare = []
+    if top and ONE_SHOT in grid.arms:
+        compare.append((top, ONE_SHOT))
+    if top and dynamics:
+        compare.append((top, "dynamic"))
+    for arm in rounds:
+        if arm != top and ONE_SHOT in grid.arms:
+            compare.append((arm, ONE_SHOT))
+    head += [f"{a} - {b_}" for a, b_ in compare]
+    used = [a for a in main_arms] + (["dynamic"] if dynamics else [])
+    head += [f"answers {a}" for a in used]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for b in grid.budgets:
+        best = best_dynamic(rows, grid, crowd, seen, b)
+        cells = [f"{b:g}"]
+        for a, other in compare:
+            other = best if other == "dynamic" else other
+            got = (
+                None
+                if other is None
+                else paired(
+                    values(rows, grid, crowd, seen, b, a), values(rows, grid, crowd, seen, b, other)
+                )
+            )
+            cells.append(diff_text(got))
+        for a in used:
+            arm = best if a == "dynamic" else a
+            cells.append(
+                "—" if arm is None else mean_of(rows, grid, crowd, seen, b, arm, "answers")
+            )
+        lines.append("| " + " | ".join(cells) + " |")
+
+    if seen == "true":
+        lines += [
+            "",
+            "The same differences in *posterior* accuracy (`accuracy_now` after all answers: "
+            "the expected accuracy of the final labels given the answers; with the true quality "
+            "an unbiased estimate of the realised accuracy without the noise of the labels "
+            "themselves), points, mean ± paired SE:",
+            "",
+        ]
+        head = ["b", *[f"{a} - {b_}" for a, b_ in compare]]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+        for b in grid.budgets:
+            best = best_dynamic(rows, grid, crowd, seen, b)
+            cells = [f"{b:g}"]
+            for a, other in compare:
+                other = best if other == "dynamic" else other
+                got = None
+                if other is not None:
+                    got = paired(
+                        values(rows, grid, crowd, seen, b, a, "posterior_accuracy"),
+                        values(rows, grid, crowd, seen, b, other, "posterior_accuracy"),
+                    )
+                cells.append(diff_text(got))
+            lines.append("| " + " | ".join(cells) + " |")
+
+    if dynamics:
+        lines += [
+            "",
+            f"Dynamic overlap (start k = {parse_dynamic(dynamics[0])[0]}) by threshold: realised "
+            "accuracy, % (mean ± sd), and answers used (mean):",
+            "",
+        ]
+        head = ["b", *[short(a) for a in dynamics], *[f"answers {short(a)}" for a in dynamics]]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+        for b in grid.budgets:
+            cells = [f"{b:g}"]
+            cells += [pct(values(rows, grid, crowd, seen, b, a)) for a in dynamics]
+            cells += [mean_of(rows, grid, crowd, seen, b, a, "answers") for a in dynamics]
+            lines.append("| " + " | ".join(cells) + " |")
+
+    core = main_arms
+    if core:
+        lines += [
+            "",
+            "The engine's expectation against the realised accuracy, % (means over seeds; "
+            "realised - expected in points, mean ± paired SE). `expected`: the last tvcs-iht "
+            "solve's expected accuracy (given the earlier rounds' answers); `posterior`: "
+            "`accuracy_now` after all answers:",
+            "",
+        ]
+        head = ["b", "arm", "expected", "posterior", "realised", "realised - expected"]
+        lines += ["| " + " | ".join(head) + " |", "|---:|---|---:|---:|---:|---:|"]
+        for b in grid.budgets:
+            for arm in core:
+                real = values(rows, grid, crowd, seen, b, arm)
+                exp = values(rows, grid, crowd, seen, b, arm, "expected_accuracy")
+                post = values(rows, grid, crowd, seen, b, arm, "posterior_accuracy")
+                if not real:
+                    continue
+                cells = [f"{b:g}", arm]
+                cells += [
+                    f"{100 * statistics.fmean(got.values()):.2f}" if got else "—"
+                    for got in (exp, post, real)
+                ]
+                cells.append(diff_text(paired(real, exp)))
+                lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def targets(rows: dict, grid: Grid) -> list[str]:
+    """PASS/FAIL per quality seen and crowd: the issue's two targets at every budget."""
+    top = f"{TARGET_ROUNDS} rounds"
+    lines = []
+    if top not in grid.arms:
+        return [f"- N/A: no `{top}` arm in this run (--rounds)"]
+    for seen in grid.seen:
+        for crowd in grid.crowds:
+            where = f"[{crowd}, quality seen: {seen}]"
+            checks = []
+            if ONE_SHOT in grid.arms:
+                checks.append(
+                    (
+                        f"{top} ≥ one shot + {MIN_ROUNDS_OVER_ONE_SHOT_POINTS:g} point",
+                        lambda b: ONE_SHOT,
+                        MIN_ROUNDS_OVER_ONE_SHOT_POINTS,
+                    )
+                )
+            if any(parse_dynamic(a) for a in grid.arms):
+                checks.append(
+                    (
+                        f"{top} > dynamic overlap (its best threshold)",
+                        lambda b, seen=seen, crowd=crowd: best_dynamic(rows, grid, crowd, seen, b),
+                        0.0,
+                    )
+                )
+            for name, other, limit in checks:
+                held, failed, details = 0, 0, []
+                for b in grid.budgets:
+                    arm = other(b)
+                    got = (
+                        None
+                        if arm is None
+                        else paired(
+                            values(rows, grid, crowd, seen, b, top),
+                            values(rows, grid, crowd, seen, b, arm),
+                        )
+                    )
+                    if got is None:
+                        details.append(f"b={b:g}: no data")
+                        continue
+                    ok = got[0] >= limit if limit > 0 else got[0] > 0
+                    held += ok
+                    failed += not ok
+                    noise = (
+                        " (within 2 SE of the limit)" if abs(got[0] - limit) < 2 * got[1] else ""
+                    )
+                    details.append(f"b={b:g}: {diff_text(got)} pts{noise}")
+                verdict = "N/A " if not held + failed else ("FAIL" if failed else "PASS")
+                count = f"holds at {held} of {held + failed} budgets"
+                lines.append(f"- {verdict} {where} {name}: {count} ({'; '.join(details)})")
+    return lines
+
+
+def report(rows: dict, grid: Grid, argv: list[str], load, ran: tuple[int, float]) -> list[str]:
+    lines = header(
+        "Issue 13: a budget in rounds on posteriors against one shot, dynamic overlap and random",
+        argv,
+        load,
+    )
+    used = [
+        rows[key]
+        for crowd in grid.crowds
+        for seen in grid.seen
+        for b in grid.budgets
+        for seed in grid.seeds
+        for arm in grid.arms
+        if (key := key_of(grid, crowd, seen, b, seed, arm)) in rows
+    ]
+    dynamics = [parse_dynamic(a) for a in grid.arms if parse_dynamic(a)]
+    start = dynamics[0][0] if dynamics else None
+    lines += [
+        f"{grid.n} workers x {grid.m} tasks, binary labels, prior 0.5, truth ~ Bernoulli(0.5). "
+        f"Caps: max_workers_per_task = {grid.per_task}, max_tasks_per_worker = "
+        f"{grid.per_worker} (capacity {grid.n * grid.per_worker:,} pairs); budget B = b·m for "
+        f"b in {', '.join(f'{b:g}' for b in grid.budgets)} answers per task on average. "
+        f"Seeds 0..{len(grid.seeds) - 1}.",
+        "",
+        "Crowds: **beta** = worker accuracy ~ Beta(4, 2), not clipped (about 19% of workers "
+        "below 0.5, whose answers the Bayes vote inverts when their quality is known), the same "
+        "on every task; **skill-difficulty** = 0.5 + 0.45 · skill_i · ease_j, skill ~ U[0, 1], "
+        "ease ~ U[0.2, 1]; **spammers** = a fifth of the workers at 0.5, the others an accuracy "
+        "~ U[0.6, 0.95] per worker. Answers are simulated from the true quality; each seed's "
+        "crowd, truth and potential answers are shared by all arms (differences are paired).",
+        "",
+        "Quality seen by the methods (and by the final Bayes vote): **true** = the true matrix; "
+        "**goldG** = `estimate_quality` of G gold answers per worker (one category: a shrunk "
+        "accuracy per worker; gold not counted in the budget).",
+        "",
+        "Arms: **one shot** = tvcs-iht with the whole budget; **R rounds** = tvcs-iht on "
+        "`next_round` of the answers so far, floor(B/R) per round and the rest in the last; "
+        f"**dynamic** = Toloka-like dynamic overlap: {start} best-available worker(s) per task "
+        "(most informative eligible worker with room, tasks in random order), then one more "
+        "best-available worker per task whose posterior of its likelier label is below t, least "
+        "confident first, step after step until the budget is spent or no task is below t; the "
+        "best t per budget (on these seeds) is compared; **random** = method random, one shot. "
+        "Score: realised accuracy of the final Bayes vote (all answers, original prior) against "
+        "the truth.",
+        "",
+    ]
+    if ran[0]:
+        lines.append(
+            f"This invocation ran {ran[0]} (crowd, quality, budget, seed) cells in {ran[1]:.0f} s."
+        )
+    if used:
+        seconds = sum(float(r.get("seconds", 0.0)) for r in used)
+        dates = sorted(str(r.get("date")) for r in used)
+        codes = sorted({str(r.get("code")) for r in used})
+        lines.append(
+            f"Run time: the {len(used)} runs shown took {seconds:.0f} s of computing in all "
+            f"(one process, one core), measured from {dates[0]} to {dates[-1]} on "
+            f"{', '.join(codes)}."
+        )
+        commands = sorted({" ".join(r.get("argv", [])) for r in used})
+        if commands:
+            lines.append(
+                "Results produced by: "
+                + "; ".join(f"`python benchmarks/rounds.py {c}`" for c in commands)
+                + "."
+            )
+    lines.append("")
+    for seen in grid.seen:
+        for crowd in grid.crowds:
+            lines += [f"## {crowd}, quality seen: {seen}", ""]
+            lines += crowd_tables(rows, grid, crowd, seen)
+            lines.append("")
+    lines += ["## Targets", "", *targets(rows, grid)]
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+
+def parse_list(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def write_report(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, keeping a hand-written ``## Reading`` section already there."""
+    kept = ""
+    if path.exists():
+        old = path.read_text()
+        at = old.find("\n" + READING + "\n")
+        if at >= 0:
+            kept = "\n" + old[at + 1 :].rstrip("\n") + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + "\n" + kept)
+
+
+def main(argv: list[str]) -> None:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="50x500", help="NxM (default: %(default)s)")
+    parser.add_argument("--crowds", default=",".join(CROWDS), help="comma-separated crowds")
+    parser.add_argument(
+        "--seen",
+        default="true,gold20",
+        help="quality the methods see: 'true' and/or 'goldG' (G gold answers per worker) "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--budgets", default="1,2,3,4", help="answers per task on average (default: %(default)s)"
+    )
+    parser.add_argument("--seeds", type=int, default=20, help="seeds 0 .. SEEDS-1 (default: 20)")
+    parser.add_argument("--max-workers-per-task", type=int, default=7)
+    parser.add_argument("--max-tasks-per-worker", type=int, default=60)
+    parser.add_argument(
+        "--rounds", default="2,3", help="round counts of tvcs-iht (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--thresholds",
+        default="0.9,0.95,0.99",
+        help="dynamic overlap's confidence thresholds (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--start", type=int, default=1, help="dynamic overlap's first workers per task (1)"
+    )
+    parser.add_argument("--no-random", action="store_true", help="leave out the random arm")
+    parser.add_argument(
+        "--labels",
+        type=int,
+        default=2,
+        help="number of classes K; only 2 for now (K = 4 waits for the engine's multi-class "
+        "labels)",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=DEFAULT_RESULTS,
+        help="JSON-lines results file, appended to and resumed from (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="move an old results file to *.bak and start over"
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="run nothing: report the results file"
+    )
+    parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    args = parser.parse_args(argv)
+
+    if args.labels != 2:
+        parser.error(
+            f"--labels {args.labels}: only binary labels (K = 2) for now; the engine has no "
+            "multi-class labels yet (issue 13 leaves K = 4 until it has)"
+        )
+    try:
+        n, m = (int(x) for x in args.size.lower().split("x"))
+        budgets = [float(x) for x in parse_list(args.budgets)]
+        round_counts = [int(x) for x in parse_list(args.rounds)]
+        thresholds = [float(x) for x in parse_list(args.thresholds)]
+        seen = parse_list(args.seen)
+        for s in seen:
+            gold_count(s)
+    except ValueError as exc:
+        parser.error(str(exc))
+    crowds = parse_list(args.crowds)
+    if not crowds or set(crowds) - set(CROWDS):
+        parser.error(f"--crowds: choose from {', '.join(CROWDS)}")
+    if min(n, m) < 1 or args.seeds < 1 or args.start < 1 or not seen:
+        parser.error("--size, --seeds, --start must be positive and --seen non-empty")
+    if any(r < 2 for r in round_counts) or any(not 0.5 < t <= 1 for t in thresholds):
+        parser.error("--rounds must be at least 2 and --thresholds in (0.5, 1]")
+    per_task, per_worker = args.max_workers_per_task, args.max_tasks_per_worker
+    capacity = min(m * per_task, n * per_worker)
+    for b in budgets:
+        if b <= 0 or round(b * m) > capacity:
+            parser.error(
+                f"budget b={b:g} (B = {round(b * m)}) must be positive and at most what the "
+                f"caps allow, min(m · {per_task}, n · {per_worker}) = {capacity}"
+            )
+    arms = [ONE_SHOT, *[rounds_arm(r) for r in sorted(set(round_counts))]]
+    arms += [dynamic_arm(t, args.start) for t in sorted(set(thresholds))]
+    arms += [] if args.no_random else [RANDOM]
+    grid = Grid(n, m, per_task, per_worker, crowds, seen, budgets, list(range(args.seeds)), arms)
+
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    if args.fresh and args.results.exists() and not args.report_only:
+        args.results.replace(args.results.with_name(args.results.name + ".bak"))
+    if args.report_only:
+        rows, ran = load_rows(args.results), (0, 0.0)
+    else:
+        rows, cells, seconds = run_all(grid, args.results, argv)
+        ran = (cells, seconds)
+    text = "\n".join(report(rows, grid, sys.argv, load, ran))
+    print(text)
+    if args.out:
+        write_report(args.out, text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
