@@ -176,13 +176,9 @@ class _CapsForm(forms.Form):
     )
 
 
-class RunForm(_CapsForm):
-    method = forms.ChoiceField(label="Method", widget=forms.RadioSelect)
-    budget = _count(
-        "Budget",
-        "Total (worker, task) pairs; empty = the project's default (for a next round: what "
-        "remains of it after the answers collected).",
-    )
+class _RoundForm(forms.Form):
+    """The next-round fields of the run and comparison forms."""
+
     next_round = forms.BooleanField(
         label="Next round",
         required=False,
@@ -206,8 +202,6 @@ class RunForm(_CapsForm):
         "reaches this (empty = none).",
     )
 
-    field_order = ["method", "budget"]
-
     def clean_target_posterior(self) -> float | None:
         value = self.cleaned_data.get("target_posterior")
         if value is not None and value <= 0.5:
@@ -219,6 +213,26 @@ class RunForm(_CapsForm):
         if value is not None and value <= 0.0:
             raise forms.ValidationError("Must be above 0.")
         return value
+
+    def round_arguments(self) -> dict:
+        """The round's keyword arguments of ``services.run_create`` / ``comparison_create``."""
+        data = self.cleaned_data
+        given = {
+            name: data[name]
+            for name in ("target_posterior", "target_accuracy")
+            if data.get(name) is not None
+        }
+        return {"next_round": data.get("next_round", False), **given}
+
+
+class RunForm(_RoundForm, _CapsForm):
+    method = forms.ChoiceField(label="Method", widget=forms.RadioSelect)
+    budget = _count(
+        "Budget",
+        "Total (worker, task) pairs; empty = the project's default (for a next round: what "
+        "remains of it after the answers collected).",
+    )
+    field_order = ["method", "budget"]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -255,25 +269,13 @@ class RunForm(_CapsForm):
                 options[option.name] = value
         given = {
             name: data[name]
-            for name in (
-                "budget",
-                "max_workers_per_task",
-                "max_tasks_per_worker",
-                "seed",
-                "target_posterior",
-                "target_accuracy",
-            )
+            for name in ("budget", "max_workers_per_task", "max_tasks_per_worker", "seed")
             if data.get(name) is not None
         }
-        return {
-            "method": method,
-            "options": options,
-            "next_round": data.get("next_round", False),
-            **given,
-        }
+        return {"method": method, "options": options, **given, **self.round_arguments()}
 
 
-class ComparisonForm(_CapsForm):
+class ComparisonForm(_RoundForm, _CapsForm):
     methods = forms.MultipleChoiceField(
         label="Methods", widget=forms.CheckboxSelectMultiple, initial=list(METHODS)
     )
@@ -338,4 +340,9 @@ class ComparisonForm(_CapsForm):
             for name in ("max_workers_per_task", "max_tasks_per_worker", "seed")
             if data.get(name) is not None
         }
-        return {"methods": data["methods"], "budgets": data["budget_values"], **given}
+        return {
+            "methods": data["methods"],
+            "budgets": data["budget_values"],
+            **given,
+            **self.round_arguments(),
+        }

@@ -296,19 +296,7 @@ class OptionsField(serializers.DictField):
     child = serializers.JSONField()
 
 
-class RunCreateSerializer(_CapsSerializer):
-    method = serializers.ChoiceField(choices=Method.choices)
-    budget = serializers.IntegerField(
-        required=False,
-        min_value=0,
-        max_value=MAX_COUNT,
-        help_text="Default: the project's, else as many pairs as the caps allow.",
-    )
-    options = OptionsField(
-        required=False,
-        help_text='The method\'s options, e.g. {"max_iter": 30}; each method takes its own '
-        "(the engine's registry: defaults, bounds and meanings are in each property).",
-    )
+class _RoundSerializer(serializers.Serializer):
     round = serializers.BooleanField(
         required=False,
         default=False,
@@ -343,6 +331,21 @@ class RunCreateSerializer(_CapsSerializer):
         return value
 
 
+class RunCreateSerializer(_RoundSerializer, _CapsSerializer):
+    method = serializers.ChoiceField(choices=Method.choices)
+    budget = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_COUNT,
+        help_text="Default: the project's, else as many pairs as the caps allow.",
+    )
+    options = OptionsField(
+        required=False,
+        help_text='The method\'s options, e.g. {"max_iter": 30}; each method takes its own '
+        "(the engine's registry: defaults, bounds and meanings are in each property).",
+    )
+
+
 class RunSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
     round = serializers.BooleanField(source="next_round", read_only=True)
 
@@ -358,7 +361,7 @@ class RunFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
 
 
-class ComparisonCreateSerializer(_CapsSerializer):
+class ComparisonCreateSerializer(_RoundSerializer, _CapsSerializer):
     methods = serializers.ListField(
         child=serializers.ChoiceField(choices=Method.choices), min_length=1
     )

@@ -36,7 +36,7 @@ def comparison_list(request: HttpRequest, project_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def comparison_create(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
-    form = ComparisonForm(request.POST or None)
+    form = ComparisonForm(request.POST or None, initial={"next_round": "round" in request.GET})
     if request.method == "POST" and form.is_valid():
         try:
             comparison = services.comparison_create(project=project, **form.comparison_arguments())
@@ -44,6 +44,7 @@ def comparison_create(request: HttpRequest, project_id: int) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("frontend:comparison", comparison_id=comparison.pk)
+    readiness = selectors.run_readiness(project=project)
     return render(
         request,
         "frontend/comparison_form.html",
@@ -51,7 +52,8 @@ def comparison_create(request: HttpRequest, project_id: int) -> HttpResponse:
             "project": project,
             "form": form,
             "tab": "compare",
-            "readiness": selectors.run_readiness(project=project),
+            "readiness": readiness,
+            "overview": selectors.round_overview(project=project, readiness=readiness),
         },
         status=400 if form.errors else 200,
     )

@@ -80,3 +80,23 @@ def test_a_target_without_the_round_ticked_is_told_why(client, project, queued):
     response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
     assert response.status_code == 400
     assert "stopping rules of a next round" in response.content.decode()
+
+
+def test_a_comparison_in_rounds_started_from_the_page_queues_rounds_of_every_method(
+    client, project, queued
+):
+    url = reverse("frontend:comparison_create", args=[project.pk])
+    assert 'id="id_next_round" checked' in client.get(url + "?round=1").content.decode()
+    data = {
+        "methods": ["greedy", "random"],
+        "budget_mode": "list",
+        "budgets": "3, 6",
+        "next_round": "on",
+        "target_posterior": "0.97",
+    }
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()
+    runs = AssignmentRun.objects.all()
+    assert runs.count() == 4
+    assert all(run.next_round and run.target_posterior == 0.97 for run in runs)
+    assert {run.budget for run in runs} == {3, 6}

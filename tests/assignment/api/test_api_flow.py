@@ -390,3 +390,16 @@ def test_a_round_past_its_target_accuracy_is_a_400_that_says_so(api, project, qu
     assert response.status_code == 400
     assert "at least the target_accuracy 0.5" in response.json()["detail"]
     assert not AssignmentRun.objects.exists()
+
+
+def test_a_comparison_in_rounds_over_the_api_queues_a_round_per_method_and_budget(
+    api, project, queued
+):
+    response = api.post(
+        f"/api/projects/{project.pk}/comparisons/",
+        {"methods": ["greedy", "tvcs-iht"], "budgets": [2, 4], "round": True},
+    )
+    assert response.status_code == 202, response.json()
+    runs = AssignmentRun.objects.filter(comparison_id=response.json()["id"])
+    assert runs.count() == 4
+    assert all(run.next_round and run.round_start["answers"] == 5 for run in runs)
