@@ -121,6 +121,7 @@ from benchmarks.child_runs import (  # noqa: E402
     result_line,
     run_child,
 )
+from benchmarks.results_file import append_row, load_rows  # noqa: E402
 
 QUALITIES = ("uniform", "skill-difficulty", "spammers")
 DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "budgets.jsonl"
@@ -221,33 +222,9 @@ def child(spec: dict) -> dict:
 # runs
 
 
-def load_rows(path: Path) -> dict:
-    """Rows of a results file by key; a torn last line is skipped."""
-    rows: dict = {}
-    if not path.exists():
-        return rows
-    with path.open() as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                rows[row_key(row)] = row
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                print(f"{path}:{number}: unreadable row skipped", file=sys.stderr)
-    return rows
-
-
-def append_row(path: Path, row: dict) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(row) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-
 def run_all(grid: dict, results: Path, timeout: float, notes: list[str]) -> dict:
     """Run what is missing from ``results``, one child at a time; return every row by key."""
-    rows = load_rows(results)
+    rows = load_rows(results, key=row_key)
     ratio = grid["ratio"]
     todo = [
         (n, m, quality, fraction, seed, method)

@@ -64,7 +64,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
-import json
 import math
 import os
 import statistics
@@ -81,6 +80,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the proj
 from assignment.engine.problem import AssignmentProblem  # noqa: E402
 from assignment.engine.solve import METHODS, solve  # noqa: E402
 from benchmarks.child_runs import code_version, header  # noqa: E402
+from benchmarks.results_file import append_row, load_rows  # noqa: E402
 
 BOUND = "upper-bound"  # the method name of the bound's rows in the results file
 MODULES = {
@@ -191,33 +191,9 @@ def run_bound(problem: AssignmentProblem) -> dict:
     }
 
 
-def load_rows(path: Path) -> dict:
-    """Rows of a results file by (size, ratio, seed, method); a torn last line is skipped."""
-    rows: dict = {}
-    if not path.exists():
-        return rows
-    with path.open() as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                rows[row_key(row)] = row
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                print(f"{path}:{number}: unreadable row skipped", file=sys.stderr)
-    return rows
-
-
-def append_row(path: Path, row: dict) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(row) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-
 def run_all(args, sizes, ratios, methods, results: Path, notes: list[str]) -> dict:
     """Run what is missing from ``results``; return every row (old and new) by key."""
-    rows = load_rows(results)
+    rows = load_rows(results, key=row_key)
     jobs = [BOUND] * (not args.no_bound) + methods
     todo = [
         (n, m, r, seed, job)

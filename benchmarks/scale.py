@@ -61,6 +61,7 @@ from benchmarks.child_runs import (  # noqa: E402
     result_line,
     run_child,
 )
+from benchmarks.results_file import append_row, load_rows  # noqa: E402
 
 DEFAULT_SIZES = "200x10000,500x50000,1000x100000,2000x200000x20,10000x1000000x50"
 DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "scale.jsonl"
@@ -122,20 +123,12 @@ def child(spec: dict) -> dict:
     return measure_solve(problem, method=spec["method"], seed=spec["seed"])
 
 
-def load_rows(path: Path) -> dict:
-    rows = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line
-            rows[(row["size"], f"{row['ratio']:g}", row["seed"], row["method"])] = row
-    return rows
+def row_key(row: dict) -> tuple:
+    return (row["size"], f"{row['ratio']:g}", row["seed"], row["method"])
 
 
 def run_all(sizes, methods, seeds, timeout, memory_limit_gb, results: Path) -> dict:
-    rows = load_rows(results)
+    rows = load_rows(results, key=row_key)
     commit = code_version()
     for n, m, categories, ratio in sizes:
         name = size_name(n, m, categories)
@@ -153,8 +146,7 @@ def run_all(sizes, methods, seeds, timeout, memory_limit_gb, results: Path) -> d
                     measured = {"failed": str(exc), "expected_accuracy": None, "seconds": None}
                 row = {"size": name, **spec, **measured, "code": commit}
                 row["date"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-                with results.open("a") as f:
-                    f.write(json.dumps(row) + "\n")
+                append_row(results, row)
                 rows[key] = row
                 print(f"  {outcome(row)}", file=sys.stderr, flush=True)
     return rows
@@ -255,7 +247,7 @@ def main(argv: list[str]) -> None:
         args.results.rename(args.results.with_suffix(args.results.suffix + ".bak"))
     seeds = list(range(args.seeds))
     if args.report_only:
-        rows = load_rows(args.results)
+        rows = load_rows(args.results, key=row_key)
     else:
         rows = run_all(sizes, methods, seeds, args.timeout, args.memory_limit_gb, args.results)
     title = "Issue 12, goal 3: time, memory and accuracy as problems grow"
