@@ -4,7 +4,8 @@ Headless Chromium signs in, creates a project, uploads every kind of data file (
 file, whose line and column must show with nothing written), estimates quality and sees the
 heat map, starts a tvcs-iht run and watches its progress bar move and finish, downloads the
 assignment and checks it against the caps, compares the methods over three budgets and checks
-the plot, reads the labels, and changes the project from the API docs' "Try it out" with its
+the plot, starts the next round from the Rounds section and reads its expected gain, reads
+the labels, and changes the project from the API docs' "Try it out" with its
 session; then a second user gets 404 on every one of those pages. Every page
 passes axe-core with no serious or critical violation, and is photographed at 1280 and 390 px.
 """
@@ -275,6 +276,26 @@ def compare(visit: Visit, project: Project) -> str:
     return visit.driver.current_url.removeprefix(visit.base_url)
 
 
+def next_round(visit: Visit, project: Project) -> None:
+    """From the project's Rounds section to a round's run page, which says its expected gain."""
+    visit.open(f"/projects/{project.pk}/")
+    rounds = visit.find("#rounds")
+    assert "600 answers collected" in rounds.text
+    rounds.find_element(By.LINK_TEXT, "Start the next round").click()
+    wait_until(lambda: "/runs/new/" in visit.driver.current_url, timeout=10, what="the form")
+    assert visit.find("#id_next_round").is_selected()
+    visit.submit()
+    wait_until(lambda: "/runs/new/" not in visit.driver.current_url, timeout=10, what="the run")
+    wait_until(lambda: visit.finds("#run-accuracy"), timeout=300, what="the round to finish")
+    visit.open(visit.driver.current_url.removeprefix(visit.base_url))
+    run = AssignmentRun.objects.get(project=project, next_round=True)
+    assert run.round_start["answers"] == 600
+    assert run.budget == BUDGET - 600
+    gain = run.expected_accuracy - run.round_start["accuracy_now"]
+    assert f"(expected gain {gain:.4f})" in visit.find("#round-start").text
+    visit.check("run-round")
+
+
 def try_the_api_docs(visit: Visit, project: Project) -> None:
     """The API docs, opened from the menu, send a PATCH with the browser's session."""
     visit.driver.find_element(By.LINK_TEXT, "API docs").click()
@@ -333,6 +354,7 @@ def test_a_project_manager_goes_from_sign_in_to_compared_assignments(
     run = run_and_watch(visit, project)
     check_download(visit, run)
     comparison_page = compare(visit, project)
+    next_round(visit, project)
     pages = {
         "projects": "/",
         "runs": f"/projects/{project.pk}/runs/",
