@@ -76,7 +76,9 @@ class ProjectValidationError(DomainError):
 
 
 class QualityEstimationError(DomainError):
-    """The project lacks what a quality estimate needs (workers, tasks, gold answers)."""
+    """The project lacks what a quality estimate needs (workers, tasks, gold or collected
+    answers), has a label outside its label set, or the estimate's options do not fit its
+    source (a model, or a fitted strength, for the wrong source)."""
 
 
 class AnswersError(DomainError):

@@ -150,8 +150,22 @@ class GoldAnswer(models.Model):
 
 
 class QualitySource(models.TextChoices):
+    """How a stored quality matrix was made."""
+
     ESTIMATED = "estimated", "estimated from gold answers"
     UPLOADED = "uploaded", "uploaded"
+    FROM_ANSWERS = "from_answers", "estimated from collected answers by EM"
+    GOLD_AND_ANSWERS = "gold_and_answers", "estimated from collected and gold answers by EM"
+
+
+class EstimateSource(models.TextChoices):
+    """What a quality estimate learns from: the ``source`` of
+    :func:`assignment.services.quality_estimate`, and the one list of choices the API, the
+    page's form and ``manage.py estimate_quality --source`` offer (not a database field)."""
+
+    GOLD = "gold", "gold answers (counted)"
+    ANSWERS = "answers", "collected answers (EM, no gold)"
+    BOTH = "both", "collected answers and gold answers (EM, gold as known truths)"
 
 
 def _array_bytes(array: np.ndarray) -> bytes:

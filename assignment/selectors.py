@@ -7,7 +7,7 @@ lists the caller paginates) or a frozen dataclass (for summaries the caller rend
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -71,8 +71,12 @@ class QualityMatrixStatistics:
     std: float | None
     min: float | None
     max: float | None
-    #: Rows whose gold count is 0; None when the matrix stores no gold counts (uploaded).
+    #: Rows whose gold count is 0; None when the matrix stores no gold counts (uploaded, or
+    #: estimated from the collected answers alone).
     workers_without_gold: int | None
+    #: How it was made (:attr:`QualityMatrix.details`): strengths, counts; by EM the model,
+    #: iterations, convergence and log-likelihood.
+    details: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -179,6 +183,7 @@ def quality_matrix_statistics(*, matrix: QualityMatrix) -> QualityMatrixStatisti
         min=stats.get("min"),
         max=stats.get("max"),
         workers_without_gold=None if gold_counts is None else int(np.sum(gold_counts == 0)),
+        details=dict(matrix.details),
     )
 
 

@@ -261,7 +261,7 @@ SPECTACULAR_SETTINGS = {
         "Task assignment for crowdsourced labelling. Authenticate with "
         "`Authorization: Token <key>` (POST /api/token/ gives the key, and so does the pages' "
         "API token page), or, signed in to the pages in this browser, with its session: "
-        "\"Try it out\" then works as it is."
+        '"Try it out" then works as it is.'
     ),
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
@@ -277,6 +277,8 @@ SPECTACULAR_SETTINGS = {
         "MethodEnum": "assignment.models.Method",
         "RunStatusEnum": "assignment.models.RunStatus",
         "HealthStateEnum": "assignment.api.serializers.HEALTH_STATES",
+        "EstimateSourceEnum": "assignment.models.EstimateSource",
+        "QualityModelEnum": "assignment.engine.answer_quality.MODELS",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

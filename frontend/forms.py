@@ -14,8 +14,9 @@ from django.contrib.auth.forms import AuthenticationForm
 
 from assignment.data_files import FORMATS
 from assignment.engine import METHODS, Option, method_spec
+from assignment.engine.answer_quality import MODELS
 from assignment.engine.quality import DEFAULT_CATEGORY_STRENGTH, DEFAULT_WORKER_STRENGTH
-from assignment.models import MAX_COUNT, MAX_SEED, Project
+from assignment.models import MAX_COUNT, MAX_SEED, EstimateSource, Project
 from assignment.sign_in import LockoutFormMixin
 
 
@@ -117,19 +118,59 @@ class StrengthField(forms.CharField):
         return number
 
 
+_MODEL_TITLES = {
+    "one-coin": "one-coin: one accuracy per worker and category",
+    "dawid-skene": "Dawid\u2013Skene: a confusion matrix per worker",
+}
+
+
 class QualityEstimateForm(forms.Form):
+    source = forms.ChoiceField(
+        label="Learn from",
+        widget=forms.RadioSelect,
+        choices=EstimateSource.choices,
+        initial=EstimateSource.GOLD.value,
+        required=False,
+        help_text="Gold answers are counted. Collected answers are fitted by EM, each task's true "
+        "label unknown; with both, gold items enter the EM as tasks whose truth is known.",
+    )
+    model = forms.ChoiceField(
+        label="Worker model (EM)",
+        widget=forms.RadioSelect,
+        # The engine's MODELS are the choices; a model it adds shows by its name.
+        choices=[(m, _MODEL_TITLES.get(m, m)) for m in MODELS],
+        initial=MODELS[0],
+        required=False,
+        help_text="Used when learning from collected answers; an estimate from gold answers "
+        "counts them instead.",
+    )
     worker_strength = StrengthField(
         label="Worker strength",
         initial=f"{DEFAULT_WORKER_STRENGTH:g}",
         help_text="Prior pseudo-answers pulling a worker's accuracy towards the population's: "
-        'larger trusts a worker\'s few gold answers less. "auto" fits it to the data.',
+        'larger trusts a worker\'s few answers less. "auto" fits it to the gold answers '
+        "(when learning from gold only).",
     )
     category_strength = StrengthField(
         label="Category strength",
         initial=f"{DEFAULT_CATEGORY_STRENGTH:g}",
         help_text="Prior pseudo-answers pulling a worker's accuracy on one category towards "
-        'that worker\'s overall accuracy. "auto" fits it.',
+        'that worker\'s overall accuracy. "auto" fits it (gold only).',
     )
+
+    def estimate_arguments(self) -> dict:
+        """The keyword arguments of ``services.quality_estimate``: the source (gold when not
+        given), the model only for an estimate by EM, and the strengths."""
+        data = self.cleaned_data
+        source = data.get("source") or EstimateSource.GOLD.value
+        arguments = {
+            "source": source,
+            "worker_strength": data["worker_strength"],
+            "category_strength": data["category_strength"],
+        }
+        if source != EstimateSource.GOLD:
+            arguments["model"] = data.get("model") or MODELS[0]
+        return arguments
 
 
 def _shown(value) -> str:

@@ -14,11 +14,13 @@ from rest_framework import serializers
 
 from assignment.data_files import FORMATS
 from assignment.engine import METHODS, Option, method_spec
+from assignment.engine.answer_quality import MODELS
 from assignment.models import (
     MAX_COUNT,
     MAX_ID,
     MAX_SEED,
     AssignmentRun,
+    EstimateSource,
     Method,
     Project,
     RunStatus,
@@ -225,6 +227,19 @@ class StrengthField(serializers.Field):
 
 
 class QualityEstimateSerializer(serializers.Serializer):
+    source = serializers.ChoiceField(
+        choices=EstimateSource.choices,
+        default=EstimateSource.GOLD.value,
+        help_text="What to learn from: the gold answers, counted (gold); the collected answers "
+        "by EM (answers); or both by EM, gold items as known truths (both).",
+    )
+    model = serializers.ChoiceField(
+        choices=MODELS,
+        required=False,
+        help_text=f"The EM's worker model, for source answers or both (default {MODELS[0]}): "
+        "one accuracy per worker and category (one-coin) or a confusion matrix per worker "
+        "(dawid-skene).",
+    )
     worker_strength = StrengthField(
         required=False, help_text="Prior pseudo-answers pulling a worker to the population."
     )
@@ -244,7 +259,13 @@ class QualityMatrixSummarySerializer(serializers.Serializer):
     min = serializers.FloatField(allow_null=True)
     max = serializers.FloatField(allow_null=True)
     workers_without_gold = serializers.IntegerField(
-        allow_null=True, help_text="Rows without gold answers; null for an uploaded matrix."
+        allow_null=True,
+        help_text="Rows without gold answers; null for a matrix made without gold (uploaded, "
+        "or estimated from the collected answers alone).",
+    )
+    details = serializers.DictField(
+        help_text="How the matrix was made: for an estimate the strengths, population accuracy "
+        "and counts; by EM also model, iterations, converged and log_likelihood."
     )
 
 

@@ -344,7 +344,11 @@ class QualityView(APIView):
 
 class QualityEstimateView(APIView):
     @extend_schema(
-        summary="Estimate the quality matrix from the gold answers",
+        summary="Estimate the quality matrix from gold answers, collected answers, or both",
+        description="source gold counts the gold answers; answers and both fit worker quality "
+        "to the collected answers by EM (model one-coin or dawid-skene), both with the gold "
+        "items as known truths. An EM that did not converge is stored all the same, "
+        "details.converged false. 400 when the source has no data.",
         request=QualityEstimateSerializer,
         responses={201: QualityMatrixSummarySerializer, 400: _INVALID, 404: _NOT_FOUND},
     )

@@ -1,4 +1,5 @@
-"""Quality: the latest matrix's summary and pictures, and estimating it from gold answers."""
+"""Quality: the latest matrix's summary and pictures, and estimating it (from gold answers,
+collected answers, or both)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.views.decorators.http import require_http_methods
 
 from assignment import pictures, selectors, services
 from assignment.errors import DomainError
+from assignment.models import QualityMatrix
 from frontend.access import user_project
 from frontend.forms import QualityEstimateForm
 
@@ -21,15 +23,11 @@ def quality(request: HttpRequest, project_id: int) -> HttpResponse:
     form = QualityEstimateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            matrix = services.quality_estimate(project=project, **form.cleaned_data)
+            matrix = services.quality_estimate(project=project, **form.estimate_arguments())
         except DomainError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(
-                request,
-                f"Quality estimated from {matrix.details['gold_answers']:,} gold answers: "
-                f"{matrix.n_workers:,} workers \u00d7 {matrix.n_tasks:,} tasks.",
-            )
+            _report_estimate(request, matrix)
             return redirect("frontend:quality", project_id=project.pk)
     matrix = selectors.quality_matrix_latest(project=project)
     context = {
@@ -47,3 +45,26 @@ def quality(request: HttpRequest, project_id: int) -> HttpResponse:
             context["worker_chart"] = pictures.worker_quality_histogram(data)
             context["heat_map"] = pictures.worker_category_heat_map(data)
     return render(request, "frontend/quality.html", context, status=400 if form.errors else 200)
+
+
+def _report_estimate(request: HttpRequest, matrix: QualityMatrix) -> None:
+    """The message after an estimate: what it learnt from; by EM, whether it converged."""
+    details = matrix.details
+    size = f"{matrix.n_workers:,} workers \u00d7 {matrix.n_tasks:,} tasks"
+    if "model" not in details:
+        messages.success(
+            request, f"Quality estimated from {details['gold_answers']:,} gold answers: {size}."
+        )
+        return
+    used = f"{details['n_answers']:,} collected answers"
+    if details["n_gold_answers"]:
+        used += f" and {details['n_gold_answers']:,} gold answers"
+    text = f"Quality estimated by EM ({details['model']}) from {used}: {size}"
+    if details["converged"]:
+        messages.success(request, f"{text}, converged in {details['iterations']} iterations.")
+    else:
+        messages.warning(
+            request,
+            f"{text}. The EM did not converge in {details['iterations']} iterations; the "
+            "matrix is stored all the same.",
+        )
