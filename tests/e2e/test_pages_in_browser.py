@@ -287,7 +287,9 @@ def next_round(visit: Visit, project: Project) -> None:
     visit.submit()
     wait_until(lambda: "/runs/new/" not in visit.driver.current_url, timeout=10, what="the run")
     wait_until(lambda: visit.finds("#run-accuracy"), timeout=300, what="the round to finish")
-    visit.open(visit.driver.current_url.removeprefix(visit.base_url))
+    # Reload (without the form's "#round", which a browser keeps across the redirect and which
+    # would make the same URL a jump within the page): the round's facts render on the server.
+    visit.open(visit.driver.current_url.removeprefix(visit.base_url).split("#")[0])
     run = AssignmentRun.objects.get(project=project, next_round=True)
     assert run.round_start["answers"] == 600
     assert run.budget == BUDGET - 600
