@@ -1,7 +1,7 @@
 """Celery tasks: thin and idempotent.
 
 Each task takes ids (JSON), claims its row with a conditional update and calls a service; the
-services own the lifecycle (:mod:`assignment.services`, "runs"). Runs are enqueued only after
+services own the lifecycle (:mod:`assignment.services.runs`). Runs are enqueued only after
 their creating transaction commits (``services.run_create``).
 """
 

@@ -306,12 +306,12 @@ def test_a_model_is_refused_for_an_estimate_from_gold():
 def test_an_estimate_that_did_not_converge_is_stored_saying_so_with_a_warning(caplog):
     project = make_project()
     crowd(project, np.random.default_rng(0).uniform(0.6, 0.9, 10), n_tasks=60, answers_per_task=3)
-    with caplog.at_level(logging.WARNING, logger="assignment.services"):
+    with caplog.at_level(logging.WARNING, logger="assignment.services.quality"):
         matrix = quality_estimate(project=project, source="answers", max_iterations=1)
     assert matrix.details["converged"] is False
     assert matrix.details["iterations"] == 1
     assert any(
         "did not converge in 1 iterations" in record.getMessage()
         for record in caplog.records
-        if record.name == "assignment.services"
+        if record.name == "assignment.services.quality"
     )

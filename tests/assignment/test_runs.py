@@ -397,7 +397,7 @@ def test_the_heartbeat_outlives_a_locked_database(project, monkeypatch):
         return real_update(queryset, **fields)
 
     monkeypatch.setattr(type(AssignmentRun.objects.all()), "update", locked_twice)
-    heartbeat = services._Heartbeat(run.pk, every=0.05)
+    heartbeat = services.runs._Heartbeat(run.pk, every=0.05)
     heartbeat.start()
     try:
         deadline = time.monotonic() + 10
@@ -514,7 +514,7 @@ def test_a_soft_time_limit_that_numba_hands_on_as_a_system_error_fails_the_run_w
         raise AssertionError("the soft time limit did not arrive")
 
     run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
-    monkeypatch.setattr(services, "solve", steps_until_the_soft_limit)
+    monkeypatch.setattr(services.runs, "solve", steps_until_the_soft_limit)
     previous = signal.signal(signal.SIGUSR1, soft_timeout_sighandler)
     try:
         tasks.run_execute_task(run.pk)
@@ -536,7 +536,7 @@ def test_a_system_error_of_its_own_is_not_taken_for_the_soft_time_limit(project,
         raise SystemError("a broken extension")
 
     run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
-    monkeypatch.setattr(services, "solve", broken)
+    monkeypatch.setattr(services.runs, "solve", broken)
     with pytest.raises(SystemError, match="a broken extension"):
         tasks.run_execute_task(run.pk)
     run.refresh_from_db()

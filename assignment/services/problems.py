@@ -1,0 +1,82 @@
+"""The engine's assignment problem of a project's quality matrix, caps and priors."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from assignment.engine import (
+    AssignmentProblem,
+)
+from assignment.models import (
+    Project,
+    QualityMatrix,
+    Task,
+    Worker,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def _project_problem(
+    *,
+    project: Project,
+    matrix: QualityMatrix,
+    budget: int,
+    max_workers_per_task: int,
+    max_tasks_per_worker: int,
+) -> AssignmentProblem:
+    """The engine problem of ``matrix`` with per-worker and per-task data.
+
+    Quality is the matrix's :meth:`~QualityMatrix.quality_form` (the table of a matrix stored
+    by category, never expanded). Workers who cannot work (inactive, or deleted since the
+    matrix was made) get a per-worker cap of 0 and tasks deleted since a per-task cap of 0: the
+    feasible assignments of an eligibility mask, without a workers x tasks array (the upper
+    bound, which drops the per-worker caps, leaves workers with a cap of 0 out). Workers' and
+    tasks' own caps and priors override the given defaults.
+    """
+    worker_ids, task_ids = matrix.worker_ids, matrix.task_ids
+    workers = {
+        pk: (max_tasks, active)
+        for pk, max_tasks, active in Worker.objects.filter(pk__in=worker_ids.tolist()).values_list(
+            "pk", "max_tasks", "active"
+        )
+    }
+    tasks = {
+        pk: (max_workers, prior)
+        for pk, max_workers, prior in Task.objects.filter(pk__in=task_ids.tolist()).values_list(
+            "pk", "max_workers", "prior"
+        )
+    }
+    usable = np.array([workers.get(pk, (None, False))[1] for pk in worker_ids.tolist()], bool)
+    per_worker = np.array(
+        [
+            max_tasks_per_worker if workers.get(pk, (None,))[0] is None else workers[pk][0]
+            for pk in worker_ids.tolist()
+        ],
+        dtype=np.int64,
+    )
+    per_worker[~usable] = 0
+    per_task = np.array(
+        [
+            max_workers_per_task if tasks.get(pk, (None,))[0] is None else tasks[pk][0]
+            for pk in task_ids.tolist()
+        ],
+        dtype=np.int64,
+    )
+    per_task[[pk not in tasks for pk in task_ids.tolist()]] = 0
+    default_prior = project.default_prior
+    prior = np.array(
+        [
+            default_prior if tasks.get(pk, (None, None))[1] is None else tasks[pk][1]
+            for pk in task_ids.tolist()
+        ]
+    )
+    return AssignmentProblem(
+        matrix.quality_form(),
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=per_worker,
+        budget=budget,
+        prior=prior,
+    )

@@ -1,0 +1,218 @@
+"""Projects and their data: create, import, change, delete."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import BinaryIO
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from assignment.data_files import open_data_file
+from assignment.errors import (
+    ProjectAlreadyExistsError,
+    ProjectValidationError,
+)
+from assignment.importers import KINDS, ImportResult, import_data_file
+from assignment.models import (
+    Answer,
+    AssignmentRun,
+    GoldAnswer,
+    GoldItem,
+    Project,
+    Task,
+    Worker,
+    default_labels,
+)
+
+logger = logging.getLogger(__name__)
+
+
+_MAX_LABEL_LENGTH = 100
+
+
+def _clean_labels(labels: list[str]) -> list[str]:
+    if not isinstance(labels, list | tuple):
+        raise ProjectValidationError(f"labels must be a list of strings, got {labels!r}")
+    cleaned = []
+    for label in labels:
+        if not isinstance(label, str) or not label.strip():
+            raise ProjectValidationError(f"every label must be a non-empty string, got {label!r}")
+        label = label.strip()
+        if len(label) > _MAX_LABEL_LENGTH:
+            raise ProjectValidationError(
+                f"labels must be at most {_MAX_LABEL_LENGTH} characters long, got {label!r}"
+            )
+        if label in cleaned:
+            raise ProjectValidationError(f"the label {label!r} is given twice")
+        cleaned.append(label)
+    if len(cleaned) < 2:
+        raise ProjectValidationError(f"a project needs at least two labels, got {cleaned!r}")
+    return cleaned
+
+
+def project_create(
+    *,
+    owner: AbstractBaseUser,
+    name: str,
+    description: str = "",
+    labels: list[str] | None = None,
+    default_prior: float | None = None,
+    default_max_workers_per_task: int | None = None,
+    default_max_tasks_per_worker: int | None = None,
+    default_budget: int | None = None,
+) -> Project:
+    """A new project of ``owner`` called ``name`` (trimmed), with its defaults.
+
+    ``labels`` is the label set (default ``["0", "1"]``); the second label is the one whose
+    probability a task's prior gives. A default left None keeps the model's (prior 0.5, 3
+    workers per task, 100 tasks per worker, a budget of as many pairs as the caps allow).
+    Raises :class:`ProjectAlreadyExistsError` if the owner has a project of that name,
+    :class:`ProjectValidationError` for invalid fields; nothing is written then.
+    """
+    defaults = {
+        name: value
+        for name, value in (
+            ("default_prior", default_prior),
+            ("default_max_workers_per_task", default_max_workers_per_task),
+            ("default_max_tasks_per_worker", default_max_tasks_per_worker),
+            ("default_budget", default_budget),
+        )
+        if value is not None
+    }
+    with transaction.atomic():
+        project = _project_insert(owner=owner, name=name, description=description, labels=labels)
+        if defaults:
+            project_update(project=project, **defaults)
+    return project
+
+
+def _project_insert(
+    *, owner: AbstractBaseUser, name: str, description: str, labels: list[str] | None
+) -> Project:
+    name = name.strip()
+    labels = default_labels() if labels is None else _clean_labels(labels)
+    if Project.objects.filter(owner=owner, name=name).exists():
+        raise ProjectAlreadyExistsError(
+            f"user {owner.get_username()!r} already has a project {name!r}"
+        )
+    project = Project(owner=owner, name=name, description=description, labels=labels)
+    try:
+        project.full_clean()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
+        )
+        raise ProjectValidationError(problems) from None
+    project.save()
+    logger.info("created project %s (%r) of %s", project.pk, name, owner.get_username())
+    return project
+
+
+def project_data_import(
+    *,
+    project: Project,
+    kind: str,
+    file: BinaryIO,
+    file_name: str,
+    format: str | None = None,
+) -> ImportResult:
+    """Import a data file of ``kind`` into ``project``, all of it or nothing.
+
+    ``file`` is a binary stream (an open file, an upload) read once, row by row; ``file_name``
+    names it in messages and, unless ``format`` ("csv" / "json") is given, its suffix says the
+    format. One transaction: the first problem raises :class:`ImportValidationError` (file,
+    line, column, message) and nothing is written. Files larger than
+    ``settings.TVCS_MAX_IMPORT_BYTES`` are rejected. Rows whose id (or pair of ids) exists are
+    updated, so importing the same file again changes nothing. See README, "Data files".
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    data = open_data_file(
+        file=file, name=file_name, max_bytes=settings.TVCS_MAX_IMPORT_BYTES, format=format
+    )
+    rows_of_kind = _ROWS_OF_KIND.get(kind)
+    with transaction.atomic():
+        # One import per project at a time (PostgreSQL; SQLite serialises all writers anyway).
+        locked = Project.objects.select_for_update().get(pk=project.pk)
+        before = None if rows_of_kind is None else rows_of_kind(locked).count()
+        result = import_data_file(project=locked, kind=kind, data=data)
+        if before is None:
+            return result
+        return dataclasses.replace(result, added=rows_of_kind(locked).count() - before)
+
+
+#: The stored rows of each kind of data file, per project (a quality file makes a new matrix).
+_ROWS_OF_KIND = {
+    "workers": lambda project: Worker.objects.filter(project=project),
+    "tasks": lambda project: Task.objects.filter(project=project),
+    "gold_items": lambda project: GoldItem.objects.filter(project=project),
+    "gold_answers": lambda project: GoldAnswer.objects.filter(worker__project=project),
+    "answers": lambda project: Answer.objects.filter(worker__project=project),
+}
+
+
+#: Project fields :func:`project_update` changes (the label set is fixed once a project exists:
+#: answers and gold items are stored as labels of it).
+PROJECT_UPDATABLE_FIELDS = (
+    "name",
+    "description",
+    "default_prior",
+    "default_max_workers_per_task",
+    "default_max_tasks_per_worker",
+    "default_budget",
+)
+
+
+def project_update(*, project: Project, **fields) -> Project:
+    """Change some of :data:`PROJECT_UPDATABLE_FIELDS` of ``project`` and save it.
+
+    Raises :class:`ProjectAlreadyExistsError` if the new name is taken by another project of
+    the owner, :class:`ProjectValidationError` for invalid values (a prior outside (0, 1), a
+    negative cap).
+    """
+    unknown = sorted(set(fields) - set(PROJECT_UPDATABLE_FIELDS))
+    if unknown:
+        raise ValueError(f"cannot update {', '.join(unknown)} of a project")
+    if "name" in fields:
+        fields["name"] = fields["name"].strip()
+        taken = Project.objects.filter(owner_id=project.owner_id, name=fields["name"])
+        if taken.exclude(pk=project.pk).exists():
+            raise ProjectAlreadyExistsError(
+                f"user {project.owner.get_username()!r} already has a project {fields['name']!r}"
+            )
+    prior = fields.get("default_prior", 0.5)
+    if isinstance(prior, bool) or not isinstance(prior, int | float) or not 0 < prior < 1:
+        raise ProjectValidationError(
+            f"default_prior must be a probability strictly between 0 and 1, got {prior!r}"
+        )
+    for name, value in fields.items():
+        setattr(project, name, value)
+    try:
+        project.full_clean(validate_unique=False)
+    except ValidationError as exc:
+        project.refresh_from_db()
+        problems = "; ".join(
+            f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
+        )
+        raise ProjectValidationError(problems) from None
+    project.save(update_fields=[*fields, "updated_at"])
+    logger.info("updated project %s: %s", project.pk, ", ".join(sorted(fields)))
+    return project
+
+
+def project_delete(*, project: Project) -> None:
+    """Delete ``project`` with everything in it: data, quality matrices, runs, comparisons.
+
+    Runs go first (they protect the quality matrices they were computed from). A run still
+    computing on a worker finds its row gone and stores nothing; cancel runs first to stop
+    their computations early.
+    """
+    project_id = project.pk
+    with transaction.atomic():
+        AssignmentRun.objects.filter(project=project).delete()
+        project.delete()
+    logger.info("deleted project %s", project_id)

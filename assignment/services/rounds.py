@@ -1,0 +1,125 @@
+"""The next round of a project: its plan from the answers in hand, checked, kept on the run."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from assignment.answers import answers_in_hand
+from assignment.engine import (
+    AssignmentProblem,
+    NextRound,
+)
+from assignment.engine import rounds as engine_rounds
+from assignment.errors import (
+    AnswersError,
+    RunValidationError,
+)
+from assignment.models import (
+    AssignmentRun,
+    Project,
+    QualityMatrix,
+)
+from assignment.services.problems import _project_problem
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class _RoundPlan:
+    """The answers in hand as a next round sees them (shared by a comparison's runs)."""
+
+    round: NextRound  # with the default budget: what remains of the project's
+    last_id: int | None
+    project_budget: int
+
+
+def _round_plan(
+    *,
+    project: Project,
+    matrix: QualityMatrix,
+    project_budget: int,
+    max_workers_per_task: int,
+    max_tasks_per_worker: int,
+    target_posterior: float | None,
+) -> _RoundPlan:
+    problem = _project_problem(
+        project=project,
+        matrix=matrix,
+        budget=project_budget,
+        max_workers_per_task=max_workers_per_task,
+        max_tasks_per_worker=max_tasks_per_worker,
+    )
+    nxt, last_id = _next_round(
+        problem=problem,
+        project=project,
+        matrix=matrix,
+        through=None,
+        budget=None,
+        target_posterior=target_posterior,
+    )
+    return _RoundPlan(round=nxt, last_id=last_id, project_budget=project_budget)
+
+
+def _round_start(run: AssignmentRun, *, plan: _RoundPlan, round_budget: int | None) -> None:
+    """Set a next round's budget, ``answers_through`` and ``round_start`` from ``plan``, or
+    raise :class:`RunValidationError` if the round has nothing to do."""
+    nxt = plan.round
+    budget = nxt.budget if round_budget is None else round_budget
+    if run.target_accuracy is not None and nxt.accuracy_now >= run.target_accuracy:
+        raise RunValidationError(
+            f"the {nxt.n_answers} answers in hand already give an expected accuracy of "
+            f"{nxt.accuracy_now:.4f}, at least the target_accuracy {run.target_accuracy}: "
+            "the project is done (or raise the target)"
+        )
+    if budget == 0:
+        raise RunValidationError(
+            f"nothing left to spend: {nxt.n_answers} answers are in hand of the project's "
+            f"budget of {plan.project_budget} pairs; give this round a budget"
+        )
+    if not nxt.open_tasks.any():
+        raise RunValidationError(
+            "every task is at its target_posterior or has as many answers as its cap allows: "
+            "a next round has nothing to assign"
+        )
+    if not nxt.worker_room.any():
+        raise RunValidationError(
+            "every active worker has answered as many tasks as its cap allows "
+            f"(max_tasks_per_worker {run.max_tasks_per_worker} unless the worker has its own): "
+            "a next round has nobody to assign; raise the cap or add workers"
+        )
+    run.budget = budget
+    run.answers_through = plan.last_id
+    run.round_start = {
+        "answers": nxt.n_answers,
+        "accuracy_now": nxt.accuracy_now,
+        "open_tasks": int(nxt.open_tasks.sum()),
+        "tasks": int(nxt.open_tasks.size),
+        "project_budget": plan.project_budget,
+    }
+
+
+def _next_round(
+    *,
+    problem: AssignmentProblem,
+    project: Project,
+    matrix: QualityMatrix,
+    through: int | None,
+    budget: int | None,
+    target_posterior: float | None,
+) -> tuple[NextRound, int | None]:
+    """``problem`` after the project's answers with id up to ``through`` (all if None), and
+    the last answer id counted (None without answers)."""
+    try:
+        answers = answers_in_hand(project=project, matrix=matrix, through=through)
+    except AnswersError as exc:
+        raise RunValidationError(str(exc)) from exc
+    nxt = engine_rounds.next_round(
+        problem,
+        worker_index=answers.rows,
+        task_index=answers.columns,
+        said_one=answers.said_one,
+        budget=budget,
+        target_posterior=target_posterior,
+    )
+    return nxt, answers.last_id

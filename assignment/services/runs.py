@@ -1,0 +1,542 @@
+"""Assignment runs: create, claim, execute, fail, cancel, recover.
+
+Lifecycle: queued -> running -> succeeded | failed | cancelled, and queued -> cancelled. Every
+transition is one conditional UPDATE on the status it leaves, so two workers (or a worker and
+a cancel request) can never both move a run on: the loser's update changes no row."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+
+import numpy as np
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import DatabaseError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from assignment.engine import (
+    AssignmentProblem,
+    check_options,
+    solve,
+)
+from assignment.engine.distributions import assignment_distributions
+from assignment.errors import (
+    RunLimitError,
+    RunStateError,
+    RunValidationError,
+)
+from assignment.models import (
+    AssignmentRun,
+    Comparison,
+    Method,
+    Project,
+    QualityMatrix,
+    RunStatus,
+)
+from assignment.selectors import (
+    run_readiness,
+)
+from assignment.services.problems import _project_problem
+from assignment.services.rounds import _next_round, _round_plan, _round_start, _RoundPlan
+
+logger = logging.getLogger(__name__)
+
+
+class _RunStopped(Exception):
+    """The run left ``running`` (cancelled, or failed by recovery) while it was computing."""
+
+
+class _RunInterrupted(Exception):
+    """The worker computing the run is shutting down (``run_execute``'s ``should_stop``)."""
+
+
+def _run_problem(run: AssignmentRun) -> AssignmentProblem:
+    """The engine problem of ``run``: the project's problem, or for a next round that problem
+    conditioned on the answers the round counts (:func:`~assignment.engine.next_round`)."""
+    problem = _project_problem(
+        project=run.project,
+        matrix=run.quality_matrix,
+        budget=run.budget,
+        max_workers_per_task=run.max_workers_per_task,
+        max_tasks_per_worker=run.max_tasks_per_worker,
+    )
+    if not run.next_round:
+        return problem
+    return _next_round(
+        problem=problem,
+        project=run.project,
+        matrix=run.quality_matrix,
+        through=run.answers_through or 0,
+        budget=run.budget,
+        target_posterior=run.target_posterior,
+    )[0].problem
+
+
+def _check_options(method: str, options: dict) -> dict:
+    if not isinstance(options, dict):
+        raise RunValidationError(f"options must be an object of method options, got {options!r}")
+    try:
+        check_options(method, options)
+    except ValueError as exc:
+        raise RunValidationError(str(exc)) from exc
+    return dict(options)
+
+
+def run_create(
+    *,
+    project: Project,
+    method: str,
+    budget: int | None = None,
+    max_workers_per_task: int | None = None,
+    max_tasks_per_worker: int | None = None,
+    seed: int | None = None,
+    options: dict | None = None,
+    next_round: bool = False,
+    target_posterior: float | None = None,
+    target_accuracy: float | None = None,
+    enqueue: bool = True,
+) -> AssignmentRun:
+    """Queue a run of ``method`` on the project's latest quality matrix.
+
+    Caps and budget default to the project's defaults (the budget to as many pairs as the caps
+    allow); workers' and tasks' own caps and priors override them when the run computes. The
+    run is handed to a Celery worker once the surrounding transaction commits (``enqueue``).
+
+    A ``next_round`` run conditions on the answers collected so far (those up to now: later
+    answers wait for the round after): each task's prior becomes its posterior under the
+    matrix, answered pairs are not assigned again, the caps count the answers (they are caps
+    over all rounds), and ``budget`` is this round's, by default what remains of the
+    project's budget after the answers. Tasks whose likelier label has a posterior of at least
+    ``target_posterior`` get nobody; the round is refused once the answers' expected accuracy
+    reaches ``target_accuracy``, or when it has nothing to assign. ``round_start`` records
+    what the round started from (see ``docs/design.md``, "Rounds").
+
+    Raises :class:`RunValidationError` for an unknown method, an invalid option or target, a
+    round with nothing to do, or a project whose runs would be wrong
+    (:func:`~assignment.selectors.run_readiness`).
+    """
+    _check_method(method)
+    _check_round_targets(next_round, target_posterior, target_accuracy)
+    return _run_new(
+        project=project,
+        matrix=_quality_matrix_for_runs(project=project),
+        method=method,
+        budget=budget,
+        max_workers_per_task=max_workers_per_task,
+        max_tasks_per_worker=max_tasks_per_worker,
+        seed=seed,
+        options=options,
+        enqueue=enqueue,
+        round_targets=(target_posterior, target_accuracy) if next_round else None,
+    )
+
+
+def _check_round_targets(
+    next_round: bool, target_posterior: float | None, target_accuracy: float | None
+) -> None:
+    if not next_round and (target_posterior is not None or target_accuracy is not None):
+        raise RunValidationError(
+            "target_posterior and target_accuracy are stopping rules of a next round: "
+            "set next_round (the API's round) too"
+        )
+
+
+def _check_method(method: str) -> None:
+    if method not in Method.values:
+        raise RunValidationError(
+            f"method must be one of {', '.join(Method.values)}, got {method!r}"
+        )
+
+
+def _quality_matrix_for_runs(*, project: Project) -> QualityMatrix:
+    """The latest quality matrix, or :class:`RunValidationError` saying why a run would be
+    wrong (:func:`~assignment.selectors.run_readiness`)."""
+    readiness = run_readiness(project=project)
+    if not readiness.ready:
+        raise RunValidationError(readiness.refusal)
+    return readiness.matrix
+
+
+def _caps_or_defaults(
+    project: Project, max_workers_per_task: int | None, max_tasks_per_worker: int | None
+) -> tuple[int, int]:
+    """The caps asked for, or the project's default caps."""
+    return (
+        project.default_max_workers_per_task
+        if max_workers_per_task is None
+        else max_workers_per_task,
+        project.default_max_tasks_per_worker
+        if max_tasks_per_worker is None
+        else max_tasks_per_worker,
+    )
+
+
+def _project_budget(project: Project, matrix: QualityMatrix, per_task: int, per_worker: int) -> int:
+    """The project's budget: its default, else as many pairs as the caps allow."""
+    if project.default_budget is not None:
+        return project.default_budget
+    return min(matrix.n_tasks * per_task, matrix.n_workers * per_worker)
+
+
+def _run_new(
+    *,
+    project: Project,
+    matrix: QualityMatrix,
+    method: str,
+    budget: int | None,
+    max_workers_per_task: int | None,
+    max_tasks_per_worker: int | None,
+    seed: int | None,
+    options: dict | None,
+    enqueue: bool,
+    comparison: Comparison | None = None,
+    round_targets: tuple[float | None, float | None] | None = None,
+    round_plan: _RoundPlan | None = None,
+) -> AssignmentRun:
+    """Validate and queue a run; ``round_targets`` = ``(target_posterior, target_accuracy)``
+    of a next round, None for a run on the whole project; ``round_plan`` the answers in hand
+    when the caller has read them already (a comparison's runs share them)."""
+    requested_budget = budget
+    per_task, per_worker = _caps_or_defaults(project, max_workers_per_task, max_tasks_per_worker)
+    project_budget = _project_budget(project, matrix, per_task, per_worker)
+    if budget is None:
+        budget = project_budget
+    run = AssignmentRun(
+        project=project,
+        comparison=comparison,
+        quality_matrix=matrix,
+        method=method,
+        budget=budget,
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=per_worker,
+        seed=seed,
+        options=_check_options(method, options or {}),
+        enqueued_at=timezone.now() if enqueue else None,
+    )
+    if round_targets is not None:
+        run.next_round = True
+        run.target_posterior, run.target_accuracy = round_targets
+    try:
+        run.full_clean()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
+        )
+        raise RunValidationError(problems) from None
+    if run.next_round:
+        if round_plan is None:
+            round_plan = _round_plan(
+                project=project,
+                matrix=matrix,
+                project_budget=project_budget,
+                max_workers_per_task=per_task,
+                max_tasks_per_worker=per_worker,
+                target_posterior=run.target_posterior,
+            )
+        _round_start(run, plan=round_plan, round_budget=requested_budget)
+    with transaction.atomic():
+        if enqueue:
+            _check_active_runs(owner_id=project.owner_id, adding=1)
+        run.save()
+    if enqueue:
+        _enqueue_after_commit(run.pk)
+    logger.info("queued run %s (%s) of project %s", run.pk, method, project.pk)
+    return run
+
+
+def _check_active_runs(*, owner_id: int, adding: int) -> None:
+    """Raise :class:`RunLimitError` if ``adding`` more queued runs would give the owner more
+    than ``TVCS_MAX_ACTIVE_RUNS`` queued or running: one user cannot hold every worker.
+
+    Call it inside the transaction that saves the runs: it locks the owner's row, so that two
+    requests of one user at once count each other's runs (PostgreSQL; SQLite's writers are
+    serial anyway).
+    """
+    get_user_model().objects.select_for_update().filter(pk=owner_id).exists()
+    active = AssignmentRun.objects.filter(
+        project__owner_id=owner_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+    ).count()
+    limit = settings.TVCS_MAX_ACTIVE_RUNS
+    if active + adding > limit:
+        raise RunLimitError(
+            f"you have {active} runs queued or running and may have at most {limit}; "
+            f"this request adds {adding}: wait for some to end (or cancel them) and ask again"
+        )
+
+
+def _enqueue_after_commit(run_id: int) -> None:
+    from assignment.tasks import run_execute_task
+
+    transaction.on_commit(lambda: run_execute_task.delay(run_id))
+
+
+def run_claim(*, run_id: int, worker: str = "") -> bool:
+    """Move a queued run to running on ``worker`` (a Celery hostname; empty in this process);
+    False if it was not queued (someone else has it)."""
+    now = timezone.now()
+    claimed = AssignmentRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
+        status=RunStatus.RUNNING,
+        worker=worker,
+        started_at=now,
+        heartbeat_at=now,
+        attempts=F("attempts") + 1,
+        progress=0,
+        progress_message="started",
+    )
+    return claimed == 1
+
+
+class _Heartbeat(threading.Thread):
+    """Touches ``heartbeat_at`` of a running run every few seconds from a side thread, so long
+    stretches without progress callbacks (an LP solve) do not look like a dead worker."""
+
+    def __init__(self, run_id: int, every: float) -> None:
+        super().__init__(name=f"heartbeat-run-{run_id}", daemon=True)
+        self.run_id = run_id
+        self.every = every
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stop.wait(self.every):
+                self.beat()
+        finally:
+            connection.close()
+
+    def beat(self) -> None:
+        """One heartbeat; a database that refuses it (locked, or gone for a moment) is
+        logged and tried again at the next beat, so the thread never dies while its run
+        computes (a dead heartbeat would let recovery re-queue a run that is alive)."""
+        try:
+            AssignmentRun.objects.filter(pk=self.run_id, status=RunStatus.RUNNING).update(
+                heartbeat_at=timezone.now()
+            )
+        except DatabaseError as exc:
+            logger.warning("run %s: heartbeat not written, retried: %s", self.run_id, exc)
+            connection.close()  # a broken connection is opened anew at the next beat
+
+
+def run_execute(
+    *, run_id: int, should_stop: Callable[[], bool] | None = None
+) -> AssignmentRun | None:
+    """Compute a claimed (running) run and store its result with one conditional UPDATE.
+
+    Progress goes to the row at most once a second; if the run stopped being ``running``
+    meanwhile (cancelled, or handed back by :func:`runs_hand_back`), the computation stops and
+    nothing is stored. So it does, leaving the row as it is, at the first progress report after
+    ``should_stop()`` turns true (its worker is shutting down: the worker hands the run back).
+    An engine error marks the run failed with the error's text. Returns the run as stored, or
+    None if it was deleted (with its project) while computing.
+    """
+    run = (
+        AssignmentRun.objects.select_related("project", "quality_matrix").filter(pk=run_id).first()
+    )
+    if run is None:
+        logger.info("run %s was deleted before it could compute", run_id)
+        return None
+    last = [0.0]
+
+    def progress(fraction: float, message: str) -> None:
+        if should_stop is not None and should_stop():
+            raise _RunInterrupted
+        now = time.monotonic()
+        if now - last[0] < 1.0 and fraction < 1.0:
+            return
+        last[0] = now
+        alive = AssignmentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+            progress=max(0, min(99, int(100 * fraction))),
+            progress_message=message[:300],
+            heartbeat_at=timezone.now(),
+        )
+        if not alive:
+            raise _RunStopped
+
+    heartbeat = _Heartbeat(run_id, every=max(1.0, settings.TVCS_RUN_STALE_AFTER / 6))
+    heartbeat.start()
+    try:
+        problem = _run_problem(run)
+        result = solve(problem, method=run.method, seed=run.seed, progress=progress, **run.options)
+    except _RunStopped:
+        logger.info("run %s stopped while computing: it is no longer running", run_id)
+        return AssignmentRun.objects.filter(pk=run_id).first()
+    except _RunInterrupted:
+        logger.info("run %s stopped while computing: its worker is shutting down", run_id)
+        return AssignmentRun.objects.filter(pk=run_id).first()
+    except (ValueError, RuntimeError, MemoryError) as exc:
+        logger.exception("run %s failed", run_id)
+        run_fail(run_id=run_id, reason=f"{type(exc).__name__}: {exc}")
+        return AssignmentRun.objects.filter(pk=run_id).first()
+    finally:
+        heartbeat.stop.set()
+        heartbeat.join()
+    rows, cols = np.nonzero(result.assignment)
+    summary = assignment_distributions(problem, result.assignment)
+    stored = AssignmentRun(pk=run_id)
+    stored.set_pairs(rows, cols)
+    finished = AssignmentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+        status=RunStatus.SUCCEEDED,
+        finished_at=timezone.now(),
+        seconds=result.seconds,
+        expected_accuracy=result.expected_accuracy,
+        accuracy_standard_error=result.accuracy_standard_error,
+        n_assigned=stored.n_assigned,
+        assignment_blob=stored.assignment_blob,
+        progress=100,
+        progress_message=result.message[:300],
+        summary=summary,
+    )
+    if not finished:
+        logger.info("run %s finished computing but is no longer running; result dropped", run_id)
+    return AssignmentRun.objects.filter(pk=run_id).first()
+
+
+def run_fail(*, run_id: int, reason: str) -> bool:
+    """Mark a queued or running run failed with ``reason``; False if it had already ended."""
+    return bool(
+        AssignmentRun.objects.filter(
+            pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+        ).update(status=RunStatus.FAILED, error=reason, finished_at=timezone.now())
+    )
+
+
+def run_cancel(*, run: AssignmentRun) -> AssignmentRun:
+    """Cancel a queued or running run (a running one stops at its next progress report).
+
+    Raises :class:`RunStateError` if the run has already ended.
+    """
+    cancelled = AssignmentRun.objects.filter(
+        pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+    ).update(status=RunStatus.CANCELLED, finished_at=timezone.now(), progress_message="cancelled")
+    run.refresh_from_db()
+    if not cancelled:
+        raise RunStateError(
+            f"run {run.pk} is {run.status}: only queued or running runs can be cancelled"
+        )
+    return run
+
+
+def runs_recover_stale(*, now=None) -> dict[str, list[int]]:
+    """Re-queue (or, after ``TVCS_RUN_MAX_ATTEMPTS``, fail) runs whose worker went silent, and
+    hand the broker again the queued runs whose message was lost.
+
+    A running run whose heartbeat is older than ``TVCS_RUN_STALE_AFTER`` seconds lost its
+    worker (killed, out of memory, machine gone). Each transition is conditional on the stale
+    heartbeat, so a worker that is merely slow and reports meanwhile keeps its run.
+
+    A run still queued ``TVCS_RUN_LOST_AFTER`` seconds after it was handed to the broker may
+    have lost its message (a worker that failed to claim it on a locked database, a broker
+    restarted without persistence): it is enqueued once more, at most once a period. Should the
+    first message still be waiting, whichever comes second finds the run claimed and does
+    nothing.
+    """
+    now = timezone.now() if now is None else now
+    reenqueued = _runs_reenqueue_lost(now=now)
+    cutoff = now - timedelta(seconds=settings.TVCS_RUN_STALE_AFTER)
+    requeued, failed = [], []
+    stale = AssignmentRun.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=cutoff)
+    for run_id, attempts, heartbeat in stale.values_list("pk", "attempts", "heartbeat_at"):
+        same = AssignmentRun.objects.filter(
+            pk=run_id, status=RunStatus.RUNNING, heartbeat_at=heartbeat
+        )
+        if attempts < settings.TVCS_RUN_MAX_ATTEMPTS:
+            if same.update(
+                status=RunStatus.QUEUED,
+                enqueued_at=now,
+                progress=0,
+                progress_message=f"re-queued: its worker stopped responding (attempt {attempts})",
+            ):
+                requeued.append(run_id)
+                _enqueue_after_commit(run_id)
+        elif same.update(
+            status=RunStatus.FAILED,
+            finished_at=now,
+            error=(
+                f"its worker stopped responding {attempts} time(s); last heartbeat at "
+                f"{heartbeat.isoformat()}"
+            ),
+        ):
+            failed.append(run_id)
+    if requeued or failed:
+        logger.warning("stale runs: re-queued %s, failed %s", requeued, failed)
+    return {"requeued": requeued, "failed": failed, "reenqueued": reenqueued}
+
+
+def runs_hand_back(*, worker: str) -> list[int]:
+    """Hand back the runs ``worker`` is computing, because it is shutting down: queued again
+    at once (not running with a heartbeat about to go stale), for :func:`runs_enqueue` to give
+    to the broker once the worker has stopped taking messages.
+
+    The computation still under way sees at its next progress report that the run is no
+    longer its own, stops and stores nothing. The attempt is not counted against the run:
+    nothing failed. Should the worker die before :func:`runs_enqueue`, the lost-message sweep
+    of :func:`runs_recover_stale` enqueues them.
+    """
+    running = AssignmentRun.objects.filter(status=RunStatus.RUNNING, worker=worker)
+    handed_back = [
+        run_id
+        for run_id in running.values_list("pk", flat=True)
+        if AssignmentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, worker=worker).update(
+            status=RunStatus.QUEUED,
+            enqueued_at=timezone.now(),
+            attempts=F("attempts") - 1,
+            progress=0,
+            progress_message="re-queued: its worker shut down",
+        )
+    ]
+    if handed_back:
+        logger.warning("worker %s shutting down: runs %s queued again", worker, handed_back)
+    return handed_back
+
+
+def runs_reclaim(*, worker: str) -> list[int]:
+    """At the start of ``worker``: the runs an earlier worker of that name left behind, queued
+    and given to the broker at once; returns them.
+
+    A worker that ended without its shutdown handlers (SIGKILL, a crash, out of memory) leaves
+    its runs ``running`` with a heartbeat that stops; one ended by a cold shutdown hands them
+    back but never gives them to the broker. The stale-run recovery and the lost-message sweep
+    find both, after ``TVCS_RUN_STALE_AFTER`` seconds and 10 minutes. A worker restarted under
+    the same name (a container restarted, a service restarted by systemd) takes them back now.
+    Should a worker of that name still be computing one (two workers of one name at once is a
+    misconfiguration Celery warns about), it stops at its next progress report, as after any
+    hand-back; a message of the earlier worker still on the broker makes no difference either:
+    a run is claimed once.
+    """
+    handed_back = runs_hand_back(worker=worker)
+    queued = AssignmentRun.objects.filter(status=RunStatus.QUEUED, worker=worker)
+    run_ids = sorted(set(handed_back) | set(queued.values_list("pk", flat=True)))
+    return runs_enqueue(run_ids=run_ids) if run_ids else []
+
+
+def runs_enqueue(*, run_ids: list[int]) -> list[int]:
+    """Give the broker those of ``run_ids`` that are still queued; returns them."""
+    queued = list(
+        AssignmentRun.objects.filter(pk__in=run_ids, status=RunStatus.QUEUED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for run_id in queued:
+        _enqueue_after_commit(run_id)
+    return queued
+
+
+def _runs_reenqueue_lost(*, now) -> list[int]:
+    """Enqueue again the runs queued for longer than ``TVCS_RUN_LOST_AFTER`` seconds."""
+    cutoff = now - timedelta(seconds=settings.TVCS_RUN_LOST_AFTER)
+    lost = AssignmentRun.objects.filter(status=RunStatus.QUEUED, enqueued_at__lt=cutoff)
+    reenqueued = []
+    for run_id, enqueued_at in lost.values_list("pk", "enqueued_at"):
+        if AssignmentRun.objects.filter(
+            pk=run_id, status=RunStatus.QUEUED, enqueued_at=enqueued_at
+        ).update(enqueued_at=now):
+            reenqueued.append(run_id)
+            _enqueue_after_commit(run_id)
+    if reenqueued:
+        logger.warning("queued runs enqueued again (their message may be lost): %s", reenqueued)
+    return reenqueued
