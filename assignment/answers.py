@@ -3,6 +3,8 @@
 The labels export and the next round read answers the same way: one query for the answers
 (``worker_id``, ``task_id``, ``label``), the matrix row and column of each, and whether it was
 the project's second label (label ``1`` of the binary Bayes vote). No workers x tasks grid.
+:func:`labelled_answers` reads answers (or gold answers) by primary keys and label index, for
+the EM of quality from answers and the Dawid–Skene labels.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 from assignment.errors import AnswersError
 from assignment.models import Answer, Project, QualityMatrix, Task, Worker
 
-__all__ = ["AnswersInHand", "answers_in_hand"]
+__all__ = ["AnswersInHand", "answers_in_hand", "labelled_answers"]
 
 
 @dataclass(frozen=True)
@@ -93,4 +95,41 @@ def _check_covered(matrix: QualityMatrix, rows, columns, worker_pks, task_pks) -
     raise AnswersError(
         f"the latest quality matrix (id {matrix.pk}) has no quality for {what}, which has "
         "answers; estimate or import the quality again"
+    )
+
+
+def labelled_answers(
+    *, project: Project, answers, item: str, label_field: str, labels: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``answers`` (a queryset of Answer or GoldAnswer) as three int64 arrays: the worker's
+    primary key, the ``item``'s (task or gold item) and the label's index in ``labels``.
+
+    Raises :class:`QualityEstimationError` naming the first answer (worker, item, label) whose
+    label is not in the set.
+    """
+    rows = list(answers.order_by("pk").values_list("worker_id", f"{item}_id", label_field))
+    if not rows:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    worker_pk, item_pk, given = zip(*rows, strict=True)
+    index_of = {name: k for k, name in enumerate(labels)}
+    label = np.fromiter((index_of.get(name, -1) for name in given), np.int64, len(given))
+    unknown = np.flatnonzero(label < 0)
+    if unknown.size:
+        at = int(unknown[0])
+        worker, thing = (
+            answers.filter(worker_id=worker_pk[at], **{f"{item}_id": item_pk[at]})
+            .values_list("worker__external_id", f"{item}__external_id")
+            .get()
+        )
+        noun = "task" if item == "task" else "gold item"
+        raise AnswersError(
+            f"an answer of worker {worker!r} on {noun} {thing!r} has the label {given[at]!r}, "
+            f"which is not in project {project.name!r}'s label set {labels!r}; fix the answer "
+            "or the label set"
+        )
+    return (
+        np.asarray(worker_pk, dtype=np.int64),
+        np.asarray(item_pk, dtype=np.int64),
+        label,
     )

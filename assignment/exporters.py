@@ -29,9 +29,10 @@ from typing import TextIO
 
 import numpy as np
 
-from assignment.answers import answers_in_hand
+from assignment.answers import answers_in_hand, labelled_answers
 from assignment.data_files import FORMATS, FORMULA_TRIGGERS
 from assignment.engine.aggregate import aggregate_pairs
+from assignment.engine.answer_quality import estimate_from_answers
 from assignment.errors import AnswersError, ExportError
 from assignment.models import (
     Answer,
@@ -228,6 +229,46 @@ def _label_rows(project: Project) -> Rows:
     return generate()
 
 
+def _dawid_skene_label_rows(project: Project) -> Rows:
+    """Dawid–Skene's label of every task with answers, with the posterior of that label.
+
+    Expectation–maximisation over the collected answers alone (Dawid & Skene 1979: a confusion
+    matrix per worker and the label set's class prior, learnt together with the labels; no
+    gold, no quality matrix, no per-task prior), by
+    :func:`~assignment.engine.answer_quality.estimate_from_answers`; any number of labels.
+    """
+    labels = list(project.labels)
+    answers = Answer.objects.filter(worker__project=project, task__project=project)
+    try:
+        worker_pk, task_pk, label = labelled_answers(
+            project=project, answers=answers, item="task", label_field="label", labels=labels
+        )
+    except AnswersError as exc:
+        raise ExportError(str(exc)) from exc
+    if not worker_pk.size:
+        return iter(())
+    workers, worker_index = np.unique(worker_pk, return_inverse=True)
+    tasks, task_index = np.unique(task_pk, return_inverse=True)
+    fit = estimate_from_answers(
+        worker_index=worker_index,
+        task_index=task_index,
+        label=label,
+        n_workers=len(workers),
+        n_tasks=len(tasks),
+        n_labels=len(labels),
+        model="dawid-skene",
+    )
+    external = dict(Task.objects.filter(pk__in=tasks.tolist()).values_list("pk", "external_id"))
+    counts = np.bincount(task_index, minlength=len(tasks))
+
+    def generate() -> Iterator[tuple]:
+        for k, pk in enumerate(tasks.tolist()):
+            chosen = int(fit.labels[k])
+            yield external[pk], labels[chosen], float(fit.posterior[k, chosen]), int(counts[k])
+
+    return generate()
+
+
 #: The kinds of export, by name.
 EXPORT_KINDS: dict[str, ExportKind] = {
     "workers": ExportKind(("worker_id", "name", "max_tasks"), _worker_rows, "the workers"),
@@ -251,7 +292,16 @@ EXPORT_KINDS: dict[str, ExportKind] = {
         _label_rows,
         "Bayes-vote labels of the collected answers (latest quality matrix)",
     ),
+    "labels_dawid_skene": ExportKind(
+        ("task_id", "label", "posterior", "n_answers"),
+        _dawid_skene_label_rows,
+        "Dawid-Skene labels of the collected answers (EM over the answers alone)",
+    ),
 }
+
+#: How the labels of the collected answers are aggregated (``?aggregation=`` of the labels
+#: page and API), and the export kind of each.
+LABEL_AGGREGATIONS = {"bayes": "labels", "dawid-skene": "labels_dawid_skene"}
 
 
 # --------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from rest_framework.authtoken.models import Token
 from assignment.answers import answers_in_hand
 from assignment.engine.aggregate import aggregate_pairs
 from assignment.errors import AnswersError, RunStateError
-from assignment.exporters import EXPORT_KINDS
+from assignment.exporters import EXPORT_KINDS, LABEL_AGGREGATIONS
 from assignment.models import (
     QUALITY_VALUE_BLOBS,
     Answer,
@@ -730,13 +730,16 @@ class TaskLabel:
     n_answers: int
 
 
-def project_labels(*, project: Project) -> list[TaskLabel]:
-    """The Bayes-vote label of every task with answers (the ``labels`` export's rows).
+def project_labels(*, project: Project, aggregation: str = "bayes") -> list[TaskLabel]:
+    """The label of every task with answers: the Bayes vote under the latest quality matrix
+    (the ``labels`` export's rows) or Dawid–Skene's (``aggregation="dawid-skene"``).
 
     Raises :class:`~assignment.errors.ExportError` when the project cannot have labels yet
-    (no quality matrix, a label set that is not binary, answers the matrix does not cover).
+    (Bayes: no quality matrix, a label set that is not binary, answers the matrix does not
+    cover; both: an answer outside the label set).
     """
-    return [TaskLabel(*row) for row in EXPORT_KINDS["labels"].rows(project)]
+    kind = LABEL_AGGREGATIONS[aggregation]
+    return [TaskLabel(*row) for row in EXPORT_KINDS[kind].rows(project)]
 
 
 def api_token_of(*, user) -> Token | None:

@@ -15,6 +15,7 @@ from rest_framework import serializers
 from assignment.data_files import FORMATS
 from assignment.engine import METHODS, Option, method_spec
 from assignment.engine.answer_quality import MODELS
+from assignment.exporters import LABEL_AGGREGATIONS
 from assignment.models import (
     MAX_COUNT,
     MAX_ID,
@@ -171,6 +172,15 @@ class ImportResultSerializer(serializers.Serializer):
 
 class DownloadSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS, default="csv")
+
+
+class LabelsDownloadSerializer(DownloadSerializer):
+    aggregation = serializers.ChoiceField(
+        choices=list(LABEL_AGGREGATIONS),
+        default="bayes",
+        help_text="bayes: the Bayes vote under the latest quality matrix (two labels); "
+        "dawid-skene: Dawid-Skene's EM over the answers alone (any number of labels).",
+    )
 
 
 class ImportErrorSerializer(serializers.Serializer):

@@ -35,6 +35,7 @@ from assignment.api.serializers import (
     HealthSerializer,
     ImportErrorSerializer,
     ImportResultSerializer,
+    LabelsDownloadSerializer,
     ProjectCreateSerializer,
     ProjectSerializer,
     ProjectUpdateSerializer,
@@ -47,7 +48,7 @@ from assignment.api.serializers import (
     UploadSerializer,
 )
 from assignment.downloads import file_response
-from assignment.exporters import EXPORT_KINDS, export_data, write_pairs
+from assignment.exporters import EXPORT_KINDS, LABEL_AGGREGATIONS, export_data, write_pairs
 from assignment.importers import KINDS
 from assignment.models import AssignmentRun, Comparison, Project
 
@@ -293,11 +294,13 @@ class ProjectDataView(APIView):
         return _export(request, project_id, kind)
 
 
-def _export(request, project_id: int, kind: str):
+def _export(request, project_id: int, kind: str, serializer_class=DownloadSerializer):
     project = _project(request, project_id)
-    serializer = DownloadSerializer(data=request.query_params.dict())
+    serializer = serializer_class(data=request.query_params.dict())
     serializer.is_valid(raise_exception=True)
     format = serializer.validated_data["format"]
+    if "aggregation" in serializer.validated_data:
+        kind = LABEL_AGGREGATIONS[serializer.validated_data["aggregation"]]
     return file_response(
         write=lambda out: export_data(project=project, kind=kind, format=format, out=out),
         format=format,
@@ -310,13 +313,17 @@ class ProjectLabelsView(APIView):
 
     @extend_schema(
         summary="Labels aggregated from the collected answers",
-        description=EXPORT_KINDS["labels"].description
-        + ": task_id, label, posterior, n_answers for every task with answers.",
-        parameters=[_FORMAT_PARAMETER],
+        description="task_id, label, posterior, n_answers for every task with answers: "
+        + "; or ".join(
+            f"{EXPORT_KINDS[kind].description} (aggregation={name})"
+            for name, kind in LABEL_AGGREGATIONS.items()
+        )
+        + ".",
+        parameters=[LabelsDownloadSerializer],
         responses=_download_responses("One row per task with answers."),
     )
     def get(self, request, project_id: int):
-        return _export(request, project_id, "labels")
+        return _export(request, project_id, "labels", LabelsDownloadSerializer)
 
 
 # --------------------------------------------------------------------------------------------

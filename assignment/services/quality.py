@@ -7,6 +7,7 @@ import logging
 import numpy as np
 from django.db.models import Count, F, Q
 
+from assignment.answers import labelled_answers
 from assignment.engine import (
     estimate_from_answers,
 )
@@ -17,6 +18,7 @@ from assignment.engine.quality import (
     estimate_quality,
 )
 from assignment.errors import (
+    AnswersError,
     QualityEstimationError,
 )
 from assignment.models import (
@@ -234,7 +236,7 @@ def _quality_by_em(
             )
     labels = list(project.labels)
     answers = Answer.objects.filter(worker__project=project, task__project=project)
-    worker_pk, task_pk, label = _labelled_answers(
+    worker_pk, task_pk, label = _answers_as_indices(
         project=project, answers=answers, item="task", label_field="label", labels=labels
     )
     if not worker_pk.size:
@@ -252,7 +254,7 @@ def _quality_by_em(
     gold_counts = None
     n_gold_answers = 0
     if use_gold:
-        gold_worker, gold_item, gold_label = _labelled_answers(
+        gold_worker, gold_item, gold_label = _answers_as_indices(
             project=project,
             answers=GoldAnswer.objects.filter(worker__project=project, item__project=project),
             item="item",
@@ -345,41 +347,12 @@ def _quality_by_em(
     return matrix
 
 
-def _labelled_answers(
-    *, project: Project, answers, item: str, label_field: str, labels: list[str]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``answers`` (a queryset of Answer or GoldAnswer) as three int64 arrays: the worker's
-    primary key, the ``item``'s (task or gold item) and the label's index in ``labels``.
-
-    Raises :class:`QualityEstimationError` naming the first answer (worker, item, label) whose
-    label is not in the set.
-    """
-    rows = list(answers.order_by("pk").values_list("worker_id", f"{item}_id", label_field))
-    if not rows:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    worker_pk, item_pk, given = zip(*rows, strict=True)
-    index_of = {name: k for k, name in enumerate(labels)}
-    label = np.fromiter((index_of.get(name, -1) for name in given), np.int64, len(given))
-    unknown = np.flatnonzero(label < 0)
-    if unknown.size:
-        at = int(unknown[0])
-        worker, thing = (
-            answers.filter(worker_id=worker_pk[at], **{f"{item}_id": item_pk[at]})
-            .values_list("worker__external_id", f"{item}__external_id")
-            .get()
-        )
-        noun = "task" if item == "task" else "gold item"
-        raise QualityEstimationError(
-            f"an answer of worker {worker!r} on {noun} {thing!r} has the label {given[at]!r}, "
-            f"which is not in project {project.name!r}'s label set {labels!r}; fix the answer "
-            "or the label set"
-        )
-    return (
-        np.asarray(worker_pk, dtype=np.int64),
-        np.asarray(item_pk, dtype=np.int64),
-        label,
-    )
+def _answers_as_indices(**kwargs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~assignment.answers.labelled_answers`, its refusal a quality-estimate error."""
+    try:
+        return labelled_answers(**kwargs)
+    except AnswersError as exc:
+        raise QualityEstimationError(str(exc)) from exc
 
 
 def _gold_items(

@@ -1,4 +1,5 @@
-"""Labels: the Bayes vote of the collected answers, least or most confident first."""
+"""Labels: the Bayes vote (or Dawid–Skene's labels) of the collected answers, least or most
+confident first."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.views.decorators.http import require_GET
 from assignment import selectors
 from assignment.data_files import FORMATS
 from assignment.errors import ExportError
+from assignment.exporters import LABEL_AGGREGATIONS
 from frontend.access import user_project
 
 LABELS_PER_PAGE = 50
@@ -25,9 +27,20 @@ def labels(request: HttpRequest, project_id: int) -> HttpResponse:
     order = request.GET.get("order", "confidence")
     if order not in ORDERS:
         order = "confidence"
-    context = {"project": project, "order": order, "formats": FORMATS, "tab": "labels"}
+    aggregation = request.GET.get("aggregation", "bayes")
+    if aggregation not in LABEL_AGGREGATIONS:
+        aggregation = "bayes"
+    context = {
+        "project": project,
+        "order": order,
+        "aggregation": aggregation,
+        "kind": LABEL_AGGREGATIONS[aggregation],
+        "extra": f"aggregation={aggregation}&order={order}",
+        "formats": FORMATS,
+        "tab": "labels",
+    }
     try:
-        rows = selectors.project_labels(project=project)
+        rows = selectors.project_labels(project=project, aggregation=aggregation)
     except ExportError as exc:
         context["problem"] = str(exc)
     else:

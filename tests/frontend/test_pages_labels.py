@@ -52,3 +52,14 @@ def test_a_project_that_cannot_have_labels_says_why(client, alice):
     fill_from_samples(fresh, kinds=("workers", "tasks"))
     page = client.get(reverse("frontend:labels", args=[fresh.pk])).content.decode()
     assert "has no quality matrix yet" in page
+
+
+def test_the_labels_page_switches_to_dawid_skene_and_its_downloads_follow(client, project):
+    url = reverse("frontend:labels", args=[project.pk])
+    page = client.get(url + "?aggregation=dawid-skene&order=-confidence").content.decode()
+    assert "Dawid and Skene" in page
+    assert 'href="?aggregation=dawid-skene&amp;order=-confidence" aria-current="true"' in page
+    assert '<a href="?aggregation=dawid-skene&amp;order=confidence"' in page
+    download = reverse("frontend:data_download", args=[project.pk, "labels_dawid_skene", "csv"])
+    assert f'href="{download}"' in page
+    assert "Bayes vote of its collected answers" in client.get(url).content.decode()

@@ -403,3 +403,15 @@ def test_a_comparison_in_rounds_over_the_api_queues_a_round_per_method_and_budge
     runs = AssignmentRun.objects.filter(comparison_id=response.json()["id"])
     assert runs.count() == 4
     assert all(run.next_round and run.round_start["answers"] == 5 for run in runs)
+
+
+def test_the_labels_api_offers_dawid_skene_and_refuses_an_unknown_aggregation(api, project):
+    bayes = api.get(f"/api/projects/{project.pk}/labels/?format=json")
+    ds = api.get(f"/api/projects/{project.pk}/labels/?format=json&aggregation=dawid-skene")
+    assert bayes.status_code == ds.status_code == 200
+    tasks = {row["task_id"] for row in json.loads(body(ds))}
+    assert tasks == {row["task_id"] for row in json.loads(body(bayes))} == {"t1", "t2", "t3"}
+    assert "labels_dawid_skene" in ds["Content-Disposition"]
+    wrong = api.get(f"/api/projects/{project.pk}/labels/?aggregation=majority")
+    assert wrong.status_code == 400
+    assert "aggregation" in wrong.json()["fields"]
