@@ -32,8 +32,22 @@ from numba import njit
 
 
 @njit(cache=True)
-def _unit_accuracy(n_groups, weight, log_wrong, size, remaining, log_prior, tol, comp,
-                   comp_log_mult, comp_start, comp_len, scores, log_weight, next_comp):  # fmt: skip
+def _unit_accuracy(
+    n_groups,
+    weight,
+    log_wrong,
+    size,
+    remaining,
+    log_prior,
+    tol,
+    comp,
+    comp_log_mult,
+    comp_start,
+    comp_len,
+    scores,
+    log_weight,
+    next_comp,
+):
     """The pruned depth-first sum of one unit whose groups are ``weight[:n_groups]`` etc.;
     ``remaining[d]`` is ``R_d``; ``scores``, ``log_weight``, ``next_comp`` are scratch arrays
     with at least ``n_groups + 1`` rows."""
@@ -89,8 +103,19 @@ def _unit_accuracy(n_groups, weight, log_wrong, size, remaining, log_prior, tol,
 
 
 @njit(cache=True)
-def unit_accuracies(group_start, weight, log_wrong, size, influence, log_prior, tol, comp,
-                    comp_log_mult, comp_start, comp_len):  # fmt: skip
+def unit_accuracies(
+    group_start,
+    weight,
+    log_wrong,
+    size,
+    influence,
+    log_prior,
+    tol,
+    comp,
+    comp_log_mult,
+    comp_start,
+    comp_len,
+):
     """Exact accuracy of every unit, shape (n_units,).
 
     Parameters
@@ -127,7 +152,20 @@ def unit_accuracies(group_start, weight, log_wrong, size, influence, log_prior, 
         for d in range(n_groups - 1, -1, -1):
             acc += influence[g0 + d]
             remaining[d] = acc
-        out[u] = _unit_accuracy(n_groups, weight[g0:], log_wrong[g0:], size[g0:], remaining,
-                                log_prior[u], tol[u], comp, comp_log_mult, comp_start, comp_len,
-                                scores, log_weight, next_comp)  # fmt: skip
+        out[u] = _unit_accuracy(
+            n_groups,
+            weight[g0:],
+            log_wrong[g0:],
+            size[g0:],
+            remaining,
+            log_prior[u],
+            tol[u],
+            comp,
+            comp_log_mult,
+            comp_start,
+            comp_len,
+            scores,
+            log_weight,
+            next_comp,
+        )
     return out

@@ -156,7 +156,7 @@ def _validate_log_prior(prior, m: int, n_labels: int, *, per_task_only=False) ->
     if bad.any():
         j = int(np.flatnonzero(bad)[0])
         where = "" if one_row else f" at task {j}"
-        raise ValueError(f"prior must sum to 1 over the labels, got {sums[j]!r}{where}")
+        raise ValueError(f"prior must sum to 1 over the labels, got {float(sums[j])!r}{where}")
     return np.broadcast_to(np.log(rows / sums[:, None]), (m, n_labels))
 
 
@@ -368,8 +368,9 @@ def _check_exact(states: np.ndarray, name_of=lambda u: f"task {u}") -> None:
     too_many = np.flatnonzero(states > MAX_EXACT_STATES)
     if too_many.size:
         u = int(too_many[0])
+        count = f"{int(states[u]):,}" if states[u] < 1e15 else f"{states[u]:.3g}"
         raise ValueError(
-            f"{name_of(u)} has {states[u]:.6g} answer states (prod over its groups of "
+            f"{name_of(u)} has {count} answer states (prod over its groups of "
             "equally good workers of binom(c + K - 1, K - 1)); the exact expected accuracy "
             f"handles at most MAX_EXACT_STATES = {MAX_EXACT_STATES}. "
             "Use estimate_accuracy_multiclass (Monte Carlo) instead."
@@ -564,13 +565,16 @@ def removal_losses_multiclass(quality, assignment, *, prior, n_labels, tasks=Non
 def _sampled_accuracy(rng, n, tasks, q, w, log_prior, tol) -> np.ndarray:
     """Accuracy over tasks of ``n`` samples, shape (n,).
 
-    One sample draws for every answer whether it is correct and, if not, an offset ``o`` in
-    ``[1, K)``: given ``y`` the answer is ``y`` or ``(y + o) mod K``, uniform over the wrong
-    labels. The same draws serve every ``y``, so ``y`` is integrated out exactly.
+    One sample draws for every answer ``u ~ U[0, 1)``: the answer is correct iff ``u < Q``, and
+    otherwise ``(u - Q) / (1 - Q)``, uniform on ``[0, 1)``, picks an offset ``o`` in ``[1, K)``:
+    given ``y`` the answer is ``(y + o) mod K``, uniform over the wrong labels. The same draws
+    serve every ``y``, so ``y`` is integrated out exactly. One uniform per answer, drawn in
+    sample order, so that the chunking does not change the estimate.
     """
     m, n_labels = log_prior.shape
-    correct = rng.random((n, q.shape[0])) < q
-    offset = rng.integers(1, n_labels, size=correct.shape)
+    u = rng.random((n, q.shape[0]))
+    correct = u < q
+    offset = 1 + np.minimum((u - q) / (1.0 - q) * (n_labels - 1), n_labels - 2).astype(np.int64)
     cell = (np.arange(n)[:, None] * m + tasks) * n_labels  # (sample, task) row of every answer
     weights = np.broadcast_to(w, correct.shape).ravel()
     prior_rows = np.tile(log_prior, (n, 1))
