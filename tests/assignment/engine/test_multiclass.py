@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -663,3 +665,13 @@ def test_a_prior_a_little_off_one_is_normalised():
     prior = np.array([0.2, 0.3, 0.5]) * (1 + 5e-7)
     got = aggregate_multiclass(task_index=[], quality=[], label=[], prior=[prior], n_labels=3)
     np.testing.assert_allclose(got.posterior[0], [0.2, 0.3, 0.5], rtol=1e-15)
+
+
+def test_the_engine_exports_the_k_class_functions_without_importing_numba():
+    code = (
+        "import sys, assignment.engine as e; "
+        "print(all(hasattr(e, n) for n in ('aggregate_multiclass', 'task_accuracy_multiclass',"
+        " 'expected_accuracy_multiclass', 'estimate_accuracy_multiclass')), 'numba' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False"]
