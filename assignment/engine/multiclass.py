@@ -55,9 +55,13 @@ exact sum therefore runs over *states*, one composition per group, ::
 which is ``K^k`` when the ``k`` qualities are distinct and polynomial in ``k`` when they
 repeat (``binom(k + K - 1, K - 1)`` for ``k`` equal workers). A task is computed exactly iff
 ``n_states <= MAX_EXACT_STATES = 2^20``: always for ``k <= 20`` (``K = 2``), ``k <= 12``
-(``K = 3``), ``k <= 10`` (``K = 4``), ``k <= 8`` (``K = 5, 6``), and far beyond with repeated
-qualities. Tasks with the same tuple of group sizes are evaluated together: the vote vectors of
-a block of states are one matrix product ``w @ counts``. Beyond the bound,
+(``K = 3``), ``k <= 10`` (``K = 4``), ``k <= 8`` (``K = 5``), ``k <= 7`` (``K = 6``), and far
+beyond with repeated qualities (e.g. 100 equal workers on 4 labels: 176,851 states).
+
+The sum is taken depth first, group by group, in a numba kernel
+(:mod:`assignment.engine._multiclass_kernels`) that prunes every subtree whose vote is already
+decided (the leader is ahead by more than all the remaining workers can move it): the bound is
+on the worst case, and confident workers cost far less. Beyond the bound,
 :func:`estimate_accuracy_multiclass` is the Monte Carlo estimate.
 """
 
@@ -221,22 +225,15 @@ def _tolerance(log_prior: np.ndarray, abs_weight_sum: np.ndarray) -> np.ndarray:
     return TIE_RTOL * (1.0 + np.ptp(log_prior, axis=-1) + abs_weight_sum)
 
 
-def _decide(scores: np.ndarray, tol: np.ndarray, *, labels: bool = True):
-    """The vote on scores of shape (rows, K, ...) with a tolerance per row, shape (rows,).
-
-    Returns ``(label, chosen)`` of shape (rows, ...): the highest label whose score is at least
-    ``max - tol``, and its score (``label`` is None unless asked for).
-    """
-    top = scores.max(axis=1)
-    floor = top - tol.reshape(tol.shape + (1,) * (top.ndim - 1))
-    chosen = scores[:, 0].copy()  # label 0 wins only if no higher label is tied with the top
-    label = np.zeros(top.shape, dtype=np.int64) if labels else None
+def _vote(scores: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """The vote on scores of shape (rows, K) with a tolerance per row, shape (rows,): the
+    highest label whose score is at least ``max - tol``, shape (rows,). (The exact kernel
+    applies the same rule to each state.)"""
+    floor = scores.max(axis=1) - tol
+    label = np.zeros(scores.shape[0], dtype=np.int64)  # label 0 only if no higher one is tied
     for y in range(1, scores.shape[1]):
-        within = scores[:, y] >= floor
-        np.copyto(chosen, scores[:, y], where=within)
-        if labels:
-            label[within] = y
-    return label, chosen
+        label[scores[:, y] >= floor] = y
+    return label
 
 
 # --------------------------------------------------------------------------- states
@@ -442,9 +439,9 @@ def task_accuracy_multiclass(quality, assignment, *, prior, n_labels) -> np.ndar
 
     Notes
     -----
-    Exact over the states of the module docstring: ``K^k`` per task of ``k`` distinct
-    qualities, far fewer when qualities repeat. Tasks with the same group sizes are evaluated
-    together, in blocks of about ``2^18`` (task, label, state) scores.
+    Exact over the states of the module docstring: at most ``K^k`` per task of ``k`` distinct
+    qualities, far fewer when qualities repeat, and fewer still where the pruned depth-first
+    sum finds the vote decided early. 1,000 tasks of 8 workers on 4 labels take about 0.3 s.
     """
     q, x, log_prior = _validate_problem(quality, assignment, prior, n_labels)
     _, tasks, qa = _assigned_pairs(q, x)
@@ -584,7 +581,7 @@ def _sampled_accuracy(rng, n, tasks, q, w, log_prior, tol) -> np.ndarray:
         answer = np.where(correct, y, (y + offset) % n_labels)
         scores = np.bincount((cell + answer).ravel(), weights=weights, minlength=n * m * n_labels)
         scores = scores.reshape(n * m, n_labels) + prior_rows
-        vote, _ = _decide(scores, tol_rows)
+        vote = _vote(scores, tol_rows)
         accuracy += np.exp(log_prior[:, y]) * (vote.reshape(n, m) == y)
     return accuracy.mean(axis=1)
 
@@ -677,7 +674,7 @@ def aggregate_multiclass(*, task_index, quality, label, prior, n_labels) -> Mult
     votes = np.bincount(tasks * n_labels + labels, weights=w, minlength=m * n_labels)
     scores = votes.reshape(m, n_labels) + log_prior
     tol = _tolerance(log_prior, np.bincount(tasks, weights=np.abs(w), minlength=m))
-    vote, _ = _decide(scores, tol)
+    vote = _vote(scores, tol)
     posterior = np.exp(scores - scores.max(axis=1, keepdims=True))
     posterior /= posterior.sum(axis=1, keepdims=True)
     return MulticlassAggregate(labels=vote, posterior=posterior)
