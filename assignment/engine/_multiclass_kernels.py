@@ -31,6 +31,27 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, inline="always")
+def _last_worker(row, w, base, tol):
+    """The leaves below a node whose one remaining group is one worker of weight ``w``: the sum
+    over its ``K`` answers ``a`` of ``exp(base + score of the vote)``, the scores being ``row``
+    with ``w`` added to label ``a`` (the same sums, bit for bit, as expanding them)."""
+    n_labels = row.shape[0]
+    total = 0.0
+    for a in range(n_labels):
+        top = row[a] + w
+        for y in range(n_labels):
+            if y != a and row[y] > top:
+                top = row[y]
+        vote = n_labels - 1
+        score = row[vote] + w if vote == a else row[vote]
+        while score < top - tol:
+            vote -= 1
+            score = row[vote] + w if vote == a else row[vote]
+        total += math.exp(base + score)
+    return total
+
+
 @njit(cache=True)
 def _unit_accuracy(
     n_groups,
@@ -77,6 +98,9 @@ def _unit_accuracy(
                 total += math.exp(log_weight[depth] + scores[depth, vote])
             elif top - second > remaining[depth] + tol:
                 total += math.exp(log_weight[depth] + top)
+            elif depth == n_groups - 1 and size[depth] == 1:
+                base = log_weight[depth] + log_wrong[depth]
+                total += _last_worker(scores[depth], weight[depth], base, tol)
             else:
                 next_comp[depth] = 0
                 continue
