@@ -95,6 +95,7 @@ __all__ = [
     "exact_state_counts",
     "expected_accuracy_multiclass",
     "removal_losses_multiclass",
+    "set_accuracy_multiclass",
     "task_accuracy_multiclass",
 ]
 
@@ -173,36 +174,56 @@ def _validate_problem(quality, assignment, prior, n_labels):
     return q, x, _validate_log_prior(prior, q.shape[1], n_labels)
 
 
-def _validate_per_answer(task_index, quality, label, n_tasks: int, n_labels: int):
-    """The per-answer arrays of :func:`aggregate_multiclass`, checked."""
-    out = []
-    for name, value in (("task_index", task_index), ("label", label)):
-        arr = np.asarray(value)
-        if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
-            raise ValueError(f"{name} must be a 1-D array of integers, got {arr.dtype} {arr.shape}")
-        out.append(arr.astype(np.intp))
-    tasks, labels = out
+def _validate_members(index, quality, n_sets: int, index_name: str, unit: str):
+    """Per-entry ``index`` (ints in ``[0, n_sets)``) and ``quality`` (in ``[0, 1]``, returned
+    clipped) of equal 1-D shapes; errors name the field and the ``unit`` (e.g. answer)."""
+    idx = np.asarray(index)
+    if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+        raise ValueError(
+            f"{index_name} must be a 1-D array of integers, got {idx.dtype} {idx.shape}"
+        )
+    idx = idx.astype(np.intp)
     try:
         q = np.asarray(quality, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError("quality must be a 1-D array of numbers in [0, 1]") from exc
-    if not tasks.shape == q.shape == labels.shape:
+    if idx.shape != q.shape:
         raise ValueError(
-            "task_index, quality and label must have one entry per answer, got shapes "
-            f"{tasks.shape}, {q.shape} and {labels.shape}"
+            f"{index_name} and quality must have one entry per {unit}, got shapes "
+            f"{idx.shape} and {q.shape}"
         )
-    for name, arr, low, high in (("task_index", tasks, 0, n_tasks), ("label", labels, 0, n_labels)):
-        bad = np.flatnonzero((arr < low) | (arr >= high))
-        if bad.size:
-            raise ValueError(
-                f"{name} must be in [{low}, {high}), got {arr[bad[0]]} at answer {bad[0]}"
-            )
+    bad = np.flatnonzero((idx < 0) | (idx >= n_sets))
+    if bad.size:
+        raise ValueError(
+            f"{index_name} must be in [0, {n_sets}), got {idx[bad[0]]} at {unit} {bad[0]}"
+        )
     bad = np.flatnonzero(~((q >= 0.0) & (q <= 1.0)))  # NaN fails both
     if bad.size:
         raise ValueError(
-            f"quality must be finite and in [0, 1], got {q[bad[0]]} at answer {bad[0]}"
+            f"quality must be finite and in [0, 1], got {q[bad[0]]} at {unit} {bad[0]}"
         )
-    return tasks, _clip(q), labels
+    return idx, _clip(q)
+
+
+def _validate_labels(label, n_answers: int, n_labels: int) -> np.ndarray:
+    arr = np.asarray(label)
+    if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(f"label must be a 1-D array of integers, got {arr.dtype} {arr.shape}")
+    if arr.shape != (n_answers,):
+        raise ValueError(
+            f"label must have one entry per answer ({n_answers}), got shape {arr.shape}"
+        )
+    bad = np.flatnonzero((arr < 0) | (arr >= n_labels))
+    if bad.size:
+        raise ValueError(f"label must be in [0, {n_labels}), got {arr[bad[0]]} at answer {bad[0]}")
+    return arr.astype(np.intp)
+
+
+def _per_task_log_prior(prior, n_labels: int) -> np.ndarray:
+    """A prior of shape (n_tasks, K) whose length says how many tasks (or sets) there are."""
+    if np.ndim(prior) != 2:
+        raise ValueError(f"prior must have shape (n_tasks, {n_labels}), got {np.shape(prior)}")
+    return _validate_log_prior(prior, np.shape(prior)[0], n_labels, per_task_only=True)
 
 
 def _validate_n_samples(n_samples) -> int:
@@ -239,7 +260,7 @@ def _vote(scores: np.ndarray, tol: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- states
 
 
-@functools.cache
+@functools.lru_cache(maxsize=128)  # bounded: a large group's table holds up to 2^20 rows
 def _compositions(c: int, n_labels: int) -> tuple[np.ndarray, np.ndarray]:
     """The ways ``c`` interchangeable workers split over ``K`` labels.
 
@@ -327,14 +348,16 @@ def _composition_tables(sizes: np.ndarray, n_labels: int):
     return comp, np.concatenate([t[1] for t in tables]), comp_start, comp_len
 
 
-def _units_accuracy(unit: np.ndarray, q: np.ndarray, log_prior: np.ndarray) -> np.ndarray:
-    """Exact accuracy of every unit from its (unit, clipped quality) pairs; ``log_prior``
-    (n_units, K). The caller has checked the state counts."""
+def _units_accuracy(unit, q, log_prior, name_of=lambda u: f"task {u}") -> np.ndarray:
+    """Exact accuracy of every unit from its (unit, clipped quality) pairs, shape (P,) each;
+    ``log_prior`` (n_units, K). Raises if a unit has more than ``MAX_EXACT_STATES`` states,
+    naming it by ``name_of(unit)``."""
     # numba, imported on first use: importing the engine costs no numba import (see solve.py)
     from assignment.engine._multiclass_kernels import unit_accuracies
 
     n_units, n_labels = log_prior.shape
     groups = _group(unit, q, n_units)
+    _check_exact(_state_counts(groups, n_labels), name_of)
     w, log_wrong = _weights(groups.quality, n_labels)
     influence = groups.size * np.abs(w)
     owner = np.repeat(np.arange(n_units), groups.per_unit)
@@ -445,7 +468,6 @@ def task_accuracy_multiclass(quality, assignment, *, prior, n_labels) -> np.ndar
     """
     q, x, log_prior = _validate_problem(quality, assignment, prior, n_labels)
     _, tasks, qa = _assigned_pairs(q, x)
-    _check_exact(_state_counts(_group(tasks, qa, q.shape[1]), log_prior.shape[1]))
     return _units_accuracy(tasks, qa, log_prior)
 
 
@@ -489,9 +511,41 @@ def column_accuracy_multiclass(q_col_assigned, prior_j, *, n_labels) -> float:
         )
     log_prior = _validate_log_prior(prior_j, 1, n_labels)
     unit = np.zeros(q.shape[0], dtype=np.intp)
-    qc = _clip(q)
-    _check_exact(_state_counts(_group(unit, qc, 1), n_labels), lambda _: "q_col_assigned")
-    return float(_units_accuracy(unit, qc, log_prior)[0])
+    return float(_units_accuracy(unit, _clip(q), log_prior, lambda _: "q_col_assigned")[0])
+
+
+def set_accuracy_multiclass(*, set_index, quality, prior, n_labels) -> np.ndarray:
+    """Exact expected accuracy of many sets of workers at once, each set on its own task.
+
+    The batched form of :func:`column_accuracy_multiclass`, for solvers that score many
+    candidate sets (every task with one more worker, say) in one pass.
+
+    Parameters
+    ----------
+    set_index : array_like of int, shape (n_members,)
+        The set of each member, in ``[0, n_sets)``; a set may be empty.
+    quality : array_like, shape (n_members,)
+        Each member's quality on its set's task, in ``[0, 1]``.
+    prior : array_like, shape (n_sets, K)
+        The prior of each set's task; its length is the number of sets.
+    n_labels : int
+        ``K >= 2``.
+
+    Returns
+    -------
+    ndarray, shape (n_sets,)
+        Each set's accuracy as in :func:`task_accuracy_multiclass`.
+
+    Raises
+    ------
+    ValueError
+        Naming the field and the first bad member, or the first set with more than
+        ``MAX_EXACT_STATES`` states.
+    """
+    n_labels = _validate_n_labels(n_labels)
+    log_prior = _per_task_log_prior(prior, n_labels)
+    sets, q = _validate_members(set_index, quality, log_prior.shape[0], "set_index", "member")
+    return _units_accuracy(sets, q, log_prior, lambda u: f"set {u}")
 
 
 def _leave_one_out_units(counts: np.ndarray):
@@ -548,13 +602,14 @@ def removal_losses_multiclass(quality, assignment, *, prior, n_labels, tasks=Non
     workers, pos = np.nonzero(x[:, cols].T)[::-1]  # sorted by task position, then worker
     qa = _clip(_gather(q, workers, cols[pos]))
     n_cols = cols.shape[0]
-    states = _state_counts(_group(pos, qa, n_cols), log_prior.shape[1])
-    _check_exact(states, lambda u: f"task {cols[u]}")
     loo_unit, member = _leave_one_out_units(np.bincount(pos, minlength=n_cols))
+    # Units 0..n_cols-1 are the tasks, then one per pair: its task without it. A task's units
+    # without a worker have fewer states than the task, so the first unit refused is a task.
     accuracy = _units_accuracy(
         np.concatenate([pos, n_cols + loo_unit]),
         np.concatenate([qa, qa[member]]),
         np.concatenate([log_prior[cols], log_prior[cols[pos]]]),
+        lambda u: f"task {cols[u]}",
     )
     return workers, cols[pos], accuracy[pos] - accuracy[n_cols:]
 
@@ -665,11 +720,10 @@ def aggregate_multiclass(*, task_index, quality, label, prior, n_labels) -> Mult
         Naming the argument and the first bad answer or task.
     """
     n_labels = _validate_n_labels(n_labels)
-    m = np.shape(prior)[0] if np.ndim(prior) == 2 else -1
-    if m < 0:
-        raise ValueError(f"prior must have shape (n_tasks, {n_labels}), got {np.shape(prior)}")
-    log_prior = _validate_log_prior(prior, m, n_labels, per_task_only=True)
-    tasks, q, labels = _validate_per_answer(task_index, quality, label, m, n_labels)
+    log_prior = _per_task_log_prior(prior, n_labels)
+    m = log_prior.shape[0]
+    tasks, q = _validate_members(task_index, quality, m, "task_index", "answer")
+    labels = _validate_labels(label, tasks.shape[0], n_labels)
     w, _ = _weights(q, n_labels)
     votes = np.bincount(tasks * n_labels + labels, weights=w, minlength=m * n_labels)
     scores = votes.reshape(m, n_labels) + log_prior

@@ -25,6 +25,7 @@ from assignment.engine.multiclass import (
     exact_state_counts,
     expected_accuracy_multiclass,
     removal_losses_multiclass,
+    set_accuracy_multiclass,
     task_accuracy_multiclass,
 )
 from assignment.engine.problem import QualityByCategory
@@ -467,6 +468,45 @@ def test_column_accuracy_equals_the_task_accuracy_of_that_column():
         assert got == pytest.approx(per_task[j], abs=1e-12)
 
 
+def test_set_accuracy_scores_every_task_with_each_candidate_worker_added_in_one_call():
+    rng = np.random.default_rng(8)
+    quality = rng.choice([0.3, 0.6, 0.8, rng.uniform()], (6, 9))
+    assignment = rng.random((6, 9)) < 0.4
+    prior = rng.dirichlet(np.ones(3), 9)
+    sets, members, q, set_prior, expected = [], [], [], [], []
+    for j in range(9):
+        for i in np.flatnonzero(~assignment[:, j]):
+            with_i = assignment[:, j].copy()
+            with_i[i] = True
+            workers = np.flatnonzero(with_i)
+            members += [len(sets)] * workers.size
+            q += list(quality[workers, j])
+            set_prior.append(prior[j])
+            expected.append(column_accuracy_multiclass(quality[workers, j], prior[j], n_labels=3))
+            sets.append((i, j))
+    set_prior.append(prior[0])  # and an empty set
+    expected.append(prior[0].max())
+    got = set_accuracy_multiclass(set_index=members, quality=q, prior=set_prior, n_labels=3)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"set_index": [0, 2]}, r"set_index must be in \[0, 2\), got 2 at member 1"),
+        ({"quality": [0.7]}, "set_index and quality must have one entry per member"),
+        ({"quality": [0.7, -0.1]}, r"quality must be finite and in \[0, 1\], got -0.1 at member 1"),
+        ({"prior": [0.5, 0.5]}, r"prior must have shape \(n_tasks, 2\)"),
+        ({"quality": np.full((2, 8), 0.6), "set_index": np.zeros((2, 8), int)}, "1-D array"),
+        ({"quality": np.linspace(0.5, 0.9, 21), "set_index": np.zeros(21, int)}, "set 0 has"),
+    ],
+)
+def test_set_accuracy_refuses_invalid_sets_naming_the_field_and_member(kwargs, message):
+    args = {"set_index": [0, 1], "quality": [0.7, 0.8], "prior": [[0.5, 0.5]] * 2, "n_labels": 2}
+    with pytest.raises(ValueError, match=message):
+        set_accuracy_multiclass(**{**args, **kwargs})
+
+
 @pytest.mark.parametrize("n_labels", [3, 4])
 def test_removal_losses_are_the_accuracy_lost_without_each_worker(n_labels):
     rng = np.random.default_rng(n_labels)
@@ -646,6 +686,7 @@ AGGREGATE_ARGS = {
         ({"label": [0.0, 2.0, 1.0]}, "label must be a 1-D array of integers"),
         ({"task_index": [0, 2, 1]}, r"task_index must be in \[0, 2\), got 2 at answer 1"),
         ({"task_index": [0, 1]}, "one entry per answer, got shapes"),
+        ({"label": [0, 1]}, r"label must have one entry per answer \(3\), got shape \(2,\)"),
         (
             {"quality": [0.7, 1.2, 0.9]},
             r"quality must be finite and in \[0, 1\], got 1.2 at answer 1",
