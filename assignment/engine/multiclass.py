@@ -352,11 +352,15 @@ def _units_accuracy(unit, q, log_prior, name_of=lambda u: f"task {u}") -> np.nda
     """Exact accuracy of every unit from its (unit, clipped quality) pairs, shape (P,) each;
     ``log_prior`` (n_units, K). Raises if a unit has more than ``MAX_EXACT_STATES`` states,
     naming it by ``name_of(unit)``."""
+    return _groups_accuracy(_group(unit, q, log_prior.shape[0]), log_prior, name_of)
+
+
+def _groups_accuracy(groups: _Groups, log_prior, name_of) -> np.ndarray:
+    """:func:`_units_accuracy` of units already grouped."""
     # numba, imported on first use: importing the engine costs no numba import (see solve.py)
     from assignment.engine._multiclass_kernels import unit_accuracies
 
     n_units, n_labels = log_prior.shape
-    groups = _group(unit, q, n_units)
     _check_exact(_state_counts(groups, n_labels), name_of)
     w, log_wrong = _weights(groups.quality, n_labels)
     influence = groups.size * np.abs(w)
@@ -510,8 +514,14 @@ def column_accuracy_multiclass(q_col_assigned, prior_j, *, n_labels) -> float:
             f"q_col_assigned must be finite and in [0, 1], got {q[bad[0]]} at {bad[0]}"
         )
     log_prior = _validate_log_prior(prior_j, 1, n_labels)
-    unit = np.zeros(q.shape[0], dtype=np.intp)
-    return float(_units_accuracy(unit, _clip(q), log_prior, lambda _: "q_col_assigned")[0])
+    quality, size = np.unique(_clip(q), return_counts=True)  # one unit: group it directly
+    groups = _Groups(
+        size=size,
+        quality=quality,
+        per_unit=np.array([size.shape[0]]),
+        first=np.zeros(1, dtype=np.intp),
+    )
+    return float(_groups_accuracy(groups, log_prior, lambda _: "q_col_assigned")[0])
 
 
 def set_accuracy_multiclass(*, set_index, quality, prior, n_labels) -> np.ndarray:
