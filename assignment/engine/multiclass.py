@@ -595,14 +595,15 @@ def removal_losses_multiclass(quality, assignment, *, prior, n_labels, tasks=Non
         The assigned pairs ``(i, j)`` of the (selected) tasks, sorted by task, then worker.
     loss : ndarray of float, shape (n_assigned,)
         ``A_j - A_j'`` where ``A_j'`` is the exact accuracy of task ``j`` without worker ``i``.
-        At least ``-1e-9``-ish for the Bayes vote (information never hurts it; only the tie
-        tolerance can make it slightly negative), and 0 for a worker whose answer can never
-        change the vote.
+        Non-negative up to rounding: one more answer never lowers the accuracy of the Bayes
+        vote, and at an exact tie the tie rule does not change it (only scores that differ by
+        less than the tie tolerance without being equal could make a loss negative, by less
+        than that tolerance). 0 for a worker whose answer never changes the vote.
 
     Notes
     -----
-    The ``k + 1`` sets of workers of a task (all, and all but each one) are evaluated together
-    by the kernels of :func:`task_accuracy_multiclass`, grouped by their sizes of groups.
+    The ``k + 1`` sets of workers of a task (all, and all but each one) are evaluated in one
+    pass of the kernel of :func:`task_accuracy_multiclass`: about ``k + 1`` times its cost.
     """
     q, x, log_prior = _validate_problem(quality, assignment, prior, n_labels)
     m = q.shape[1]
