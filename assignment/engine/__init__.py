@@ -14,6 +14,13 @@ from assignment.engine.accuracy import (
 )
 from assignment.engine.aggregate import AggregateResult, aggregate
 from assignment.engine.answer_quality import AnswerQuality, estimate_from_answers
+from assignment.engine.multiclass import (
+    MulticlassAggregate,
+    aggregate_multiclass,
+    estimate_accuracy_multiclass,
+    expected_accuracy_multiclass,
+    task_accuracy_multiclass,
+)
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.quality import QualityEstimate, estimate_quality
@@ -36,6 +43,7 @@ __all__ = [
     "AnswerQuality",
     "AssignmentProblem",
     "MethodSpec",
+    "MulticlassAggregate",
     "NextRound",
     "Option",
     "QualityByCategory",
@@ -45,14 +53,18 @@ __all__ = [
     "accuracy_upper_bound",
     "accuracy_upper_bounds",
     "aggregate",
+    "aggregate_multiclass",
     "check_options",
     "estimate_accuracy",
+    "estimate_accuracy_multiclass",
     "estimate_from_answers",
     "estimate_quality",
     "expected_accuracy",
+    "expected_accuracy_multiclass",
     "method_options",
     "method_spec",
     "next_round",
     "solve",
     "task_accuracy",
+    "task_accuracy_multiclass",
 ]
