@@ -195,6 +195,7 @@ def test_every_export_kind_has_columns_and_a_description():
         "quality",
         "answers",
         "labels",
+        "labels_dawid_skene",
     }
     for spec in EXPORT_KINDS.values():
         assert spec.columns
