@@ -158,8 +158,15 @@ class _Cells:
         return number
 
     def prior(self, value: object) -> float | None:
-        """P(label = the second label) strictly inside (0, 1), or None when blank."""
+        """P(label = the second label) strictly inside (0, 1), or None when blank. Only a
+        binary project has per-task priors (a task of K > 2 labels would need a distribution:
+        its prior is uniform)."""
         number = self.number(value)
+        if number is not None and len(self._labels) != 2:
+            raise _Invalid(
+                f"a per-task prior is P(second label) of a binary project; this project has "
+                f"{len(self._labels)} labels, whose tasks take a uniform prior: leave it empty"
+            )
         if number is not None and not 0.0 < number < 1.0:
             raise _Invalid(f"must be strictly between 0 and 1, got {_show(value)}")
         return number

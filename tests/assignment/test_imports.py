@@ -832,3 +832,16 @@ def test_random_binary_junk_is_rejected_with_a_located_message(filled):
         import_text(filled, "gold_answers", junk, name="gold_answers.csv")
     assert str(caught.value).startswith("gold_answers.csv, line ")
     assert row_counts() == counts
+
+
+def test_a_per_task_prior_in_a_project_of_three_labels_is_a_line_error():
+    project = make_project(labels=["cat", "dog", "bird"])
+    text = "task_id,category,prior\nt1,pets,\nt2,pets,0.4\n"
+    with pytest.raises(ImportValidationError) as caught:
+        import_text(project, "tasks", text)
+    error = caught.value
+    assert (error.line, error.column) == (3, "prior")
+    assert "this project has 3 labels" in str(error)
+    assert not Task.objects.filter(project=project).exists()
+    import_text(project, "tasks", "task_id,category,prior\nt1,pets,\n")
+    assert Task.objects.get(project=project).prior is None
