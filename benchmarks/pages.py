@@ -74,6 +74,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing the project
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.django_in_process import django_setup  # noqa: E402
+
 GOAL_MS = 200.0
 RATIO = 0.02
 USERNAME = f"pages-benchmark-{os.getpid()}"
@@ -100,20 +102,6 @@ def step(what: str, timings: list[tuple[str, float]]):
 
 
 # --- set-up -------------------------------------------------------------------------------------
-
-
-def django_setup(data_dir: Path, *, migrate: bool) -> None:
-    """Point the settings at ``data_dir``, start Django and (``migrate``) migrate the database."""
-    os.environ["TVCS_DATA_DIR"] = str(data_dir)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
-    os.environ.setdefault("TVCS_LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    if migrate:
-        from django.core.management import call_command
-
-        call_command("migrate", verbosity=0)
 
 
 @dataclass

@@ -45,6 +45,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing the project
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.django_in_process import database, django_setup  # noqa: E402
+
 USERNAME = f"quality-storage-benchmark-{os.getpid()}"
 MIB = 1024 * 1024
 
@@ -175,24 +177,6 @@ def benchmark(args) -> str:
         for owned in user.projects.all():
             project_delete(project=owned)
         user.delete()
-
-
-def database() -> str:
-    from django.db import connection
-
-    return connection.vendor
-
-
-def django_setup(data_dir: Path) -> None:
-    os.environ["TVCS_DATA_DIR"] = str(data_dir)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
-    os.environ.setdefault("TVCS_LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
