@@ -155,7 +155,8 @@ def _priors(value, m: int, n_labels: int) -> tuple[np.ndarray | None, np.ndarray
         return one, np.column_stack([1.0 - one, one])
     if value is None:
         return None, np.full((m, n_labels), 1.0 / n_labels)
-    if np.ndim(value) == 0 or (np.ndim(value) == 1 and np.shape(value) == (m,) and m != n_labels):
+    number = np.ndim(value) == 0 and isinstance(value, Real | np.number)
+    if number or (np.ndim(value) == 1 and np.shape(value) == (m,) and m != n_labels):
         raise ValueError(
             f"prior as P(y = 1) (a number or one per task) is for two labels; with "
             f"n_labels={n_labels} give a distribution over the labels, shape ({m}, {n_labels}) "
