@@ -8,7 +8,9 @@ scored: the binary state keeps each task's vote-sum distribution and scores a ca
 binary searches, which has no K-class analogue (the vote depends on a vector of ``K`` label
 sums, not one sum). Here every candidate set (the task's workers plus one candidate, or plus
 two) is scored by the exact K-class accuracy, all candidate sets of all evaluated tasks in one
-call of :func:`~assignment.engine.multiclass.set_accuracy_multiclass`.
+call of the kernel of :func:`~assignment.engine.multiclass.set_accuracy_multiclass` (called
+without its validation, which would cost more than the kernel: the state's qualities are
+already clipped and its log priors computed once).
 
 The moves, their worth and every tie rule are the binary greedy's: a single is worth its gain,
 a pair half its gain and only if that beats the task's best single by more than ``GAIN_TOL``;
@@ -43,7 +45,11 @@ from assignment.engine.greedy import (
     PAIR_TOP_RELIABLE,
     GreedyState,
 )
-from assignment.engine.multiclass import MAX_EXACT_STATES, set_accuracy_multiclass
+from assignment.engine.multiclass import (
+    MAX_EXACT_STATES,
+    _units_accuracy,
+    _validate_log_prior,
+)
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.upper_bound import effective_quality
 
@@ -85,7 +91,9 @@ class MulticlassGreedyState:
         self.eligible = (
             None if problem.eligible is None else np.ascontiguousarray(problem.eligible.T)
         )
-        self.prior = problem.prior_distribution
+        self.log_prior = np.ascontiguousarray(
+            _validate_log_prior(problem.prior_distribution, m, self.n_labels)
+        )
         self.task_cap = np.minimum(problem.max_workers_per_task, max_exact_workers(self.n_labels))
         self.budget = problem.budget
         self.worker_cap = problem.max_tasks_per_worker
@@ -95,25 +103,42 @@ class MulticlassGreedyState:
         self.workers: list[list[int]] = [[] for _ in range(m)]
         self.acc = self._accuracies(np.arange(m))
         self.evaluations = 0
+        # The last best move found on each task and the task's accuracy after it: what apply
+        # sets when it makes that move (the task has not changed since, or it would have been
+        # evaluated again).
+        self._after: dict[int, tuple[tuple[int, ...], float]] = {}
 
     # -- accuracy
 
-    def _score(self, tasks, members) -> np.ndarray:
-        """Exact accuracy of sets of workers: set ``s`` is ``members[s]`` on ``tasks[s]``."""
-        sizes = np.fromiter((len(ws) for ws in members), np.intp, len(members))
-        set_index = np.repeat(np.arange(len(members)), sizes)
-        workers = np.fromiter(itertools.chain.from_iterable(members), np.intp, int(sizes.sum()))
-        tasks = np.asarray(tasks, dtype=np.intp)
-        return set_accuracy_multiclass(
-            set_index=set_index,
-            quality=self.q[self.row[tasks[set_index]], workers],
-            prior=self.prior[tasks],
-            n_labels=self.n_labels,
+    def _score(self, blocks) -> np.ndarray:
+        """Exact accuracy of sets of workers (as
+        :func:`~assignment.engine.multiclass.set_accuracy_multiclass`), in one kernel call.
+
+        ``blocks``: ``[(task, extra), ...]`` with ``extra`` an int array of shape (s, a): ``s``
+        sets on ``task``, each its current workers plus one row of ``extra``. Returns the
+        accuracies of all sets, block after block.
+        """
+        set_index, quality, tasks = [], [], []
+        first = 0
+        for j, extra in blocks:
+            current = self.workers[j]
+            size = len(current) + extra.shape[1]
+            members = np.empty((extra.shape[0], size), dtype=np.intp)
+            members[:, : len(current)] = current
+            members[:, len(current) :] = extra
+            quality.append(self.q[self.row[j]][members].ravel())
+            set_index.append(np.repeat(np.arange(first, first + extra.shape[0]), size))
+            tasks.append(np.full(extra.shape[0], j))
+            first += extra.shape[0]
+        log_prior = self.log_prior[np.concatenate(tasks)]
+        return _units_accuracy(
+            np.concatenate(set_index), np.concatenate(quality), log_prior, lambda s: f"set {s}"
         )
 
     def _accuracies(self, tasks: np.ndarray) -> np.ndarray:
         """Exact accuracy of ``tasks`` with their current workers."""
-        return self._score(tasks, [self.workers[j] for j in tasks.tolist()])
+        nobody = np.zeros((1, 0), dtype=np.intp)
+        return self._score([(j, nobody) for j in tasks.tolist()])
 
     # -- moves
 
@@ -140,32 +165,24 @@ class MulticlassGreedyState:
             return []
         self.evaluations += len(open_tasks)
         # Singles: every candidate of every task, in one call.
-        set_task = np.repeat(open_tasks, [c.size for c in candidates])
-        members = [
-            [*self.workers[j], int(i)]
-            for j, c in zip(open_tasks, candidates, strict=True)
-            for i in c.tolist()
-        ]
-        single = self._score(set_task, members)
-        best, pair_sets, pair_tasks, pair_members = {}, [], [], []
+        single = self._score([(j, c[:, None]) for j, c in zip(open_tasks, candidates, strict=True)])
+        best, pair_sets = {}, []
         start = 0
         for j, c in zip(open_tasks, candidates, strict=True):
             g1 = single[start : start + c.size] - self.acc[j]
             start += c.size
             x = _first_best(g1)
             best[j] = (float(g1[x]), (int(c[x]),), float(g1[x]))
+            self._after[j] = ((int(c[x]),), float(single[start - c.size + x]))
             room = int(self.task_cap[j]) - len(self.workers[j])
             if room < 2 or budget_left < 2 or c.size < 2:
                 continue
             if g1[x] + GAIN_TOL >= 0.5 * (1.0 - self.acc[j]):
                 continue  # no pair can be worth more than half of what is left
             pool = self._pair_pool(j, c, g1)
-            pairs = list(itertools.combinations(pool.tolist(), 2))
-            pair_sets.append((j, pairs))
-            pair_tasks.extend([j] * len(pairs))
-            pair_members.extend([*self.workers[j], a, b] for a, b in pairs)
+            pair_sets.append((j, list(itertools.combinations(pool.tolist(), 2))))
         if pair_sets:
-            both = self._score(np.array(pair_tasks), pair_members)
+            both = self._score([(j, np.array(pairs, dtype=np.intp)) for j, pairs in pair_sets])
             start = 0
             for j, pairs in pair_sets:
                 g2 = both[start : start + len(pairs)] - self.acc[j]
@@ -173,6 +190,7 @@ class MulticlassGreedyState:
                 x = _first_best(g2)
                 if 0.5 * g2[x] > best[j][0] + GAIN_TOL:
                     best[j] = (0.5 * float(g2[x]), pairs[x], float(g2[x]))
+                    self._after[j] = (pairs[x], float(both[start - len(pairs) + x]))
         return [(j, best[j]) for j in open_tasks if best[j][0] > GAIN_TOL]
 
     def _pair_pool(self, j: int, c: np.ndarray, g1: np.ndarray) -> np.ndarray:
@@ -203,7 +221,11 @@ class MulticlassGreedyState:
             if self.load[i] >= self.worker_cap[i]:
                 self.open_worker[i] = False
             self.workers[j].append(i)
-        self.acc[j] = self._accuracies(np.array([j]))[0]
+        after = self._after.pop(j, None)
+        if after is not None and after[0] == tuple(move):
+            self.acc[j] = after[1]
+        else:
+            self.acc[j] = self._accuracies(np.array([j]))[0]
 
     def start_from(self, assignment: np.ndarray) -> None:
         """Start from a feasible ``assignment`` (n, m) instead of the empty one."""
@@ -211,6 +233,7 @@ class MulticlassGreedyState:
         self.assigned |= xt
         self.load += xt.sum(axis=0)
         self.open_worker = self.load < self.worker_cap
+        self._after.clear()
         tasks = np.flatnonzero(xt.any(axis=1))
         for j in tasks.tolist():
             self.workers[j] = np.flatnonzero(xt[j]).tolist()
