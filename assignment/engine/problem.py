@@ -148,7 +148,7 @@ def _priors(value, m: int, n_labels: int) -> tuple[np.ndarray | None, np.ndarray
     if n_labels == 2:
         if value is None:
             value = 0.5
-        if np.ndim(value) == 2:  # [1 - p, p] per task: read as p, the first column checked
+        if np.ndim(value) == 2:  # [1 - p, p] per task: read as p (1 - p only checked)
             one = _prior_one(_prior_rows(value, m, 2)[:, 1], m)
         else:
             one = _prior_one(value, m)
@@ -239,7 +239,8 @@ class AssignmentProblem:
           (n_tasks,), in the open interval (0, 1). Two labels only (``n_labels=2``).
         * a distribution over the ``K`` labels: one per task, shape (n_tasks, K), or one for
           every task, shape (K,) (``K > 2`` only: for two labels a 1-D prior is one
-          ``P(y = 1)`` per task, as above). Every entry positive (rows in the open simplex),
+          ``P(y = 1)`` per task, as above; with ``K > 2`` a 1-D prior is always this form,
+          also when ``n_tasks == K``). Every entry positive (rows in the open simplex),
           every row summing to 1 within ``1e-9``. For two labels the problem reads it as
           ``P(y = 1) = prior[:, 1]``, so ``[[1 - p, p], ...]`` is exactly ``[p, ...]``.
 
