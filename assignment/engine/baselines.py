@@ -20,6 +20,31 @@
     a vertex; through SciPy); its solution ``x*`` is made integral and feasible by the exact
     TVCS projection of ``x*`` (the largest LP values that fit the caps; fractional values appear
     only where the ``C`` rows bind).
+
+``q-lp`` with ``K`` labels
+    Ho et al. treat two labels; the same argument gives the weights and the cap for the
+    ``K``-class one-coin model (right with probability ``Q``, else one of the ``K - 1`` wrong
+    labels uniformly; :mod:`~assignment.engine.multiclass`). Let the workers of a task vote
+    for their answers with weights ``v_i`` (weighted plurality). For the true label ``y`` and
+    one wrong label ``y'``, the margin ``M = sum_i Z_i``, ``Z_i = v_i ([a_i = y] - [a_i = y'])``,
+    is a sum of independent terms in ``[-|v_i|, |v_i|]`` with ::
+
+        E Z_i = v_i (Q_i - (1 - Q_i) / (K - 1)) = v_i s_i,     s_i = (K Q_i - 1) / (K - 1),
+
+    ``s_i`` the worker's *skill*: 1 for a perfect worker, 0 for one who guesses (``Q = 1 / K``),
+    negative below. Hoeffding's inequality gives
+    ``P(M <= 0) <= exp(-(sum_i v_i s_i)^2 / (2 sum_i v_i^2))``, smallest at ``v_i = s_i``:
+    ``exp(-sum_i s_i^2 / 2)``; a union bound over the ``K - 1`` wrong labels bounds the error
+    of the vote by ``(K - 1) exp(-sum_i s_i^2 / 2)``. So the LP weighs a worker by ::
+
+        w_ij = s_ij^2 = ((K Q_ij - 1) / (K - 1))^2,     C = 2 ln((K - 1) / target_error),
+
+    which are ``(2 Q - 1)^2`` and ``2 ln(1 / target_error)`` at ``K = 2`` (bit for bit: the code
+    computes ``(K Q - 1) / (K - 1)`` and ``(K - 1) / target_error``). A worker below ``1 / K``
+    earns credit too (``v_i = s_i < 0`` reads his answer as a vote against it), as ``Q < 0.5``
+    does for two labels; a pure guesser (``Q = 1 / K``) earns none and is never assigned.
+    Hoeffding ignores that ``Z_i`` is 0 with probability ``(K - 2)(1 - Q_i) / (K - 1)``, so the
+    cap is conservative for ``K > 2``, as it already is for two labels.
 """
 
 from __future__ import annotations
@@ -34,7 +59,13 @@ from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 from projections.tvcs import project
 
-__all__ = ["Q_LP_OPTIONS", "q_lp_assignment", "random_assignment"]
+__all__ = [
+    "Q_LP_OPTIONS",
+    "q_lp_assignment",
+    "q_lp_credit_cap",
+    "q_lp_weights",
+    "random_assignment",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -61,13 +92,30 @@ Q_LP_OPTIONS = (
         "target_error",
         float,
         "Error rate a task's weighted-majority vote should reach; sets the per-task credit cap "
-        "C = 2 ln(1 / target_error), beyond which extra workers earn the LP nothing.",
+        "C = 2 ln((K - 1) / target_error) for K labels (2 ln(1 / target_error) for two), "
+        "beyond which extra workers earn the LP nothing.",
         minimum=0,
         maximum=1,
         exclusive_minimum=True,
         exclusive_maximum=True,
     ),
 )
+
+
+def q_lp_weights(quality, n_labels: int = 2) -> np.ndarray:
+    """The LP weight of every pair: the squared skill ``((K Q - 1) / (K - 1))^2``.
+
+    ``(2 Q - 1)^2`` for two labels (Ho et al. 2013); see the module docstring for ``K``.
+    """
+    q = np.asarray(quality, dtype=np.float64)
+    return ((n_labels * q - 1.0) / (n_labels - 1)) ** 2
+
+
+def q_lp_credit_cap(target_error: float, n_labels: int = 2) -> float:
+    """The per-task credit cap ``C = 2 ln((K - 1) / target_error)``: once a task's credit
+    ``sum_i w_ij`` reaches it, the weighted vote's error is at most ``target_error`` (module
+    docstring); ``2 ln(1 / target_error)`` for two labels."""
+    return float(2.0 * np.log((n_labels - 1) / target_error))
 
 
 def q_lp_assignment(
@@ -79,7 +127,8 @@ def q_lp_assignment(
     ----------
     problem : AssignmentProblem
     target_error : float in (0, 1), default 0.05
-        Sets the per-task credit cap ``C = 2 ln(1 / target_error)``.
+        Sets the per-task credit cap ``C = 2 ln((K - 1) / target_error)`` (``K`` =
+        ``problem.n_labels``; ``2 ln(1 / target_error)`` for two labels).
 
     Returns
     -------
@@ -90,8 +139,8 @@ def q_lp_assignment(
     """
     Q_LP_OPTIONS[0].check(target_error)
     n, m = problem.quality.shape
-    credit_cap = 2.0 * np.log(1.0 / target_error)
-    w = (2.0 * problem.quality - 1.0) ** 2
+    credit_cap = q_lp_credit_cap(target_error, problem.n_labels)
+    w = q_lp_weights(problem.quality, problem.n_labels)
     allowed = np.ones((n, m), bool) if problem.eligible is None else problem.eligible
     allowed = allowed & (w > 0)
     rows, cols = np.nonzero(allowed)

@@ -84,6 +84,88 @@ def _quality_values(values, name: str) -> np.ndarray:
     return q
 
 
+#: Rows of a prior distribution must sum to 1 within this.
+PRIOR_SUM_ATOL = 1e-9
+
+
+def _prior_one(value, m: int) -> np.ndarray:
+    """A two-label prior ``P(y = 1)``: a number or one per task, in the open interval (0, 1)."""
+    pr = np.asarray(value, dtype=np.float64) if np.ndim(value) else np.asarray(value)
+    if not (np.issubdtype(pr.dtype, np.floating) or np.issubdtype(pr.dtype, np.integer)):
+        raise ValueError(f"prior must be a number or one per task, got {value!r}")
+    pr = np.broadcast_to(pr.astype(np.float64), (m,)) if pr.ndim == 0 else pr
+    if pr.shape != (m,):
+        raise ValueError(
+            f"prior must be a number or one per task (length {m}), or one distribution over "
+            f"the 2 labels per task, shape ({m}, 2); got shape {pr.shape}"
+        )
+    if not np.all((pr > 0) & (pr < 1)):
+        bad = int(np.flatnonzero(~((pr > 0) & (pr < 1)))[0])
+        raise ValueError(f"prior must be in the open interval (0, 1), got {pr[bad]} at task {bad}")
+    return np.array(pr, dtype=np.float64)
+
+
+def _prior_rows(value, m: int, n_labels: int) -> np.ndarray:
+    """A prior distribution of shape (m, K) (or (K,) for every task when K > 2), checked:
+    finite, positive, rows summing to 1 within ``PRIOR_SUM_ATOL``. Returned as given (a copy,
+    (m, K)), not normalised."""
+    try:
+        p = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"prior must be numbers: a distribution over the {n_labels} labels per task"
+        ) from exc
+    one_row = p.ndim == 1
+    if p.shape != ((n_labels,) if one_row else (m, n_labels)):
+        raise ValueError(
+            f"prior must be a distribution over the {n_labels} labels, shape ({m}, {n_labels}) "
+            f"(one per task) or ({n_labels},) (every task); got shape {p.shape}"
+        )
+    rows = p.reshape(-1, n_labels)
+    bad = ~(np.isfinite(rows) & (rows > 0.0))
+    if bad.any():
+        j, label = np.argwhere(bad)[0]
+        where = f"label {label}" if one_row else f"task {j}, label {label}"
+        raise ValueError(
+            f"prior must be finite and positive (a distribution in the open simplex), got "
+            f"{rows[j, label]} at {where}"
+        )
+    sums = rows.sum(axis=1)
+    bad = np.flatnonzero(np.abs(sums - 1.0) > PRIOR_SUM_ATOL)
+    if bad.size:
+        j = int(bad[0])
+        where = "" if one_row else f" at task {j}"
+        raise ValueError(
+            f"prior must sum to 1 over the {n_labels} labels (within {PRIOR_SUM_ATOL:g}), got "
+            f"{float(sums[j])!r}{where}"
+        )
+    return np.array(np.broadcast_to(rows, (m, n_labels)))
+
+
+def _priors(value, m: int, n_labels: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(P(y = 1) or None, distribution)`` of a prior: (m,) for two labels (else None) and
+    (m, K), both float64."""
+    if n_labels == 2:
+        if value is None:
+            value = 0.5
+        if np.ndim(value) == 2:  # [1 - p, p] per task: read as p (1 - p only checked)
+            one = _prior_one(_prior_rows(value, m, 2)[:, 1], m)
+        else:
+            one = _prior_one(value, m)
+        return one, np.column_stack([1.0 - one, one])
+    if value is None:
+        return None, np.full((m, n_labels), 1.0 / n_labels)
+    number = np.ndim(value) == 0 and isinstance(value, Real | np.number)
+    if number or (np.ndim(value) == 1 and np.shape(value) == (m,) and m != n_labels):
+        raise ValueError(
+            f"prior as P(y = 1) (a number or one per task) is for two labels; with "
+            f"n_labels={n_labels} give a distribution over the labels, shape ({m}, {n_labels}) "
+            f"or ({n_labels},)"
+        )
+    rows = _prior_rows(value, m, n_labels)
+    return None, rows / rows.sum(axis=1, keepdims=True)
+
+
 @dataclass(frozen=True, eq=False, init=False)
 class QualityByCategory:
     """Quality that depends on the worker and the task's category only.
@@ -150,16 +232,39 @@ class AssignmentProblem:
     max_tasks_per_worker : int or array-like of int, shape (n_workers,)
     budget : int
         Total number of (worker, task) pairs at most.
-    prior : float or array-like of float, shape (n_tasks,), default 0.5
-        ``P(label of task j = 1)``, in the open interval (0, 1).
+    prior : float, or array-like of float of shape (n_tasks,), (n_tasks, K) or (K,), optional
+        The tasks' labels before any answer. Two forms:
+
+        * ``P(label of task j = 1)``: a number for every task or one per task, shape
+          (n_tasks,), in the open interval (0, 1). Two labels only (``n_labels=2``).
+        * a distribution over the ``K`` labels: one per task, shape (n_tasks, K), or one for
+          every task, shape (K,) (``K > 2`` only: for two labels a 1-D prior is one
+          ``P(y = 1)`` per task, as above; with ``K > 2`` a 1-D prior is always this form,
+          also when ``n_tasks == K``). Every entry positive (rows in the open simplex),
+          every row summing to 1 within ``1e-9``. For two labels the problem reads it as
+          ``P(y = 1) = prior[:, 1]``, so ``[[1 - p, p], ...]`` is exactly ``[p, ...]``.
+
+        Default: 0.5 for two labels, uniform for ``K``.
     eligible : array-like of bool, shape (n_workers, n_tasks), optional
         Pairs that may be assigned; default all.
+    n_labels : int, default 2
+        ``K >= 2``, the number of labels a task may have. With ``K > 2`` the worker model is
+        the one-coin model of :mod:`~assignment.engine.multiclass` (right with probability
+        ``Q[i, j]``, else one of the ``K - 1`` wrong labels uniformly), and :attr:`prior`
+        (``P(y = 1)``) does not exist: read :attr:`prior_distribution`.
 
     Raises
     ------
     ValueError
         Naming the field: shape mismatch, NaN, values outside their range, negative or
-        fractional caps or budget.
+        fractional caps or budget, a prior that is not a distribution (naming the task and
+        the label), a number or per-task ``P(y = 1)`` with ``K > 2``, ``n_labels < 2``.
+
+    Attributes
+    ----------
+    prior_distribution : ndarray of float64, shape (n_tasks, K)
+        Each task's prior distribution, for every ``K`` (for two labels ``[1 - p, p]`` of
+        :attr:`prior` ``p``); read-only.
     """
 
     quality_table: np.ndarray
@@ -167,7 +272,8 @@ class AssignmentProblem:
     max_workers_per_task: np.ndarray
     max_tasks_per_worker: np.ndarray
     budget: int
-    prior: np.ndarray
+    n_labels: int
+    prior_distribution: np.ndarray
     eligible: np.ndarray | None
 
     def __init__(
@@ -177,8 +283,9 @@ class AssignmentProblem:
         max_workers_per_task,
         max_tasks_per_worker,
         budget,
-        prior=0.5,
+        prior=None,
         eligible=None,
+        n_labels=2,
     ) -> None:
         if isinstance(quality, QualityByCategory):
             table, column, form = quality.table, quality.task_category, quality
@@ -197,19 +304,10 @@ class AssignmentProblem:
                 raise ValueError(f"budget must be a whole number, got {budget!r}")
         if budget < 0:
             raise ValueError(f"budget must be non-negative, got {budget!r}")
-        pr = np.asarray(prior, dtype=np.float64) if np.ndim(prior) else np.asarray(prior)
-        if not (np.issubdtype(pr.dtype, np.floating) or np.issubdtype(pr.dtype, np.integer)):
-            raise ValueError(f"prior must be a number or one per task, got {prior!r}")
-        pr = np.broadcast_to(pr.astype(np.float64), (m,)) if pr.ndim == 0 else pr
-        if pr.shape != (m,):
-            raise ValueError(
-                f"prior must be a number or one per task (length {m}), got shape {pr.shape}"
-            )
-        if not np.all((pr > 0) & (pr < 1)):
-            bad = int(np.flatnonzero(~((pr > 0) & (pr < 1)))[0])
-            raise ValueError(
-                f"prior must be in the open interval (0, 1), got {pr[bad]} at task {bad}"
-            )
+        if isinstance(n_labels, bool) or not isinstance(n_labels, Integral) or n_labels < 2:
+            raise ValueError(f"n_labels must be an integer >= 2, got {n_labels!r}")
+        n_labels = int(n_labels)
+        prior_one, distribution = _priors(prior, m, n_labels)
         el = None
         if eligible is not None:
             el = np.asarray(eligible)
@@ -227,12 +325,30 @@ class AssignmentProblem:
             ("max_workers_per_task", per_task),
             ("max_tasks_per_worker", per_worker),
             ("budget", int(budget)),
-            ("prior", np.array(pr, dtype=np.float64)),
+            ("n_labels", n_labels),
+            ("_prior_one", prior_one),
+            ("prior_distribution", distribution),
             ("eligible", el),
         ):
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
             object.__setattr__(self, name, value)
+
+    @property
+    def prior(self) -> np.ndarray:
+        """``P(label of task j = 1)``, shape (n_tasks,), read-only: two labels only.
+
+        Raises
+        ------
+        ValueError
+            For ``n_labels > 2``, where the prior is :attr:`prior_distribution`.
+        """
+        if self._prior_one is None:
+            raise ValueError(
+                f"problem.prior is P(y = 1) of a two-label problem; this one has "
+                f"{self.n_labels} labels: read problem.prior_distribution"
+            )
+        return self._prior_one
 
     @property
     def n_workers(self) -> int:

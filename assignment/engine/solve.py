@@ -13,6 +13,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assignment.engine.accuracy import MAX_EXACT_WORKERS, estimate_accuracy, expected_accuracy
+from assignment.engine.multiclass import (
+    MAX_EXACT_STATES,
+    estimate_accuracy_multiclass,
+    exact_state_counts,
+    expected_accuracy_multiclass,
+)
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 
@@ -21,6 +27,7 @@ __all__ = [
     "MethodSpec",
     "SolveResult",
     "check_options",
+    "evaluate",
     "method_options",
     "method_spec",
     "solve",
@@ -39,8 +46,9 @@ class SolveResult:
         Feasible: every cap and the eligibility mask hold.
     expected_accuracy : float
         Mean expected accuracy of the Bayes vote over tasks; exact unless some task has more
-        than ``MAX_EXACT_WORKERS`` workers, when it is a Monte Carlo estimate whose standard
-        error is ``accuracy_standard_error``.
+        than ``MAX_EXACT_WORKERS`` workers (two labels) or more than ``MAX_EXACT_STATES``
+        answer states (``K > 2`` labels, :func:`~assignment.engine.multiclass.exact_state_counts`),
+        when it is a Monte Carlo estimate whose standard error is ``accuracy_standard_error``.
     accuracy_standard_error : float or None
         ``None`` when ``expected_accuracy`` is exact.
     method : str
@@ -106,6 +114,7 @@ class _Registered:
     solver: str
     options: str | None  # the module's tuple of Option, if users may set any
     run: Callable[..., tuple]  # one of the _*_run adapters above
+    max_labels: int | None = None  # the most labels a task may have; None: any number
 
 
 #: The registry of methods: the one place that names them. The models' choices, the API, the
@@ -121,6 +130,7 @@ _REGISTRY = (
         "tvcs_iht",
         "OPTIONS",
         _tvcs_iht_run,
+        max_labels=2,  # its smooth surrogate is binary (for now)
     ),
     _Registered(
         "random",
@@ -171,13 +181,31 @@ class MethodSpec:
     """One assignment method as users see it: its name, what it is, and its options.
 
     ``options`` are the :class:`~assignment.engine.options.Option` s a user may set, each with
-    its default from the method's signature.
+    its default from the method's signature. ``max_labels`` is the most labels a task may have
+    for this method (``None``: any number ``K >= 2``); :meth:`supports` asks for one problem.
     """
 
     name: str
     title: str
     description: str
     options: tuple[Option, ...]
+    max_labels: int | None = None
+
+    def supports(self, n_labels: int) -> bool:
+        """Whether the method solves problems whose tasks have ``n_labels`` labels."""
+        return self.max_labels is None or n_labels <= self.max_labels
+
+    def check_labels(self, n_labels: int) -> None:
+        """Raise ``ValueError`` if the method does not solve problems with ``n_labels`` labels,
+        naming the methods that do."""
+        if self.supports(n_labels):
+            return
+        others = [m for m in METHODS if _specs()[m].supports(n_labels)]
+        supported = "two labels" if self.max_labels == 2 else f"at most {self.max_labels} labels"
+        use = ", ".join(others[:-1]) + f" or {others[-1]}" if len(others) > 1 else others[0]
+        raise ValueError(
+            f"{self.name} supports {supported} for now; use {use} for {n_labels} labels"
+        )
 
 
 def _signature_defaults(fn) -> dict:
@@ -200,6 +228,7 @@ def _specs() -> dict[str, MethodSpec]:
             title=entry.title,
             description=entry.description,
             options=tuple(option.with_default(defaults[option.name]) for option in options),
+            max_labels=entry.max_labels,
         )
     return specs
 
@@ -233,6 +262,28 @@ def check_options(method: str, options: dict) -> None:
         specs[name].check(value)
 
 
+def evaluate(problem: AssignmentProblem, assignment, *, seed=None) -> tuple[float, float | None]:
+    """Mean expected accuracy of ``assignment`` under ``problem``, and its standard error.
+
+    Exact (standard error ``None``) when every task is within the exact limit: at most
+    ``MAX_EXACT_WORKERS`` workers for two labels, at most ``MAX_EXACT_STATES`` answer states
+    for ``K > 2``. Otherwise the Monte Carlo estimate (10,000 samples, seeded by ``seed``).
+    """
+    if problem.n_labels == 2:
+        if assignment.sum(axis=0).max(initial=0) <= MAX_EXACT_WORKERS:
+            return expected_accuracy(problem.quality_form, assignment, prior=problem.prior), None
+        estimate = estimate_accuracy(
+            problem.quality_form, assignment, prior=problem.prior, seed=seed
+        )
+        return estimate.mean, estimate.standard_error
+    labels = {"prior": problem.prior_distribution, "n_labels": problem.n_labels}
+    states = exact_state_counts(problem.quality_form, assignment, n_labels=problem.n_labels)
+    if states.max(initial=1.0) <= MAX_EXACT_STATES:
+        return expected_accuracy_multiclass(problem.quality_form, assignment, **labels), None
+    estimate = estimate_accuracy_multiclass(problem.quality_form, assignment, seed=seed, **labels)
+    return estimate.mean, estimate.standard_error
+
+
 def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, **options):
     """Compute an assignment with one of the methods and evaluate it exactly.
 
@@ -253,6 +304,12 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     Returns
     -------
     SolveResult
+
+    Raises
+    ------
+    ValueError
+        On an unknown method or option, or a method that does not support the problem's
+        number of labels (``method_spec(method).max_labels``: tvcs-iht is binary for now).
     """
     if not isinstance(problem, AssignmentProblem):
         raise ValueError(f"problem must be an AssignmentProblem, got {type(problem).__name__}")
@@ -263,6 +320,7 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
         raise ValueError(f"seed must be an integer or None, got {seed!r}")
     check_options(method, options)
+    method_spec(method).check_labels(problem.n_labels)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     assignment, iterations, history, message, details = _run(
@@ -271,15 +329,7 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     seconds = time.perf_counter() - start
     if not problem.is_feasible(assignment):
         raise RuntimeError(f"method {method!r} returned an infeasible assignment (a bug)")
-    workers_per_task = assignment.sum(axis=0)
-    if workers_per_task.max(initial=0) <= MAX_EXACT_WORKERS:
-        accuracy = expected_accuracy(problem.quality_form, assignment, prior=problem.prior)
-        standard_error = None
-    else:
-        estimate = estimate_accuracy(
-            problem.quality_form, assignment, prior=problem.prior, seed=seed
-        )
-        accuracy, standard_error = estimate.mean, estimate.standard_error
+    accuracy, standard_error = evaluate(problem, assignment, seed=seed)
     if progress is not None:
         progress(1.0, f"{method}: done, expected accuracy {accuracy:.4f}")
     return SolveResult(

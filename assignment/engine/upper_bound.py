@@ -11,6 +11,36 @@ Its LP relaxation is solved exactly by walking the upper concave envelopes of th
 order of decreasing slope (Sinha & Zoltners 1979); that value is the bound returned. Stopping
 before the one segment that does not fit gives an integral knapsack solution, so the exact
 knapsack optimum lies between the two, which differ by less than ``1 / n_tasks``.
+
+``K > 2`` labels
+----------------
+The same bound for the one-coin model of :mod:`~assignment.engine.multiclass`, with the exact
+K-class accuracy. Both steps carry over, one with a change:
+
+* **The envelope walk** is a fact about multiple-choice knapsacks: it needs nothing of the
+  ``a_j`` (not even concavity: the envelope makes the LP relaxation concave), so it holds as it
+  is. Each ``a_j`` is non-decreasing in ``k`` because one more answer never lowers the Bayes
+  vote's accuracy.
+* **The ``k`` most reliable workers.** A worker of quality ``Q >= 1 / K`` is a garbling of any
+  worker of quality ``Q' >= Q``: pass the better one's answer through a symmetric channel that
+  keeps it with probability ``t`` and otherwise moves it to a uniformly chosen other label;
+  ``t = 1`` gives ``Q'``, ``t = 1 / K`` gives ``1 / K`` and every ``Q`` in between is reached.
+  Replacing a worker by one he is a garbling of never lowers the Bayes vote's accuracy
+  (Blackwell), so among ordinary workers (``Q >= 1 / K``) ranking by ``Q`` (equivalently by the
+  informativeness ``|K Q - 1| / (K - 1)``) picks the best ``k``, as ``max(Q, 1 - Q)`` does for
+  two labels.
+
+  Workers *below* ``1 / K`` are where ``K > 2`` differs: ``Q`` and ``1 - Q`` are the same
+  channel relabelled for two labels, but for ``K > 2`` a worker below ``1 / K`` is not
+  comparable with the ordinary ones, and ranking by informativeness would not give a bound
+  (three labels, uniform prior, one worker: ``Q = 0`` and ``Q = 2/3`` are equally informative,
+  ``1/2``, but alone the first is right half the time, the second two times in three). Such a
+  worker is the garbling (``t = 0`` above) of an ordinary worker of quality
+  ``Q' = 1 - (K - 1) Q >= 1 / K``, so the bound counts him as that worker: every worker enters
+  with his *effective quality* ``max(Q, 1 - (K - 1) Q)`` (``Q`` itself when ``Q >= 1 / K``;
+  ``max(Q, 1 - Q)`` at ``K = 2``), ranked by it (ties to the lower worker index, as for two
+  labels) and evaluated with it. The bound stays an upper bound; it is exact (the top ``k``
+  are the best ``k``) when no eligible worker is below ``1 / K``, and looser otherwise.
 """
 
 from __future__ import annotations
@@ -21,9 +51,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from assignment.engine.accuracy import MAX_EXACT_WORKERS, task_accuracy
+from assignment.engine.multiclass import (
+    MAX_EXACT_STATES,
+    exact_state_counts,
+    task_accuracy_multiclass,
+)
 from assignment.engine.problem import AssignmentProblem
 
-__all__ = ["UpperBound", "accuracy_upper_bound", "accuracy_upper_bounds"]
+__all__ = ["UpperBound", "accuracy_upper_bound", "accuracy_upper_bounds", "effective_quality"]
 
 
 @dataclass(frozen=True)
@@ -51,14 +86,23 @@ def _upper_hull(acc: np.ndarray) -> list[int]:
     return hull
 
 
+def effective_quality(quality, n_labels: int = 2) -> np.ndarray:
+    """``max(Q, 1 - (K - 1) Q)``: the quality of the weakest ordinary worker (``Q' >= 1 / K``)
+    of whom a worker of quality ``Q`` is a garbling (module docstring); ``max(Q, 1 - Q)`` for
+    two labels. The bound ranks workers by it and, for ``K > 2``, evaluates them with it."""
+    q = np.asarray(quality, dtype=np.float64)
+    return np.maximum(q, 1.0 - (n_labels - 1) * q)
+
+
 def accuracy_upper_bound(problem: AssignmentProblem) -> UpperBound:
     """The per-worker-cap-free bound described in the module docstring.
 
     Raises
     ------
     ValueError
-        If a task may take more than ``MAX_EXACT_WORKERS`` workers (its ``a_j(k)`` would not
-        be exact).
+        If a task may take more than ``MAX_EXACT_WORKERS`` workers (two labels), or its best
+        workers have more than ``MAX_EXACT_STATES`` answer states (``K > 2``): its ``a_j(k)``
+        would not be exact.
     """
     return accuracy_upper_bounds(problem, budgets=[problem.budget])[0]
 
@@ -79,28 +123,35 @@ def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
     # Without an eligibility mask, tasks that share a column of the quality table (a
     # category) share their ranking: rank the table's columns, then give each task its own.
     # A worker whose cap is 0 takes no task: it counts as ineligible everywhere.
+    # For two labels workers enter with their own quality (Q and 1 - Q are the same channel);
+    # for K > 2 with their effective quality (the module docstring).
     working = (problem.max_tasks_per_worker > 0)[:, None]
+    binary = problem.n_labels == 2
     if problem.eligible is None:
         q, column = problem.quality_table, problem.task_column
-        reliability = np.where(working, np.maximum(q, 1.0 - q), -1.0)
-        n_eligible = np.full(problem.n_tasks, int(working.sum()))
+        usable = working
     else:
         q, column = problem.quality, slice(None)
-        reliability = np.where(problem.eligible & working, np.maximum(q, 1.0 - q), -1.0)
-        n_eligible = (reliability >= 0).sum(axis=0)
+        usable = problem.eligible & working
+    effective = effective_quality(q, problem.n_labels)
+    reliability = np.where(usable, effective, -1.0)
+    n_eligible = np.broadcast_to((reliability >= 0).sum(axis=0)[column], (problem.n_tasks,))
     m = problem.n_tasks
     k_max = np.minimum(problem.max_workers_per_task, n_eligible)
     top = int(k_max.max(initial=0))
-    if top > MAX_EXACT_WORKERS:
+    if binary and top > MAX_EXACT_WORKERS:
         raise ValueError(
             f"the upper bound needs exact accuracies of up to {top} workers on a task; "
             f"at most {MAX_EXACT_WORKERS} are supported"
         )
     order = np.argsort(-reliability, axis=0, kind="stable")[:top]
-    ranked = np.take_along_axis(q, order, axis=0)[:, column]  # (top, m): best first
-    acc = np.empty((top + 1, m))
-    for k in range(top + 1):
-        acc[k] = task_accuracy(ranked[:k], np.ones((k, m), bool), prior=problem.prior)
+    ranked = np.take_along_axis(q if binary else effective, order, axis=0)[:, column]
+    if binary:  # (top, m): best first
+        acc = np.empty((top + 1, m))
+        for k in range(top + 1):
+            acc[k] = task_accuracy(ranked[:k], np.ones((k, m), bool), prior=problem.prior)
+    else:
+        acc = _multiclass_accuracies(ranked, k_max, problem)
     segments = []
     for j in range(m):
         hull = _upper_hull(acc[: k_max[j] + 1, j])
@@ -110,6 +161,26 @@ def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
                 segments.append((gain / (b - a), j, b - a, gain))
     segments.sort(key=lambda s: (-s[0], s[1]))
     return float(acc[0].sum()), segments, m
+
+
+def _multiclass_accuracies(ranked: np.ndarray, k_max: np.ndarray, problem) -> np.ndarray:
+    """``a_j(k)`` for ``k <= k_max[j]`` (repeated beyond: those are never read) of the ranked
+    effective qualities ``ranked`` (top, m), by the exact K-class accuracy."""
+    top, m = ranked.shape
+    labels = {"prior": problem.prior_distribution, "n_labels": problem.n_labels}
+    full = np.arange(top)[:, None] < k_max[None, :]
+    states = exact_state_counts(ranked, full, n_labels=problem.n_labels)
+    if states.max(initial=1.0) > MAX_EXACT_STATES:
+        j = int(np.argmax(states))
+        raise ValueError(
+            f"the upper bound needs the exact accuracy of the {int(k_max[j])} best workers on "
+            f"task {j}: {states[j]:,.0f} answer states with {problem.n_labels} labels, more "
+            f"than MAX_EXACT_STATES = {MAX_EXACT_STATES}"
+        )
+    acc = np.empty((top + 1, m))
+    for k in range(top + 1):
+        acc[k] = task_accuracy_multiclass(ranked, full & (np.arange(top)[:, None] < k), **labels)
+    return acc
 
 
 def _walk(base: float, segments: list, m: int, budget: int) -> UpperBound:

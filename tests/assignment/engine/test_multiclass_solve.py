@@ -1,0 +1,423 @@
+"""Assignment problems with K >= 2 labels: the problem's prior, solve() with every method that
+supports K labels, greedy against a plain reference, q-lp's weights, and the label registry."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from assignment.engine import AssignmentProblem, QualityByCategory, solve
+from assignment.engine._greedy_multiclass import max_exact_workers
+from assignment.engine.baselines import q_lp_credit_cap, q_lp_weights
+from assignment.engine.greedy import GAIN_TOL, greedy_assignment
+from assignment.engine.multiclass import (
+    MAX_EXACT_STATES,
+    column_accuracy_multiclass,
+    exact_state_counts,
+    expected_accuracy_multiclass,
+    task_accuracy_multiclass,
+)
+from assignment.engine.solve import METHODS, method_spec
+from assignment.engine.upper_bound import accuracy_upper_bound
+
+FAST = {"tvcs-iht": {"max_iter": 15, "eval_every": 5}}
+LABELS = (2, 3, 4)
+#: (method, K) for every method and every K it supports.
+METHOD_LABELS = [
+    (method, k) for k in LABELS for method in METHODS if method_spec(method).supports(k)
+]
+
+
+def make_problem(n_labels, seed=0, n=10, m=24, **kwargs):
+    """Q uniform in [1/K, 0.95] (or ``quality=``), Dirichlet priors of shape (m, K)."""
+    rng = np.random.default_rng(seed)
+    quality = kwargs.pop("quality", None)
+    if quality is None:
+        quality = rng.uniform(1.0 / n_labels, 0.95, (n, m))
+    prior = kwargs.pop("prior", rng.dirichlet(np.full(n_labels, 4.0), m))
+    kwargs = {"max_workers_per_task": 3, "max_tasks_per_worker": 6, "budget": 50} | kwargs
+    return AssignmentProblem(quality, prior=prior, n_labels=n_labels, **kwargs)
+
+
+def accuracy_of(problem, assignment):
+    return expected_accuracy_multiclass(
+        problem.quality_form,
+        assignment,
+        prior=problem.prior_distribution,
+        n_labels=problem.n_labels,
+    )
+
+
+def run(problem, method, seed=0):
+    return solve(problem, method=method, seed=seed, **FAST.get(method, {}))
+
+
+# --------------------------------------------------------------------------- the problem
+
+
+def test_the_default_prior_is_one_half_for_two_labels_and_uniform_for_k():
+    q = np.full((3, 4), 0.7)
+    caps = {"max_workers_per_task": 2, "max_tasks_per_worker": 2, "budget": 4}
+    binary = AssignmentProblem(q, **caps)
+    assert binary.n_labels == 2
+    np.testing.assert_array_equal(binary.prior, 0.5)
+    np.testing.assert_array_equal(binary.prior_distribution, 0.5)
+    four = AssignmentProblem(q, n_labels=4, **caps)
+    np.testing.assert_array_equal(four.prior_distribution, np.full((4, 4), 0.25))
+
+
+def test_a_distribution_for_every_task_is_broadcast_and_rows_are_normalised():
+    q = np.full((3, 5), 0.7)
+    caps = {"max_workers_per_task": 2, "max_tasks_per_worker": 2, "budget": 4}
+    problem = AssignmentProblem(q, prior=[0.2, 0.3, 0.5], n_labels=3, **caps)
+    np.testing.assert_array_equal(problem.prior_distribution, np.tile([0.2, 0.3, 0.5], (5, 1)))
+    rows = np.tile([0.2, 0.3, 0.5 + 5e-10], (5, 1))  # off by less than 1e-9: accepted
+    problem = AssignmentProblem(q, prior=rows, n_labels=3, **caps)
+    np.testing.assert_allclose(problem.prior_distribution.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+    assert not problem.prior_distribution.flags.writeable
+
+
+def test_two_labels_given_as_distributions_read_p_of_label_one_exactly():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.05, 0.95, 7)
+    caps = {"max_workers_per_task": 2, "max_tasks_per_worker": 2, "budget": 4}
+    rows = AssignmentProblem(np.full((3, 7), 0.7), prior=np.column_stack([1 - p, p]), **caps)
+    np.testing.assert_array_equal(rows.prior, p)
+    np.testing.assert_array_equal(rows.prior_distribution[:, 1], p)
+    np.testing.assert_array_equal(rows.prior_distribution[:, 0], 1 - p)
+
+
+def test_the_two_label_prior_does_not_exist_for_k_labels():
+    problem = make_problem(3)
+    with pytest.raises(ValueError, match="two-label problem; this one has 3 labels"):
+        _ = problem.prior
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_labels": 1}, "n_labels must be an integer >= 2, got 1"),
+        ({"n_labels": 3.0}, "n_labels must be an integer >= 2"),
+        ({"n_labels": True}, "n_labels must be an integer >= 2"),
+        ({"n_labels": 3, "prior": 0.3}, r"P\(y = 1\) \(a number or one per task\) is for two"),
+        ({"n_labels": 3, "prior": np.full(4, 0.3)}, r"is for two labels; with n_labels=3 give"),
+        ({"n_labels": 3, "prior": np.full((4, 2), 0.5)}, r"shape \(4, 3\).*got shape \(4, 2\)"),
+        ({"n_labels": 3, "prior": [0.5, 0.5]}, r"got shape \(2,\)"),
+        (
+            {"n_labels": 3, "prior": [[0.5, 0.5, 0.0]] * 4},
+            r"finite and positive .* got 0.0 at task 0, label 2",
+        ),
+        ({"n_labels": 3, "prior": [0.5, np.nan, 0.5]}, "got nan at label 1"),
+        (
+            {"n_labels": 3, "prior": [[0.2, 0.3, 0.5]] * 3 + [[0.2, 0.3, 0.6]]},
+            r"sum to 1 over the 3 labels \(within 1e-09\), got 1.1 at task 3",
+        ),
+        ({"n_labels": 3, "prior": [[0.2, 0.3, 0.5 + 2e-9]] * 4}, "sum to 1 over the 3 labels"),
+        ({"prior": [[0.5, 0.6]] * 4}, r"sum to 1 over the 2 labels"),
+        ({"prior": [[1e-12, 1.0]] * 4}, r"open interval \(0, 1\), got 1.0 at task 0"),
+        ({"prior": [0.5, 0.5]}, r"one per task \(length 4\).*\(4, 2\); got shape \(2,\)"),
+        ({"n_labels": 3, "prior": "uniform"}, "prior must be numbers"),
+    ],
+)
+def test_bad_labels_or_priors_are_refused_naming_the_field(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        AssignmentProblem(
+            np.full((3, 4), 0.7),
+            max_workers_per_task=2,
+            max_tasks_per_worker=2,
+            budget=4,
+            **kwargs,
+        )
+
+
+# --------------------------------------------------------------------------- solve
+
+
+CAP_CASES = {
+    "plain": {},
+    "budget 0": {"budget": 0},
+    "worker caps of 0": {"max_tasks_per_worker": 0},
+    "task caps of 0 for half the tasks": {"max_workers_per_task": np.tile([0, 3], 12)},
+    "budget above every cap": {"budget": 10_000},
+    "uncoverable tasks": {"eligible": np.tile(np.arange(24) % 3 != 0, (10, 1))},
+    "skewed priors": {"prior_concentration": 0.3},
+    "workers below 1/K": {"quality_low": 0.0},
+    "by category": {"by_category": True},
+}
+
+
+def case_problem(n_labels, case, seed=0):
+    kwargs = dict(CAP_CASES[case])
+    rng = np.random.default_rng(seed)
+    low = kwargs.pop("quality_low", 1.0 / n_labels)
+    if kwargs.pop("by_category", False):
+        kwargs["quality"] = QualityByCategory(
+            rng.uniform(low, 0.95, (10, 4)), rng.integers(0, 4, 24)
+        )
+    else:
+        kwargs["quality"] = rng.uniform(low, 0.95, (10, 24))
+    concentration = kwargs.pop("prior_concentration", 4.0)
+    kwargs["prior"] = rng.dirichlet(np.full(n_labels, concentration), 24)
+    # skewed Dirichlet rows can have entries of 1e-20 and worse: keep them positive
+    kwargs["prior"] = np.maximum(kwargs["prior"], 1e-6)
+    kwargs["prior"] /= kwargs["prior"].sum(axis=1, keepdims=True)
+    return make_problem(n_labels, seed, **kwargs)
+
+
+@pytest.mark.parametrize("case", list(CAP_CASES))
+@pytest.mark.parametrize(("method", "n_labels"), METHOD_LABELS)
+def test_every_method_returns_a_feasible_exactly_evaluated_assignment_for_k_labels(
+    method, n_labels, case
+):
+    problem = case_problem(n_labels, case)
+    result = run(problem, method, seed=1)
+    assert problem.is_feasible(result.assignment)
+    assert result.accuracy_standard_error is None
+    assert result.expected_accuracy == pytest.approx(
+        accuracy_of(problem, result.assignment), abs=1e-12
+    )
+    if problem.budget == 0:
+        assert result.n_assigned == 0
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_two_labels_as_an_m_by_2_prior_give_exactly_the_assignment_of_the_m_prior(method):
+    rng = np.random.default_rng(4)
+    q = rng.uniform(0.3, 0.95, (10, 24))
+    p = rng.uniform(0.1, 0.9, 24)
+    caps = {"max_workers_per_task": 3, "max_tasks_per_worker": 6, "budget": 50}
+    one = run(AssignmentProblem(q, prior=p, **caps), method)
+    rows = run(AssignmentProblem(q, prior=np.column_stack([1 - p, p]), **caps), method)
+    np.testing.assert_array_equal(rows.assignment, one.assignment)
+    assert rows.expected_accuracy == one.expected_accuracy
+
+
+@pytest.mark.parametrize("n_labels", LABELS)
+def test_greedy_is_more_accurate_than_random_on_average(n_labels):
+    greedy, rand = [], []
+    for seed in range(4):
+        problem = make_problem(n_labels, seed, n=12, m=30)
+        greedy.append(run(problem, "greedy").expected_accuracy)
+        rand.append(np.mean([run(problem, "random", s).expected_accuracy for s in range(3)]))
+    assert np.mean(greedy) > np.mean(rand) + 0.02
+
+
+@pytest.mark.parametrize("low", ["1/K", "0"], ids=["ordinary workers", "workers below 1/K"])
+@pytest.mark.parametrize(("method", "n_labels"), METHOD_LABELS)
+def test_no_method_beats_the_upper_bound(method, n_labels, low):
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        q = rng.uniform(1.0 / n_labels if low == "1/K" else 0.0, 0.95, (10, 24))
+        problem = make_problem(n_labels, seed, quality=q, budget=int(rng.integers(10, 60)))
+        bound = accuracy_upper_bound(problem)
+        assert run(problem, method).expected_accuracy <= bound.value + 1e-12
+
+
+def test_tvcs_iht_refuses_k_labels_and_names_the_methods_that_solve_them():
+    assert method_spec("tvcs-iht").max_labels == 2
+    assert not method_spec("tvcs-iht").supports(3)
+    for method in ("random", "q-lp", "greedy"):
+        assert method_spec(method).max_labels is None
+        assert method_spec(method).supports(7)
+    with pytest.raises(
+        ValueError,
+        match=r"^tvcs-iht supports two labels for now; use random, q-lp or greedy for 3 labels$",
+    ):
+        solve(make_problem(3), method="tvcs-iht", seed=0)
+
+
+def test_k_label_accuracy_beyond_the_exact_states_is_a_monte_carlo_estimate():
+    rng = np.random.default_rng(2)
+    problem = make_problem(
+        4,
+        quality=rng.uniform(0.5, 0.9, (12, 2)),
+        m=2,
+        max_workers_per_task=12,
+        max_tasks_per_worker=2,
+        budget=24,
+    )
+    result = solve(problem, method="random", seed=3)
+    assert result.n_assigned == 24
+    assert exact_state_counts(problem.quality, result.assignment, n_labels=4).max() > (
+        MAX_EXACT_STATES
+    )
+    assert 0 < result.accuracy_standard_error < 0.01
+    assert 0.9 < result.expected_accuracy <= 1.0
+
+
+# --------------------------------------------------------------------------- greedy
+
+
+def reference_greedy(problem):
+    """Plain greedy for K labels: every step rescans every task with column_accuracy_multiclass
+    and every pair (the rules of the greedy's docstring, without its queue or batching)."""
+    q, prior, k = problem.quality, problem.prior_distribution, problem.n_labels
+    x = np.zeros(q.shape, dtype=bool)
+    left = problem.budget
+
+    def acc(workers, j):
+        return column_accuracy_multiclass(q[list(workers), j], prior[j], n_labels=k)
+
+    def first_best(gains):
+        gains = np.asarray(gains)
+        return int(np.flatnonzero(gains >= gains.max() - GAIN_TOL)[0])
+
+    while left > 0:
+        best = None
+        load = x.sum(axis=1)
+        for j in range(problem.n_tasks):
+            room = problem.max_workers_per_task[j] - x[:, j].sum()
+            cands = [
+                i
+                for i in range(problem.n_workers)
+                if not x[i, j]
+                and load[i] < problem.max_tasks_per_worker[i]
+                and (problem.eligible is None or problem.eligible[i, j])
+            ]
+            if room < 1 or not cands:
+                continue
+            current = list(np.flatnonzero(x[:, j]))
+            now = acc(current, j)
+            g1 = [acc([*current, i], j) - now for i in cands]
+            b = first_best(g1)
+            worth, move = g1[b], (cands[b],)
+            if room >= 2 and left >= 2 and len(cands) >= 2:
+                pairs = list(itertools.combinations(cands, 2))
+                g2 = [acc([*current, a, c], j) - now for a, c in pairs]
+                b = first_best(g2)
+                if g2[b] / 2 > worth + GAIN_TOL:
+                    worth, move = g2[b] / 2, pairs[b]
+            key = round(worth / GAIN_TOL)
+            if worth > GAIN_TOL and (best is None or key > best[0]):
+                best = (key, j, move)
+        if best is None:
+            break
+        for i in best[2]:
+            x[i, best[1]] = True
+        left -= len(best[2])
+    return x
+
+
+@pytest.mark.parametrize("n_labels", [3, 4])
+@pytest.mark.parametrize("seed", range(6))
+def test_greedy_for_k_labels_makes_the_moves_of_the_plain_reference_greedy(n_labels, seed):
+    """Pairs and singles (seeds 1 to 5 add pairs), uniform and Dirichlet priors, workers below
+    1/K (odd seeds), eligibility masks (seeds 2 and up)."""
+    rng = np.random.default_rng(seed)
+    n, m = 6, 5
+    problem = make_problem(
+        n_labels,
+        seed,
+        m=m,
+        quality=rng.uniform(0.0 if seed % 2 else 1.0 / n_labels, 0.95, (n, m)),
+        max_workers_per_task=rng.integers(0, 6, m),
+        max_tasks_per_worker=rng.integers(1, 6, n),
+        budget=int(rng.integers(0, 20)),
+        eligible=None if seed < 2 else rng.random((n, m)) < 0.7,
+        prior=None if seed % 2 == 0 else rng.dirichlet(np.full(n_labels, 4.0), m),
+    )
+    x, info = greedy_assignment(problem)
+    np.testing.assert_array_equal(x, reference_greedy(problem))
+    assert info["accuracy"] == pytest.approx(accuracy_of(problem, x), abs=1e-12)
+    assert info["assigned"] == int(x.sum())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_greedy_with_more_candidates_than_the_exhaustive_pair_search_matches_the_reference(seed):
+    """20 workers: pairs come from the 8 best by single gain and the 8 most reliable only."""
+    rng = np.random.default_rng(seed)
+    problem = make_problem(
+        3,
+        m=3,
+        quality=rng.uniform(0.4, 0.9, (20, 3)),
+        max_workers_per_task=5,
+        max_tasks_per_worker=2,
+        budget=15,
+        prior=None,
+    )
+    x, info = greedy_assignment(problem)
+    assert info["pairs_added"] > 0
+    np.testing.assert_array_equal(x, reference_greedy(problem))
+
+
+def test_greedy_builds_a_majority_of_three_under_a_uniform_prior():
+    """Three labels, uniform prior, equal workers: a second worker alone gains nothing (when
+    two disagree the vote is a tie), so only the pair move reaches three."""
+    problem = make_problem(
+        3, quality=np.full((5, 1), 0.7), m=1, max_workers_per_task=5, budget=3, prior=None
+    )
+    x, info = greedy_assignment(problem)
+    assert x.sum() == 3
+    assert info["pairs_added"] == 1
+    assert info["accuracy"] > 0.7 + 0.05
+
+
+def test_greedy_extends_an_initial_assignment_for_k_labels():
+    problem = make_problem(3, seed=5)
+    start = np.zeros(problem.shape, bool)
+    start[0, :4] = start[1, :3] = True
+    x, info = greedy_assignment(problem, initial=start)
+    assert problem.is_feasible(x)
+    assert (x >= start).all()
+    assert info["initial_accuracy"] == pytest.approx(accuracy_of(problem, start), abs=1e-12)
+    assert info["accuracy"] >= info["initial_accuracy"]
+
+
+def test_greedy_gives_a_task_no_more_workers_than_the_exact_accuracy_allows():
+    assert [max_exact_workers(k) for k in (2, 3, 4, 5, 6)] == [20, 12, 10, 8, 7]
+    rng = np.random.default_rng(0)
+    problem = make_problem(
+        6,
+        quality=rng.uniform(0.4, 0.9, (9, 1)),
+        m=1,
+        max_workers_per_task=9,
+        max_tasks_per_worker=1,
+        budget=9,
+        prior=None,
+    )
+    x, _ = greedy_assignment(problem)
+    assert x.sum() <= 7
+
+
+# --------------------------------------------------------------------------- q-lp
+
+
+def test_q_lp_weights_and_credit_cap_are_the_binary_ones_bit_for_bit_at_two_labels():
+    q = np.random.default_rng(0).random((30, 40))
+    np.testing.assert_array_equal(q_lp_weights(q, 2), (2.0 * q - 1.0) ** 2)
+    for target in (0.01, 0.05, 0.3):
+        assert q_lp_credit_cap(target, 2) == 2.0 * np.log(1.0 / target)
+
+
+def test_q_lp_weights_are_the_squared_skill_above_guessing():
+    for k in (3, 4, 5):
+        np.testing.assert_allclose(
+            q_lp_weights([1.0 / k, 1.0, 0.0, 0.5], k),
+            [0.0, 1.0, 1.0 / (k - 1) ** 2, ((k / 2 - 1) / (k - 1)) ** 2],
+            atol=1e-15,
+        )
+    assert q_lp_credit_cap(0.05, 4) == pytest.approx(2 * math.log(3 / 0.05))
+
+
+@pytest.mark.parametrize("n_labels", [3, 4, 5])
+def test_once_a_task_earns_the_credit_cap_its_bayes_vote_errs_at_most_the_target(n_labels):
+    """The derivation of the q-lp weights: error <= (K - 1) exp(-sum_i s_i^2 / 2) for the vote
+    weighted by skill, so at least as well for the Bayes vote, for any prior."""
+    rng = np.random.default_rng(n_labels)
+    for _ in range(200):
+        k = int(rng.integers(1, 8))
+        q = rng.uniform(0.0, 1.0, (k, 1))
+        prior = rng.dirichlet(np.ones(n_labels), 1)
+        accuracy = task_accuracy_multiclass(q, np.ones((k, 1)), prior=prior, n_labels=n_labels)
+        bound = (n_labels - 1) * np.exp(-q_lp_weights(q, n_labels).sum() / 2)
+        assert 1.0 - accuracy[0] <= bound + 1e-12
+    target = 0.1
+    cap = q_lp_credit_cap(target, n_labels)
+    q = np.full((40, 1), 0.9)
+    k = int(np.ceil(cap / q_lp_weights(0.9, n_labels)))  # workers to reach the cap
+    uniform = np.full((1, n_labels), 1.0 / n_labels)
+    accuracy = task_accuracy_multiclass(q[:k], np.ones((k, 1)), prior=uniform, n_labels=n_labels)
+    assert 1.0 - accuracy[0] <= target
