@@ -17,7 +17,7 @@ from assignment.engine.answer_quality import AnswerQuality, estimate_from_answer
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.quality import QualityEstimate, estimate_quality
-from assignment.engine.rounds import NextRound, next_round
+from assignment.engine.rounds import NextRound, next_round, plan_layers
 from assignment.engine.solve import (
     METHODS,
     MethodSpec,
@@ -53,6 +53,7 @@ __all__ = [
     "method_options",
     "method_spec",
     "next_round",
+    "plan_layers",
     "solve",
     "task_accuracy",
 ]
