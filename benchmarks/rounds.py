@@ -100,11 +100,11 @@ Every finished (crowd, quality seen, budget, seed, arm) is appended at once as o
 (``--fresh`` moves the old file to ``*.bak``); ``--report-only`` runs nothing. Everything runs in
 this one process (nothing here is timed against anything else); progress goes to stderr.
 
-How long (2 cores, AMD EPYC, shared, load about 1): the default run (3 crowds x 2 qualities
-seen x 4 budgets x 20 seeds x 7 arms, 3,360 runs) took 5.5 minutes at commit 1567f28, on one
-core; most of it is tvcs-iht (about 0.05-0.3 s per solve at 50 x 500), dynamic overlap and
-random take a few hundredths of a second each. The report's "Run time" line says how long its
-runs took.
+How long (2 cores, AMD EPYC, shared, load about 1.8): the default run (3 crowds x 2 qualities
+seen x 4 budgets x 20 seeds x 11 arms, 5,280 runs) took 12.0 minutes wall (719 s) at commit
+a6aae68, on one core; most of it is tvcs-iht (about 0.05-0.3 s per solve at 50 x 500, and the
+round arms solve once per round: 21 solves per cell), dynamic overlap and random take a few
+hundredths of a second each. The report's "Run time" line says how long its runs took.
 
 Run from the repository root::
 
@@ -838,24 +838,11 @@ def target_line(rows, grid, crowd, seen, top, other, limit: float) -> str:
     return f"- {verdict} {{where}} {{name}}: {count} ({'; '.join(details)})"
 
 
-def report(rows: dict, grid: Grid, argv: list[str], load, ran: tuple[int, float]) -> list[str]:
-    lines = header(
-        "Issue 13: a budget in rounds on posteriors against one shot, dynamic overlap and random",
-        argv,
-        load,
-    )
-    used = [
-        rows[key]
-        for crowd in grid.crowds
-        for seen in grid.seen
-        for b in grid.budgets
-        for seed in grid.seeds
-        for arm in grid.arms
-        if (key := key_of(grid, crowd, seen, b, seed, arm)) in rows
-    ]
+def introduction(grid: Grid) -> list[str]:
+    """The report's description of the grid, the crowds, the quality seen and the arms."""
     dynamics = [parse_dynamic(a) for a in grid.arms if parse_dynamic(a)]
     start = dynamics[0][0] if dynamics else None
-    lines += [
+    return [
         f"{grid.n} workers x {grid.m} tasks, binary labels, prior 0.5, truth ~ Bernoulli(0.5). "
         f"Caps: max_workers_per_task = {grid.per_task}, max_tasks_per_worker = "
         f"{grid.per_worker} (capacity {grid.n * grid.per_worker:,} pairs); budget B = b·m for "
@@ -894,6 +881,24 @@ def report(rows: dict, grid: Grid, argv: list[str], load, ran: tuple[int, float]
         "the truth.",
         "",
     ]
+
+
+def report(rows: dict, grid: Grid, argv: list[str], load, ran: tuple[int, float]) -> list[str]:
+    lines = header(
+        "Issue 13: a budget in rounds on posteriors against one shot, dynamic overlap and random",
+        argv,
+        load,
+    )
+    used = [
+        rows[key]
+        for crowd in grid.crowds
+        for seen in grid.seen
+        for b in grid.budgets
+        for seed in grid.seeds
+        for arm in grid.arms
+        if (key := key_of(grid, crowd, seen, b, seed, arm)) in rows
+    ]
+    lines += introduction(grid)
     if ran[0]:
         lines.append(
             f"This invocation ran {ran[0]} (crowd, quality, budget, seed) cells in {ran[1]:.0f} s."
@@ -944,8 +949,7 @@ def write_report(path: Path, text: str) -> None:
     path.write_text(text + "\n" + kept)
 
 
-def main(argv: list[str]) -> None:
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="50x500", help="NxM (default: %(default)s)")
     parser.add_argument("--crowds", default=",".join(CROWDS), help="comma-separated crowds")
@@ -1004,6 +1008,12 @@ def main(argv: list[str]) -> None:
         "--report-only", action="store_true", help="run nothing: report the results file"
     )
     parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    return parser
+
+
+def main(argv: list[str]) -> None:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    parser = build_parser()
     args = parser.parse_args(argv)
 
     if args.labels != 2:
