@@ -13,7 +13,20 @@ its final labels against the simulated truth:
   :func:`assignment.engine.rounds.next_round` of the answers so far (posteriors as priors,
   answered pairs out, caps reduced). Rounds ``1 .. R-1`` get ``floor(B / R)`` pairs each, the
   last round what remains of ``B`` (so a round that spends less than its share leaves it to the
-  last one);
+  last one). Each round maximises the final accuracy as if it were the last (*myopic*);
+* ``R rounds (layered)`` (``--layered``, default 3, 4 and 5): the non-myopic rule of the engine,
+  :meth:`~assignment.engine.rounds.NextRound.solve_layered`. Each round solves the *rest*
+  (tvcs-iht on ``next_round`` with all that remains of ``B``: a plan for every remaining round)
+  and executes only part of it, breadth first (:func:`~assignment.engine.rounds.plan_layers`):
+  every task's most informative planned worker before any task's second, least confident tasks
+  first within a layer, and a *check* answer (the most informative eligible worker with room)
+  for every open task the plan leaves out. A round before the last takes
+  :meth:`~assignment.engine.rounds.NextRound.layer_budget` pairs: at most one answer per open
+  task, an even share of what is left, but one answer for every task without any (so round 1
+  gives every task its first answer when ``B >= m``); the last round takes its whole plan;
+* ``R rounds (layers only)`` (``--layers-only``, default 3): the first idea, kept for the
+  record: the same layers of the plan of the rest, but ``floor(B / R)`` pairs per round and no
+  checks;
 * ``dynamic overlap`` (Toloka's rule), for each threshold ``t`` of ``--thresholds`` (default
   0.9, 0.95, 0.99): first every task gets ``k`` workers (``--start``, default 1), tasks taken in
   a random order, each given the *best available* workers: the eligible workers with room under
@@ -72,12 +85,14 @@ solve's ``expected_accuracy`` (given the earlier rounds' answers). With the true
 are unbiased for the realised accuracy: the report checks they agree within noise.
 
 The report (stdout, and ``--out``) has, per quality seen and crowd, the realised accuracy
-(mean ± sd over seeds, in percent) of every arm at every budget, the differences 3 rounds -
-one shot and 3 rounds - dynamic overlap (in points, mean ± paired standard error over seeds,
-``sd / sqrt(seeds)`` of the per-seed differences), every dynamic threshold, the engine's
-expected against the realised accuracy, and PASS/FAIL lines for the issue's targets: 3 rounds
-beat one shot by at least 1 point, and beat dynamic overlap, at every budget (means over seeds;
-the SE says whether a difference is more than noise). A ``## Reading`` section already at the
+(mean ± sd over seeds, in percent) of every arm at every budget, the differences of 3 rounds
+and of 3 rounds (layered) to one shot and to dynamic overlap, layered - myopic, and every other
+round arm - one shot (in points, mean ± paired standard error over seeds, ``sd / sqrt(seeds)``
+of the per-seed differences; with the true quality also in posterior accuracy), the answers
+used, every dynamic threshold, the engine's expected against the realised accuracy, and
+PASS/FAIL lines for the issue's targets, for ``3 rounds`` and for ``3 rounds (layered)``: beat
+one shot by at least 1 point, and beat dynamic overlap, at every budget (means over seeds; the
+SE says whether a difference is more than noise). A ``## Reading`` section already at the
 end of the ``--out`` file (written by hand) is kept when the report is written again.
 
 Every finished (crowd, quality seen, budget, seed, arm) is appended at once as one JSON line to
@@ -85,11 +100,11 @@ Every finished (crowd, quality seen, budget, seed, arm) is appended at once as o
 (``--fresh`` moves the old file to ``*.bak``); ``--report-only`` runs nothing. Everything runs in
 this one process (nothing here is timed against anything else); progress goes to stderr.
 
-How long (2 cores, AMD EPYC, shared, load about 1): the default run (3 crowds x 2 qualities
-seen x 4 budgets x 20 seeds x 7 arms, 3,360 runs) took 5.5 minutes at commit 1567f28, on one
-core; most of it is tvcs-iht (about 0.05-0.3 s per solve at 50 x 500), dynamic overlap and
-random take a few hundredths of a second each. The report's "Run time" line says how long its
-runs took.
+How long (2 cores, AMD EPYC, shared, load about 1.8): the default run (3 crowds x 2 qualities
+seen x 4 budgets x 20 seeds x 11 arms, 5,280 runs) took 12.0 minutes wall (719 s) at commit
+a6aae68, on one core; most of it is tvcs-iht (about 0.05-0.3 s per solve at 50 x 500, and the
+round arms solve once per round: 21 solves per cell), dynamic overlap and random take a few
+hundredths of a second each. The report's "Run time" line says how long its runs took.
 
 Run from the repository root::
 
@@ -101,6 +116,7 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -120,7 +136,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the proj
 from assignment.engine.aggregate import aggregate_pairs  # noqa: E402
 from assignment.engine.problem import AssignmentProblem  # noqa: E402
 from assignment.engine.quality import estimate_quality  # noqa: E402
-from assignment.engine.rounds import next_round  # noqa: E402
+from assignment.engine.rounds import next_round, plan_layers  # noqa: E402
 from assignment.engine.solve import solve  # noqa: E402
 from benchmarks.child_runs import code_version, header  # noqa: E402
 
@@ -129,6 +145,8 @@ CROWD_STREAM = {"beta": 0, "skill-difficulty": 1, "spammers": 2}
 DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "rounds.jsonl"
 CORE_METHOD = "tvcs-iht"
 ONE_SHOT = "one shot"
+LAYERED = " (layered)"
+PLAIN_LAYERS = " (layers only)"
 RANDOM = "random"
 READING = "## Reading"
 
@@ -264,6 +282,46 @@ def in_rounds(problem: AssignmentProblem, answers: Answers, rounds: int, seed: i
     return {"expected_accuracy": expected, "rounds": per_round}
 
 
+def in_layered_rounds(problem: AssignmentProblem, answers: Answers, rounds: int, seed: int) -> dict:
+    """Spend ``problem.budget`` in ``rounds`` rounds by the layered rule: each round solves the
+    rest (tvcs-iht on ``next_round`` with all that remains) and takes that plan's first layers
+    (:meth:`~assignment.engine.rounds.NextRound.solve_layered`); the last takes the whole plan."""
+    method = functools.partial(solve, method=CORE_METHOD, seed=seed)
+    per_round = []
+    result = None
+    for r in range(rounds):
+        nxt = answers.next_round(problem)
+        take, result = nxt.solve_layered(method, rounds_left=rounds - r)
+        workers, tasks = np.nonzero(take)
+        answers.reveal(workers, tasks)
+        per_round.append(
+            {
+                "budget": nxt.layer_budget(rounds - r),
+                "planned": result.n_assigned,
+                "assigned": int(workers.size),
+                "accuracy_before": nxt.accuracy_now,
+                "plan_expected_accuracy": result.expected_accuracy,
+            }
+        )
+    # the last round takes its whole plan: its expected accuracy is the final labels'
+    return {"expected_accuracy": result.expected_accuracy, "rounds": per_round}
+
+
+def in_plain_layers(problem: AssignmentProblem, answers: Answers, rounds: int, seed: int) -> dict:
+    """The first idea, kept for the record: each round solves the rest and takes its first
+    ``floor(B / R)`` pairs by :func:`~assignment.engine.rounds.plan_layers` (no checks for the
+    tasks the plan leaves out); the last round takes its whole plan."""
+    share = problem.budget // rounds
+    result = None
+    for r in range(rounds):
+        last = r == rounds - 1
+        nxt = answers.next_round(problem)
+        result = solve(nxt.problem, method=CORE_METHOD, seed=seed)
+        take = plan_layers(result.assignment, nxt.problem, budget=nxt.budget if last else share)
+        answers.reveal(*np.nonzero(take))
+    return {"expected_accuracy": result.expected_accuracy}
+
+
 def best_available(
     problem: AssignmentProblem, tasks: np.ndarray, score: np.ndarray, per_task: int, limit: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -336,6 +394,19 @@ def rounds_arm(rounds: int) -> str:
     return ONE_SHOT if rounds == 1 else f"{rounds} rounds"
 
 
+def layered_arm(rounds: int) -> str:
+    return f"{rounds} rounds{LAYERED}"
+
+
+def plain_layers_arm(rounds: int) -> str:
+    return f"{rounds} rounds{PLAIN_LAYERS}"
+
+
+def is_rounds_arm(arm: str) -> bool:
+    """``R rounds``, ``R rounds (layered)`` or ``R rounds (layers only)``."""
+    return re.fullmatch(r"\d+ rounds(?: \((?:layered|layers only)\))?", arm) is not None
+
+
 def run_arm(arm: str, problem: AssignmentProblem, world: World, seed: int) -> dict:
     """Spend the budget as ``arm`` says; the results row's measured fields."""
     start = time.perf_counter()
@@ -350,6 +421,10 @@ def run_arm(arm: str, problem: AssignmentProblem, world: World, seed: int) -> di
         info = dynamic_overlap(problem, answers, dynamic[1], dynamic[0], seed)
     elif (match := re.fullmatch(r"(\d+) rounds", arm)) is not None:
         info = in_rounds(problem, answers, int(match.group(1)), seed)
+    elif (match := re.fullmatch(r"(\d+) rounds \(layered\)", arm)) is not None:
+        info = in_layered_rounds(problem, answers, int(match.group(1)), seed)
+    elif (match := re.fullmatch(r"(\d+) rounds \(layers only\)", arm)) is not None:
+        info = in_plain_layers(problem, answers, int(match.group(1)), seed)
     else:
         raise ValueError(f"unknown arm {arm!r}")
     seconds = time.perf_counter() - start
@@ -582,11 +657,52 @@ def mean_of(rows, grid, crowd, seen, b, arm, name) -> str:
     return "—" if not got else f"{statistics.fmean(got.values()):,.0f}"
 
 
+def target_arms(grid: Grid) -> list[str]:
+    """The arms the issue's targets are checked on: ``3 rounds`` and ``3 rounds (layered)``."""
+    return [a for a in (rounds_arm(TARGET_ROUNDS), layered_arm(TARGET_ROUNDS)) if a in grid.arms]
+
+
+def comparisons(grid: Grid) -> list[tuple[str, str]]:
+    """``(arm, other)`` pairs the difference tables show; ``"dynamic"`` is its best threshold."""
+    has_dynamic = any(parse_dynamic(a) for a in grid.arms)
+    compare = []
+    for top in target_arms(grid):
+        if ONE_SHOT in grid.arms:
+            compare.append((top, ONE_SHOT))
+        if has_dynamic:
+            compare.append((top, "dynamic"))
+    if len(target_arms(grid)) == 2:
+        compare.append((layered_arm(TARGET_ROUNDS), rounds_arm(TARGET_ROUNDS)))
+    for arm in grid.arms:
+        if is_rounds_arm(arm) and arm not in target_arms(grid) and ONE_SHOT in grid.arms:
+            compare.append((arm, ONE_SHOT))
+    return compare
+
+
+def difference_table(rows, grid, crowd, seen, name="realised_accuracy") -> list[str]:
+    """Per budget, each comparison's difference of ``name`` in points (mean ± paired SE)."""
+    compare = comparisons(grid)
+    head = ["b", *[f"{a} - {other}" for a, other in compare]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for b in grid.budgets:
+        best = best_dynamic(rows, grid, crowd, seen, b)
+        cells = [f"{b:g}"]
+        for a, other in compare:
+            other = best if other == "dynamic" else other
+            got = None
+            if other is not None:
+                got = paired(
+                    values(rows, grid, crowd, seen, b, a, name),
+                    values(rows, grid, crowd, seen, b, other, name),
+                )
+            cells.append(diff_text(got))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def crowd_tables(rows: dict, grid: Grid, crowd: str, seen: str) -> list[str]:
-    rounds = [arm for arm in grid.arms if re.fullmatch(r"\d+ rounds", arm)]
     dynamics = [arm for arm in grid.arms if parse_dynamic(arm) is not None]
-    top = f"{TARGET_ROUNDS} rounds" if f"{TARGET_ROUNDS} rounds" in grid.arms else None
-    main_arms = [a for a in (ONE_SHOT, *rounds) if a in grid.arms]
+    main_arms = [a for a in grid.arms if a == ONE_SHOT or is_rounds_arm(a)]
     lines = ["Realised accuracy, % (mean ± sd over seeds):", ""]
     head = ["b", "B", *main_arms, "dynamic (best t)", *([RANDOM] if RANDOM in grid.arms else [])]
     lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
@@ -600,37 +716,14 @@ def crowd_tables(rows: dict, grid: Grid, crowd: str, seen: str) -> list[str]:
             cells.append(pct(values(rows, grid, crowd, seen, b, RANDOM)))
         lines.append("| " + " | ".join(cells) + " |")
 
-    lines += [
-        "",
-        "Differences in points (mean ± paired SE over seeds) and answers used (mean):",
-        "",
-    ]
-    head = ["b"]
-    compare = []
-    if top and ONE_SHOT in grid.arms:
-        compare.append((top, ONE_SHOT))
-    if top and dynamics:
-        compare.append((top, "dynamic"))
-    for arm in rounds:
-        if arm != top and ONE_SHOT in grid.arms:
-            compare.append((arm, ONE_SHOT))
-    head += [f"{a} - {b_}" for a, b_ in compare]
-    used = [a for a in main_arms] + (["dynamic"] if dynamics else [])
-    head += [f"answers {a}" for a in used]
-    lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    lines += ["", "Differences in points (mean ± paired SE over seeds):", ""]
+    lines += difference_table(rows, grid, crowd, seen)
+    used = [*main_arms, *(["dynamic"] if dynamics else [])]
+    lines += ["", "Answers used (mean over seeds):", ""]
+    lines += ["| " + " | ".join(["b", *used]) + " |", "|" + "---:|" * (len(used) + 1)]
     for b in grid.budgets:
         best = best_dynamic(rows, grid, crowd, seen, b)
         cells = [f"{b:g}"]
-        for a, other in compare:
-            other = best if other == "dynamic" else other
-            got = (
-                None
-                if other is None
-                else paired(
-                    values(rows, grid, crowd, seen, b, a), values(rows, grid, crowd, seen, b, other)
-                )
-            )
-            cells.append(diff_text(got))
         for a in used:
             arm = best if a == "dynamic" else a
             cells.append(
@@ -647,138 +740,109 @@ def crowd_tables(rows: dict, grid: Grid, crowd: str, seen: str) -> list[str]:
             "themselves), points, mean ± paired SE:",
             "",
         ]
-        head = ["b", *[f"{a} - {b_}" for a, b_ in compare]]
-        lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
-        for b in grid.budgets:
-            best = best_dynamic(rows, grid, crowd, seen, b)
-            cells = [f"{b:g}"]
-            for a, other in compare:
-                other = best if other == "dynamic" else other
-                got = None
-                if other is not None:
-                    got = paired(
-                        values(rows, grid, crowd, seen, b, a, "posterior_accuracy"),
-                        values(rows, grid, crowd, seen, b, other, "posterior_accuracy"),
-                    )
-                cells.append(diff_text(got))
-            lines.append("| " + " | ".join(cells) + " |")
-
+        lines += difference_table(rows, grid, crowd, seen, "posterior_accuracy")
     if dynamics:
-        lines += [
-            "",
-            f"Dynamic overlap (start k = {parse_dynamic(dynamics[0])[0]}) by threshold: realised "
-            "accuracy, % (mean ± sd), and answers used (mean):",
-            "",
-        ]
-        head = ["b", *[short(a) for a in dynamics], *[f"answers {short(a)}" for a in dynamics]]
-        lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
-        for b in grid.budgets:
-            cells = [f"{b:g}"]
-            cells += [pct(values(rows, grid, crowd, seen, b, a)) for a in dynamics]
-            cells += [mean_of(rows, grid, crowd, seen, b, a, "answers") for a in dynamics]
-            lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", *dynamic_table(rows, grid, crowd, seen, dynamics)]
+    if main_arms:
+        lines += ["", *expectation_table(rows, grid, crowd, seen, main_arms)]
+    return lines
 
-    core = main_arms
-    if core:
-        lines += [
-            "",
-            "The engine's expectation against the realised accuracy, % (means over seeds; "
-            "realised - expected in points, mean ± paired SE). `expected`: the last tvcs-iht "
-            "solve's expected accuracy (given the earlier rounds' answers); `posterior`: "
-            "`accuracy_now` after all answers:",
-            "",
-        ]
-        head = ["b", "arm", "expected", "posterior", "realised", "realised - expected"]
-        lines += ["| " + " | ".join(head) + " |", "|---:|---|---:|---:|---:|---:|"]
-        for b in grid.budgets:
-            for arm in core:
-                real = values(rows, grid, crowd, seen, b, arm)
-                exp = values(rows, grid, crowd, seen, b, arm, "expected_accuracy")
-                post = values(rows, grid, crowd, seen, b, arm, "posterior_accuracy")
-                if not real:
-                    continue
-                cells = [f"{b:g}", arm]
-                cells += [
-                    f"{100 * statistics.fmean(got.values()):.2f}" if got else "—"
-                    for got in (exp, post, real)
-                ]
-                cells.append(diff_text(paired(real, exp)))
-                lines.append("| " + " | ".join(cells) + " |")
+
+def dynamic_table(rows, grid, crowd, seen, dynamics) -> list[str]:
+    lines = [
+        f"Dynamic overlap (start k = {parse_dynamic(dynamics[0])[0]}) by threshold: realised "
+        "accuracy, % (mean ± sd), and answers used (mean):",
+        "",
+    ]
+    head = ["b", *[short(a) for a in dynamics], *[f"answers {short(a)}" for a in dynamics]]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for b in grid.budgets:
+        cells = [f"{b:g}"]
+        cells += [pct(values(rows, grid, crowd, seen, b, a)) for a in dynamics]
+        cells += [mean_of(rows, grid, crowd, seen, b, a, "answers") for a in dynamics]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def expectation_table(rows, grid, crowd, seen, core) -> list[str]:
+    lines = [
+        "The engine's expectation against the realised accuracy, % (means over seeds; "
+        "realised - expected in points, mean ± paired SE). `expected`: the last tvcs-iht "
+        "solve's expected accuracy (given the earlier rounds' answers; the layered arms' last "
+        "round takes its whole plan); `posterior`: `accuracy_now` after all answers:",
+        "",
+    ]
+    head = ["b", "arm", "expected", "posterior", "realised", "realised - expected"]
+    lines += ["| " + " | ".join(head) + " |", "|---:|---|---:|---:|---:|---:|"]
+    for b in grid.budgets:
+        for arm in core:
+            real = values(rows, grid, crowd, seen, b, arm)
+            exp = values(rows, grid, crowd, seen, b, arm, "expected_accuracy")
+            post = values(rows, grid, crowd, seen, b, arm, "posterior_accuracy")
+            if not real:
+                continue
+            cells = [f"{b:g}", arm]
+            cells += [
+                f"{100 * statistics.fmean(got.values()):.2f}" if got else "—"
+                for got in (exp, post, real)
+            ]
+            cells.append(diff_text(paired(real, exp)))
+            lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
 def targets(rows: dict, grid: Grid) -> list[str]:
-    """PASS/FAIL per quality seen and crowd: the issue's two targets at every budget."""
-    top = f"{TARGET_ROUNDS} rounds"
+    """PASS/FAIL per target arm, quality seen and crowd: the issue's two targets at every budget."""
+    tops = target_arms(grid)
+    if not tops:
+        return [f"- N/A: no `{rounds_arm(TARGET_ROUNDS)}` arm in this run (--rounds, --layered)"]
     lines = []
-    if top not in grid.arms:
-        return [f"- N/A: no `{top}` arm in this run (--rounds)"]
-    for seen in grid.seen:
-        for crowd in grid.crowds:
-            where = f"[{crowd}, quality seen: {seen}]"
-            checks = []
-            if ONE_SHOT in grid.arms:
-                checks.append(
-                    (
-                        f"{top} ≥ one shot + {MIN_ROUNDS_OVER_ONE_SHOT_POINTS:g} point",
-                        lambda b: ONE_SHOT,
-                        MIN_ROUNDS_OVER_ONE_SHOT_POINTS,
-                    )
-                )
-            if any(parse_dynamic(a) for a in grid.arms):
-                checks.append(
-                    (
-                        f"{top} > dynamic overlap (its best threshold)",
-                        lambda b, seen=seen, crowd=crowd: best_dynamic(rows, grid, crowd, seen, b),
-                        0.0,
-                    )
-                )
-            for name, other, limit in checks:
-                held, failed, details = 0, 0, []
-                for b in grid.budgets:
-                    arm = other(b)
-                    got = (
-                        None
-                        if arm is None
-                        else paired(
-                            values(rows, grid, crowd, seen, b, top),
-                            values(rows, grid, crowd, seen, b, arm),
-                        )
-                    )
-                    if got is None:
-                        details.append(f"b={b:g}: no data")
-                        continue
-                    ok = got[0] >= limit if limit > 0 else got[0] > 0
-                    held += ok
-                    failed += not ok
-                    noise = (
-                        " (within 2 SE of the limit)" if abs(got[0] - limit) < 2 * got[1] else ""
-                    )
-                    details.append(f"b={b:g}: {diff_text(got)} pts{noise}")
-                verdict = "N/A " if not held + failed else ("FAIL" if failed else "PASS")
-                count = f"holds at {held} of {held + failed} budgets"
-                lines.append(f"- {verdict} {where} {name}: {count} ({'; '.join(details)})")
+    for top in tops:
+        for seen in grid.seen:
+            for crowd in grid.crowds:
+                checks = []
+                if ONE_SHOT in grid.arms:
+                    name = f"{top} ≥ one shot + {MIN_ROUNDS_OVER_ONE_SHOT_POINTS:g} point"
+                    checks.append((name, lambda b: ONE_SHOT, MIN_ROUNDS_OVER_ONE_SHOT_POINTS))
+                if any(parse_dynamic(a) for a in grid.arms):
+                    name = f"{top} > dynamic overlap (its best threshold)"
+                    best = functools.partial(best_dynamic, rows, grid, crowd, seen)
+                    checks.append((name, best, 0.0))
+                for name, other, limit in checks:
+                    line = target_line(rows, grid, crowd, seen, top, other, limit)
+                    lines.append(line.format(where=f"[{crowd}, quality seen: {seen}]", name=name))
     return lines
 
 
-def report(rows: dict, grid: Grid, argv: list[str], load, ran: tuple[int, float]) -> list[str]:
-    lines = header(
-        "Issue 13: a budget in rounds on posteriors against one shot, dynamic overlap and random",
-        argv,
-        load,
-    )
-    used = [
-        rows[key]
-        for crowd in grid.crowds
-        for seen in grid.seen
-        for b in grid.budgets
-        for seed in grid.seeds
-        for arm in grid.arms
-        if (key := key_of(grid, crowd, seen, b, seed, arm)) in rows
-    ]
+def target_line(rows, grid, crowd, seen, top, other, limit: float) -> str:
+    """One PASS/FAIL line (``{where}`` and ``{name}`` left to fill): ``top - other(b)`` at or
+    above ``limit`` points (above 0 for ``limit == 0``) at every budget ``b``."""
+    held, failed, details = 0, 0, []
+    for b in grid.budgets:
+        arm = other(b)
+        got = None
+        if arm is not None:
+            got = paired(
+                values(rows, grid, crowd, seen, b, top), values(rows, grid, crowd, seen, b, arm)
+            )
+        if got is None:
+            details.append(f"b={b:g}: no data")
+            continue
+        ok = got[0] >= limit if limit > 0 else got[0] > 0
+        held += ok
+        failed += not ok
+        noise = " (within 2 SE of the limit)" if abs(got[0] - limit) < 2 * got[1] else ""
+        details.append(f"b={b:g}: {diff_text(got)} pts{noise}")
+    verdict = "N/A " if not held + failed else ("FAIL" if failed else "PASS")
+    count = f"holds at {held} of {held + failed} budgets"
+    return f"- {verdict} {{where}} {{name}}: {count} ({'; '.join(details)})"
+
+
+def introduction(grid: Grid) -> list[str]:
+    """The report's description of the grid, the crowds, the quality seen and the arms."""
     dynamics = [parse_dynamic(a) for a in grid.arms if parse_dynamic(a)]
     start = dynamics[0][0] if dynamics else None
-    lines += [
+    return [
         f"{grid.n} workers x {grid.m} tasks, binary labels, prior 0.5, truth ~ Bernoulli(0.5). "
         f"Caps: max_workers_per_task = {grid.per_task}, max_tasks_per_worker = "
         f"{grid.per_worker} (capacity {grid.n * grid.per_worker:,} pairs); budget B = b·m for "
@@ -797,7 +861,17 @@ def report(rows: dict, grid: Grid, argv: list[str], load, ran: tuple[int, float]
         "accuracy per worker; gold not counted in the budget).",
         "",
         "Arms: **one shot** = tvcs-iht with the whole budget; **R rounds** = tvcs-iht on "
-        "`next_round` of the answers so far, floor(B/R) per round and the rest in the last; "
+        "`next_round` of the answers so far, floor(B/R) per round and the rest in the last "
+        "(each round plans as if it were the last); **R rounds (layered)** = each round solves "
+        "the rest (tvcs-iht on `next_round` with all that remains: a plan for every remaining "
+        "round) and takes that plan breadth first (`NextRound.solve_layered`): every task's "
+        "most informative planned worker before any task's second, least confident tasks first, "
+        "and a check answer (the most informative eligible worker with room) for every open task "
+        "the plan leaves out; at most one answer per open task and an even share of what is left "
+        "per round, but every task without an answer gets one; the last round takes its whole "
+        "plan; **R rounds (layers only)** = the first idea, for the record: each round solves the "
+        "rest and takes floor(B/R) of that plan by the same layers, without checks, the last "
+        "round its whole plan; "
         f"**dynamic** = Toloka-like dynamic overlap: {start} best-available worker(s) per task "
         "(most informative eligible worker with room, tasks in random order), then one more "
         "best-available worker per task whose posterior of its likelier label is below t, least "
@@ -807,6 +881,24 @@ def report(rows: dict, grid: Grid, argv: list[str], load, ran: tuple[int, float]
         "the truth.",
         "",
     ]
+
+
+def report(rows: dict, grid: Grid, argv: list[str], load, ran: tuple[int, float]) -> list[str]:
+    lines = header(
+        "Issue 13: a budget in rounds on posteriors against one shot, dynamic overlap and random",
+        argv,
+        load,
+    )
+    used = [
+        rows[key]
+        for crowd in grid.crowds
+        for seen in grid.seen
+        for b in grid.budgets
+        for seed in grid.seeds
+        for arm in grid.arms
+        if (key := key_of(grid, crowd, seen, b, seed, arm)) in rows
+    ]
+    lines += introduction(grid)
     if ran[0]:
         lines.append(
             f"This invocation ran {ran[0]} (crowd, quality, budget, seed) cells in {ran[1]:.0f} s."
@@ -857,8 +949,7 @@ def write_report(path: Path, text: str) -> None:
     path.write_text(text + "\n" + kept)
 
 
-def main(argv: list[str]) -> None:
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="50x500", help="NxM (default: %(default)s)")
     parser.add_argument("--crowds", default=",".join(CROWDS), help="comma-separated crowds")
@@ -876,6 +967,17 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--max-tasks-per-worker", type=int, default=60)
     parser.add_argument(
         "--rounds", default="2,3", help="round counts of tvcs-iht (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--layered",
+        default="3,4,5",
+        help="round counts of the layered rule, tvcs-iht; '' for none (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--layers-only",
+        default="3",
+        help="round counts of the plain layers (no checks, equal shares); '' for none "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--thresholds",
@@ -906,6 +1008,12 @@ def main(argv: list[str]) -> None:
         "--report-only", action="store_true", help="run nothing: report the results file"
     )
     parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    return parser
+
+
+def main(argv: list[str]) -> None:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    parser = build_parser()
     args = parser.parse_args(argv)
 
     if args.labels != 2:
@@ -917,6 +1025,8 @@ def main(argv: list[str]) -> None:
         n, m = (int(x) for x in args.size.lower().split("x"))
         budgets = [float(x) for x in parse_list(args.budgets)]
         round_counts = [int(x) for x in parse_list(args.rounds)]
+        layered_counts = [int(x) for x in parse_list(args.layered)]
+        plain_counts = [int(x) for x in parse_list(args.layers_only)]
         thresholds = [float(x) for x in parse_list(args.thresholds)]
         seen = parse_list(args.seen)
         for s in seen:
@@ -928,8 +1038,10 @@ def main(argv: list[str]) -> None:
         parser.error(f"--crowds: choose from {', '.join(CROWDS)}")
     if min(n, m) < 1 or args.seeds < 1 or args.start < 1 or not seen:
         parser.error("--size, --seeds, --start must be positive and --seen non-empty")
-    if any(r < 2 for r in round_counts) or any(not 0.5 < t <= 1 for t in thresholds):
-        parser.error("--rounds must be at least 2 and --thresholds in (0.5, 1]")
+    if any(r < 2 for r in round_counts + layered_counts + plain_counts):
+        parser.error("--rounds, --layered and --layers-only must be at least 2")
+    if any(not 0.5 < t <= 1 for t in thresholds):
+        parser.error("--thresholds must be in (0.5, 1]")
     per_task, per_worker = args.max_workers_per_task, args.max_tasks_per_worker
     capacity = min(m * per_task, n * per_worker)
     for b in budgets:
@@ -939,6 +1051,8 @@ def main(argv: list[str]) -> None:
                 f"caps allow, min(m · {per_task}, n · {per_worker}) = {capacity}"
             )
     arms = [ONE_SHOT, *[rounds_arm(r) for r in sorted(set(round_counts))]]
+    arms += [plain_layers_arm(r) for r in sorted(set(plain_counts))]
+    arms += [layered_arm(r) for r in sorted(set(layered_counts))]
     arms += [dynamic_arm(t, args.start) for t in sorted(set(thresholds))]
     arms += [] if args.no_random else [RANDOM]
     grid = Grid(n, m, per_task, per_worker, crowds, seen, budgets, list(range(args.seeds)), arms)

@@ -24,7 +24,7 @@ from assignment.engine.multiclass import (
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.quality import QualityEstimate, estimate_quality
-from assignment.engine.rounds import NextRound, next_round
+from assignment.engine.rounds import NextRound, next_round, plan_layers
 from assignment.engine.solve import (
     METHODS,
     MethodSpec,
@@ -64,6 +64,7 @@ __all__ = [
     "method_options",
     "method_spec",
     "next_round",
+    "plan_layers",
     "solve",
     "task_accuracy",
     "task_accuracy_multiclass",

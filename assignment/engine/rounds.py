@@ -23,11 +23,24 @@ vote (:mod:`~assignment.engine.multiclass`): answers are labels in ``[0, K)``, t
 a distribution over the labels (:func:`~assignment.engine.multiclass.aggregate_multiclass`),
 it becomes the round's prior distribution, and the accuracy now is its largest entry.
 
-The one public function is :func:`next_round`; it returns a :class:`NextRound`.
+
+Why a round should not spend its budget as if it were the last (``docs/benchmarks/rounds.md``):
+for binary labels one more answer on a task that has one is worth nothing *by itself* (it agrees,
+or it ties and the better worker decides), so a round that maximises the final accuracy as if no
+round followed piles several workers on a few tasks. With a later round, that single answer is a
+*check*: where it disagrees, the later round resolves the task. :func:`plan_layers` is the
+non-myopic rule that works with any method: solve the round's problem with everything that is
+left (a plan for all remaining rounds), then execute only part of that plan, breadth first, and
+plan again after the answers. :meth:`NextRound.take_layers` applies it with the round budgets of
+:meth:`NextRound.layer_budget`.
+
+The public functions are :func:`next_round`, which returns a :class:`NextRound`, and
+:func:`plan_layers`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from numbers import Integral, Real
@@ -38,7 +51,7 @@ from assignment.engine.aggregate import aggregate_pairs
 from assignment.engine.multiclass import aggregate_multiclass
 from assignment.engine.problem import AssignmentProblem
 
-__all__ = ["POSTERIOR_EPS", "NextRound", "next_round"]
+__all__ = ["POSTERIOR_EPS", "NextRound", "next_round", "plan_layers"]
 
 #: A posterior is held inside ``[POSTERIOR_EPS, 1 - POSTERIOR_EPS]`` when it becomes the next
 #: round's prior (an :class:`AssignmentProblem` needs priors in the open interval); with
@@ -137,6 +150,87 @@ class NextRound:
             n_labels=base.n_labels,
         )
 
+    def layer_budget(self, rounds_left: int) -> int:
+        """Pairs this round takes under the layered rule, with ``rounds_left`` rounds to go
+        (this one included).
+
+        The last round (``rounds_left == 1``) takes :attr:`budget`, all that is left. An
+        earlier round takes at most one layer, one answer per open task, and within that an
+        even share ``budget // rounds_left`` of what is left, but never less than one answer
+        for every open task without any (a task's first answer is worth the most)::
+
+            b_r = min(budget, n_open, max(budget // rounds_left, n_open_unanswered))
+
+        Parameters
+        ----------
+        rounds_left : int >= 1
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        ValueError
+            If ``rounds_left`` is not a positive integer.
+        """
+        rounds_left = _positive(rounds_left, "rounds_left")
+        if rounds_left == 1:
+            return self.budget
+        answered = np.bincount(self.answered_tasks, minlength=self.task_room.size) > 0
+        n_open = int(self.open_tasks.sum())
+        unanswered = int((self.open_tasks & ~answered).sum())
+        return min(self.budget, n_open, max(self.budget // rounds_left, unanswered))
+
+    def take_layers(self, plan, *, rounds_left: int) -> np.ndarray:
+        """The pairs to assign now, from ``plan``, a solution of :attr:`problem` (the rest).
+
+        ``plan_layers(plan, self.problem, budget=self.layer_budget(rounds_left),
+        check_uncovered=rounds_left > 1)``: an earlier round takes the plan's first layers and
+        a check answer for every open task the plan leaves out; the last round takes the whole
+        plan (solved for the rest, it fits the budget). Build the :class:`NextRound` with the
+        default budget (what remains of the project) so that the plan is a plan for all the
+        remaining rounds.
+
+        Parameters
+        ----------
+        plan : array_like of bool, shape (n_workers, n_tasks)
+            Feasible for :attr:`problem` (caps and eligibility), e.g. ``solve(nxt.problem,
+            method=...).assignment`` for any method.
+        rounds_left : int >= 1
+            Rounds to go, this one included.
+
+        Returns
+        -------
+        ndarray of bool, shape (n_workers, n_tasks)
+        """
+        return plan_layers(
+            plan,
+            self.problem,
+            budget=self.layer_budget(rounds_left),
+            check_uncovered=_positive(rounds_left, "rounds_left") > 1,
+        )
+
+    def solve_layered(self, solve: Callable, *, rounds_left: int):
+        """Solve the rest with ``solve`` and take this round's layers of the plan.
+
+        Parameters
+        ----------
+        solve : callable
+            ``solve(problem) -> result`` with ``result.assignment`` a feasible bool matrix of
+            ``problem``, e.g. ``functools.partial(engine.solve, method=method, seed=seed)``.
+        rounds_left : int >= 1
+
+        Returns
+        -------
+        take : ndarray of bool, shape (n_workers, n_tasks)
+            The pairs to assign in this round (:meth:`take_layers`).
+        result
+            What ``solve`` returned: the plan for every remaining round.
+        """
+        result = solve(self.problem)
+        return self.take_layers(result.assignment, rounds_left=rounds_left), result
+
 
 def next_round(
     problem: AssignmentProblem,
@@ -223,6 +317,168 @@ def next_round(
         answered_workers=workers,
         answered_tasks=tasks,
     )
+
+
+def plan_layers(plan, problem: AssignmentProblem, *, budget, check_uncovered=False) -> np.ndarray:
+    """Up to ``budget`` pairs of ``plan``, breadth first: every task's best planned worker
+    before any task's second.
+
+    Meant for a plan of *all the remaining rounds* (a solution of the round's problem with the
+    whole remaining budget, by any method), of which the round executes a part before planning
+    again on the answers. Each planned pair ``(i, j)`` gets
+
+    * its informativeness ``v_ij = |K Q_ij - 1| / (K - 1)``, ``|2 Q_ij - 1|`` for two labels
+      (the weight ``|log(Q_ij (K - 1) / (1 - Q_ij))|`` of the answer in the Bayes vote grows
+      with it);
+    * its layer ``l_ij``: 1 for task ``j``'s most informative planned worker, 2 for the next,
+      and so on (equal ``v``: lower worker index first);
+    * its task's confidence ``c_j = (K max_y p_j(y) - 1) / (K - 1)``, ``|2 p_j - 1|`` for two
+      labels, with ``p_j`` the task's prior distribution (in a round, the posterior: 0 for a
+      task in doubt, 1 for a certain one).
+
+    The pairs are taken in the order of ``(l_ij, c_j, -v_ij, j, i)``: whole layers while they
+    fit, the last partial layer's least confident tasks first. A subset of a feasible plan is
+    feasible, whatever the method.
+
+    With ``check_uncovered``, every task the plan leaves out and whose cap allows one more
+    worker also gets a place in layer 1 (at its confidence, with ``v`` of its most informative
+    eligible worker): when its turn comes it is given its most informative eligible worker
+    with room left by the pairs taken before it (equal ``v``: lower index). This is the *check*
+    answer a myopic plan never gives (its value is in the later rounds). A planned pair whose
+    worker such checks have used up is then skipped; the result stays feasible for ``problem``.
+
+    Parameters
+    ----------
+    plan : array_like of bool (or 0/1), shape (n_workers, n_tasks)
+        Respects ``problem``'s caps and eligibility; its size may exceed ``problem.budget``.
+    problem : AssignmentProblem
+        The round's problem (:attr:`NextRound.problem`): quality, caps, eligibility, priors.
+    budget : int >= 0
+        Pairs to take at most. With ``budget >= plan.sum()`` and no checks: the whole plan.
+    check_uncovered : bool, default False
+
+    Returns
+    -------
+    ndarray of bool, shape (n_workers, n_tasks)
+        At most ``budget`` pairs; all of them in ``plan`` unless ``check_uncovered``.
+
+    Raises
+    ------
+    ValueError
+        Naming the field: a plan of the wrong shape or values, on an ineligible pair or over a
+        cap; a negative or fractional budget.
+    """
+    if not isinstance(problem, AssignmentProblem):
+        raise ValueError(f"problem must be an AssignmentProblem, got {type(problem).__name__}")
+    x = _validate_plan(plan, problem)
+    budget = _budget(budget)
+    workers, tasks, layer, value = _layers(x, problem)
+    k = problem.n_labels
+    confidence = (k * problem.prior_distribution.max(axis=1) - 1.0) / (k - 1.0)
+    if check_uncovered:
+        checks = np.flatnonzero(~x.any(axis=0) & (problem.max_workers_per_task > 0))
+        best = _best_values(problem, checks)
+        checks, best = checks[best >= 0], best[best >= 0]  # tasks without an eligible worker
+        workers = np.concatenate([workers, np.full(checks.size, -1, dtype=np.int64)])
+        tasks = np.concatenate([tasks, checks])
+        layer = np.concatenate([layer, np.ones(checks.size, dtype=np.int64)])
+        value = np.concatenate([value, best])
+    order = np.lexsort((workers, tasks, -value, confidence[tasks], layer))
+    take = np.zeros(problem.shape, dtype=bool)
+    if not check_uncovered or not np.any(workers < 0):
+        chosen = order[:budget]
+        take[workers[chosen], tasks[chosen]] = True
+        return take
+    room = problem.max_tasks_per_worker.copy()
+    taken = 0
+    for k in order:
+        if taken >= budget:
+            break
+        i, j = int(workers[k]), int(tasks[k])
+        if i < 0:
+            i = _best_worker(problem, j, room, take[:, j])
+            if i < 0:
+                continue
+        elif room[i] <= 0:
+            continue
+        take[i, j] = True
+        room[i] -= 1
+        taken += 1
+    return take
+
+
+def _validate_plan(plan, problem: AssignmentProblem) -> np.ndarray:
+    x = np.asarray(plan)
+    if x.shape != problem.shape:
+        raise ValueError(f"plan must have the problem's shape {problem.shape}, got {x.shape}")
+    if x.dtype != np.bool_:
+        if not (np.issubdtype(x.dtype, np.number) and np.all((x == 0) | (x == 1))):
+            raise ValueError("plan must be a bool (or 0/1) matrix")
+        x = x.astype(bool)
+    if problem.eligible is not None and np.any(x & ~problem.eligible):
+        i, j = np.argwhere(x & ~problem.eligible)[0]
+        raise ValueError(f"plan assigns an ineligible pair (worker {i}, task {j})")
+    for name, counts, caps, what in (
+        ("max_workers_per_task", x.sum(axis=0), problem.max_workers_per_task, "task"),
+        ("max_tasks_per_worker", x.sum(axis=1), problem.max_tasks_per_worker, "worker"),
+    ):
+        over = np.flatnonzero(counts > caps)
+        if over.size:
+            k = over[0]
+            raise ValueError(f"plan exceeds {name} at {what} {k}: {counts[k]} pairs, cap {caps[k]}")
+    return x
+
+
+def _layers(x: np.ndarray, problem: AssignmentProblem):
+    """The plan's pairs by task, most informative first: workers, tasks, layer (1, 2, ...)
+    and informativeness (:func:`_informativeness`), each of shape (n_pairs,)."""
+    tasks, workers = np.nonzero(x.T)  # by task, then worker
+    value = _informativeness(problem.quality_at(workers, tasks), problem.n_labels)
+    by_task = np.lexsort((workers, -value, tasks))
+    workers, tasks, value = workers[by_task], tasks[by_task], value[by_task]
+    starts = np.flatnonzero(np.r_[True, tasks[1:] != tasks[:-1]]) if tasks.size else tasks
+    first = np.repeat(starts, np.diff(np.r_[starts, tasks.size]))
+    layer = np.arange(tasks.size) - first + 1
+    return workers.astype(np.int64), tasks.astype(np.int64), layer.astype(np.int64), value
+
+
+def _best_values(problem: AssignmentProblem, tasks: np.ndarray) -> np.ndarray:
+    """For each task, the informativeness of its most informative eligible worker with room;
+    -1 if it has none. Shape (len(tasks),)."""
+    if tasks.size == 0:
+        return np.zeros(0)
+    n = problem.n_workers
+    value = _informativeness(
+        problem.quality_at(np.arange(n)[:, None], tasks[None, :]), problem.n_labels
+    )
+    usable = (problem.max_tasks_per_worker > 0)[:, None]
+    if problem.eligible is not None:
+        usable = usable & problem.eligible[:, tasks]
+    return np.where(usable, value, -1.0).max(axis=0)
+
+
+def _best_worker(problem: AssignmentProblem, j: int, room: np.ndarray, taken: np.ndarray) -> int:
+    """Task ``j``'s most informative eligible worker with room, not yet taken; -1 if none."""
+    n = problem.n_workers
+    usable = (room > 0) & ~taken
+    if problem.eligible is not None:
+        usable &= problem.eligible[:, j]
+    if not usable.any():
+        return -1
+    value = _informativeness(problem.quality_at(np.arange(n), np.full(n, j)), problem.n_labels)
+    return int(np.argmax(np.where(usable, value, -1.0)))  # first maximum: lowest index
+
+
+def _informativeness(q: np.ndarray, n_labels: int) -> np.ndarray:
+    """``|K Q - 1| / (K - 1)``: how far an answer is from a uniform guess (``|2 Q - 1|`` for
+    two labels)."""
+    return np.abs(n_labels * q - 1.0) / (n_labels - 1.0)
+
+
+def _positive(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral | np.integer) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
 
 
 def _validate_answers(worker_index, task_index, said_one, label, n: int, m: int, n_labels: int):
