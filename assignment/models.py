@@ -692,6 +692,12 @@ class AssignmentRun(models.Model):
         blank=True,
         help_text="A round is refused once the answers' expected accuracy reaches this.",
     )
+    rounds_left = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="A round with rounds to go after it (this one included, > 1) plans all of "
+        "them with budget and takes its share in layers; None or 1: the last round.",
+    )
     round_start = models.JSONField(
         default=dict,
         blank=True,
@@ -742,6 +748,10 @@ class AssignmentRun(models.Model):
                 condition=Q(target_posterior__isnull=True)
                 | (Q(target_posterior__gt=0.5) & Q(target_posterior__lte=1)),
                 name="run_target_posterior_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(rounds_left__isnull=True) | Q(rounds_left__gte=1),
+                name="run_rounds_left_positive",
             ),
             models.CheckConstraint(
                 condition=Q(target_accuracy__isnull=True)

@@ -243,6 +243,15 @@ class _RoundForm(forms.Form):
         "reaches this (empty = none).",
     )
 
+    rounds_left = forms.IntegerField(
+        label="Rounds to go",
+        required=False,
+        min_value=1,
+        max_value=100,
+        help_text="Next round only: how many rounds remain, this one included. Above 1 the "
+        "round plans them all and takes its share in layers; empty or 1 = the last round.",
+    )
+
     def clean_target_posterior(self) -> float | None:
         value = self.cleaned_data.get("target_posterior")
         if value is not None and value <= 0.5:
@@ -260,7 +269,7 @@ class _RoundForm(forms.Form):
         data = self.cleaned_data
         given = {
             name: data[name]
-            for name in ("target_posterior", "target_accuracy")
+            for name in ("target_posterior", "target_accuracy", "rounds_left")
             if data.get(name) is not None
         }
         return {"next_round": data.get("next_round", False), **given}

@@ -351,6 +351,15 @@ class _RoundSerializer(serializers.Serializer):
         "reaches this. In (0, 1].",
     )
 
+    rounds_left = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=100,
+        help_text="Rounds only: rounds to go, this one included. Above 1 the round plans all "
+        "of them with its budget and takes its share in layers (a first or a check answer for "
+        "each open task before any task's next one); default 1, the last round.",
+    )
+
     def validate_target_posterior(self, value: float) -> float:
         if value <= 0.5:
             raise serializers.ValidationError("Ensure this value is greater than 0.5.")

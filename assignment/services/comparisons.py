@@ -59,6 +59,7 @@ def comparison_create(
     next_round: bool = False,
     target_posterior: float | None = None,
     target_accuracy: float | None = None,
+    rounds_left: int | None = None,
     enqueue: bool = True,
 ) -> Comparison:
     """A comparison of ``methods`` on the project's latest quality matrix: one run per method
@@ -92,7 +93,7 @@ def comparison_create(
             f"this one {n_runs}"
         )
     matrix = _quality_matrix_for_runs(project=project)
-    _check_round_targets(next_round, target_posterior, target_accuracy)
+    _check_round_targets(next_round, target_posterior, target_accuracy, rounds_left)
     round_plan = None
     if next_round:
         per_task, per_worker = _caps_or_defaults(
@@ -125,7 +126,9 @@ def comparison_create(
                     options=None,
                     comparison=comparison,
                     enqueue=enqueue,
-                    round_targets=(target_posterior, target_accuracy) if next_round else None,
+                    round_targets=(
+                        (target_posterior, target_accuracy, rounds_left) if next_round else None
+                    ),
                     round_plan=round_plan,
                 )
         if enqueue:

@@ -96,6 +96,7 @@ def _round_start(run: AssignmentRun, *, plan: _RoundPlan, round_budget: int | No
         "open_tasks": int(nxt.open_tasks.sum()),
         "tasks": int(nxt.open_tasks.size),
         "project_budget": plan.project_budget,
+        "rounds_left": run.rounds_left or 1,
     }
 
 

@@ -6,6 +6,7 @@ a cancel request) can never both move a run on: the loser's update changes no ro
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -22,10 +23,13 @@ from django.utils import timezone
 
 from assignment.engine import (
     AssignmentProblem,
+    NextRound,
+    SolveResult,
     check_options,
     solve,
 )
 from assignment.engine.distributions import assignment_distributions
+from assignment.engine.solve import evaluate
 from assignment.errors import (
     RunLimitError,
     RunStateError,
@@ -59,23 +63,59 @@ class _RunInterrupted(Exception):
 def _run_problem(run: AssignmentRun) -> AssignmentProblem:
     """The engine problem of ``run``: the project's problem, or for a next round that problem
     conditioned on the answers the round counts (:func:`~assignment.engine.next_round`)."""
-    problem = _project_problem(
+    if not run.next_round:
+        return _whole_problem(run)
+    return _run_round(run).problem
+
+
+def _whole_problem(run: AssignmentRun) -> AssignmentProblem:
+    return _project_problem(
         project=run.project,
         matrix=run.quality_matrix,
         budget=run.budget,
         max_workers_per_task=run.max_workers_per_task,
         max_tasks_per_worker=run.max_tasks_per_worker,
     )
-    if not run.next_round:
-        return problem
+
+
+def _run_round(run: AssignmentRun) -> NextRound:
+    """A next round's :class:`~assignment.engine.rounds.NextRound`: the answers it counts."""
     return _next_round(
-        problem=problem,
+        problem=_whole_problem(run),
         project=run.project,
         matrix=run.quality_matrix,
         through=run.answers_through or 0,
         budget=run.budget,
         target_posterior=run.target_posterior,
-    )[0].problem
+    )[0]
+
+
+def _run_solve(run: AssignmentRun, progress) -> tuple[AssignmentProblem, SolveResult]:
+    """Solve ``run``'s problem with its method; a round with rounds to go after it
+    (``rounds_left > 1``) solves all of them (its budget) and keeps this round's layers of
+    that plan (:meth:`~assignment.engine.rounds.NextRound.take_layers`), evaluated again."""
+    arguments = {"method": run.method, "seed": run.seed, "progress": progress, **run.options}
+    if not run.next_round:
+        problem = _whole_problem(run)
+        return problem, solve(problem, **arguments)
+    nxt = _run_round(run)
+    plan = solve(nxt.problem, **arguments)
+    if (run.rounds_left or 1) == 1:
+        return nxt.problem, plan
+    take = nxt.take_layers(plan.assignment, rounds_left=run.rounds_left)
+    accuracy, error = evaluate(nxt.problem, take, seed=run.seed)
+    message = (
+        f"{plan.message}; planned {int(plan.assignment.sum()):,} pairs for {run.rounds_left} "
+        f"rounds, this one takes {int(take.sum()):,} of them in layers"
+    )
+    result = dataclasses.replace(
+        plan,
+        assignment=take,
+        expected_accuracy=accuracy,
+        accuracy_standard_error=error,
+        message=message,
+    )
+    return nxt.problem, result
 
 
 def _check_options(method: str, options: dict) -> dict:
@@ -100,6 +140,7 @@ def run_create(
     next_round: bool = False,
     target_posterior: float | None = None,
     target_accuracy: float | None = None,
+    rounds_left: int | None = None,
     enqueue: bool = True,
 ) -> AssignmentRun:
     """Queue a run of ``method`` on the project's latest quality matrix.
@@ -114,7 +155,10 @@ def run_create(
     over all rounds), and ``budget`` is this round's, by default what remains of the
     project's budget after the answers. Tasks whose likelier label has a posterior of at least
     ``target_posterior`` get nobody; the round is refused once the answers' expected accuracy
-    reaches ``target_accuracy``, or when it has nothing to assign. ``round_start`` records
+    reaches ``target_accuracy``, or when it has nothing to assign. With ``rounds_left`` > 1
+    (rounds to go, this one included) the round is not the last: it plans all of them with
+    ``budget`` and takes its share of the plan in layers, a first or a check answer for each
+    open task before any task's next one (``docs/design.md``, "Rounds"). ``round_start`` records
     what the round started from (see ``docs/design.md``, "Rounds").
 
     Raises :class:`RunValidationError` for an unknown method, an invalid option or target, a
@@ -122,7 +166,7 @@ def run_create(
     (:func:`~assignment.selectors.run_readiness`).
     """
     _check_method(method)
-    _check_round_targets(next_round, target_posterior, target_accuracy)
+    _check_round_targets(next_round, target_posterior, target_accuracy, rounds_left)
     return _run_new(
         project=project,
         matrix=_quality_matrix_for_runs(project=project),
@@ -133,17 +177,25 @@ def run_create(
         seed=seed,
         options=options,
         enqueue=enqueue,
-        round_targets=(target_posterior, target_accuracy) if next_round else None,
+        round_targets=(target_posterior, target_accuracy, rounds_left) if next_round else None,
     )
 
 
 def _check_round_targets(
-    next_round: bool, target_posterior: float | None, target_accuracy: float | None
+    next_round: bool,
+    target_posterior: float | None,
+    target_accuracy: float | None,
+    rounds_left: int | None,
 ) -> None:
     if not next_round and (target_posterior is not None or target_accuracy is not None):
         raise RunValidationError(
             "target_posterior and target_accuracy are stopping rules of a next round: "
             "set next_round (the API's round) too"
+        )
+    if not next_round and rounds_left is not None:
+        raise RunValidationError(
+            "rounds_left says how many rounds a next round plans for: set next_round (the "
+            "API's round) too"
         )
 
 
@@ -196,10 +248,11 @@ def _run_new(
     options: dict | None,
     enqueue: bool,
     comparison: Comparison | None = None,
-    round_targets: tuple[float | None, float | None] | None = None,
+    round_targets: tuple[float | None, float | None, int | None] | None = None,
     round_plan: _RoundPlan | None = None,
 ) -> AssignmentRun:
-    """Validate and queue a run; ``round_targets`` = ``(target_posterior, target_accuracy)``
+    """Validate and queue a run; ``round_targets`` = ``(target_posterior, target_accuracy,
+    rounds_left)``
     of a next round, None for a run on the whole project; ``round_plan`` the answers in hand
     when the caller has read them already (a comparison's runs share them)."""
     requested_budget = budget
@@ -221,7 +274,7 @@ def _run_new(
     )
     if round_targets is not None:
         run.next_round = True
-        run.target_posterior, run.target_accuracy = round_targets
+        run.target_posterior, run.target_accuracy, run.rounds_left = round_targets
     try:
         run.full_clean()
     except ValidationError as exc:
@@ -360,8 +413,7 @@ def run_execute(
     heartbeat = _Heartbeat(run_id, every=max(1.0, settings.TVCS_RUN_STALE_AFTER / 6))
     heartbeat.start()
     try:
-        problem = _run_problem(run)
-        result = solve(problem, method=run.method, seed=run.seed, progress=progress, **run.options)
+        problem, result = _run_solve(run, progress)
     except _RunStopped:
         logger.info("run %s stopped while computing: it is no longer running", run_id)
         return AssignmentRun.objects.filter(pk=run_id).first()

@@ -272,9 +272,9 @@ def test_a_comparison_in_rounds_runs_every_method_from_the_same_answers_under_it
         assert x.sum() <= run.budget
     bound = dict(
         (budget, value)
-        for budget, value in services.comparison_upper_bound_compute(
-            comparison_id=comparison.pk
-        )["points"]
+        for budget, value in services.comparison_upper_bound_compute(comparison_id=comparison.pk)[
+            "points"
+        ]
     )
     for run in AssignmentRun.objects.filter(comparison=comparison):
         assert run.expected_accuracy <= bound[run.budget] + 1e-12
@@ -290,3 +290,37 @@ def test_a_comparison_in_rounds_with_nothing_to_do_is_refused_whole(project):
             project=project, methods=["greedy", "random"], next_round=True, enqueue=False
         )
     assert AssignmentRun.objects.count() == 1
+
+
+def test_a_round_with_rounds_to_go_takes_one_layer_of_its_plan_for_all_of_them(project):
+    first = executed(
+        services.run_create(project=project, method="greedy", budget=10, enqueue=False)
+    )
+    answer(first)
+    layered = executed(
+        services.run_create(
+            project=project, method="greedy", next_round=True, rounds_left=3, enqueue=False
+        )
+    )
+    assert layered.budget == 30  # the plan is for the rest of the project's budget
+    assert layered.round_start["rounds_left"] == 3
+    x = np.zeros((N_WORKERS, N_TASKS), bool)
+    x[tuple(layered.pairs.T)] = True
+    answered = grid(first) >= 0
+    assert not (x & answered).any()
+    assert x.sum(axis=0).max() <= 1, "an earlier round takes one layer: one answer a task"
+    # at most max(30 // 3, tasks without an answer) pairs, and a first answer for those
+    unanswered = ~answered.any(axis=0)
+    assert x.sum() <= max(10, int(unanswered.sum()))
+    assert x[:, unanswered].any(axis=0).all()
+    assert "this one takes" in layered.progress_message
+    q = first.quality_matrix.values
+    posterior = aggregate(grid(first), q, prior=0.4).posterior
+    assert layered.expected_accuracy == pytest.approx(
+        expected_accuracy(q, x, prior=posterior), abs=1e-12
+    )
+
+
+def test_rounds_left_without_a_round_is_refused(project):
+    with pytest.raises(RunValidationError, match="rounds_left says how many rounds"):
+        services.run_create(project=project, method="greedy", rounds_left=2, enqueue=False)

@@ -23,6 +23,13 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
 def _probability(text: str) -> float:
     value = float(text)
     if not 0.0 < value <= 1.0:
@@ -60,6 +67,13 @@ class Command(BaseCommand):
             metavar="P",
             help="with --round: tasks whose likelier label has a posterior of at least P "
             "(in (0.5, 1]) get nobody",
+        )
+        parser.add_argument(
+            "--rounds-left",
+            type=_positive,
+            metavar="R",
+            help="with --round: rounds to go, this one included; above 1 the round plans them "
+            "all with --budget and takes its share in layers (default 1: the last round)",
         )
         parser.add_argument(
             "--target-accuracy",
@@ -108,6 +122,7 @@ class Command(BaseCommand):
             next_round=options["round"],
             target_posterior=options["target_posterior"],
             target_accuracy=options["target_accuracy"],
+            rounds_left=options["rounds_left"],
             enqueue=False,
         )
         if not services.run_claim(run_id=run.pk):

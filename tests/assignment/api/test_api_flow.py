@@ -415,3 +415,18 @@ def test_the_labels_api_offers_dawid_skene_and_refuses_an_unknown_aggregation(ap
     wrong = api.get(f"/api/projects/{project.pk}/labels/?aggregation=majority")
     assert wrong.status_code == 400
     assert "aggregation" in wrong.json()["fields"]
+
+
+def test_a_round_with_rounds_to_go_over_the_api_and_a_bad_count_is_a_400(api, project, queued):
+    ok = api.post(
+        f"/api/projects/{project.pk}/runs/",
+        {"method": "greedy", "round": True, "rounds_left": 2},
+    )
+    assert ok.status_code == 202, ok.json()
+    assert ok.json()["round_start"]["rounds_left"] == 2
+    bad = api.post(
+        f"/api/projects/{project.pk}/runs/",
+        {"method": "greedy", "round": True, "rounds_left": 0},
+    )
+    assert bad.status_code == 400
+    assert "rounds_left" in bad.json()["fields"]
