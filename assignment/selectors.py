@@ -28,7 +28,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from rest_framework.authtoken.models import Token
 
-from assignment.answers import answers_in_hand
+from assignment.answers import answers_in_hand, positions
 from assignment.engine.aggregate import aggregate_pairs
 from assignment.errors import AnswersError, RunStateError
 from assignment.exporters import EXPORT_KINDS, LABEL_AGGREGATIONS
@@ -493,13 +493,14 @@ def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOvervie
         answers = answers_in_hand(project=project, matrix=matrix)
     except AnswersError:
         return None
-    priors = dict(Task.objects.filter(project=project).values_list("pk", "prior"))
-    prior = np.array(
-        [
-            project.default_prior if priors.get(pk) is None else priors[pk]
-            for pk in matrix.task_ids.tolist()
-        ]
+    prior = np.full(matrix.n_tasks, project.default_prior)
+    own = list(
+        Task.objects.filter(project=project, prior__isnull=False).values_list("pk", "prior")
     )
+    if own:  # the few tasks with a prior of their own
+        pks, values = zip(*own, strict=True)
+        at = positions(matrix.task_ids, np.asarray(pks, dtype=np.int64))
+        prior[at[at >= 0]] = np.asarray(values)[at >= 0]
     posterior = aggregate_pairs(
         task_index=answers.columns,
         quality=matrix.quality_at(rows=answers.rows, columns=answers.columns),

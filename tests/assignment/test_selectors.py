@@ -176,3 +176,33 @@ def test_the_quality_matrix_list_does_not_load_the_arrays(project):
     stored_matrix(project, np.full((4, 5), 0.7))
     matrix = quality_matrix_list().get()
     assert {"task_ids_blob", "gold_counts_blob"} <= matrix.get_deferred_fields()
+
+
+def test_the_round_overview_uses_each_tasks_own_prior_and_the_answers_posteriors(project):
+    from assignment.engine.aggregate import aggregate_pairs
+    from assignment.selectors import round_overview, run_readiness
+
+    workers = list(Worker.objects.filter(project=project).order_by("pk"))
+    tasks = list(Task.objects.filter(project=project).order_by("pk"))
+    Task.objects.filter(pk=tasks[3].pk).update(prior=0.9)
+    matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
+    values = np.linspace(0.6, 0.9, 20).reshape(4, 5)
+    matrix.set_arrays(  # tasks stored in reverse order: positions, not primary keys, count
+        values=values,
+        worker_ids=[w.pk for w in workers],
+        task_ids=[t.pk for t in reversed(tasks)],
+        task_categories=["c"] * 5,
+    )
+    matrix.save()
+    overview = round_overview(project=project, readiness=run_readiness(project=project))
+    prior = np.array([0.5, 0.9, 0.5, 0.5, 0.5])  # task 3 is the matrix's column 1
+    posterior = aggregate_pairs(
+        task_index=np.array([4, 4]),
+        quality=np.array([values[0, 4], values[1, 4]]),
+        said_one=np.array([True, False]),
+        prior=prior,
+    ).posterior
+    assert overview.answers == 2
+    assert overview.tasks == 5
+    assert overview.accuracy_now == pytest.approx(np.maximum(posterior, 1 - posterior).mean())
+    assert overview.uncertain == 5  # nothing is at 0.95 yet
