@@ -10,13 +10,20 @@ from __future__ import annotations
 import numpy as np
 
 from assignment.engine.accuracy import MAX_EXACT_WORKERS, task_accuracy
+from assignment.engine.multiclass import (
+    MAX_EXACT_STATES,
+    exact_state_counts,
+    task_accuracy_multiclass,
+)
 from assignment.engine.problem import AssignmentProblem
 
-__all__ = ["ACCURACY_BINS", "assignment_distributions"]
+__all__ = ["accuracy_bins", "assignment_distributions"]
 
-#: Edges of the per-task accuracy histogram: a Bayes vote is right at least as often as the
-#: likelier label alone, so accuracies lie in [0.5, 1].
-ACCURACY_BINS = np.linspace(0.5, 1.0, 21)
+
+def accuracy_bins(n_labels: int) -> np.ndarray:
+    """Edges of the per-task accuracy histogram: 20 bins over ``[1/K, 1]``. A Bayes vote is
+    right at least as often as the likeliest label alone, so accuracies lie there."""
+    return np.linspace(1.0 / n_labels, 1.0, 21)
 
 
 def assignment_distributions(problem: AssignmentProblem, assignment: np.ndarray) -> dict:
@@ -28,18 +35,19 @@ def assignment_distributions(problem: AssignmentProblem, assignment: np.ndarray)
         ``workers_per_task``: ``counts[k]`` = number of tasks with ``k`` workers;
         ``tasks_per_worker``: ``counts[k]`` = number of workers with ``k`` tasks;
         ``task_accuracy``: ``{"edges": [...], "counts": [...]}``, the histogram of each
-        task's exact expected accuracy over :data:`ACCURACY_BINS`, or None when a task has
-        more than ``MAX_EXACT_WORKERS`` workers (its accuracy is only estimated).
+        task's exact expected accuracy over :func:`accuracy_bins` (``[1/K, 1]``), or None
+        when a task is beyond the exact computation (its accuracy is only estimated).
     """
     assignment = np.asarray(assignment, dtype=bool)
     per_task = assignment.sum(axis=0)
     per_worker = assignment.sum(axis=1)
     accuracy = None
-    if per_task.max(initial=0) <= MAX_EXACT_WORKERS:
-        values = task_accuracy(problem.quality_form, assignment, prior=problem.prior)
-        counts, _ = np.histogram(np.clip(values, 0.5, 1.0), bins=ACCURACY_BINS)
+    values = _task_accuracies(problem, assignment, per_task)
+    if values is not None:
+        bins = accuracy_bins(problem.n_labels)
+        counts, _ = np.histogram(np.clip(values, bins[0], 1.0), bins=bins)
         accuracy = {
-            "edges": [round(float(edge), 6) for edge in ACCURACY_BINS],
+            "edges": [round(float(edge), 6) for edge in bins],
             "counts": counts.tolist(),
         }
     return {
@@ -47,3 +55,18 @@ def assignment_distributions(problem: AssignmentProblem, assignment: np.ndarray)
         "tasks_per_worker": np.bincount(per_worker).tolist(),
         "task_accuracy": accuracy,
     }
+
+
+def _task_accuracies(problem: AssignmentProblem, assignment, per_task) -> np.ndarray | None:
+    """Every task's exact expected accuracy, or None when one is beyond the exact limit."""
+    if problem.n_labels == 2:
+        if per_task.max(initial=0) > MAX_EXACT_WORKERS:
+            return None
+        return task_accuracy(problem.quality_form, assignment, prior=problem.prior)
+    k = problem.n_labels
+    states = exact_state_counts(problem.quality_form, assignment, n_labels=k)
+    if states.max(initial=1.0) > MAX_EXACT_STATES:
+        return None
+    return task_accuracy_multiclass(
+        problem.quality_form, assignment, prior=problem.prior_distribution, n_labels=k
+    )

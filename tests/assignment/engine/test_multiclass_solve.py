@@ -421,3 +421,27 @@ def test_once_a_task_earns_the_credit_cap_its_bayes_vote_errs_at_most_the_target
     uniform = np.full((1, n_labels), 1.0 / n_labels)
     accuracy = task_accuracy_multiclass(q[:k], np.ones((k, 1)), prior=uniform, n_labels=n_labels)
     assert 1.0 - accuracy[0] <= target
+
+
+def test_a_three_label_assignment_has_its_accuracy_histogram_over_a_third_to_one():
+    from assignment.engine.distributions import assignment_distributions
+    from assignment.engine.multiclass import task_accuracy_multiclass
+
+    rng = np.random.default_rng(2)
+    problem = AssignmentProblem(
+        rng.uniform(0.4, 0.95, (5, 12)),
+        max_workers_per_task=3,
+        max_tasks_per_worker=6,
+        budget=20,
+        n_labels=3,
+    )
+    x = solve(problem, method="greedy", seed=0).assignment
+    summary = assignment_distributions(problem, x)
+    histogram = summary["task_accuracy"]
+    assert histogram["edges"][0] == pytest.approx(1 / 3, abs=1e-6)
+    assert sum(histogram["counts"]) == 12
+    values = task_accuracy_multiclass(
+        problem.quality, x, prior=problem.prior_distribution, n_labels=3
+    )
+    expected, _ = np.histogram(values, bins=np.asarray(histogram["edges"]))
+    assert histogram["counts"] == expected.tolist()
