@@ -1,8 +1,9 @@
 """The collected answers of a project as arrays over a quality matrix's rows and columns.
 
 The labels export and the next round read answers the same way: one query for the answers
-(``worker_id``, ``task_id``, ``label``), the matrix row and column of each, and whether it was
-the project's second label (label ``1`` of the binary Bayes vote). No workers x tasks grid.
+(``worker_id``, ``task_id``, ``label``), the matrix row and column of each, and the index of
+its label in the project's label set (for two labels, ``1`` is the binary Bayes vote's 1).
+No workers x tasks grid.
 :func:`labelled_answers` reads answers (or gold answers) by primary keys and label index, for
 the EM of quality from answers and the Dawid–Skene labels.
 """
@@ -27,20 +28,25 @@ class AnswersInHand:
     ----------
     rows, columns : ndarray of int64, shape (n_answers,)
         The matrix row of the answer's worker and the column of its task.
-    said_one : ndarray of bool, shape (n_answers,)
-        Whether the answer was the project's second label.
+    label : ndarray of int64, shape (n_answers,)
+        The answer's index in the project's label set.
     last_id : int or None
         The largest answer id read (None without answers): a round counts exactly these.
     """
 
     rows: np.ndarray
     columns: np.ndarray
-    said_one: np.ndarray
+    label: np.ndarray
     last_id: int | None
 
     @property
     def count(self) -> int:
         return int(self.rows.size)
+
+    @property
+    def said_one(self) -> np.ndarray:
+        """Whether each answer was the second label (label ``1`` of a binary Bayes vote)."""
+        return self.label == 1
 
 
 def answers_in_hand(
@@ -59,7 +65,7 @@ def answers_in_hand(
     found = list(answers.order_by().values_list("pk", "worker_id", "task_id", "label"))
     if not found:
         empty = np.zeros(0, dtype=np.int64)
-        return AnswersInHand(rows=empty, columns=empty, said_one=empty.astype(bool), last_id=None)
+        return AnswersInHand(rows=empty, columns=empty, label=empty, last_id=None)
     ids, worker_pks, task_pks, given = zip(*found, strict=True)
     rows = positions(matrix.worker_ids, np.asarray(worker_pks, dtype=np.int64))
     columns = positions(matrix.task_ids, np.asarray(task_pks, dtype=np.int64))
@@ -71,8 +77,8 @@ def answers_in_hand(
             f"an answer has the label {unknown!r}, which is not in the project's label set "
             f"{labels!r}"
         )
-    said_one = np.fromiter((value_of[label] == 1 for label in given), bool, len(given))
-    return AnswersInHand(rows=rows, columns=columns, said_one=said_one, last_id=max(ids))
+    label = np.fromiter((value_of[name] for name in given), np.int64, len(given))
+    return AnswersInHand(rows=rows, columns=columns, label=label, last_id=max(ids))
 
 
 def positions(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:

@@ -33,6 +33,7 @@ from assignment.answers import answers_in_hand, labelled_answers
 from assignment.data_files import FORMATS, FORMULA_TRIGGERS
 from assignment.engine.aggregate import aggregate_pairs
 from assignment.engine.answer_quality import estimate_from_answers
+from assignment.engine.multiclass import aggregate_multiclass
 from assignment.errors import AnswersError, ExportError
 from assignment.models import (
     Answer,
@@ -181,14 +182,10 @@ def _label_rows(project: Project) -> Rows:
 
     Reads the answers once, as arrays (:func:`~assignment.answers.answers_in_hand`), and the
     quality of the answered pairs only (:func:`~assignment.engine.aggregate.aggregate_pairs`):
-    no workers x tasks grid.
+    no workers x tasks grid. With K > 2 labels, the K-class Bayes vote under a uniform prior
+    (:func:`~assignment.engine.multiclass.aggregate_multiclass`).
     """
     labels = list(project.labels)
-    if len(labels) != 2:
-        raise ExportError(
-            f"aggregated labels need a binary label set; project {project.name!r} has "
-            f"{len(labels)} labels"
-        )
     matrix = _latest_quality_matrix(project)
     try:
         answers = answers_in_hand(project=project, matrix=matrix)
@@ -204,27 +201,36 @@ def _label_rows(project: Project) -> Rows:
             "pk", "external_id", "prior"
         )
     }
-    priors = [
-        project.default_prior if tasks[int(pk)][1] is None else tasks[int(pk)][1] for pk in task_ids
-    ]
-    result = aggregate_pairs(
-        task_index=task_of_answer,
-        quality=matrix.quality_at(rows=answers.rows, columns=answers.columns),
-        said_one=answers.said_one,
-        prior=np.asarray(priors),
-    )
+    quality = matrix.quality_at(rows=answers.rows, columns=answers.columns)
+    if len(labels) == 2:
+        priors = [
+            project.default_prior if tasks[int(pk)][1] is None else tasks[int(pk)][1]
+            for pk in task_ids
+        ]
+        result = aggregate_pairs(
+            task_index=task_of_answer,
+            quality=quality,
+            said_one=answers.said_one,
+            prior=np.asarray(priors),
+        )
+        chosen = result.labels
+        posterior = np.where(chosen == 1, result.posterior, 1.0 - result.posterior)
+    else:
+        k = len(labels)
+        result = aggregate_multiclass(
+            task_index=task_of_answer,
+            quality=quality,
+            label=answers.label,
+            prior=np.full((len(answered), k), 1.0 / k),
+            n_labels=k,
+        )
+        chosen = result.labels
+        posterior = result.posterior[np.arange(len(answered)), chosen]
     counts = np.bincount(task_of_answer, minlength=len(answered))
 
     def generate() -> Iterator[tuple]:
         for k, pk in enumerate(task_ids.tolist()):
-            label = int(result.labels[k])
-            posterior = float(result.posterior[k])
-            yield (
-                tasks[pk][0],
-                labels[label],
-                posterior if label == 1 else 1.0 - posterior,
-                int(counts[k]),
-            )
+            yield tasks[pk][0], labels[chosen[k]], float(posterior[k]), int(counts[k])
 
     return generate()
 

@@ -30,6 +30,7 @@ from rest_framework.authtoken.models import Token
 
 from assignment.answers import answers_in_hand, positions
 from assignment.engine.aggregate import aggregate_pairs
+from assignment.engine.multiclass import aggregate_multiclass
 from assignment.errors import AnswersError, RunStateError
 from assignment.exporters import EXPORT_KINDS, LABEL_AGGREGATIONS
 from assignment.models import (
@@ -412,7 +413,7 @@ class RunReadiness:
     matrix: QualityMatrix | None
     refusal: str
     coverage: QualityCoverage | None
-    #: ``""`` (ready), ``"labels"``, ``"no-matrix"`` or ``"stale"``.
+    #: ``""`` (ready), ``"no-matrix"`` or ``"stale"``.
     reason: str
 
     @property
@@ -424,21 +425,10 @@ def run_readiness(*, project: Project) -> RunReadiness:
     """The matrix runs would use, or why a run would be wrong (the refusal of
     :func:`assignment.services.run_create`, which the pages show before anyone tries):
 
-    * a label set of other than two labels: the expected accuracy the methods optimise is
-      the binary Bayes vote's;
     * no quality matrix;
     * a matrix without quality for tasks or active workers added since it was made: they would
       silently never be assigned.
     """
-    labels = list(project.labels)
-    if len(labels) != 2:
-        refusal = (
-            f"project {project.name!r} has {len(labels)} labels "
-            f"({', '.join(map(repr, labels))}); assignment runs support two labels for now: "
-            "their expected accuracy is the binary Bayes vote's and would be wrong for "
-            f"{len(labels)}"
-        )
-        return RunReadiness(matrix=None, refusal=refusal, coverage=None, reason="labels")
     matrix = quality_matrix_latest(project=project)
     if matrix is None:
         refusal = (
@@ -483,6 +473,32 @@ class RoundOverview:
         return self.last_round.expected_accuracy - self.last_round.round_start["accuracy_now"]
 
 
+def _confidence_now(*, project: Project, matrix: QualityMatrix, answers) -> np.ndarray:
+    """Each matrix task's posterior of its likeliest label after ``answers``, shape (m,):
+    the binary Bayes vote under the tasks' priors, or for K labels the K-class vote under a
+    uniform prior (:mod:`~assignment.engine.multiclass`)."""
+    quality = matrix.quality_at(rows=answers.rows, columns=answers.columns)
+    k = len(project.labels)
+    if k != 2:
+        return aggregate_multiclass(
+            task_index=answers.columns,
+            quality=quality,
+            label=answers.label,
+            prior=np.full((matrix.n_tasks, k), 1.0 / k),
+            n_labels=k,
+        ).posterior.max(axis=1)
+    prior = np.full(matrix.n_tasks, project.default_prior)
+    own = list(Task.objects.filter(project=project, prior__isnull=False).values_list("pk", "prior"))
+    if own:  # the few tasks with a prior of their own
+        pks, values = zip(*own, strict=True)
+        at = positions(matrix.task_ids, np.asarray(pks, dtype=np.int64))
+        prior[at[at >= 0]] = np.asarray(values)[at >= 0]
+    posterior = aggregate_pairs(
+        task_index=answers.columns, quality=quality, said_one=answers.said_one, prior=prior
+    ).posterior
+    return np.maximum(posterior, 1.0 - posterior)
+
+
 def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOverview | None:
     """The project's :class:`RoundOverview`, or None when runs cannot start (``readiness``,
     from :func:`run_readiness`) or its answers cannot be read against the matrix."""
@@ -493,21 +509,7 @@ def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOvervie
         answers = answers_in_hand(project=project, matrix=matrix)
     except AnswersError:
         return None
-    prior = np.full(matrix.n_tasks, project.default_prior)
-    own = list(
-        Task.objects.filter(project=project, prior__isnull=False).values_list("pk", "prior")
-    )
-    if own:  # the few tasks with a prior of their own
-        pks, values = zip(*own, strict=True)
-        at = positions(matrix.task_ids, np.asarray(pks, dtype=np.int64))
-        prior[at[at >= 0]] = np.asarray(values)[at >= 0]
-    posterior = aggregate_pairs(
-        task_index=answers.columns,
-        quality=matrix.quality_at(rows=answers.rows, columns=answers.columns),
-        said_one=answers.said_one,
-        prior=prior,
-    ).posterior
-    confidence = np.maximum(posterior, 1.0 - posterior)
+    confidence = _confidence_now(project=project, matrix=matrix, answers=answers)
     last_round = (
         AssignmentRun.objects.filter(project=project, next_round=True, status=RunStatus.SUCCEEDED)
         .order_by("-finished_at", "-pk")

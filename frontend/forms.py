@@ -284,10 +284,13 @@ class RunForm(_RoundForm, _CapsForm):
     )
     field_order = ["method", "budget"]
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, n_labels: int = 2, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["method"].choices = [(m, method_spec(m).title) for m in METHODS]
-        self.fields["method"].initial = METHODS[0]
+        # the first method that takes the project's labels (tvcs-iht is binary for now)
+        self.fields["method"].initial = next(
+            m for m in METHODS if method_spec(m).supports(n_labels)
+        )
         for method in METHODS:
             for option in method_spec(method).options:
                 self.fields[option_field_name(method, option.name)] = _option_field(option)

@@ -66,6 +66,15 @@ def _project_problem(
         dtype=np.int64,
     )
     per_task[[pk not in tasks for pk in task_ids.tolist()]] = 0
+    n_labels = len(project.labels)
+    if n_labels != 2:  # K labels: uniform priors (per-task priors are P(second label))
+        return AssignmentProblem(
+            matrix.quality_form(),
+            max_workers_per_task=per_task,
+            max_tasks_per_worker=per_worker,
+            budget=budget,
+            n_labels=n_labels,
+        )
     default_prior = project.default_prior
     prior = np.array(
         [

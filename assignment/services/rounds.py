@@ -115,12 +115,15 @@ def _next_round(
         answers = answers_in_hand(project=project, matrix=matrix, through=through)
     except AnswersError as exc:
         raise RunValidationError(str(exc)) from exc
+    given = (
+        {"said_one": answers.said_one} if problem.n_labels == 2 else {"label": answers.label}
+    )
     nxt = engine_rounds.next_round(
         problem,
         worker_index=answers.rows,
         task_index=answers.columns,
-        said_one=answers.said_one,
         budget=budget,
         target_posterior=target_posterior,
+        **given,
     )
     return nxt, answers.last_id

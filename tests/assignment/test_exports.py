@@ -277,10 +277,19 @@ def test_labels_use_the_projects_own_label_names():
     assert float(rows[1][2]) == pytest.approx(0.9 * 0.4 / (0.9 * 0.4 + 0.1 * 0.6))
 
 
-def test_labels_need_a_binary_label_set():
+def test_labels_of_three_classes_are_the_k_class_bayes_vote_under_a_uniform_prior():
     project = make_project("three", labels=["a", "b", "c"])
-    with pytest.raises(ExportError, match="need a binary label set; project 'three' has 3"):
-        exported(project, "labels", "csv")
+    import_text(project, "workers", "worker_id\nw1\nw2\n")
+    import_text(project, "tasks", "task_id,category\nt1,x\nt2,x\n")
+    import_text(project, "quality", "worker_id,category,quality\nw1,x,0.8\nw2,x,0.6\n")
+    import_text(project, "answers", "worker_id,task_id,answer\nw1,t1,b\nw2,t1,c\n")
+    rows = list(csv.reader(io.StringIO(exported(project, "labels", "csv"))))
+    # P(b) : P(c) : P(a) = 0.8 * 0.2 : 0.1 * 0.6 : 0.1 * 0.2 (a wrong answer: (1 - Q) / 2)
+    assert rows[0] == ["task_id", "label", "posterior", "n_answers"]
+    assert rows[1][:2] == ["t1", "b"]
+    assert float(rows[1][2]) == pytest.approx(0.16 / 0.24)
+    assert rows[1][3] == "2"
+    assert len(rows) == 2
 
 
 def test_labels_refuse_answers_of_a_worker_the_quality_matrix_does_not_cover(answered):

@@ -324,3 +324,41 @@ def test_a_round_with_rounds_to_go_takes_one_layer_of_its_plan_for_all_of_them(p
 def test_rounds_left_without_a_round_is_refused(project):
     with pytest.raises(RunValidationError, match="rounds_left says how many rounds"):
         services.run_create(project=project, method="greedy", rounds_left=2, enqueue=False)
+
+
+def test_a_next_round_of_three_labels_conditions_on_the_k_class_posteriors(project):
+    from assignment.engine.multiclass import aggregate_multiclass, expected_accuracy_multiclass
+
+    Project.objects.filter(pk=project.pk).update(labels=["a", "b", "c"])
+    project.refresh_from_db()
+    first = executed(
+        services.run_create(project=project, method="greedy", budget=20, enqueue=False)
+    )
+    matrix = first.quality_matrix
+    rng = np.random.default_rng(4)
+    rows, columns = first.pairs.T
+    said = rng.integers(0, 3, rows.size)
+    for row, column, label in zip(rows.tolist(), columns.tolist(), said.tolist(), strict=True):
+        Answer.objects.create(
+            worker_id=int(matrix.worker_ids[row]),
+            task_id=int(matrix.task_ids[column]),
+            label="abc"[label],
+        )
+    second = executed(
+        services.run_create(project=project, method="q-lp", next_round=True, enqueue=False)
+    )
+    q = matrix.values
+    posterior = aggregate_multiclass(
+        task_index=columns,
+        quality=q[rows, columns],
+        label=said,
+        prior=np.full((N_TASKS, 3), 1 / 3),
+        n_labels=3,
+    ).posterior
+    assert second.round_start["accuracy_now"] == pytest.approx(posterior.max(axis=1).mean())
+    x = np.zeros((N_WORKERS, N_TASKS), bool)
+    x[tuple(second.pairs.T)] = True
+    assert not x[rows, columns].any()
+    assert second.expected_accuracy == pytest.approx(
+        expected_accuracy_multiclass(q, x, prior=posterior, n_labels=3), abs=1e-9
+    )

@@ -581,10 +581,29 @@ def test_estimating_quality_again_lifts_the_refusal(project):
     assert late.pk in run.quality_matrix.task_ids
 
 
-def test_a_run_on_more_than_two_labels_is_refused_rather_than_computed_as_binary(project):
+def test_a_project_of_three_labels_runs_the_k_class_methods_and_refuses_tvcs_iht_by_name(
+    project,
+):
+    from assignment.engine.multiclass import expected_accuracy_multiclass
+
     project.labels = ["cat", "dog", "bird"]
     project.save()
-    with pytest.raises(RunValidationError, match=r"has 3 labels .*support two labels for now"):
+    with pytest.raises(RunValidationError, match="tvcs-iht supports two labels for now; use"):
         services.run_create(project=project, method="tvcs-iht", enqueue=False)
-    with pytest.raises(RunValidationError, match="has 3 labels"):
-        services.comparison_create(project=project, methods=["greedy"], enqueue=False)
+    with pytest.raises(RunValidationError, match="tvcs-iht supports two labels"):
+        services.comparison_create(project=project, methods=["greedy", "tvcs-iht"], enqueue=False)
+    assert not AssignmentRun.objects.exists()
+    for method in ("greedy", "q-lp", "random"):
+        run = executed(
+            services.run_create(project=project, method=method, budget=30, seed=1, enqueue=False)
+        )
+        assert run.status == RunStatus.SUCCEEDED, run.error
+        x = np.zeros((10, 25), bool)
+        x[tuple(run.pairs.T)] = True
+        assert run.expected_accuracy == pytest.approx(
+            expected_accuracy_multiclass(
+                run.quality_matrix.values, x, prior=np.full((25, 3), 1 / 3), n_labels=3
+            ),
+            abs=1e-12,
+        )
+        assert run.summary["task_accuracy"]["edges"][0] == pytest.approx(1 / 3, abs=1e-6)

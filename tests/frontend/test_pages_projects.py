@@ -116,12 +116,12 @@ def test_a_stale_quality_matrix_is_flagged_with_an_offer_to_estimate_it_again(cl
     assert 'id="estimate"' in client.get(quality_url).content.decode()
 
 
-def test_a_project_with_three_labels_is_told_runs_support_two_for_now(client, project):
+def test_a_project_with_three_labels_shows_a_uniform_prior_and_no_warning(client, project):
     project.labels = ["cat", "dog", "bird"]
     project.save()
     page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
-    assert "Runs cannot start:" in page
-    assert "has 3 labels" in page
+    assert "Runs cannot start:" not in page
+    assert "uniform over the 3 labels" in page
 
 
 def test_a_project_ready_to_run_shows_no_warning(client, project):

@@ -178,3 +178,34 @@ def test_a_run_beyond_the_users_limit_is_refused_on_the_form_with_the_reason(
     assert response.status_code == 400
     assert "may have at most 1" in response.content.decode()
     assert AssignmentRun.objects.count() == 1
+
+
+def test_a_three_label_project_gets_a_form_without_tvcs_iht_and_runs_greedy(client, alice, queued):
+    project = services.project_create(owner=alice, name="pets", labels=["cat", "dog", "bird"])
+    for kind, text in (
+        ("workers", "worker_id\nw1\nw2\nw3\n"),
+        ("tasks", "task_id,category\nt1,x\nt2,x\nt3,y\n"),
+        (
+            "quality",
+            "worker_id,category,quality\n"
+            + "w1,x,0.9\nw2,x,0.7\nw3,x,0.5\n"
+            + "w1,y,0.6\nw2,y,0.8\nw3,y,0.4\n",
+        ),
+    ):
+        services.project_data_import(
+            project=project, kind=kind, file=io.BytesIO(text.encode()), file_name=f"{kind}.csv"
+        )
+    url = reverse("frontend:run_create", args=[project.pk])
+    page = client.get(url).content.decode()
+    assert "(two labels only for now; this project has 3)" in page
+    form = client.get(url).context["form"]
+    assert form["method"].initial != "tvcs-iht"
+    response = client.post(url, {**form_defaults(client, project), "method": "tvcs-iht"})
+    assert response.status_code == 400
+    assert "tvcs-iht supports two labels for now" in response.content.decode()
+    response = client.post(url, {**form_defaults(client, project), "method": "greedy"})
+    assert response.status_code == 302
+    run = AssignmentRun.objects.get(project=project)
+    execute(run.pk)
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
