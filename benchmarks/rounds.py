@@ -117,7 +117,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import math
 import os
 import re
@@ -139,6 +138,7 @@ from assignment.engine.quality import estimate_quality  # noqa: E402
 from assignment.engine.rounds import next_round, plan_layers  # noqa: E402
 from assignment.engine.solve import solve  # noqa: E402
 from benchmarks.child_runs import code_version, header  # noqa: E402
+from benchmarks.results_file import append_row, load_rows  # noqa: E402
 
 CROWDS = ("beta", "skill-difficulty", "spammers")
 CROWD_STREAM = {"beta": 0, "skill-difficulty": 1, "spammers": 2}
@@ -495,37 +495,13 @@ def row_key(row: dict) -> tuple:
     )
 
 
-def load_rows(path: Path) -> dict:
-    """Rows of a results file by key; a torn or unreadable line is skipped."""
-    rows: dict = {}
-    if not path.exists():
-        return rows
-    with path.open() as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                rows[row_key(row)] = row
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                progress(f"{path}:{number}: unreadable row skipped")
-    return rows
-
-
-def append_row(path: Path, row: dict) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(row) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-
 def progress(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def run_all(grid: Grid, results: Path, argv: list[str]) -> tuple[dict, int, float]:
     """Run what is missing from ``results``; every row by key, the cells run and their time."""
-    rows = load_rows(results)
+    rows = load_rows(results, key=row_key)
     cells = [
         (crowd, seen, b, seed)
         for crowd in grid.crowds
@@ -1061,7 +1037,7 @@ def main(argv: list[str]) -> None:
     if args.fresh and args.results.exists() and not args.report_only:
         args.results.replace(args.results.with_name(args.results.name + ".bak"))
     if args.report_only:
-        rows, ran = load_rows(args.results), (0, 0.0)
+        rows, ran = load_rows(args.results, key=row_key), (0, 0.0)
     else:
         rows, cells, seconds = run_all(grid, args.results, argv)
         ran = (cells, seconds)
