@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from assignment.engine import (
@@ -15,8 +13,6 @@ from assignment.models import (
     Task,
     Worker,
 )
-
-logger = logging.getLogger(__name__)
 
 
 def _project_problem(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 
 from assignment.answers import answers_in_hand
 from assignment.engine import (
@@ -21,8 +20,6 @@ from assignment.models import (
     QualityMatrix,
 )
 from assignment.services.problems import _project_problem
-
-logger = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,9 +112,7 @@ def _next_round(
         answers = answers_in_hand(project=project, matrix=matrix, through=through)
     except AnswersError as exc:
         raise RunValidationError(str(exc)) from exc
-    given = (
-        {"said_one": answers.said_one} if problem.n_labels == 2 else {"label": answers.label}
-    )
+    given = {"said_one": answers.said_one} if problem.n_labels == 2 else {"label": answers.label}
     nxt = engine_rounds.next_round(
         problem,
         worker_index=answers.rows,
