@@ -29,10 +29,22 @@ from assignment.engine.accuracy import MAX_EXACT_WORKERS
 from assignment.engine.problem import AssignmentProblem
 from projections import TVCSStructure
 
-__all__ = ["MAX_SEARCH_PAIRS", "SearchPairs", "search_pairs"]
+__all__ = ["MAX_SEARCH_PAIRS", "SearchPairs", "exact_workers_limit", "search_pairs"]
 
 #: Above this many (worker, task) pairs the steps search a candidate set of about this size.
 MAX_SEARCH_PAIRS = 30_000_000
+
+
+def exact_workers_limit(problem: AssignmentProblem) -> int:
+    """The most workers a task takes during the search, so that every support is evaluated
+    exactly: ``MAX_EXACT_WORKERS`` for two labels, else the K-class greedy's limit
+    (:func:`~assignment.engine._greedy_multiclass.max_exact_workers`: 12 for three labels, 10
+    for four)."""
+    if problem.n_labels == 2:
+        return MAX_EXACT_WORKERS
+    from assignment.engine._greedy_multiclass import max_exact_workers  # a heavier import
+
+    return max_exact_workers(problem.n_labels)
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,9 +98,10 @@ class SearchPairs:
 
     @cached_property
     def structure(self) -> TVCSStructure:
-        """The caps over these pairs, with at most ``MAX_EXACT_WORKERS`` workers per task."""
+        """The caps over these pairs, with at most ``MAX_EXACT_WORKERS`` workers per task
+        (:func:`exact_workers_limit` for ``K > 2`` labels)."""
         problem = self.problem
-        per_task = np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS)
+        per_task = np.minimum(problem.max_workers_per_task, exact_workers_limit(problem))
         if self.entries is None:
             return TVCSStructure.from_matrix(
                 problem.shape,
@@ -130,7 +143,7 @@ def search_pairs(problem: AssignmentProblem, start: np.ndarray) -> SearchPairs:
     n, m = problem.shape
     if n * m <= MAX_SEARCH_PAIRS:
         return SearchPairs(problem, None)
-    per_task = np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS)
+    per_task = np.minimum(problem.max_workers_per_task, exact_workers_limit(problem))
     k = int(min(n, max(2 * per_task.max(initial=0), MAX_SEARCH_PAIRS // m - per_task.max())))
     if problem.eligible is None:  # rank each column of the quality table once
         table = problem.quality_table

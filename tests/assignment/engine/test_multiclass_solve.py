@@ -216,17 +216,27 @@ def test_no_method_beats_the_upper_bound(method, n_labels, low):
         assert run(problem, method).expected_accuracy <= bound.value + 1e-12
 
 
-def test_tvcs_iht_refuses_k_labels_and_names_the_methods_that_solve_them():
-    assert method_spec("tvcs-iht").max_labels == 2
-    assert not method_spec("tvcs-iht").supports(3)
-    for method in ("random", "q-lp", "greedy"):
+def test_every_method_takes_k_labels():
+    for method in METHODS:
         assert method_spec(method).max_labels is None
         assert method_spec(method).supports(7)
-    with pytest.raises(
-        ValueError,
-        match=r"^tvcs-iht supports two labels for now; use random, q-lp or greedy for 3 labels$",
-    ):
-        solve(make_problem(3), method="tvcs-iht", seed=0)
+
+
+@pytest.mark.parametrize("n_labels", [3, 4])
+def test_tvcs_iht_on_k_labels_is_feasible_exact_and_between_random_and_the_bound(n_labels):
+    for seed in range(3):
+        problem = make_problem(n_labels, seed, n=12, m=30, budget=60)
+        out = solve(problem, method="tvcs-iht", seed=seed, max_iter=15, eval_every=3, bound_gap=0)
+        assert problem.is_feasible(out.assignment)
+        assert out.accuracy_standard_error is None  # within the exact K-class limit
+        np.testing.assert_allclose(
+            out.expected_accuracy, accuracy_of(problem, out.assignment), rtol=0, atol=1e-12
+        )
+        assert out.iterations >= 1  # the K-class surrogate's steps ran
+        # never worse than its greedy start, nor than random; never above the bound
+        assert out.expected_accuracy >= out.details["start_accuracy"] - 1e-12
+        assert out.expected_accuracy >= run(problem, "random", seed).expected_accuracy
+        assert out.expected_accuracy <= accuracy_upper_bound(problem).value + 1e-12
 
 
 def test_k_label_accuracy_beyond_the_exact_states_is_a_monte_carlo_estimate():
