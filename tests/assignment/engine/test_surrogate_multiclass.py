@@ -10,6 +10,7 @@ import pytest
 
 from assignment.engine.multiclass import expected_accuracy_multiclass
 from assignment.engine.problem import AssignmentProblem
+from assignment.engine.search_pairs import SearchPairs
 from assignment.engine.surrogate import Surrogate
 from assignment.engine.surrogate_multiclass import (
     MulticlassSurrogate,
@@ -67,6 +68,21 @@ def test_two_labels_give_the_binary_surrogate_on_the_same_seeds(eligible, batch_
         np.testing.assert_allclose(value_m, value_b, rtol=1e-12)
         np.testing.assert_allclose(y_m, y_b, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(v_m, v_b, rtol=1e-12, atol=1e-12)
+
+
+def test_two_labels_give_the_binary_surrogate_over_a_candidate_set():
+    rng = np.random.default_rng(3)
+    problem = _problem(rng, (7, 11), 2)
+    entries = np.flatnonzero(rng.random(77) < 0.5).astype(np.int64)
+    pairs = SearchPairs(problem, entries)
+    binary = Surrogate(problem, pairs=pairs, temperature=0.4, batch_size=3)
+    multi = MulticlassSurrogate(problem, pairs=pairs, temperature=0.4, batch_size=3)
+    x = rng.uniform(0, 1, entries.size) * (rng.random(entries.size) < 0.5)
+    for t in range(3):
+        out_b = binary.step(x, np.random.default_rng(t), 1.5)
+        out_m = multi.step(x, np.random.default_rng(t), 1.5)
+        for a, b in zip(out_m, out_b, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("n_labels", [3, 4])
