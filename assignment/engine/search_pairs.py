@@ -131,6 +131,16 @@ class SearchPairs:
         return out
 
 
+def _reliability(problem: AssignmentProblem, quality: np.ndarray) -> np.ndarray:
+    """How reliable a worker is, to rank candidates: ``|2 Q - 1|`` for two labels, the
+    effective quality ``max(Q, 1 - (K - 1) Q)`` for ``K > 2`` (the upper bound's ranking)."""
+    if problem.n_labels == 2:
+        return np.abs(2.0 * quality - 1.0)
+    from assignment.engine.upper_bound import effective_quality
+
+    return effective_quality(quality, problem.n_labels)
+
+
 def search_pairs(problem: AssignmentProblem, start: np.ndarray) -> SearchPairs:
     """Every pair, or the candidate set of the module docstring around ``start``.
 
@@ -147,11 +157,11 @@ def search_pairs(problem: AssignmentProblem, start: np.ndarray) -> SearchPairs:
     k = int(min(n, max(2 * per_task.max(initial=0), MAX_SEARCH_PAIRS // m - per_task.max())))
     if problem.eligible is None:  # rank each column of the quality table once
         table = problem.quality_table
-        ranked = np.argsort(-np.abs(2.0 * table - 1.0), axis=0, kind="stable")[:k]
+        ranked = np.argsort(-_reliability(problem, table), axis=0, kind="stable")[:k]
         workers = ranked[:, problem.task_column]  # (k, m)
         tasks = np.broadcast_to(np.arange(m), workers.shape)
     else:
-        reliability = np.where(problem.eligible, np.abs(2.0 * problem.quality - 1.0), -1.0)
+        reliability = np.where(problem.eligible, _reliability(problem, problem.quality), -1.0)
         workers = np.argsort(-reliability, axis=0, kind="stable")[:k]
         tasks = np.broadcast_to(np.arange(m), workers.shape)
         keep = np.take_along_axis(reliability, workers, axis=0) >= 0

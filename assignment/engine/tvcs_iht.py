@@ -341,10 +341,13 @@ def tvcs_iht(
     )
     message = f"greedy start {start_acc:.4f}; {message}"
     if refine and problem.n_labels > 2:
-        best, best_acc, note = _refine_multiclass(problem, best, best_acc)
-        if note:
-            history.append((iterations, best_acc))
-        message += "; final pass: " + (note or "prune and refill found nothing better")
+        if deadline is not None and time.perf_counter() > deadline:
+            message += "; no final pass (time limit)"
+        else:
+            best, best_acc, note = _refine_multiclass(problem, best, best_acc)
+            if note:
+                history.append((iterations, best_acc))
+            message += "; final pass: " + (note or "prune and refill found nothing better")
     elif refine and (refine_rounds > 0 or best is not start):
 
         def round_done(rnd: int, accuracy: float) -> None:

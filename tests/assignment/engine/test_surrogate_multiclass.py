@@ -177,3 +177,20 @@ def test_bad_oracle_options_are_rejected():
         MulticlassSurrogate(problem, temperature=0)
     with pytest.raises(ValueError, match="batch_size must be a positive integer"):
         MulticlassSurrogate(problem, batch_size=0)
+
+
+@pytest.mark.parametrize("n_labels", [3, 4])
+def test_a_step_over_candidates_is_the_full_step_at_those_pairs(n_labels):
+    rng = np.random.default_rng(4)
+    problem = _problem(rng, (8, 15), n_labels)
+    entries = np.flatnonzero(rng.random(problem.n_workers * problem.n_tasks) < 0.3)
+    pairs = SearchPairs(problem, entries)
+    x_full = np.zeros(problem.n_workers * problem.n_tasks)
+    x_full[entries] = rng.uniform(0.0, 1.0, entries.size) * (rng.random(entries.size) < 0.5)
+    full = MulticlassSurrogate(problem, temperature=0.6, batch_size=3)
+    part = MulticlassSurrogate(problem, pairs=pairs, temperature=0.6, batch_size=3)
+    value, y, v = full.step(x_full, np.random.default_rng(5), 1.5)
+    value_p, y_p, v_p = part.step(x_full[entries], np.random.default_rng(5), 1.5)
+    assert value_p == value
+    np.testing.assert_array_equal(y_p, y[entries])
+    np.testing.assert_array_equal(v_p, v[entries])
