@@ -25,6 +25,7 @@ Run from the repository root::
 
     python benchmarks/multiclass_solvers.py
     python benchmarks/multiclass_solvers.py --labels 2 3 4 5 --prior dirichlet
+    python benchmarks/multiclass_solvers.py --labels 4 --methods greedy tvcs-iht random
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the proj
     sys.path.insert(0, str(ROOT))
 
 from assignment.engine import AssignmentProblem, accuracy_upper_bound, solve  # noqa: E402
+from assignment.engine.solve import METHODS as ALL_METHODS  # noqa: E402
 from assignment.engine.solve import evaluate  # noqa: E402
 
-METHODS = ("greedy", "q-lp", "random")
+METHODS = ("greedy", "q-lp", "random")  # the default of --methods
 
 
 def instance(args, seed: int, n_labels: int) -> AssignmentProblem:
@@ -81,7 +83,9 @@ def main(argv=None) -> None:
     parser.add_argument("--high", type=float, default=0.9)
     parser.add_argument("--prior", choices=["uniform", "dirichlet"], default="uniform")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--methods", nargs="+", choices=ALL_METHODS, default=list(METHODS))
     args = parser.parse_args(argv)
+    methods = args.methods
     first = instance(args, 0, args.labels[0])
     print(f"{args.workers} workers x {args.tasks:,} tasks, {first.max_workers_per_task[0]} per "
           f"task, {first.max_tasks_per_worker[0]} per worker, budget {first.budget:,}; "
@@ -90,13 +94,13 @@ def main(argv=None) -> None:
     print("| K | method | solve | evaluation | expected accuracy | upper bound - accuracy |")
     print("|---:|---|---:|---:|---:|---:|")
     for n_labels in args.labels:
-        for method in METHODS:  # untimed: numba compiles or loads its kernels
+        for method in methods:  # untimed: numba compiles or loads its kernels
             solve(instance(args, 0, n_labels), method=method, seed=0)
-        rows = {method: [] for method in METHODS}
+        rows = {method: [] for method in methods}
         for seed in range(args.seeds):
             problem = instance(args, seed, n_labels)
             bound = accuracy_upper_bound(problem).value
-            for method in METHODS:
+            for method in methods:
                 result = solve(problem, method=method, seed=seed)
                 started = time.perf_counter()
                 evaluate(problem, result.assignment, seed=seed)
@@ -106,7 +110,7 @@ def main(argv=None) -> None:
                     (result.seconds, evaluation, result.expected_accuracy,
                      bound - result.expected_accuracy)
                 )  # fmt: skip
-        for method in METHODS:
+        for method in methods:
             solve_s, eval_s, accuracy, gap = np.mean(rows[method], axis=0)
             print(f"| {n_labels} | {method} | {solve_s:,.3f} s | {eval_s * 1e3:,.1f} ms | "
                   f"{accuracy:.4f} | {gap:.5f} |")  # fmt: skip

@@ -287,7 +287,7 @@ class RunForm(_RoundForm, _CapsForm):
     def __init__(self, *args, n_labels: int = 2, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["method"].choices = [(m, method_spec(m).title) for m in METHODS]
-        # the first method that takes the project's labels (tvcs-iht is binary for now)
+        # the first method that takes the project's labels (today every method takes any number)
         self.fields["method"].initial = next(
             m for m in METHODS if method_spec(m).supports(n_labels)
         )

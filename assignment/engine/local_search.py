@@ -46,6 +46,7 @@ rounds reach 0.9468.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
@@ -56,7 +57,9 @@ import numpy as np
 
 from assignment.engine.accuracy import expected_accuracy, removal_losses
 from assignment.engine.greedy import GreedyState, fill
+from assignment.engine.multiclass import removal_losses_multiclass
 from assignment.engine.problem import AssignmentProblem
+from assignment.engine.upper_bound import effective_quality
 
 __all__ = ["ImproveResult", "improve", "prune"]
 
@@ -84,17 +87,30 @@ def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> 
         at most ``FREE_LOSS`` (most raise it or leave it exactly unchanged), and removing any
         single worker from a task with two or more would lower it by more than ``FREE_LOSS``.
     """
-    q, prior = problem.quality_form, problem.prior
+    q = problem.quality_form
+    if problem.n_labels == 2:
+        losses = functools.partial(removal_losses, q, prior=problem.prior)
+    else:
+        losses = functools.partial(
+            removal_losses_multiclass,
+            q,
+            prior=problem.prior_distribution,
+            n_labels=problem.n_labels,
+        )
     out = np.array(assignment, dtype=bool)
     tasks = np.arange(problem.n_tasks) if tasks is None else np.unique(np.asarray(tasks))
     tasks = tasks[out[:, tasks].sum(axis=0) >= 2]
     while tasks.size:
-        workers, cols, loss = removal_losses(q, out, prior=prior, tasks=tasks)
+        workers, cols, loss = losses(out, tasks=tasks)
         free = loss <= FREE_LOSS
         if not free.any():
             break
         workers, cols = workers[free], cols[free]
-        reliability = np.abs(problem.quality_at(workers, cols) - 0.5)
+        q_pairs = problem.quality_at(workers, cols)
+        if problem.n_labels == 2:
+            reliability = np.abs(q_pairs - 0.5)
+        else:
+            reliability = effective_quality(q_pairs, problem.n_labels)
         order = np.lexsort((workers, reliability, cols))
         workers, cols = workers[order], cols[order]
         first = np.ones(cols.shape[0], dtype=bool)

@@ -29,10 +29,22 @@ from assignment.engine.accuracy import MAX_EXACT_WORKERS
 from assignment.engine.problem import AssignmentProblem
 from projections import TVCSStructure
 
-__all__ = ["MAX_SEARCH_PAIRS", "SearchPairs", "search_pairs"]
+__all__ = ["MAX_SEARCH_PAIRS", "SearchPairs", "exact_workers_limit", "search_pairs"]
 
 #: Above this many (worker, task) pairs the steps search a candidate set of about this size.
 MAX_SEARCH_PAIRS = 30_000_000
+
+
+def exact_workers_limit(problem: AssignmentProblem) -> int:
+    """The most workers a task takes during the search, so that every support is evaluated
+    exactly: ``MAX_EXACT_WORKERS`` for two labels, else the K-class greedy's limit
+    (:func:`~assignment.engine._greedy_multiclass.max_exact_workers`: 12 for three labels, 10
+    for four)."""
+    if problem.n_labels == 2:
+        return MAX_EXACT_WORKERS
+    from assignment.engine._greedy_multiclass import max_exact_workers  # a heavier import
+
+    return max_exact_workers(problem.n_labels)
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,9 +98,10 @@ class SearchPairs:
 
     @cached_property
     def structure(self) -> TVCSStructure:
-        """The caps over these pairs, with at most ``MAX_EXACT_WORKERS`` workers per task."""
+        """The caps over these pairs, with at most ``MAX_EXACT_WORKERS`` workers per task
+        (:func:`exact_workers_limit` for ``K > 2`` labels)."""
         problem = self.problem
-        per_task = np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS)
+        per_task = np.minimum(problem.max_workers_per_task, exact_workers_limit(problem))
         if self.entries is None:
             return TVCSStructure.from_matrix(
                 problem.shape,
@@ -118,6 +131,16 @@ class SearchPairs:
         return out
 
 
+def _reliability(problem: AssignmentProblem, quality: np.ndarray) -> np.ndarray:
+    """How reliable a worker is, to rank candidates: ``|2 Q - 1|`` for two labels, the
+    effective quality ``max(Q, 1 - (K - 1) Q)`` for ``K > 2`` (the upper bound's ranking)."""
+    if problem.n_labels == 2:
+        return np.abs(2.0 * quality - 1.0)
+    from assignment.engine.upper_bound import effective_quality
+
+    return effective_quality(quality, problem.n_labels)
+
+
 def search_pairs(problem: AssignmentProblem, start: np.ndarray) -> SearchPairs:
     """Every pair, or the candidate set of the module docstring around ``start``.
 
@@ -130,15 +153,15 @@ def search_pairs(problem: AssignmentProblem, start: np.ndarray) -> SearchPairs:
     n, m = problem.shape
     if n * m <= MAX_SEARCH_PAIRS:
         return SearchPairs(problem, None)
-    per_task = np.minimum(problem.max_workers_per_task, MAX_EXACT_WORKERS)
+    per_task = np.minimum(problem.max_workers_per_task, exact_workers_limit(problem))
     k = int(min(n, max(2 * per_task.max(initial=0), MAX_SEARCH_PAIRS // m - per_task.max())))
     if problem.eligible is None:  # rank each column of the quality table once
         table = problem.quality_table
-        ranked = np.argsort(-np.abs(2.0 * table - 1.0), axis=0, kind="stable")[:k]
+        ranked = np.argsort(-_reliability(problem, table), axis=0, kind="stable")[:k]
         workers = ranked[:, problem.task_column]  # (k, m)
         tasks = np.broadcast_to(np.arange(m), workers.shape)
     else:
-        reliability = np.where(problem.eligible, np.abs(2.0 * problem.quality - 1.0), -1.0)
+        reliability = np.where(problem.eligible, _reliability(problem, problem.quality), -1.0)
         workers = np.argsort(-reliability, axis=0, kind="stable")[:k]
         tasks = np.broadcast_to(np.arange(m), workers.shape)
         keep = np.take_along_axis(reliability, workers, axis=0) >= 0

@@ -130,7 +130,6 @@ _REGISTRY = (
         "tvcs_iht",
         "OPTIONS",
         _tvcs_iht_run,
-        max_labels=2,  # its smooth surrogate is binary (for now)
     ),
     _Registered(
         "random",
@@ -309,7 +308,7 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     ------
     ValueError
         On an unknown method or option, or a method that does not support the problem's
-        number of labels (``method_spec(method).max_labels``: tvcs-iht is binary for now).
+        number of labels (``method_spec(method).max_labels``; every method takes any number today).
     """
     if not isinstance(problem, AssignmentProblem):
         raise ValueError(f"problem must be an AssignmentProblem, got {type(problem).__name__}")

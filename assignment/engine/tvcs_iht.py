@@ -53,6 +53,16 @@ the problem allows more and budget is left, tasks that reached 20 are then toppe
 most reliable eligible workers that still have room (the exact projection of ``(2 Q - 1)^2`` on
 the remaining caps): an extra worker never lowers the Bayes vote's expected accuracy, and
 :func:`~assignment.engine.solve.solve` then reports a Monte Carlo estimate.
+
+``K > 2`` labels (the one-coin model of :mod:`assignment.engine.multiclass`): the same start
+(greedy on the K-class model), steps, projection and loop, on the K-class surrogate
+(:mod:`assignment.engine.surrogate_multiclass`, the binary one at ``K = 2``), with supports
+evaluated by the exact K-class accuracy. Tasks take at most greedy's K-class limit of workers
+(:func:`~assignment.engine.search_pairs.exact_workers_limit`: 12 for three labels, 10 for four),
+with no top-up beyond it. The final pass is round 0 of the binary one (prune by exact K-class
+removal losses, refill by greedy's exact gains, prune), kept if it helps: the destroy-and-repair
+rounds need removals from greedy's K-class state, not written yet. Two labels run exactly as
+before (the binary surrogate and final pass).
 """
 
 from __future__ import annotations
@@ -64,13 +74,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assignment.engine._sampled_votes import clip_to_support
-from assignment.engine.accuracy import MAX_EXACT_WORKERS, expected_accuracy
+from assignment.engine.accuracy import MAX_EXACT_WORKERS
+from assignment.engine.greedy import _accuracy as exact_accuracy
 from assignment.engine.greedy import greedy_assignment
-from assignment.engine.local_search import improve
+from assignment.engine.local_search import improve, prune
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.search_pairs import search_pairs
 from assignment.engine.surrogate import Surrogate
+from assignment.engine.surrogate_multiclass import MulticlassSurrogate
 from assignment.engine.upper_bound import accuracy_upper_bound
 from projections import TVCSStructure
 from projections.tvcs import project
@@ -213,9 +225,8 @@ def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
     max_iter, step, eval_every, patience = (
         options[k] for k in ("max_iter", "step", "eval_every", "patience")
     )
-    q, prior = problem.quality_form, problem.prior
     pairs = search_pairs(problem, start)
-    oracle = Surrogate(
+    oracle = (Surrogate if problem.n_labels == 2 else MulticlassSurrogate)(
         problem,
         pairs=pairs,
         temperature=options["temperature"],
@@ -232,7 +243,7 @@ def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
         x = clip_to_support(y, res.support)
         if t % eval_every == 0 or t == max_iter:
             support = pairs.expand(res.support)
-            acc = expected_accuracy(q, support, prior=prior)
+            acc = exact_accuracy(problem, support)
             history.append((t, acc))
             stale = 0 if acc > best_acc else stale + 1
             if acc > best_acc:
@@ -329,7 +340,15 @@ def tvcs_iht(
         problem, start, start_acc, rng=rng, options=options, progress=progress, deadline=deadline
     )
     message = f"greedy start {start_acc:.4f}; {message}"
-    if refine and (refine_rounds > 0 or best is not start):
+    if refine and problem.n_labels > 2:
+        if deadline is not None and time.perf_counter() > deadline:
+            message += "; no final pass (time limit)"
+        else:
+            best, best_acc, note = _refine_multiclass(problem, best, best_acc)
+            if note:
+                history.append((iterations, best_acc))
+            message += "; final pass: " + (note or "prune and refill found nothing better")
+    elif refine and (refine_rounds > 0 or best is not start):
 
         def round_done(rnd: int, accuracy: float) -> None:
             if progress is not None:
@@ -351,17 +370,41 @@ def tvcs_iht(
     return _outcome(problem, best, best_acc, start_acc, iterations, history, message)
 
 
+def _refine_multiclass(problem: AssignmentProblem, best: np.ndarray, best_acc: float):
+    """The final pass for ``K > 2`` labels: round 0 of
+    :func:`~assignment.engine.local_search.improve` (prune the workers that add nothing by
+    exact K-class accuracy, refill by greedy's exact marginal gains, prune again), kept only if
+    it helps. Returns ``(assignment, accuracy, note)``; ``note`` is empty when nothing changed.
+    The destroy-and-repair rounds need the binary greedy state's removals, not written for
+    ``K`` labels yet."""
+    pruned = prune(problem, best)
+    refilled, _ = greedy_assignment(problem, initial=pruned)
+    refilled = prune(problem, refilled)
+    acc = exact_accuracy(problem, refilled)
+    if acc <= best_acc:
+        return best, best_acc, ""
+    note = f"prune and refill {100 * (acc - best_acc):+.2f} points"
+    return refilled, acc, note
+
+
 def _upper_bound(problem: AssignmentProblem) -> float | None:
     """The accuracy upper bound, or None where it is not computed (more than
-    ``MAX_EXACT_WORKERS`` workers on a task)."""
+    ``MAX_EXACT_WORKERS`` workers on a task, or more answer states than the exact K-class
+    accuracy takes)."""
     if problem.max_workers_per_task.max(initial=0) > MAX_EXACT_WORKERS:
         return None
-    return accuracy_upper_bound(problem).value
+    if problem.n_labels == 2:
+        return accuracy_upper_bound(problem).value
+    try:
+        return accuracy_upper_bound(problem).value
+    except ValueError:  # too many answer states for the exact K-class accuracy
+        return None
 
 
 def _outcome(problem, best, best_acc, start_acc, iterations, history, message) -> IHTOutcome:
-    """The outcome, after topping up tasks at ``MAX_EXACT_WORKERS`` when caps allow more."""
-    if problem.max_workers_per_task.max(initial=0) > MAX_EXACT_WORKERS:
+    """The outcome, after topping up tasks at ``MAX_EXACT_WORKERS`` when caps allow more (two
+    labels only: K-class tasks stay within the exact limit, as greedy's)."""
+    if problem.n_labels == 2 and problem.max_workers_per_task.max(initial=0) > MAX_EXACT_WORKERS:
         best, added = _top_up(problem, best)
         if added:
             message += f"; {added} pair(s) added beyond {MAX_EXACT_WORKERS} workers per task"

@@ -581,19 +581,12 @@ def test_estimating_quality_again_lifts_the_refusal(project):
     assert late.pk in run.quality_matrix.task_ids
 
 
-def test_a_project_of_three_labels_runs_the_k_class_methods_and_refuses_tvcs_iht_by_name(
-    project,
-):
+def test_a_project_of_three_labels_runs_every_method_on_the_k_class_model(project):
     from assignment.engine.multiclass import expected_accuracy_multiclass
 
     project.labels = ["cat", "dog", "bird"]
     project.save()
-    with pytest.raises(RunValidationError, match="tvcs-iht supports two labels for now; use"):
-        services.run_create(project=project, method="tvcs-iht", enqueue=False)
-    with pytest.raises(RunValidationError, match="tvcs-iht supports two labels"):
-        services.comparison_create(project=project, methods=["greedy", "tvcs-iht"], enqueue=False)
-    assert not AssignmentRun.objects.exists()
-    for method in ("greedy", "q-lp", "random"):
+    for method in ("tvcs-iht", "greedy", "q-lp", "random"):
         run = executed(
             services.run_create(project=project, method=method, budget=30, seed=1, enqueue=False)
         )

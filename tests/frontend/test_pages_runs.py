@@ -180,7 +180,7 @@ def test_a_run_beyond_the_users_limit_is_refused_on_the_form_with_the_reason(
     assert AssignmentRun.objects.count() == 1
 
 
-def test_a_three_label_project_gets_a_form_without_tvcs_iht_and_runs_greedy(client, alice, queued):
+def test_a_three_label_project_offers_every_method_and_runs_tvcs_iht(client, alice, queued):
     project = services.project_create(owner=alice, name="pets", labels=["cat", "dog", "bird"])
     for kind, text in (
         ("workers", "worker_id\nw1\nw2\nw3\n"),
@@ -197,13 +197,8 @@ def test_a_three_label_project_gets_a_form_without_tvcs_iht_and_runs_greedy(clie
         )
     url = reverse("frontend:run_create", args=[project.pk])
     page = client.get(url).content.decode()
-    assert "(two labels only for now; this project has 3)" in page
-    form = client.get(url).context["form"]
-    assert form["method"].initial != "tvcs-iht"
+    assert "two labels only for now" not in page
     response = client.post(url, {**form_defaults(client, project), "method": "tvcs-iht"})
-    assert response.status_code == 400
-    assert "tvcs-iht supports two labels for now" in response.content.decode()
-    response = client.post(url, {**form_defaults(client, project), "method": "greedy"})
     assert response.status_code == 302
     run = AssignmentRun.objects.get(project=project)
     execute(run.pk)
