@@ -284,13 +284,10 @@ class RunForm(_RoundForm, _CapsForm):
     )
     field_order = ["method", "budget"]
 
-    def __init__(self, *args, n_labels: int = 2, **kwargs) -> None:
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["method"].choices = [(m, method_spec(m).title) for m in METHODS]
-        # the first method that takes the project's labels (today every method takes any number)
-        self.fields["method"].initial = next(
-            m for m in METHODS if method_spec(m).supports(n_labels)
-        )
+        self.fields["method"].initial = METHODS[0]
         for method in METHODS:
             for option in method_spec(method).options:
                 self.fields[option_field_name(method, option.name)] = _option_field(option)

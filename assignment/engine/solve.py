@@ -114,7 +114,6 @@ class _Registered:
     solver: str
     options: str | None  # the module's tuple of Option, if users may set any
     run: Callable[..., tuple]  # one of the _*_run adapters above
-    max_labels: int | None = None  # the most labels a task may have; None: any number
 
 
 #: The registry of methods: the one place that names them. The models' choices, the API, the
@@ -180,31 +179,14 @@ class MethodSpec:
     """One assignment method as users see it: its name, what it is, and its options.
 
     ``options`` are the :class:`~assignment.engine.options.Option` s a user may set, each with
-    its default from the method's signature. ``max_labels`` is the most labels a task may have
-    for this method (``None``: any number ``K >= 2``); :meth:`supports` asks for one problem.
+    its default from the method's signature. Every method solves problems of any number of
+    labels ``K >= 2``.
     """
 
     name: str
     title: str
     description: str
     options: tuple[Option, ...]
-    max_labels: int | None = None
-
-    def supports(self, n_labels: int) -> bool:
-        """Whether the method solves problems whose tasks have ``n_labels`` labels."""
-        return self.max_labels is None or n_labels <= self.max_labels
-
-    def check_labels(self, n_labels: int) -> None:
-        """Raise ``ValueError`` if the method does not solve problems with ``n_labels`` labels,
-        naming the methods that do."""
-        if self.supports(n_labels):
-            return
-        others = [m for m in METHODS if _specs()[m].supports(n_labels)]
-        supported = "two labels" if self.max_labels == 2 else f"at most {self.max_labels} labels"
-        use = ", ".join(others[:-1]) + f" or {others[-1]}" if len(others) > 1 else others[0]
-        raise ValueError(
-            f"{self.name} supports {supported} for now; use {use} for {n_labels} labels"
-        )
 
 
 def _signature_defaults(fn) -> dict:
@@ -227,7 +209,6 @@ def _specs() -> dict[str, MethodSpec]:
             title=entry.title,
             description=entry.description,
             options=tuple(option.with_default(defaults[option.name]) for option in options),
-            max_labels=entry.max_labels,
         )
     return specs
 
@@ -307,8 +288,7 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     Raises
     ------
     ValueError
-        On an unknown method or option, or a method that does not support the problem's
-        number of labels (``method_spec(method).max_labels``; every method takes any number today).
+        On an unknown method or option.
     """
     if not isinstance(problem, AssignmentProblem):
         raise ValueError(f"problem must be an AssignmentProblem, got {type(problem).__name__}")
@@ -319,7 +299,6 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
         raise ValueError(f"seed must be an integer or None, got {seed!r}")
     check_options(method, options)
-    method_spec(method).check_labels(problem.n_labels)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     assignment, iterations, history, message, details = _run(

@@ -22,7 +22,6 @@ from assignment.services.rounds import _round_plan
 from assignment.services.runs import (
     _caps_or_defaults,
     _check_active_runs,
-    _check_labels,
     _check_round_targets,
     _project_budget,
     _quality_matrix_for_runs,
@@ -81,8 +80,6 @@ def comparison_create(
     )
     if not methods:
         raise RunValidationError("methods must name at least one method")
-    for method in methods:
-        _check_labels(project, method)
     budgets = _distinct_list(
         "budgets",
         budgets or [],

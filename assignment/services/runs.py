@@ -26,7 +26,6 @@ from assignment.engine import (
     NextRound,
     SolveResult,
     check_options,
-    method_spec,
     solve,
 )
 from assignment.engine.distributions import assignment_distributions
@@ -167,7 +166,6 @@ def run_create(
     (:func:`~assignment.selectors.run_readiness`).
     """
     _check_method(method)
-    _check_labels(project, method)
     _check_round_targets(next_round, target_posterior, target_accuracy, rounds_left)
     return _run_new(
         project=project,
@@ -206,14 +204,6 @@ def _check_method(method: str) -> None:
         raise RunValidationError(
             f"method must be one of {', '.join(Method.values)}, got {method!r}"
         )
-
-
-def _check_labels(project: Project, method: str) -> None:
-    """Refuse a method that does not solve problems with the project's number of labels."""
-    try:
-        method_spec(method).check_labels(len(project.labels))
-    except ValueError as exc:
-        raise RunValidationError(f"project {project.name!r}: {exc}") from exc
 
 
 def _quality_matrix_for_runs(*, project: Project) -> QualityMatrix:

@@ -37,11 +37,7 @@ def run_list(request: HttpRequest, project_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def run_create(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
-    form = RunForm(
-        request.POST or None,
-        initial={"next_round": "round" in request.GET},
-        n_labels=len(project.labels),
-    )
+    form = RunForm(request.POST or None, initial={"next_round": "round" in request.GET})
     if request.method == "POST" and form.is_valid():
         try:
             run = services.run_create(project=project, **form.run_arguments())

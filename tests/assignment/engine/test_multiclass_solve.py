@@ -20,15 +20,13 @@ from assignment.engine.multiclass import (
     expected_accuracy_multiclass,
     task_accuracy_multiclass,
 )
-from assignment.engine.solve import METHODS, method_spec
+from assignment.engine.solve import METHODS
 from assignment.engine.upper_bound import accuracy_upper_bound
 
 FAST = {"tvcs-iht": {"max_iter": 15, "eval_every": 5}}
 LABELS = (2, 3, 4)
-#: (method, K) for every method and every K it supports.
-METHOD_LABELS = [
-    (method, k) for k in LABELS for method in METHODS if method_spec(method).supports(k)
-]
+#: (method, K) for every method and K: every method takes any number of labels.
+METHOD_LABELS = [(method, k) for k in LABELS for method in METHODS]
 
 
 def make_problem(n_labels, seed=0, n=10, m=24, **kwargs):
@@ -214,12 +212,6 @@ def test_no_method_beats_the_upper_bound(method, n_labels, low):
         problem = make_problem(n_labels, seed, quality=q, budget=int(rng.integers(10, 60)))
         bound = accuracy_upper_bound(problem)
         assert run(problem, method).expected_accuracy <= bound.value + 1e-12
-
-
-def test_every_method_takes_k_labels():
-    for method in METHODS:
-        assert method_spec(method).max_labels is None
-        assert method_spec(method).supports(7)
 
 
 @pytest.mark.parametrize("n_labels", [3, 4])
