@@ -122,6 +122,12 @@ seen x 4 budgets x 20 seeds x 11 arms, 5,280 runs) took 12.0 minutes wall (719 s
 a6aae68, on one core; most of it is tvcs-iht (about 0.05-0.3 s per solve at 50 x 500, and the
 round arms solve once per round: 21 solves per cell), dynamic overlap and random take a few
 hundredths of a second each. The report's "Run time" line says how long its runs took.
+K = 4 with greedy is much slower: a greedy solve of the 50 x 500 K = 4 problem takes about
+0.5 s at B = 500, 1 s at B = 1,000 and 7.5 s at B = 2,000 (K-class exact accuracies), so
+``docs/benchmarks/rounds-k4.md`` ran a reduced grid (budgets 1, 2, 3; arms one shot, 3 rounds,
+3 rounds layered, dynamic, random): with the true quality, 1,260 runs, 2,182 s of computing,
+13.7 minutes wall in 3 processes (one per crowd, ``--crowds``, each its own ``--results``
+file, concatenated afterwards) on the 2 shared cores.
 
 Run from the repository root::
 
