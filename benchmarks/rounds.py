@@ -125,9 +125,9 @@ hundredths of a second each. The report's "Run time" line says how long its runs
 K = 4 with greedy is much slower: a greedy solve of the 50 x 500 K = 4 problem takes about
 0.5 s at B = 500, 1 s at B = 1,000 and 7.5 s at B = 2,000 (K-class exact accuracies), so
 ``docs/benchmarks/rounds-k4.md`` ran a reduced grid (budgets 1, 2, 3; arms one shot, 3 rounds,
-3 rounds layered, dynamic, random): with the true quality, 1,260 runs, 2,182 s of computing,
-13.7 minutes wall in 3 processes (one per crowd, ``--crowds``, each its own ``--results``
-file, concatenated afterwards) on the 2 shared cores.
+3 rounds layered, dynamic, random; true and gold20): 2,520 runs, 3,519 s of computing, 21
+minutes wall in 3 processes (one per crowd, ``--crowds``, each its own ``--results`` file,
+concatenated afterwards) on the 2 shared cores.
 
 Run from the repository root::
 
