@@ -8,7 +8,9 @@ once, or than a dynamic-overlap rule like Toloka's. This script simulates crowds
 budget ``B`` in each of these ways (the *arms*) and scores each by the **realised** accuracy of
 its final labels against the simulated truth:
 
-* ``one shot``: ``solve(problem, method="tvcs-iht")`` with the whole budget;
+* ``one shot``: ``solve(problem, method=M)`` with the whole budget, ``M`` the method of
+  ``--method`` (default tvcs-iht for two labels, greedy for more: every arm that solves uses it;
+  "tvcs-iht" below stands for it);
 * ``R rounds`` (``--rounds``, default 2 and 3): ``R`` solves of tvcs-iht, each on
   :func:`assignment.engine.rounds.next_round` of the answers so far (posteriors as priors,
   answered pairs out, caps reduced). Rounds ``1 .. R-1`` get ``floor(B / R)`` pairs each, the
@@ -31,7 +33,8 @@ its final labels against the simulated truth:
   0.9, 0.95, 0.99): first every task gets ``k`` workers (``--start``, default 1), tasks taken in
   a random order, each given the *best available* workers: the eligible workers with room under
   their cap, most informative first (largest ``|q_ij - 0.5|``, which is the highest quality
-  for workers at 0.5 or better). Then, step after step, every task whose posterior of its
+  for workers at 0.5 or better; with K labels the largest ``|K q_ij - 1| / (K - 1)``, as
+  ``plan_layers`` ranks them). Then, step after step, every task whose posterior of its
   likelier label is below ``t`` (``next_round(..., target_posterior=t).open_tasks``) gets one
   more best-available worker, least confident tasks first, until the budget is spent, no task
   is below ``t``, or no open task has an eligible worker with room. Each step's answers are
@@ -66,19 +69,33 @@ Caps: ``--max-workers-per-task`` (default 7) and ``--max-tasks-per-worker`` (def
 budgets ``B = round(b * m)`` for each ``b`` of ``--budgets`` (answers per task on average,
 default 1, 2, 3, 4), each checked feasible under the caps.
 
-Binary labels only: ``--labels`` takes 2; K > 2 (the issue's K = 4) is refused with a message
-until the engine has multi-class labels (the hook is that flag).
+K labels (``--labels K``, default 2; the issue asks for K = 4 too): the same three crowds with
+K-class *one-coin* answers: worker ``i`` gives the true label with probability ``Q_ij``, else a
+wrong label uniformly among the ``K - 1`` others; the truth is uniform over the K labels and the
+prior uniform (``AssignmentProblem(..., n_labels=K)`` without a prior). A worker at ``Q = 1/K``
+is a spammer, so the crowds become: ``beta`` unchanged, ``Beta(4, 2)`` (for K = 4 only about 1.6%
+of workers fall below 1/4: a much better crowd than for two labels, where 19% are below 0.5);
+``skill-difficulty``: ``Q_ij = 1/K + (1 - 1/K) * 0.9 * skill_i * ease_j`` (for K = 2 this is
+the binary formula: from a spammer to 0.9 of the way to a perfect worker); ``spammers``: the fifth
+at ``1/K``, the others ``U[0.6, 0.95]`` as before. The wrong labels take one more draw per pair,
+after the correctness draws (none for two labels: the binary worlds and numbers are unchanged).
+The dynamic overlap's posterior is then of the likeliest label (``next_round(...,
+label=...)``), its thresholds in ``(1/K, 1]``, and the final labels the K-class Bayes vote,
+:func:`~assignment.engine.multiclass.aggregate_multiclass`. The method must support K labels
+(``method_spec(M).supports(K)``: tvcs-iht is binary only, and is refused for K > 2 with the
+registry's message). Results go to ``benchmarks/out/rounds-kK.jsonl`` by default.
 
 Randomness, paired over arms: for each seed (``range(--seeds)``, default 20) and crowd the
 quality, the truth, the gold answers and every *potential* answer (what worker ``i`` would say
 on task ``j``: correct iff ``u_ij < Q_ij`` for one uniform ``u_ij`` per pair) are drawn once
 from ``np.random.default_rng([13, seed, n, m, crowd])``; each arm reveals the pairs it chooses.
 So the arms of one seed face the same crowd, truth and answers, and their differences are paired
-over seeds (common random numbers). tvcs-iht runs with ``seed=seed``.
+over seeds (common random numbers). The method runs with ``seed=seed``.
 
 Scores, per arm and seed: the realised accuracy (fraction of tasks whose final label is the
-truth; the final label is the Bayes vote, :func:`~assignment.engine.aggregate.aggregate_pairs`,
-over all the arm's answers with the original prior), the answers used, and two engine figures:
+truth; the final label is the Bayes vote, :func:`~assignment.engine.aggregate.aggregate_pairs`
+or for K labels :func:`~assignment.engine.multiclass.aggregate_multiclass`, over all the arm's
+answers with the original prior), the answers used, and two engine figures:
 ``posterior accuracy`` (``next_round(...).accuracy_now`` after all the answers: the expected
 accuracy of the final labels under the quality seen) and, for the tvcs-iht arms, the last
 solve's ``expected_accuracy`` (given the earlier rounds' answers). With the true quality both
@@ -105,6 +122,12 @@ seen x 4 budgets x 20 seeds x 11 arms, 5,280 runs) took 12.0 minutes wall (719 s
 a6aae68, on one core; most of it is tvcs-iht (about 0.05-0.3 s per solve at 50 x 500, and the
 round arms solve once per round: 21 solves per cell), dynamic overlap and random take a few
 hundredths of a second each. The report's "Run time" line says how long its runs took.
+K = 4 with greedy is much slower: a greedy solve of the 50 x 500 K = 4 problem takes about
+0.5 s at B = 500, 1 s at B = 1,000 and 7.5 s at B = 2,000 (K-class exact accuracies), so
+``docs/benchmarks/rounds-k4.md`` ran a reduced grid (budgets 1, 2, 3; arms one shot, 3 rounds,
+3 rounds layered, dynamic, random; true and gold20): 2,520 runs, 3,519 s of computing, 21
+minutes wall in 3 processes (one per crowd, ``--crowds``, each its own ``--results`` file,
+concatenated afterwards) on the 2 shared cores.
 
 Run from the repository root::
 
@@ -133,17 +156,19 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the proj
     sys.path.insert(0, str(ROOT))
 
 from assignment.engine.aggregate import aggregate_pairs  # noqa: E402
+from assignment.engine.multiclass import aggregate_multiclass  # noqa: E402
 from assignment.engine.problem import AssignmentProblem  # noqa: E402
 from assignment.engine.quality import estimate_quality  # noqa: E402
 from assignment.engine.rounds import next_round, plan_layers  # noqa: E402
-from assignment.engine.solve import solve  # noqa: E402
+from assignment.engine.solve import method_spec, solve  # noqa: E402
 from benchmarks.child_runs import code_version, header  # noqa: E402
 from benchmarks.results_file import append_row, load_rows  # noqa: E402
 
 CROWDS = ("beta", "skill-difficulty", "spammers")
 CROWD_STREAM = {"beta": 0, "skill-difficulty": 1, "spammers": 2}
 DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "rounds.jsonl"
-CORE_METHOD = "tvcs-iht"
+CORE_METHOD = "tvcs-iht"  # the binary default; K > 2 defaults to K_METHOD
+K_METHOD = "greedy"
 ONE_SHOT = "one shot"
 LAYERED = " (layered)"
 PLAIN_LAYERS = " (layers only)"
@@ -164,16 +189,33 @@ class World:
     """One crowd and seed: the true quality, the truth, every potential answer, gold answers."""
 
     quality: np.ndarray  # (n, m) true P(correct)
-    truth: np.ndarray  # (m,) 0/1
-    says_one: np.ndarray  # (n, m) bool: what worker i would answer on task j
+    truth: np.ndarray  # (m,) label in [0, K)
+    says: np.ndarray  # (n, m) int: the label worker i would answer on task j
     gold_correct: np.ndarray  # (n, G) bool: each worker's answers to G gold questions
+    n_labels: int = 2
+
+    @property
+    def says_one(self) -> np.ndarray:
+        return self.says == 1
 
 
-def make_world(crowd: str, n: int, m: int, seed: int, gold: int) -> World:
+def skill_quality(skill: np.ndarray, ease: np.ndarray, n_labels: int) -> np.ndarray:
+    """``Q = 1/K + (1 - 1/K) 0.9 skill ease``: from a spammer (1/K) to 0.9 of the way to 1;
+    ``0.5 + 0.45 skill ease`` for two labels (written so, the binary numbers stay the same)."""
+    if n_labels == 2:
+        return 0.5 + 0.45 * np.outer(skill, ease)
+    return 1.0 / n_labels + (1.0 - 1.0 / n_labels) * 0.9 * np.outer(skill, ease)
+
+
+def make_world(crowd: str, n: int, m: int, seed: int, gold: int, n_labels: int = 2) -> World:
     """The quality, truth, potential answers and gold answers of ``crowd`` for ``seed``.
 
     Drawn in a fixed order from one stream, so the same seed gives the same world whatever
-    ``--seen`` asks for (``gold`` only adds draws at the end)."""
+    ``--seen`` asks for (``gold`` only adds draws at the end). With ``K = n_labels > 2`` labels
+    the truth is uniform over the K labels and a wrong answer uniform over the K - 1 wrong ones
+    (one more draw per pair, after the correctness draws; none for two labels, so the binary
+    worlds are the ones they were)."""
+    k = n_labels
     rng = np.random.default_rng([13, seed, n, m, CROWD_STREAM[crowd]])
     if crowd == "beta":
         accuracy = rng.beta(4.0, 2.0, n)
@@ -181,23 +223,27 @@ def make_world(crowd: str, n: int, m: int, seed: int, gold: int) -> World:
     elif crowd == "skill-difficulty":
         skill = rng.uniform(0.0, 1.0, n)
         ease = rng.uniform(0.2, 1.0, m)
-        quality = 0.5 + 0.45 * np.outer(skill, ease)
+        quality = skill_quality(skill, ease, k)
     elif crowd == "spammers":
         accuracy = rng.uniform(0.6, 0.95, n)
-        accuracy[rng.choice(n, n // 5, replace=False)] = 0.5
+        accuracy[rng.choice(n, n // 5, replace=False)] = 0.5 if k == 2 else 1.0 / k
         quality = np.repeat(accuracy[:, None], m, axis=1)
     else:
         raise ValueError(f"unknown crowd {crowd!r}; choose from {', '.join(CROWDS)}")
-    truth = rng.integers(0, 2, m)
+    truth = rng.integers(0, k, m)
     correct = rng.random((n, m)) < quality
-    says_one = np.where(correct, truth[None, :] == 1, truth[None, :] == 0)
+    if k == 2:
+        says = np.where(correct, truth[None, :], 1 - truth[None, :])
+    else:
+        wrong = (truth[None, :] + rng.integers(1, k, (n, m))) % k
+        says = np.where(correct, truth[None, :], wrong)
     # gold questions: drawn like tasks (own ease for skill x difficulty), after everything else
     if crowd == "skill-difficulty":
-        gold_quality = 0.5 + 0.45 * np.outer(skill, rng.uniform(0.2, 1.0, gold))
+        gold_quality = skill_quality(skill, rng.uniform(0.2, 1.0, gold), k)
     else:
         gold_quality = np.repeat(quality[:, :1], gold, axis=1)
     gold_correct = rng.random((n, gold)) < gold_quality
-    return World(quality=quality, truth=truth, says_one=says_one, gold_correct=gold_correct)
+    return World(quality=quality, truth=truth, says=says, gold_correct=gold_correct, n_labels=k)
 
 
 def seen_quality(world: World, seen: str):
@@ -246,20 +292,41 @@ class Answers:
     def said_one(self) -> np.ndarray:
         return self.world.says_one[self.workers, self.tasks]
 
+    @property
+    def labels(self) -> np.ndarray:
+        return self.world.says[self.workers, self.tasks]
+
     def next_round(self, problem: AssignmentProblem, **kwargs):
+        if problem.n_labels == 2:
+            given = {"said_one": self.said_one}
+        else:
+            given = {"label": self.labels}
         return next_round(
-            problem,
-            worker_index=self.workers,
-            task_index=self.tasks,
-            said_one=self.said_one,
-            **kwargs,
+            problem, worker_index=self.workers, task_index=self.tasks, **given, **kwargs
         )
+
+    def final_labels(self, problem: AssignmentProblem) -> np.ndarray:
+        """The Bayes vote over all the answers with the project's prior."""
+        quality = problem.quality_at(self.workers, self.tasks)
+        if problem.n_labels == 2:
+            return aggregate_pairs(
+                task_index=self.tasks, quality=quality, said_one=self.said_one, prior=problem.prior
+            ).labels
+        return aggregate_multiclass(
+            task_index=self.tasks,
+            quality=quality,
+            label=self.labels,
+            prior=problem.prior_distribution,
+            n_labels=problem.n_labels,
+        ).labels
 
     def __len__(self) -> int:
         return int(self.tasks.size)
 
 
-def in_rounds(problem: AssignmentProblem, answers: Answers, rounds: int, seed: int) -> dict:
+def in_rounds(
+    problem: AssignmentProblem, answers: Answers, rounds: int, seed: int, method: str = CORE_METHOD
+) -> dict:
     """Spend ``problem.budget`` in ``rounds`` solves of tvcs-iht on the posteriors."""
     share = problem.budget // rounds
     expected = None
@@ -267,7 +334,7 @@ def in_rounds(problem: AssignmentProblem, answers: Answers, rounds: int, seed: i
     for r in range(rounds):
         last = r == rounds - 1
         nxt = answers.next_round(problem, budget=None if last else share)
-        result = solve(nxt.problem, method=CORE_METHOD, seed=seed)
+        result = solve(nxt.problem, method=method, seed=seed)
         workers, tasks = np.nonzero(result.assignment)
         answers.reveal(workers, tasks)
         expected = result.expected_accuracy
@@ -282,16 +349,18 @@ def in_rounds(problem: AssignmentProblem, answers: Answers, rounds: int, seed: i
     return {"expected_accuracy": expected, "rounds": per_round}
 
 
-def in_layered_rounds(problem: AssignmentProblem, answers: Answers, rounds: int, seed: int) -> dict:
+def in_layered_rounds(
+    problem: AssignmentProblem, answers: Answers, rounds: int, seed: int, method: str = CORE_METHOD
+) -> dict:
     """Spend ``problem.budget`` in ``rounds`` rounds by the layered rule: each round solves the
     rest (tvcs-iht on ``next_round`` with all that remains) and takes that plan's first layers
     (:meth:`~assignment.engine.rounds.NextRound.solve_layered`); the last takes the whole plan."""
-    method = functools.partial(solve, method=CORE_METHOD, seed=seed)
+    solver = functools.partial(solve, method=method, seed=seed)
     per_round = []
     result = None
     for r in range(rounds):
         nxt = answers.next_round(problem)
-        take, result = nxt.solve_layered(method, rounds_left=rounds - r)
+        take, result = nxt.solve_layered(solver, rounds_left=rounds - r)
         workers, tasks = np.nonzero(take)
         answers.reveal(workers, tasks)
         per_round.append(
@@ -307,7 +376,9 @@ def in_layered_rounds(problem: AssignmentProblem, answers: Answers, rounds: int,
     return {"expected_accuracy": result.expected_accuracy, "rounds": per_round}
 
 
-def in_plain_layers(problem: AssignmentProblem, answers: Answers, rounds: int, seed: int) -> dict:
+def in_plain_layers(
+    problem: AssignmentProblem, answers: Answers, rounds: int, seed: int, method: str = CORE_METHOD
+) -> dict:
     """The first idea, kept for the record: each round solves the rest and takes its first
     ``floor(B / R)`` pairs by :func:`~assignment.engine.rounds.plan_layers` (no checks for the
     tasks the plan leaves out); the last round takes its whole plan."""
@@ -316,7 +387,7 @@ def in_plain_layers(problem: AssignmentProblem, answers: Answers, rounds: int, s
     for r in range(rounds):
         last = r == rounds - 1
         nxt = answers.next_round(problem)
-        result = solve(nxt.problem, method=CORE_METHOD, seed=seed)
+        result = solve(nxt.problem, method=method, seed=seed)
         take = plan_layers(result.assignment, nxt.problem, budget=nxt.budget if last else share)
         answers.reveal(*np.nonzero(take))
     return {"expected_accuracy": result.expected_accuracy}
@@ -355,7 +426,11 @@ def dynamic_overlap(
     """Toloka's dynamic overlap: ``start`` best-available workers per task, then one more
     best-available worker per task below ``threshold``, least confident first, step by step."""
     rng = np.random.default_rng([13, seed, 1])
-    score = np.abs(problem.quality - 0.5)
+    k = problem.n_labels
+    if k == 2:
+        score = np.abs(problem.quality - 0.5)
+    else:  # informativeness |K Q - 1| / (K - 1), as plan_layers ranks workers
+        score = np.abs(k * problem.quality - 1.0) / (k - 1)
     nxt = answers.next_round(problem)
     order = rng.permutation(problem.n_tasks)
     answers.reveal(*best_available(nxt.problem, order, score, start, problem.budget))
@@ -407,24 +482,26 @@ def is_rounds_arm(arm: str) -> bool:
     return re.fullmatch(r"\d+ rounds(?: \((?:layered|layers only)\))?", arm) is not None
 
 
-def run_arm(arm: str, problem: AssignmentProblem, world: World, seed: int) -> dict:
+def run_arm(
+    arm: str, problem: AssignmentProblem, world: World, seed: int, method: str = CORE_METHOD
+) -> dict:
     """Spend the budget as ``arm`` says; the results row's measured fields."""
     start = time.perf_counter()
     answers = Answers(world)
     info: dict = {}
     if arm == ONE_SHOT:
-        info = in_rounds(problem, answers, 1, seed)
+        info = in_rounds(problem, answers, 1, seed, method)
     elif arm == RANDOM:
         result = solve(problem, method="random", seed=seed)
         answers.reveal(*np.nonzero(result.assignment))
     elif (dynamic := parse_dynamic(arm)) is not None:
         info = dynamic_overlap(problem, answers, dynamic[1], dynamic[0], seed)
     elif (match := re.fullmatch(r"(\d+) rounds", arm)) is not None:
-        info = in_rounds(problem, answers, int(match.group(1)), seed)
+        info = in_rounds(problem, answers, int(match.group(1)), seed, method)
     elif (match := re.fullmatch(r"(\d+) rounds \(layered\)", arm)) is not None:
-        info = in_layered_rounds(problem, answers, int(match.group(1)), seed)
+        info = in_layered_rounds(problem, answers, int(match.group(1)), seed, method)
     elif (match := re.fullmatch(r"(\d+) rounds \(layers only\)", arm)) is not None:
-        info = in_plain_layers(problem, answers, int(match.group(1)), seed)
+        info = in_plain_layers(problem, answers, int(match.group(1)), seed, method)
     else:
         raise ValueError(f"unknown arm {arm!r}")
     seconds = time.perf_counter() - start
@@ -432,12 +509,7 @@ def run_arm(arm: str, problem: AssignmentProblem, world: World, seed: int) -> di
         raise RuntimeError(f"{arm}: the answers break a cap of the project (a bug)")
     if len(answers) > problem.budget:
         raise RuntimeError(f"{arm}: {len(answers)} answers over the budget {problem.budget}")
-    labels = aggregate_pairs(
-        task_index=answers.tasks,
-        quality=problem.quality_at(answers.workers, answers.tasks),
-        said_one=answers.said_one,
-        prior=problem.prior,
-    ).labels
+    labels = answers.final_labels(problem)
     final = answers.next_round(problem)
     return {
         "realised_accuracy": float(np.mean(labels == world.truth)),
@@ -470,6 +542,8 @@ class Grid:
     budgets: list[float]
     seeds: list[int]
     arms: list[str]
+    labels: int = 2
+    method: str = CORE_METHOD
 
     @property
     def size(self) -> str:
@@ -484,6 +558,7 @@ class Grid:
 
 
 def row_key(row: dict) -> tuple:
+    """Rows without ``labels`` / ``method`` are the binary tvcs-iht runs of before."""
     return (
         row["size"],
         row["caps"],
@@ -492,6 +567,8 @@ def row_key(row: dict) -> tuple:
         f"{row['b']:g}",
         int(row["seed"]),
         row["arm"],
+        int(row.get("labels", 2)),
+        row.get("method", CORE_METHOD),
     )
 
 
@@ -527,16 +604,18 @@ def run_all(grid: Grid, results: Path, argv: list[str]) -> tuple[dict, int, floa
     gold = max(gold_count(seen) for seen in grid.seen)
     started = time.perf_counter()
     for number, ((crowd, seen, b, seed), arms) in enumerate(todo, 1):
-        world = make_world(crowd, grid.n, grid.m, seed, gold)
+        world = make_world(crowd, grid.n, grid.m, seed, gold, grid.labels)
         problem = AssignmentProblem(
             seen_quality(world, seen),
             max_workers_per_task=grid.per_task,
             max_tasks_per_worker=grid.per_worker,
             budget=grid.budget(b),
-            prior=0.5,
+            # uniform over the labels: P(y = 1) = 0.5 for two (as before), omitted for K
+            **({"prior": 0.5} if grid.labels == 2 else {}),
+            n_labels=grid.labels,
         )
         for arm in arms:
-            measured = run_arm(arm, problem, world, seed)
+            measured = run_arm(arm, problem, world, seed, grid.method)
             row = {
                 "size": grid.size,
                 "n": grid.n,
@@ -550,6 +629,8 @@ def run_all(grid: Grid, results: Path, argv: list[str]) -> tuple[dict, int, floa
                 "budget": problem.budget,
                 "seed": seed,
                 "arm": arm,
+                **({} if grid.labels == 2 else {"labels": grid.labels}),
+                **({} if grid.method == CORE_METHOD else {"method": grid.method}),
                 **measured,
                 "code": commit,
                 "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -566,7 +647,7 @@ def run_all(grid: Grid, results: Path, argv: list[str]) -> tuple[dict, int, floa
 
 
 def key_of(grid: Grid, crowd: str, seen: str, b: float, seed: int, arm: str) -> tuple:
-    return (grid.size, grid.caps, crowd, seen, f"{b:g}", seed, arm)
+    return (grid.size, grid.caps, crowd, seen, f"{b:g}", seed, arm, grid.labels, grid.method)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -743,7 +824,7 @@ def dynamic_table(rows, grid, crowd, seen, dynamics) -> list[str]:
 def expectation_table(rows, grid, crowd, seen, core) -> list[str]:
     lines = [
         "The engine's expectation against the realised accuracy, % (means over seeds; "
-        "realised - expected in points, mean ± paired SE). `expected`: the last tvcs-iht "
+        f"realised - expected in points, mean ± paired SE). `expected`: the last {grid.method} "
         "solve's expected accuracy (given the earlier rounds' answers; the layered arms' last "
         "round takes its whole plan); `posterior`: `accuracy_now` after all answers:",
         "",
@@ -814,32 +895,62 @@ def target_line(rows, grid, crowd, seen, top, other, limit: float) -> str:
     return f"- {verdict} {{where}} {{name}}: {count} ({'; '.join(details)})"
 
 
+def _beta42_cdf(x: float) -> float:
+    """``P(a < x)`` for ``a ~ Beta(4, 2)``: ``5 x^4 - 4 x^5``."""
+    return 5 * x**4 - 4 * x**5
+
+
 def introduction(grid: Grid) -> list[str]:
     """The report's description of the grid, the crowds, the quality seen and the arms."""
     dynamics = [parse_dynamic(a) for a in grid.arms if parse_dynamic(a)]
     start = dynamics[0][0] if dynamics else None
+    k, method = grid.labels, grid.method
+    likelier = "likelier" if k == 2 else "likeliest"
+    vote = "Bayes vote" if k == 2 else f"{k}-class Bayes vote (`aggregate_multiclass`)"
+    if k == 2:
+        labels = "binary labels, prior 0.5, truth ~ Bernoulli(0.5)"
+        crowds = (
+            "Crowds: **beta** = worker accuracy ~ Beta(4, 2), not clipped (about 19% of workers "
+            "below 0.5, whose answers the Bayes vote inverts when their quality is known), the "
+            "same on every task; **skill-difficulty** = 0.5 + 0.45 · skill_i · ease_j, skill ~ "
+            "U[0, 1], ease ~ U[0.2, 1]; **spammers** = a fifth of the workers at 0.5, the others "
+            "an accuracy ~ U[0.6, 0.95] per worker."
+        )
+    else:
+        below = 100 * _beta42_cdf(1.0 / k)
+        labels = (
+            f"{k} labels, one-coin answers (right with probability Q, else a wrong label "
+            f"uniformly among the {k - 1} others), uniform prior, truth uniform over the {k} "
+            "labels"
+        )
+        crowds = (
+            f"Crowds (a worker at Q = 1/{k} is a spammer): **beta** = worker accuracy ~ "
+            f"Beta(4, 2) as for two labels, mean 2/3, so well above 1/{k} (only {below:.1f}% of "
+            f"workers below 1/{k}: a better crowd than with two labels, where 19% are below "
+            f"0.5), the same on every task; **skill-difficulty** = 1/{k} + (1 - 1/{k}) · 0.9 · "
+            f"skill_i · ease_j (from a spammer to 0.9 of the way to a perfect worker; for two "
+            f"labels 0.5 + 0.45 · skill · ease), skill ~ U[0, 1], ease ~ U[0.2, 1]; "
+            f"**spammers** = a fifth of the workers at 1/{k}, the others an accuracy ~ "
+            "U[0.6, 0.95] per worker."
+        )
     return [
-        f"{grid.n} workers x {grid.m} tasks, binary labels, prior 0.5, truth ~ Bernoulli(0.5). "
+        f"{grid.n} workers x {grid.m} tasks, {labels}. "
         f"Caps: max_workers_per_task = {grid.per_task}, max_tasks_per_worker = "
         f"{grid.per_worker} (capacity {grid.n * grid.per_worker:,} pairs); budget B = b·m for "
         f"b in {', '.join(f'{b:g}' for b in grid.budgets)} answers per task on average. "
         f"Seeds 0..{len(grid.seeds) - 1}.",
         "",
-        "Crowds: **beta** = worker accuracy ~ Beta(4, 2), not clipped (about 19% of workers "
-        "below 0.5, whose answers the Bayes vote inverts when their quality is known), the same "
-        "on every task; **skill-difficulty** = 0.5 + 0.45 · skill_i · ease_j, skill ~ U[0, 1], "
-        "ease ~ U[0.2, 1]; **spammers** = a fifth of the workers at 0.5, the others an accuracy "
-        "~ U[0.6, 0.95] per worker. Answers are simulated from the true quality; each seed's "
+        crowds + " Answers are simulated from the true quality; each seed's "
         "crowd, truth and potential answers are shared by all arms (differences are paired).",
         "",
         "Quality seen by the methods (and by the final Bayes vote): **true** = the true matrix; "
         "**goldG** = `estimate_quality` of G gold answers per worker (one category: a shrunk "
         "accuracy per worker; gold not counted in the budget).",
         "",
-        "Arms: **one shot** = tvcs-iht with the whole budget; **R rounds** = tvcs-iht on "
+        f"Arms: **one shot** = {method} with the whole budget; **R rounds** = {method} on "
         "`next_round` of the answers so far, floor(B/R) per round and the rest in the last "
         "(each round plans as if it were the last); **R rounds (layered)** = each round solves "
-        "the rest (tvcs-iht on `next_round` with all that remains: a plan for every remaining "
+        f"the rest ({method} on `next_round` with all that remains: a plan for every remaining "
         "round) and takes that plan breadth first (`NextRound.solve_layered`): every task's "
         "most informative planned worker before any task's second, least confident tasks first, "
         "and a check answer (the most informative eligible worker with room) for every open task "
@@ -850,10 +961,10 @@ def introduction(grid: Grid) -> list[str]:
         "round its whole plan; "
         f"**dynamic** = Toloka-like dynamic overlap: {start} best-available worker(s) per task "
         "(most informative eligible worker with room, tasks in random order), then one more "
-        "best-available worker per task whose posterior of its likelier label is below t, least "
+        f"best-available worker per task whose posterior of its {likelier} label is below t, least "
         "confident first, step after step until the budget is spent or no task is below t; the "
         "best t per budget (on these seeds) is compared; **random** = method random, one shot. "
-        "Score: realised accuracy of the final Bayes vote (all answers, original prior) against "
+        f"Score: realised accuracy of the final {vote} (all answers, original prior) against "
         "the truth.",
         "",
     ]
@@ -861,7 +972,8 @@ def introduction(grid: Grid) -> list[str]:
 
 def report(rows: dict, grid: Grid, argv: list[str], load, ran: tuple[int, float]) -> list[str]:
     lines = header(
-        "Issue 13: a budget in rounds on posteriors against one shot, dynamic overlap and random",
+        "Issue 13: a budget in rounds on posteriors against one shot, dynamic overlap and random"
+        + ("" if grid.labels == 2 else f", {grid.labels} labels"),
         argv,
         load,
     )
@@ -965,17 +1077,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-random", action="store_true", help="leave out the random arm")
     parser.add_argument(
-        "--labels",
-        type=int,
-        default=2,
-        help="number of classes K; only 2 for now (K = 4 waits for the engine's multi-class "
-        "labels)",
+        "--labels", type=int, default=2, help="number of labels K >= 2 (default: 2)"
+    )
+    parser.add_argument(
+        "--method",
+        help=f"the method of one shot and of every round arm (default: {CORE_METHOD} for two "
+        f"labels, {K_METHOD} for more; it must support K labels)",
     )
     parser.add_argument(
         "--results",
         type=Path,
-        default=DEFAULT_RESULTS,
-        help="JSON-lines results file, appended to and resumed from (default: %(default)s)",
+        help="JSON-lines results file, appended to and resumed from (default: "
+        f"{DEFAULT_RESULTS.relative_to(ROOT)} for two labels, rounds-kK.jsonl beside it for K)",
     )
     parser.add_argument(
         "--fresh", action="store_true", help="move an old results file to *.bak and start over"
@@ -992,11 +1105,16 @@ def main(argv: list[str]) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
 
-    if args.labels != 2:
-        parser.error(
-            f"--labels {args.labels}: only binary labels (K = 2) for now; the engine has no "
-            "multi-class labels yet (issue 13 leaves K = 4 until it has)"
-        )
+    if args.labels < 2:
+        parser.error(f"--labels {args.labels}: K must be at least 2")
+    method = args.method or (CORE_METHOD if args.labels == 2 else K_METHOD)
+    try:
+        method_spec(method).check_labels(args.labels)
+    except ValueError as exc:
+        parser.error(f"--method: {exc}")
+    if args.results is None:
+        name = "rounds.jsonl" if args.labels == 2 else f"rounds-k{args.labels}.jsonl"
+        args.results = DEFAULT_RESULTS.with_name(name)
     try:
         n, m = (int(x) for x in args.size.lower().split("x"))
         budgets = [float(x) for x in parse_list(args.budgets)]
@@ -1016,8 +1134,8 @@ def main(argv: list[str]) -> None:
         parser.error("--size, --seeds, --start must be positive and --seen non-empty")
     if any(r < 2 for r in round_counts + layered_counts + plain_counts):
         parser.error("--rounds, --layered and --layers-only must be at least 2")
-    if any(not 0.5 < t <= 1 for t in thresholds):
-        parser.error("--thresholds must be in (0.5, 1]")
+    if any(not 1.0 / args.labels < t <= 1 for t in thresholds):
+        parser.error(f"--thresholds must be in (1/K, 1] = ({1.0 / args.labels:g}, 1]")
     per_task, per_worker = args.max_workers_per_task, args.max_tasks_per_worker
     capacity = min(m * per_task, n * per_worker)
     for b in budgets:
@@ -1031,7 +1149,19 @@ def main(argv: list[str]) -> None:
     arms += [layered_arm(r) for r in sorted(set(layered_counts))]
     arms += [dynamic_arm(t, args.start) for t in sorted(set(thresholds))]
     arms += [] if args.no_random else [RANDOM]
-    grid = Grid(n, m, per_task, per_worker, crowds, seen, budgets, list(range(args.seeds)), arms)
+    grid = Grid(
+        n,
+        m,
+        per_task,
+        per_worker,
+        crowds,
+        seen,
+        budgets,
+        list(range(args.seeds)),
+        arms,
+        args.labels,
+        method,
+    )
 
     args.results.parent.mkdir(parents=True, exist_ok=True)
     if args.fresh and args.results.exists() and not args.report_only:
