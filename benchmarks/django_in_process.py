@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -25,3 +28,21 @@ def database() -> str:
     from django.db import connection
 
     return connection.vendor
+
+
+def report_on_a_fresh_database(
+    *, prefix: str, make_report: Callable[[], str], output: Path | None
+) -> int:
+    """Start Django on a new temporary data folder, make the report there, remove the folder;
+    print the report and (``output``) write it to a file. The exit status: 0."""
+    data_dir = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        django_setup(data_dir)
+        text = make_report()
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+    print(text)
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text + "\n", encoding="utf-8")
+    return 0

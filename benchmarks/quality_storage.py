@@ -32,9 +32,7 @@ import argparse
 import contextlib
 import io
 import os
-import shutil
 import sys
-import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -45,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing the project
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.django_in_process import database, django_setup  # noqa: E402
+from benchmarks.django_in_process import database, report_on_a_fresh_database  # noqa: E402
 
 USERNAME = f"quality-storage-benchmark-{os.getpid()}"
 MIB = 1024 * 1024
@@ -199,17 +197,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    data_dir = Path(tempfile.mkdtemp(prefix="tvcs-quality-storage-"))
-    try:
-        django_setup(data_dir)
-        text = benchmark(args)
-    finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
-    print(text)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n", encoding="utf-8")
-    return 0
+    return report_on_a_fresh_database(
+        prefix="tvcs-quality-storage-", make_report=lambda: benchmark(args), output=args.output
+    )
 
 
 if __name__ == "__main__":
