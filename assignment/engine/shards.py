@@ -81,9 +81,13 @@ __all__ = [
     "ShardOutcome",
     "ShardedResult",
     "initial_shares",
+    "merge_outcomes",
+    "merged_accuracy",
+    "propose_round",
     "rebalance",
     "shard_prices",
     "shard_problem",
+    "smallest_step",
     "solve_shard",
     "solve_sharded",
     "split_tasks",
@@ -370,7 +374,9 @@ def _local_map(problem, method, seed, options) -> Callable:
     return run
 
 
-def _merged_accuracy(outcomes: Sequence[ShardOutcome], sizes: np.ndarray) -> float:
+def merged_accuracy(outcomes: Sequence[ShardOutcome], sizes: np.ndarray) -> float:
+    """``sum_s |J_s| A_s / m``: the merged answer's accuracy from the shards' (exact when
+    theirs are)."""
     return float(sum(o.accuracy * s for o, s in zip(outcomes, sizes, strict=True)) / sizes.sum())
 
 
@@ -433,26 +439,22 @@ def solve_sharded(
     shares = initial_shares(problem.max_tasks_per_worker, sizes)
     budgets = initial_shares(problem.budget, sizes)
     best = run([ShardJob(s, tasks[s], shares[s], int(budgets[s])) for s in range(n_shards)])
-    best_accuracy = _merged_accuracy(best, sizes)
+    best_accuracy = merged_accuracy(best, sizes)
     history = [RoundRecord(0, best_accuracy, True, math.nan, n_shards)]
-    min_step = 1.0 / (2 * max(1, int(problem.max_tasks_per_worker.max(initial=1))))
+    min_step = smallest_step(problem)
     for k in range(1, rounds + 1):
-        new_shares, new_budgets, spread = rebalance(shares, budgets, best, step=step, tol=tol)
-        changed = [
-            s
-            for s in range(n_shards)
-            if new_budgets[s] != budgets[s] or np.any(new_shares[s] != shares[s])
-        ]
-        if not changed or step < min_step:
+        new_shares, new_budgets, spread, jobs = propose_round(
+            tasks, shares, budgets, best, step=step, tol=tol
+        )
+        if not jobs or step < min_step:
             history.append(RoundRecord(k, best_accuracy, False, spread, 0))
             break
-        jobs = [ShardJob(s, tasks[s], new_shares[s], int(new_budgets[s])) for s in changed]
         trial = list(best)
         for outcome in run(jobs):
             trial[outcome.index] = outcome
-        accuracy = _merged_accuracy(trial, sizes)
+        accuracy = merged_accuracy(trial, sizes)
         accepted = accuracy >= best_accuracy
-        history.append(RoundRecord(k, accuracy, accepted, spread, len(changed)))
+        history.append(RoundRecord(k, accuracy, accepted, spread, len(jobs)))
         if accepted:
             best, best_accuracy, shares, budgets = trial, accuracy, new_shares, new_budgets
         else:
@@ -460,12 +462,54 @@ def solve_sharded(
     return _merge(problem, best, shares, budgets, tasks, history, seed)
 
 
-def _merge(problem, outcomes, shares, budgets, tasks, history, seed) -> ShardedResult:
+def smallest_step(problem: AssignmentProblem) -> float:
+    """Below this ``step`` (``1 / (2 max_i c_i)``) every move is one unit: the rounds stop."""
+    return 1.0 / (2 * max(1, int(problem.max_tasks_per_worker.max(initial=1))))
+
+
+def propose_round(
+    tasks: Sequence[np.ndarray],
+    worker_shares: np.ndarray,
+    budget_shares: np.ndarray,
+    best: Sequence[ShardOutcome],
+    *,
+    step: float,
+    tol: float,
+) -> tuple[np.ndarray, np.ndarray, float, list[ShardJob]]:
+    """The next round's shares (:func:`rebalance`) and the jobs of the shards they change.
+
+    Returns
+    -------
+    worker_shares : ndarray of int64, shape (S, n_workers)
+    budget_shares : ndarray of int64, shape (S,)
+    spread : float
+    jobs : list of ShardJob
+        One per shard whose shares changed (none: the prices agree within ``tol``).
+    """
+    new_shares, new_budgets, spread = rebalance(
+        worker_shares, budget_shares, best, step=step, tol=tol
+    )
+    jobs = [
+        ShardJob(s, tasks[s], new_shares[s], int(new_budgets[s]))
+        for s in range(len(tasks))
+        if new_budgets[s] != budget_shares[s] or np.any(new_shares[s] != worker_shares[s])
+    ]
+    return new_shares, new_budgets, spread, jobs
+
+
+def merge_outcomes(problem: AssignmentProblem, outcomes: Sequence[ShardOutcome]) -> np.ndarray:
+    """The union of the shards' pairs, shape (n_workers, n_tasks), bool; ``RuntimeError`` if
+    it is infeasible (it cannot be when the shares sum to the caps)."""
     x = np.zeros(problem.shape, dtype=bool)
     for o in outcomes:
         x[o.workers, o.tasks] = True
     if not problem.is_feasible(x):
         raise RuntimeError("the merged shard answers are infeasible (a bug)")
+    return x
+
+
+def _merge(problem, outcomes, shares, budgets, tasks, history, seed) -> ShardedResult:
+    x = merge_outcomes(problem, outcomes)
     accuracy, error = evaluate(problem, x, seed=seed)
     return ShardedResult(
         assignment=x,
