@@ -76,6 +76,9 @@ from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.solve import evaluate, solve
 
 __all__ = [
+    "ROUNDS",
+    "STEP",
+    "TOL",
     "RoundRecord",
     "ShardJob",
     "ShardOutcome",
@@ -92,6 +95,14 @@ __all__ = [
     "solve_sharded",
     "split_tasks",
 ]
+
+
+#: Coordination rounds after the proportional one, by default.
+ROUNDS = 4
+#: Fraction of a donor's share moved per round, by default.
+STEP = 0.25
+#: Price spreads at most this (accuracy of one task) are agreement, by default.
+TOL = 1e-4
 
 
 @dataclass(frozen=True, eq=False)
@@ -394,9 +405,9 @@ def solve_sharded(
     *,
     method: str,
     n_shards: int,
-    rounds: int = 4,
-    step: float = 0.25,
-    tol: float = 1e-4,
+    rounds: int = ROUNDS,
+    step: float = STEP,
+    tol: float = TOL,
     seed=None,
     map_shards: Callable[[Sequence[ShardJob]], list[ShardOutcome]] | None = None,
     **options,
