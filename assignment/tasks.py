@@ -89,7 +89,9 @@ def shard_solve_task(self, shard_id: int) -> None:
         )
 
 
-@shared_task(name="assignment.shards_coordinate", ignore_result=True)
+@shared_task(
+    name="assignment.shards_coordinate", ignore_result=True, soft_time_limit=600, time_limit=660
+)
 def shards_coordinate_task(run_id: int, round_: int) -> None:
     """Coordinate round ``round_`` of sharded run ``run_id``: the next round or the result.
     Idempotent: a duplicate (or a round already coordinated) does nothing."""
