@@ -39,10 +39,10 @@ from assignment.engine.shards import (
     ShardJob,
     ShardOutcome,
     initial_shares,
+    judge_round,
     merge_outcomes,
     merged_accuracy,
     propose_round,
-    smallest_step,
     solve_shard,
     split_tasks,
 )
@@ -225,16 +225,17 @@ def shards_coordinate(*, run_id: int, round_: int) -> str:
     if current is None:
         return "nothing"
     state = dict(run.shard_state)
-    rows = _best_rows(state, current, round_)
-    problem = _whole_problem(run)
-    best = [_outcome(rows[s]) for s in sorted(rows)]
-    tasks = [rows[s].tasks for s in sorted(rows)]
-    shares = np.stack([rows[s].worker_caps for s in sorted(rows)])
-    budgets = np.array([rows[s].budget for s in sorted(rows)])
+    rows, last = _best_rows(state, current, round_)
+    order = sorted(rows)
+    best = [_outcome(rows[s]) for s in order]
+    tasks = [rows[s].tasks for s in order]
+    shares = np.stack([rows[s].worker_caps for s in order])
+    budgets = np.array([rows[s].budget for s in order])
     _, _, spread, jobs = propose_round(tasks, shares, budgets, best, step=state["step"], tol=TOL)
     state["history"][-1]["price_spread"] = spread
-    if round_ >= ROUNDS or not jobs or state["step"] < smallest_step(problem):
-        return _finish(run, problem, best, state)
+    min_step = 1.0 / (2 * max(1, int(shares.sum(axis=0).max(initial=1))))  # smallest_step
+    if last or round_ >= ROUNDS or not jobs or state["step"] < min_step:
+        return _finish(run, _whole_problem(run), best, state)
     with transaction.atomic():
         moved = AssignmentRun.objects.filter(
             pk=run_id, status=RunStatus.RUNNING, shard_round=round_
@@ -250,37 +251,37 @@ def shards_coordinate(*, run_id: int, round_: int) -> str:
     return "next round"
 
 
-def _best_rows(state: dict, current: dict[int, RunShard], round_: int) -> dict[int, RunShard]:
-    """Keep or reject round ``round_`` (updating ``state``); the rows of the best answer."""
-    sizes = {index: row.tasks.shape[0] for index, row in current.items()}
+def _best_rows(
+    state: dict, current: dict[int, RunShard], round_: int
+) -> tuple[dict[int, RunShard], bool]:
+    """Keep or reject round ``round_`` (:func:`~assignment.engine.shards.judge_round`, updating
+    ``state``): the rows of the best answer, and whether the round is the last."""
     if round_ == 0:
-        best = current
+        best, last = current, False
+        accuracy = _accuracy_of(best)
+        state["history"].append(
+            {"round": 0, "accuracy": accuracy, "accepted": True, "shards": len(best)}
+        )
     else:
         best = {r.index: r for r in RunShard.objects.filter(pk__in=state["best_rows"])}
-        sizes = {index: row.tasks.shape[0] for index, row in best.items()}
         trial = best | current
-        order = sorted(trial)
-        accuracy = merged_accuracy(
-            [_outcome(trial[s]) for s in order], np.array([sizes[s] for s in order])
-        )
-        accepted = accuracy >= state["best_accuracy"]
+        accuracy = _accuracy_of(trial)
+        accepted, state["step"], last = judge_round(state["best_accuracy"], accuracy, state["step"])
         state["history"].append(
             {"round": round_, "accuracy": accuracy, "accepted": accepted, "shards": len(current)}
         )
         if not accepted:
-            state["step"] /= 2
-            return best
+            return best, last
         best = trial
-    order = sorted(best)
-    state["best_rows"] = [best[s].pk for s in order]
-    state["best_accuracy"] = merged_accuracy(
-        [_outcome(best[s]) for s in order], np.array([sizes[s] for s in order])
-    )
-    if round_ == 0:
-        state["history"].append(
-            {"round": 0, "accuracy": state["best_accuracy"], "accepted": True, "shards": len(best)}
-        )
-    return best
+    state["best_rows"] = [best[s].pk for s in sorted(best)]
+    state["best_accuracy"] = accuracy
+    return best, last
+
+
+def _accuracy_of(rows: dict[int, RunShard]) -> float:
+    order = sorted(rows)
+    sizes = np.array([rows[s].tasks.shape[0] for s in order])
+    return merged_accuracy([_outcome(rows[s]) for s in order], sizes)
 
 
 def _finish(run: AssignmentRun, problem: AssignmentProblem, best, state: dict) -> str:

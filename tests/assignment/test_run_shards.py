@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from assignment import services, tasks
 from assignment.engine import expected_accuracy
+from assignment.engine.shards import solve_sharded
 from assignment.errors import RunValidationError
 from assignment.models import (
     AssignmentRun,
@@ -121,6 +122,22 @@ def test_a_sharded_run_is_stored_like_a_run_and_close_to_one_worker(
     assert history[0]["round"] == 0
     accepted = [h["accuracy"] for h in history if h["accepted"]]
     assert accepted == sorted(accepted)
+
+
+def test_the_tasks_take_the_engines_rounds_and_answer(
+    project, broker, django_capture_on_commit_callbacks
+):
+    run = start(project, django_capture_on_commit_callbacks, shards=3, budget=120, seed=5)
+    drain(broker, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    problem = services.runs._whole_problem(run)
+    engine = solve_sharded(problem, method="greedy", n_shards=3, seed=5)
+    x = np.zeros(problem.shape, dtype=bool)
+    x[run.pairs[:, 0], run.pairs[:, 1]] = True
+    np.testing.assert_array_equal(x, engine.assignment)
+    assert [(h["round"], h["accepted"]) for h in run.shard_state["history"]] == [
+        (r.round, r.accepted) for r in engine.rounds if r.shards_solved
+    ]
 
 
 def test_lost_shard_and_coordination_messages_are_recovered(

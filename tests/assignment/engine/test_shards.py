@@ -157,3 +157,12 @@ def test_more_labels_or_bad_arguments_are_refused():
     )
     with pytest.raises(ValueError, match="two labels"):
         solve_sharded(three, method="greedy", n_shards=2)
+
+
+def test_a_round_that_does_not_pay_is_the_last():
+    problem = make_problem(seed=1, n=15, m=120, budget=200)
+    every = solve_sharded(problem, method="greedy", n_shards=3, rounds=5, min_gain=-1.0)
+    first = solve_sharded(problem, method="greedy", n_shards=3, rounds=5, min_gain=1.0)
+    assert len(first.rounds) <= 2  # round 0, and round 1 gained less than 1
+    assert len(every.rounds) > len(first.rounds)
+    assert first.rounds[: len(first.rounds)] == every.rounds[: len(first.rounds)]
