@@ -178,20 +178,23 @@ def measure(spec, args) -> list[str]:
         f"{sharded.expected_accuracy:.4f} | {feasible(problem, sharded)} | "
         f"{sharded_seconds:.1f} | {sharded_seconds / one_seconds:.2f} |",
         "",
-        f"Accuracy difference, sharded minus one machine: {diff:+.3f} points "
+        f"Accuracy difference, sharded minus one machine: {diff:+.4f} points "
         f"({'within' if abs(diff) <= 0.1 else 'NOT within'} 0.1). Sharded / in-process "
         f"wall-clock: {sharded_seconds / local_seconds:.2f}.",
         "",
-        "Price rounds of the sharded run:",
+        "Price rounds of the sharded run (seconds: from the run's start to the round's "
+        "coordination; shard solve: the engine's solve of one shard on its worker):",
         "",
-        "| round | merged accuracy | kept | shards solved | price spread after |",
-        "|---:|---:|---|---:|---:|",
+        "| round | merged accuracy | kept | shards solved | slowest shard solve s | "
+        "all shard solves s | price spread after | done at s |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|",
     ]
     for h in sharded.shard_state["history"]:
-        spread = h.get("price_spread")
+        solves = list(sharded.shard_rows.filter(round=h["round"]).values_list("seconds", flat=True))
         rows.append(
             f"| {h['round']} | {h['accuracy']:.5f} | {h['accepted']} | {h['shards']} | "
-            f"{'' if spread is None else f'{spread:.4f}'} |"
+            f"{max(solves):.2f} | {sum(solves):.2f} | {h['price_spread']:.4f} | "
+            f"{h['seconds']:.1f} |"
         )
     return [*rows, ""]
 

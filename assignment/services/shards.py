@@ -233,6 +233,8 @@ def shards_coordinate(*, run_id: int, round_: int) -> str:
     budgets = np.array([rows[s].budget for s in order])
     _, _, spread, jobs = propose_round(tasks, shares, budgets, best, step=state["step"], tol=TOL)
     state["history"][-1]["price_spread"] = spread
+    if run.started_at is not None:  # when the round was coordinated, from the run's start
+        state["history"][-1]["seconds"] = (timezone.now() - run.started_at).total_seconds()
     min_step = 1.0 / (2 * max(1, int(shares.sum(axis=0).max(initial=1))))  # smallest_step
     if last or round_ >= ROUNDS or not jobs or state["step"] < min_step:
         return _finish(run, _whole_problem(run), best, state)
