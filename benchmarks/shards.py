@@ -22,6 +22,9 @@ storing the answer. The report gives each one's accuracy, whether the stored ass
 feasible, the accuracy difference in points (sharded minus one machine) and the wall-clock
 ratios; and the sharded run's rounds. The workers share this machine's cores: the report's
 header says how many.
+
+``--sweep`` measures the engine alone instead (no Django, no Celery): ``solve_sharded`` in
+this process for ``--sweep-shards`` shard counts, with 0 and 4 price rounds, against ``solve``.
 """
 
 from __future__ import annotations
@@ -135,7 +138,10 @@ def timed_run(project, *, method: str, seed: int, shards: int) -> tuple:
 
 def warm_up(args) -> None:
     """Two small sharded runs first, so that the workers' pool processes have loaded their
-    kernels (about a second each) before anything is timed."""
+    kernels (about a second each) before anything is timed; and one solve here."""
+    from assignment.engine import solve
+
+    solve(make_problem(20, 400, None, 0.1, args.seed), method=args.method)
     project = store_project(make_problem(20, 400, None, 0.1, args.seed), "warm-up")
     for _ in range(2):
         timed_run(project, method=args.method, seed=args.seed, shards=args.workers)
@@ -229,6 +235,50 @@ def make_report(args) -> str:
     return "\n".join(header + body)
 
 
+def sweep_report(args) -> str:
+    """``--sweep``: the engine alone (no Celery, one process): ``solve_sharded`` with
+    ``--sweep-shards`` shard counts, without and with price rounds, against ``solve``."""
+    from assignment.engine import solve
+    from assignment.engine.shards import solve_sharded
+
+    solve(make_problem(20, 400, None, 0.1, args.seed), method=args.method)  # load the kernels
+    lines = [
+        "# Shards in one process: accuracy against the shard count (engine only)",
+        "",
+        f"- command: `python benchmarks/shards.py {' '.join(sys.argv[1:])}`",
+        f"- date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; method "
+        f"{args.method}, seed {args.seed}; one process, shards solved one after the other",
+        "",
+    ]
+    for n, m, categories, ratio in args.sizes:
+        problem = make_problem(n, m, categories, ratio, args.seed)
+        started = time.perf_counter()
+        single = solve(problem, method=args.method, seed=args.seed)
+        seconds = time.perf_counter() - started
+        lines += [
+            f"## {size_name(n, m, categories)}, r = {ratio}: one solve "
+            f"{single.expected_accuracy:.5f} in {seconds:.1f} s",
+            "",
+            "| shards | rounds | accuracy | minus one solve, points | rounds kept | seconds |",
+            "|---:|---:|---:|---:|---|---:|",
+        ]
+        for shards in args.sweep_shards:
+            for rounds in (0, 4):
+                started = time.perf_counter()
+                result = solve_sharded(
+                    problem, method=args.method, n_shards=shards, rounds=rounds, seed=args.seed
+                )
+                seconds = time.perf_counter() - started
+                kept = ",".join(str(r.round) for r in result.rounds if r.accepted)
+                diff = 100 * (result.expected_accuracy - single.expected_accuracy)
+                lines.append(
+                    f"| {shards} | {rounds} | {result.expected_accuracy:.5f} | {diff:+.4f} | "
+                    f"{kept} | {seconds:.1f} |"
+                )
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="200x10000@0.02,500x50000x20@0.02")
@@ -237,8 +287,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--method", default="greedy")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--sweep", action="store_true", help="the engine alone, in process")
+    parser.add_argument("--sweep-shards", default="4,16,64")
     args = parser.parse_args(argv)
     args.sizes = [parse_size(text, 0.02) for text in args.sizes.split(",")]
+    if args.sweep:
+        args.sweep_shards = [int(x) for x in args.sweep_shards.split(",")]
+        text = sweep_report(args)
+        print(text)
+        if args.out:
+            args.out.write_text(text + "\n", encoding="utf-8")
+        return 0
     return report_on_a_fresh_database(
         prefix="tvcs-shards-", make_report=lambda: make_report(args), output=args.out
     )

@@ -228,7 +228,7 @@ def split_tasks(problem: AssignmentProblem, n_shards: int) -> list[np.ndarray]:
 
 
 def initial_shares(total, sizes: Sequence[int]) -> np.ndarray:
-    """Split integer caps in proportion to ``sizes`` by largest remainders.
+    """Split integer caps in proportion to ``sizes``, staggered across the caps.
 
     Parameters
     ----------
@@ -240,16 +240,28 @@ def initial_shares(total, sizes: Sequence[int]) -> np.ndarray:
     Returns
     -------
     ndarray of int64, shape (S,) or (S, n)
-        ``floor(total |J_s| / m)`` plus one for the largest remainders, ties to the lowest
-        shard; columns sum to ``total`` exactly.
+        With ``P_s = |J_1| + ... + |J_s|`` and an offset ``o_i`` in ``[0, m)``::
+
+            share_{s,i} = floor((c_i P_s + o_i) / m) - floor((c_i P_{s-1} + o_i) / m),
+
+        which is ``floor`` or ``ceil`` of ``c_i |J_s| / m`` and sums to ``c_i`` exactly
+        (systematic rounding, in integers). The offsets are ``m // 2`` for one cap and
+        ``floor(m frac(i phi))`` (``phi`` the golden ratio) for worker ``i``: the units left
+        over by the floors land in different shards for different workers. (With one offset
+        for all, a worker cap below ``S`` would put every worker's units in the same shards and
+        leave the others with none.)
     """
     t = np.asarray(total, dtype=np.int64)
     w = np.asarray(sizes, dtype=np.int64)
-    exact = np.multiply.outer(w, t) / w.sum()
-    base = np.floor(exact).astype(np.int64)
-    short = t - base.sum(axis=0)
-    rank = np.argsort(np.argsort(-(exact - base), axis=0, kind="stable"), axis=0)
-    return base + (rank < short).astype(np.int64)
+    m = int(w.sum())
+    if t.ndim == 0:
+        offset = np.int64(m // 2)
+    else:
+        offset = np.floor(m * np.modf(np.arange(t.shape[0]) * 0.6180339887498949)[0])
+        offset = offset.astype(np.int64)
+    cumulative = np.concatenate([[0], np.cumsum(w)])
+    marks = (np.multiply.outer(cumulative, t) + offset) // m
+    return np.diff(marks, axis=0).astype(np.int64)
 
 
 def shard_problem(problem: AssignmentProblem, job: ShardJob) -> AssignmentProblem:

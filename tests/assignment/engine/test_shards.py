@@ -108,11 +108,25 @@ def test_shards_partition_the_tasks_and_balance_categories():
 
 
 def test_initial_shares_sum_to_the_caps_in_proportion():
-    caps = np.array([0, 1, 5, 10, 13])
-    shares = initial_shares(caps, [30, 30, 40])
+    caps = np.array([0, 1, 5, 10, 13, 40])
+    sizes = [30, 30, 40]
+    shares = initial_shares(caps, sizes)
     np.testing.assert_array_equal(shares.sum(axis=0), caps)
-    np.testing.assert_array_equal(shares[:, 3], [3, 3, 4])
-    assert initial_shares(7, [1, 1, 1]).tolist() == [3, 2, 2]
+    exact = np.multiply.outer(sizes, caps) / 100
+    assert np.all((shares == np.floor(exact)) | (shares == np.ceil(exact)))
+    budget = initial_shares(7, [1, 1, 1])
+    assert budget.sum() == 7
+    assert sorted(budget.tolist()) == [2, 2, 3]
+
+
+def test_caps_below_the_shard_count_are_spread_over_every_shard():
+    # 200 workers of cap 50 over 64 shards: each shard gets 0 or 1 unit of each worker; the
+    # units must not all land in the same 50 shards.
+    shares = initial_shares(np.full(200, 50), [157] * 16 + [156] * 48)
+    np.testing.assert_array_equal(shares.sum(axis=0), 50)
+    per_shard = shares.sum(axis=1)
+    assert per_shard.min() >= 200 * 50 / 64 - 10
+    assert per_shard.max() <= 200 * 50 / 64 + 10
 
 
 def test_rebalance_moves_units_from_a_slack_shard_to_a_binding_one():
