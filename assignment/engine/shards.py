@@ -38,17 +38,18 @@ shard has no price there (it takes no units there until another round gives it s
 
 Coordination
 ------------
-Each round (:func:`rebalance`) moves, for every worker ``i`` whose price spread
-``max_s p_{s,i} - min_s p_{s,i}`` (max over shards where its share is used up, min over shards
-where it holds units) exceeds ``tol``, ``max(1, ceil(step c_{d,i}))`` units from the cheapest
-shard ``d`` to the dearest ``r``; the budget likewise. Shares keep their sums, so every round's
-answer stays feasible. Only shards whose shares changed are solved again. Prices measure the
-*last* unit, and the next unit in the receiving shard can be worth less, so a round may lower
-``A``; such a round is **rejected** (the shares go back and ``step`` halves). Hence the
-guarantee, tested: the accepted accuracy never decreases round over round, and the answer is
-the best merged answer seen. The loop stops after ``rounds`` rounds, when no spread exceeds
-``tol``, after a round that gained less than ``min_gain``, or when ``step`` falls below
-``1 / (2 max c_i)``.
+Each round (:func:`rebalance`) moves, for every worker ``i`` whose price spread ``max_s p_{s,i}
+- min_s p_{s,i}`` (max over shards where its share is used up, min over shards where it holds
+units) exceeds ``tol``, ``max(1, ceil(step c_{d,i}), slack_{d,i})`` units from the cheapest
+shard ``d`` to the dearest ``r`` (all the units ``d`` leaves unused, which cost it nothing, and
+at least a ``step`` fraction of its share); the budget likewise. Shares keep their sums, so
+every round's answer stays feasible. Only shards whose shares changed are solved again. Prices
+measure the *last* unit, and the next unit in the receiving shard can be worth less, so a round
+may lower ``A``; such a round is **rejected** (the shares go back and ``step`` halves). Hence
+the guarantee, tested: the accepted accuracy never decreases round over round, and the answer
+is the best merged answer seen. The loop stops after ``rounds`` rounds, when no spread exceeds
+``tol``, after a round that gained less than ``min_gain``, or when ``step`` falls below ``1 /
+(2 max c_i)``.
 
 With one shard there is nothing to coordinate: the answer is :func:`solve` of the problem
 itself, exactly.
@@ -336,22 +337,23 @@ def solve_shard(
     )
 
 
-def _move(shares: np.ndarray, price: np.ndarray, binding: np.ndarray, step: float, tol: float):
+def _move(shares: np.ndarray, price: np.ndarray, used: np.ndarray, step: float, tol: float):
     """Move units of one coupling cap along its price spread (see :func:`rebalance`).
 
-    ``shares, price, binding`` have shape (S, k) (``k`` caps: workers, or 1 for the budget);
+    ``shares, price, used`` have shape (S, k) (``k`` caps: workers, or 1 for the budget);
     returns the new shares and the largest spread.
     """
     holds = (shares > 0) & np.isfinite(price)
     low = np.where(holds, price, np.inf)
-    high = np.where(binding & np.isfinite(price), price, -np.inf)
+    high = np.where((used >= shares) & np.isfinite(price), price, -np.inf)
     donor, receiver = low.argmin(axis=0), high.argmax(axis=0)
     cols = np.arange(shares.shape[1])
     spread = high[receiver, cols] - low[donor, cols]
     spread = np.where(np.isfinite(spread), spread, 0.0)
     move = (spread > tol) & (donor != receiver)
-    amount = np.maximum(1, np.ceil(step * shares[donor, cols])).astype(np.int64)
-    amount = np.where(move, np.minimum(amount, shares[donor, cols]), 0)
+    slack = shares[donor, cols] - used[donor, cols]  # unused units: free to move, all of them
+    amount = np.maximum(np.maximum(1, np.ceil(step * shares[donor, cols])), slack)
+    amount = np.where(move, np.minimum(amount, shares[donor, cols]), 0).astype(np.int64)
     out = shares.copy()
     np.subtract.at(out, (donor, cols), amount)
     np.add.at(out, (receiver, cols), amount)
@@ -374,7 +376,8 @@ def rebalance(
     budget_shares : ndarray of int64, shape (S,)
     outcomes : sequence of ShardOutcome, one per shard in shard order
     step : float in (0, 1]
-        Fraction of the donor's share moved (at least one unit).
+        Fraction of the donor's share moved (at least one unit, and at least the units the
+        donor leaves unused).
     tol : float
         Spreads at most this move nothing.
 
@@ -388,11 +391,11 @@ def rebalance(
     used = np.zeros_like(worker_shares)
     for o in outcomes:
         np.add.at(used[o.index], o.workers, 1)
-    workers, w_spread = _move(worker_shares, price, used >= worker_shares, step, tol)
+    workers, w_spread = _move(worker_shares, price, used, step, tol)
     b_price = np.array([[o.budget_price] for o in outcomes])
     b_used = np.array([[o.workers.shape[0]] for o in outcomes])
     b_shares = budget_shares[:, None]
-    budget, b_spread = _move(b_shares, b_price, b_used >= b_shares, step, tol)
+    budget, b_spread = _move(b_shares, b_price, b_used, step, tol)
     return workers, budget[:, 0], max(w_spread, b_spread)
 
 

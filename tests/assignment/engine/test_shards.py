@@ -180,3 +180,26 @@ def test_a_round_that_does_not_pay_is_the_last():
     assert len(first.rounds) <= 2  # round 0, and round 1 gained less than 1
     assert len(every.rounds) > len(first.rounds)
     assert first.rounds[: len(first.rounds)] == every.rounds[: len(first.rounds)]
+
+
+def test_prices_move_the_units_a_worker_cannot_use_where_it_can():
+    # Worker i may only label tasks j with j % 4 == i % 4, and the 4 shards are dealt round
+    # robin, so each worker is eligible in one shard only: proportional shares strand three
+    # quarters of every cap where the worker cannot use them. The prices (0 where a share is
+    # slack) move them to the one shard that uses them.
+    rng = np.random.default_rng(0)
+    n, m = 40, 800
+    eligible = (np.arange(m)[None, :] % 4) == (np.arange(n)[:, None] % 4)
+    problem = AssignmentProblem(
+        rng.uniform(0.5, 0.9, (n, m)),
+        max_workers_per_task=5,
+        max_tasks_per_worker=80,
+        budget=3200,
+        eligible=eligible,
+    )
+    single = solve(problem, method="greedy").expected_accuracy
+    result = solve_sharded(problem, method="greedy", n_shards=4, rounds=6)
+    assert result.rounds[0].accuracy < single - 0.03
+    assert result.expected_accuracy > single - 0.005
+    own_shard = np.arange(n) % 4
+    assert np.all(result.worker_shares[own_shard, np.arange(n)] > 80 // 4)
