@@ -60,17 +60,20 @@ def _shallow_copy(field: serializers.Field) -> serializers.Field:
 # Projects
 
 
+#: A probability strictly between 0 and 1, as the services require.
+_OPEN_PROBABILITY_SCHEMA = {
+    "type": "number",
+    "format": "double",
+    "minimum": 0,
+    "exclusiveMinimum": True,
+    "maximum": 1,
+    "exclusiveMaximum": True,
+}
+
 _LABEL_PRIOR_SCHEMA = {
     "type": "object",
     "nullable": True,
-    "additionalProperties": {
-        "type": "number",
-        "format": "double",
-        "minimum": 0,
-        "exclusiveMinimum": True,
-        "maximum": 1,
-        "exclusiveMaximum": True,
-    },
+    "additionalProperties": _OPEN_PROBABILITY_SCHEMA,
     "description": "More than two labels: each label's prior probability (every label, summing "
     "to 1), for tasks without one of their own; null = uniform. Binary projects use "
     "default_prior.",
@@ -130,16 +133,7 @@ class ProjectSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
         read_only_fields = fields
 
 
-@extend_schema_field(
-    {
-        "type": "number",
-        "format": "double",
-        "minimum": 0,
-        "exclusiveMinimum": True,
-        "maximum": 1,
-        "exclusiveMaximum": True,
-    }
-)
+@extend_schema_field(_OPEN_PROBABILITY_SCHEMA)
 class OpenProbabilityField(serializers.FloatField):
     """A probability strictly between 0 and 1, as the schema says (the services refuse the
     ends too, with their own message)."""

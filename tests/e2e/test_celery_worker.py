@@ -7,7 +7,13 @@ import time
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from worker_process import FINISHED, LONG_RUN, assert_stored_assignment_is_consistent, wait_for
+from worker_process import (
+    FINISHED,
+    LONG_RUN,
+    assert_stored_assignment_is_consistent,
+    wait_for,
+    wait_until_finished,
+)
 
 from assignment import services
 from assignment.models import AssignmentRun, RunStatus
@@ -64,13 +70,8 @@ def test_a_run_whose_worker_is_killed_ends_with_a_result_or_a_reason(workers):
     first.kill()
     killed_at = time.monotonic()
     second = workers("rescuer", TVCS_RUN_STALE_AFTER=stale_after)
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=240, what="the run to end after the kill", workers_=[second])
+    wait_until_finished(run, worker=second, what="the run to end after the kill")
     recovered_in = time.monotonic() - killed_at
-    run.refresh_from_db()
     assert run.attempts == 2
     if run.status == RunStatus.SUCCEEDED:
         assert_stored_assignment_is_consistent(run)
@@ -109,12 +110,7 @@ def test_a_worker_told_to_stop_hands_its_run_back_at_once(workers):
         "re-queued: its worker shut down"
     )
     second = workers("staying")
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=240, what="the run to end on the second worker", workers_=[second])
-    run.refresh_from_db()
+    wait_until_finished(run, worker=second, what="the run to end on the second worker")
     assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
     assert run.worker.startswith("staying@")
     assert_stored_assignment_is_consistent(run)
@@ -140,12 +136,7 @@ def test_the_time_limits_stop_a_run(workers, limit):
     run = services.run_create(
         project=project, method="tvcs-iht", seed=7, options=LONG_RUN | {"time_limit": 60}
     )
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=120, what="the run to be stopped", workers_=[worker])
-    run.refresh_from_db()
+    wait_until_finished(run, worker=worker, what="the run to be stopped", timeout=120)
     assert run.status == RunStatus.FAILED
     if limit == "soft":
         assert run.error == "stopped by the time limit of 2 s"

@@ -20,7 +20,13 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from worker_process import FINISHED, LONG_RUN, assert_stored_assignment_is_consistent, wait_for
+from worker_process import (
+    FINISHED,
+    LONG_RUN,
+    assert_stored_assignment_is_consistent,
+    wait_for,
+    wait_until_finished,
+)
 
 from assignment import services
 from assignment.models import AssignmentRun, RunStatus
@@ -105,12 +111,7 @@ def test_a_worker_told_to_stop_exits_promptly_and_hands_its_run_back(workers, ho
     if how != "SIGTERM to the process group":
         return  # the same path as the group's; test_celery_worker covers the next worker too
     second = workers("next")
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=240, what="the run to end on the next worker", workers_=[second])
-    run.refresh_from_db()
+    wait_until_finished(run, worker=second, what="the run to end on the next worker")
     assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
     assert run.worker.startswith("next@")
     assert_stored_assignment_is_consistent(run)
@@ -127,12 +128,7 @@ def test_a_cold_shutdown_still_ends_the_pool_processes_and_gives_its_run_to_the_
     assert_handed_back(run)
     assert f"runs [{run.pk}] given to the broker" in worker.log.read_text()
     other = workers("other", TVCS_RUN_LOST_AFTER="600", TVCS_RUN_STALE_AFTER="600")
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=240, what="the run to end on another worker", workers_=[other])
-    run.refresh_from_db()
+    wait_until_finished(run, worker=other, what="the run to end on another worker")
     assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
     assert run.worker.startswith("other@")
     assert_stored_assignment_is_consistent(run)
@@ -167,12 +163,7 @@ def test_a_pool_process_told_to_stop_alone_hands_its_run_back_and_the_pool_repla
     time.sleep(1.0)
     computing = max(before, key=lambda pid: cpu_ticks(pid) - ticks[pid])
     os.kill(computing, signal.SIGTERM)
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=240, what="the run to end on the same worker", workers_=[worker])
-    run.refresh_from_db()
+    wait_until_finished(run, worker=worker, what="the run to end on the same worker")
     assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
     assert_stored_assignment_is_consistent(run)
     assert worker.process.poll() is None  # the worker itself goes on
@@ -192,12 +183,7 @@ def test_a_worker_restarted_under_its_name_takes_back_the_run_it_was_killed_comp
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING  # nothing handed it back
     again = workers("phoenix", TVCS_RUN_STALE_AFTER="600")
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=240, what="the run to end on the restarted worker", workers_=[again])
-    run.refresh_from_db()
+    wait_until_finished(run, worker=again, what="the run to end on the restarted worker")
     assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)  # the killed attempt not counted
     assert run.worker.startswith("phoenix@")
     assert "left by its earlier self queued" in again.log.read_text()
