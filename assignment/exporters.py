@@ -44,6 +44,7 @@ from assignment.models import (
     Task,
     Worker,
 )
+from assignment.priors import label_prior_mapping, task_priors
 
 __all__ = [
     "EXPORT_KINDS",
@@ -97,13 +98,19 @@ def _worker_rows(project: Project) -> Rows:
 
 
 def _task_rows(project: Project) -> Rows:
+    """The tasks file as imported: ``prior`` is P(second label), or with more than two labels
+    the object giving each label its probability (:mod:`assignment.priors`)."""
+    labels = list(project.labels)
+    prior = "prior" if len(labels) == 2 else "label_prior"
     rows = (
         Task.objects.filter(project=project)
         .order_by("pk")
-        .values_list("external_id", "category", "max_workers", "prior", "payload")
+        .values_list("external_id", "category", "max_workers", prior, "payload")
         .iterator(chunk_size=_CHUNK_ROWS)
     )
-    return ((*row[:4], row[4] or None) for row in rows)
+    if len(labels) == 2:
+        return ((*row[:4], row[4] or None) for row in rows)
+    return ((*row[:3], label_prior_mapping(row[3], labels), row[4] or None) for row in rows)
 
 
 def _gold_item_rows(project: Project) -> Rows:
@@ -182,7 +189,7 @@ def _label_rows(project: Project) -> Rows:
 
     Reads the answers once, as arrays (:func:`~assignment.answers.answers_in_hand`), and the
     quality of the answered pairs only (:func:`~assignment.engine.aggregate.aggregate_pairs`):
-    no workers x tasks grid. With K > 2 labels, the K-class Bayes vote under a uniform prior
+    no workers x tasks grid. With K > 2 labels, the K-class Bayes vote under the tasks' priors
     (:func:`~assignment.engine.multiclass.aggregate_multiclass`).
     """
     labels = list(project.labels)
@@ -195,23 +202,15 @@ def _label_rows(project: Project) -> Rows:
         return iter(())
     answered, task_of_answer = np.unique(answers.columns, return_inverse=True)
     task_ids = matrix.task_ids[answered]
-    tasks = {
-        pk: (external_id, prior)
-        for pk, external_id, prior in Task.objects.filter(project=project).values_list(
-            "pk", "external_id", "prior"
-        )
-    }
+    external_ids = dict(Task.objects.filter(project=project).values_list("pk", "external_id"))
     quality = matrix.quality_at(rows=answers.rows, columns=answers.columns)
+    priors = task_priors(project=project, task_ids=task_ids)
     if len(labels) == 2:
-        priors = [
-            project.default_prior if tasks[int(pk)][1] is None else tasks[int(pk)][1]
-            for pk in task_ids
-        ]
         result = aggregate_pairs(
             task_index=task_of_answer,
             quality=quality,
             said_one=answers.said_one,
-            prior=np.asarray(priors),
+            prior=priors,
         )
         chosen = result.labels
         posterior = np.where(chosen == 1, result.posterior, 1.0 - result.posterior)
@@ -221,7 +220,7 @@ def _label_rows(project: Project) -> Rows:
             task_index=task_of_answer,
             quality=quality,
             label=answers.label,
-            prior=np.full((len(answered), k), 1.0 / k),
+            prior=priors,
             n_labels=k,
         )
         chosen = result.labels
@@ -230,7 +229,7 @@ def _label_rows(project: Project) -> Rows:
 
     def generate() -> Iterator[tuple]:
         for k, pk in enumerate(task_ids.tolist()):
-            yield tasks[pk][0], labels[chosen[k]], float(posterior[k]), int(counts[k])
+            yield external_ids[pk], labels[chosen[k]], float(posterior[k]), int(counts[k])
 
     return generate()
 

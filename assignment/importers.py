@@ -39,6 +39,7 @@ from assignment.models import (
     Task,
     Worker,
 )
+from assignment.priors import label_prior_from_mapping
 
 __all__ = ["BATCH_SIZE", "KINDS", "ImportResult", "import_data_file"]
 
@@ -158,18 +159,31 @@ class _Cells:
         return number
 
     def prior(self, value: object) -> float | None:
-        """P(label = the second label) strictly inside (0, 1), or None when blank. Only a
-        binary project has per-task priors (a task of K > 2 labels would need a distribution:
-        its prior is uniform)."""
+        """P(label = the second label) of a binary project's task, strictly inside (0, 1), or
+        None when blank."""
         number = self.number(value)
-        if number is not None and len(self._labels) != 2:
-            raise _Invalid(
-                f"a per-task prior is P(second label) of a binary project; this project has "
-                f"{len(self._labels)} labels, whose tasks take a uniform prior: leave it empty"
-            )
         if number is not None and not 0.0 < number < 1.0:
             raise _Invalid(f"must be strictly between 0 and 1, got {_show(value)}")
         return number
+
+    def label_prior(self, value: object) -> list[float] | None:
+        """The prior distribution of a task of K > 2 labels, or None when blank: an object
+        giving every label its probability (in CSV, the object's JSON text), stored in label
+        order (:func:`~assignment.priors.label_prior_from_mapping`)."""
+        if _is_blank(value):
+            return None
+        given = value
+        if isinstance(value, str) and self._csv:
+            try:
+                value = json.loads(value, parse_constant=_reject_constant)
+            except (ValueError, _Invalid):
+                raise _Invalid(
+                    f"must be a JSON object giving each label its probability, got {_show(given)}"
+                ) from None
+        try:
+            return label_prior_from_mapping(value, self._labels)
+        except ValueError as exc:
+            raise _Invalid(str(exc)) from None
 
     def quality(self, value: object) -> float:
         """A probability in [0, 1]; required."""
@@ -340,12 +354,24 @@ _WORKER_FIELDS = (
     _Field("name", "name", lambda cells, v: cells.text(v, required=False)),
     _Field("max_tasks", "max_tasks", _Cells.count),
 )
-_TASK_FIELDS = (
-    _Field("category", "category", _Cells.text),
-    _Field("max_workers", "max_workers", _Cells.count),
-    _Field("prior", "prior", _Cells.prior),
-    _Field("payload", "payload", _Cells.payload),
-)
+
+
+def _task_fields(labels: list[str]) -> tuple[_Field, ...]:
+    """A tasks file's columns: its ``prior`` is P(second label) in a binary project and a
+    distribution over the labels in a project of more than two."""
+    prior = (
+        _Field("prior", "prior", _Cells.prior)
+        if len(labels) == 2
+        else _Field("prior", "label_prior", _Cells.label_prior)
+    )
+    return (
+        _Field("category", "category", _Cells.text),
+        _Field("max_workers", "max_workers", _Cells.count),
+        prior,
+        _Field("payload", "payload", _Cells.payload),
+    )
+
+
 _GOLD_ITEM_FIELDS = (
     _Field("category", "category", _Cells.text),
     _Field("true_label", "true_label", _Cells.label),
@@ -593,7 +619,7 @@ def import_data_file(*, project: Project, kind: str, data: DataFile) -> ImportRe
             kind=kind,
             model=Task,
             id_column="task_id",
-            fields=_TASK_FIELDS,
+            fields=_task_fields(labels),
             required=("category",),
             labels=labels,
         )

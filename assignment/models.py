@@ -45,6 +45,12 @@ class Project(models.Model):
         default=default_labels, help_text="The label set; binary ['0', '1'] by default."
     )
     default_prior = models.FloatField(default=0.5, help_text="P(label = 1) for tasks without one.")
+    default_label_prior = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="More than two labels: P(each label), in the order of the labels, for tasks "
+        "without one; empty = uniform (assignment.priors).",
+    )
     default_max_workers_per_task = models.PositiveIntegerField(default=3)
     default_max_tasks_per_worker = models.PositiveIntegerField(default=100)
     default_budget = models.PositiveIntegerField(
@@ -101,6 +107,12 @@ class Task(models.Model):
     )
     prior = models.FloatField(
         null=True, blank=True, help_text="P(label = 1); empty = the project's default."
+    )
+    label_prior = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="More than two labels: P(each label), in the order of the project's labels; "
+        "empty = the project's default (assignment.priors).",
     )
     payload = models.JSONField(default=dict, blank=True, help_text="Free data, e.g. a URL.")
 

@@ -28,7 +28,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from rest_framework.authtoken.models import Token
 
-from assignment.answers import answers_in_hand, positions
+from assignment.answers import answers_in_hand
 from assignment.engine.aggregate import aggregate_pairs
 from assignment.engine.multiclass import aggregate_multiclass
 from assignment.errors import AnswersError, RunStateError
@@ -47,6 +47,7 @@ from assignment.models import (
     Worker,
 )
 from assignment.prepared import PreparedRead
+from assignment.priors import task_priors
 
 #: How many of a project's latest runs its summary lists.
 RECENT_RUNS = 10
@@ -100,6 +101,8 @@ class ProjectStatistics:
     workers_without_gold_answers: int
     tasks: int
     categories: int
+    #: Tasks with a prior of their own (``prior``, or ``label_prior`` with more than two labels).
+    tasks_with_prior: int
     gold_items: int
     gold_answers: int
     answers: int
@@ -193,8 +196,11 @@ def project_statistics(*, project: Project) -> ProjectStatistics:
     workers = Worker.objects.filter(project=project)
     worker_counts = workers.aggregate(total=Count("pk"), active=Count("pk", filter=Q(active=True)))
     without_gold = workers_by_gold_answers(queryset=workers, with_gold=False)
+    own_prior = "prior" if len(project.labels) == 2 else "label_prior"
     task_counts = Task.objects.filter(project=project).aggregate(
-        total=Count("pk"), categories=Count("category", distinct=True)
+        total=Count("pk"),
+        categories=Count("category", distinct=True),
+        with_prior=Count("pk", filter=Q(**{f"{own_prior}__isnull": False})),
     )
     matrices = QualityMatrix.objects.filter(project=project)
     latest = quality_matrix_latest(project=project)
@@ -207,6 +213,7 @@ def project_statistics(*, project: Project) -> ProjectStatistics:
         workers_without_gold_answers=without_gold.count(),
         tasks=task_counts["total"],
         categories=task_counts["categories"],
+        tasks_with_prior=task_counts["with_prior"],
         gold_items=GoldItem.objects.filter(project=project).count(),
         gold_answers=GoldAnswer.objects.filter(item__project=project).count(),
         answers=Answer.objects.filter(task__project=project).count(),
@@ -475,24 +482,19 @@ class RoundOverview:
 
 def _confidence_now(*, project: Project, matrix: QualityMatrix, answers) -> np.ndarray:
     """Each matrix task's posterior of its likeliest label after ``answers``, shape (m,):
-    the binary Bayes vote under the tasks' priors, or for K labels the K-class vote under a
-    uniform prior (:mod:`~assignment.engine.multiclass`)."""
+    the Bayes vote under the tasks' priors (:func:`~assignment.priors.task_priors`), binary or
+    over K labels (:mod:`~assignment.engine.multiclass`)."""
     quality = matrix.quality_at(rows=answers.rows, columns=answers.columns)
+    prior = task_priors(project=project, task_ids=matrix.task_ids)
     k = len(project.labels)
     if k != 2:
         return aggregate_multiclass(
             task_index=answers.columns,
             quality=quality,
             label=answers.label,
-            prior=np.full((matrix.n_tasks, k), 1.0 / k),
+            prior=prior,
             n_labels=k,
         ).posterior.max(axis=1)
-    prior = np.full(matrix.n_tasks, project.default_prior)
-    own = list(Task.objects.filter(project=project, prior__isnull=False).values_list("pk", "prior"))
-    if own:  # the few tasks with a prior of their own
-        pks, values = zip(*own, strict=True)
-        at = positions(matrix.task_ids, np.asarray(pks, dtype=np.int64))
-        prior[at[at >= 0]] = np.asarray(values)[at >= 0]
     posterior = aggregate_pairs(
         task_index=answers.columns, quality=quality, said_one=answers.said_one, prior=prior
     ).posterior

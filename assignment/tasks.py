@@ -7,7 +7,10 @@ their creating transaction commits (``services.run_create``).
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import logging
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -46,10 +49,14 @@ def run_execute_task(self, run_id: int) -> None:
     A pool process whose worker is shutting down takes no new run (its message goes back to
     the broker, for another worker) and stops the one it computes at its next progress report;
     the worker hands that run back (:func:`_hand_back_runs`, :func:`_enqueue_handed_back_runs`).
+    A pool process told to stop on its own hands its run back and leaves the pool
+    (:func:`_leave_the_pool`), which starts another.
     """
+    worker = self.request.hostname or ""
     if _stop_requested.is_set():
+        _leave_the_pool(worker=worker, run_id=run_id)
         raise Reject(f"run {run_id} not taken: the worker is shutting down", requeue=True)
-    if not services.run_claim(run_id=run_id, worker=self.request.hostname or ""):
+    if not services.run_claim(run_id=run_id, worker=worker):
         logger.info("run %s is not queued any more; nothing to do", run_id)
         return
     try:
@@ -58,9 +65,17 @@ def run_execute_task(self, run_id: int) -> None:
         if not _stopped_by_the_soft_time_limit(exc):
             raise
         services.run_fail(
-            run_id=run_id,
-            reason=f"stopped by the time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s",
+            run_id=run_id, reason=f"stopped by the time limit of {_soft_limit(self)} s"
         )
+    if _stop_requested.is_set():
+        _leave_the_pool(worker=worker, run_id=run_id)
+
+
+def _soft_limit(task) -> int:
+    """The soft time limit this run had: its message's, or else this worker's setting (runs
+    are enqueued without one: ``services.runs._enqueue_after_commit``)."""
+    from_message = (task.request.timelimit or (None, None))[1]
+    return int(from_message or task.soft_time_limit or settings.CELERY_TASK_SOFT_TIME_LIMIT)
 
 
 @shared_task(
@@ -85,7 +100,7 @@ def shard_solve_task(self, shard_id: int) -> None:
             raise
         services.shard_fail(
             shard_id=shard_id,
-            reason=f"a shard stopped by the time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s",
+            reason=f"a shard stopped by the time limit of {_soft_limit(self)} s",
         )
 
 
@@ -179,6 +194,51 @@ _exiting = threading.Event()
 #: The signal by which a pool process's SIGTERM thread has its main thread end the process.
 _END_NOW = signal.SIGRTMIN
 
+#: Set by the worker's main process once it is shutting down, and seen by its pool processes:
+#: a byte of shared memory made before the pool forks (:func:`_share_the_stop_flag`).
+_worker_stopping = None
+
+#: How long a pool process told to stop waits to see whether its whole worker was.
+_WHOLE_WORKER_WAIT = 2.0
+
+
+@worker_init.connect
+def _share_the_stop_flag(**kwargs) -> None:
+    global _worker_stopping
+    _worker_stopping = multiprocessing.RawValue(ctypes.c_bool, False)
+
+
+def _whole_worker_stopping() -> bool:
+    """Whether this pool process's worker is shutting down, waiting a little for it: a SIGTERM
+    to the process group reaches the pool processes and the main process at once, and the
+    main one may take a moment to act on it."""
+    deadline = time.monotonic() + _WHOLE_WORKER_WAIT
+    while _worker_stopping is not None and not _worker_stopping.value:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return _worker_stopping is not None
+
+
+def _leave_the_pool(*, worker: str, run_id: int) -> None:
+    """A pool process told to stop by a SIGTERM of its own (not its whole worker's) ends here,
+    between runs, where it holds none of the pool's locks: the run it computed or was about to
+    take is queued again and given to the broker, and the process exits, so that the pool
+    starts another in its place. (Its message comes back too, as a lost worker's does; a run
+    is claimed once, so the second message costs nothing.) When the whole worker is stopping,
+    it returns: the main process hands the runs back and ends its pool processes itself."""
+    if _whole_worker_stopping():
+        return
+    try:
+        services.runs_hand_back(worker=worker, run_ids=[run_id])
+        services.runs_enqueue(run_ids=[run_id])
+    except Exception:  # the broker or the database gone: the recovery sweeps will
+        logger.exception("run %s not handed back by its stopping pool process", run_id)
+    finally:
+        connection.close()
+    logger.warning("pool process %s told to stop: run %s handed back; exiting", os.getpid(), run_id)
+    sys.exit(0)
+
 
 @worker_process_init.connect
 def _leave_sigterm_to_the_main_process(**kwargs) -> None:
@@ -186,8 +246,10 @@ def _leave_sigterm_to_the_main_process(**kwargs) -> None:
     ``kill -TERM -- -PGID`` does, or to its control group, as systemd does) is for the main
     process to act on: its warm shutdown hands the runs back, ends idle pool processes with a
     sentinel and waits for busy ones. A pool process only stops the run it computes, at the
-    next progress report, and takes no new one. A SIGTERM from the main process itself (the
-    pool ending this process: cold shutdown, hard time limit) acts as before.
+    next progress report, and takes no new one. A SIGTERM sent to this pool process alone
+    ends it the same way, at the end of its run or as the next one arrives, where it holds no
+    lock (:func:`_leave_the_pool`). A SIGTERM from the main process itself (the pool ending
+    this process: cold shutdown, hard time limit) acts as before.
 
     Left to billiard, each pool process raises ``SystemExit`` from its SIGTERM handler
     wherever it is. With billiard's plain ``Pool`` (the filesystem broker's), an idle pool
@@ -245,7 +307,13 @@ _handed_back: list[int] = []
 
 @worker_shutting_down.connect
 def _hand_back_runs(sender: str, **kwargs) -> None:
-    """A worker told to stop (Ctrl-C, SIGTERM) queues its runs again at once."""
+    """A worker told to stop (Ctrl-C, SIGTERM) queues its runs again at once. After a cold
+    shutdown no ``worker_shutdown`` follows, so they go to the broker as the process exits
+    (:func:`_enqueue_handed_back`, at exit)."""
+    if _worker_stopping is not None:
+        _worker_stopping.value = True
+    if kwargs.get("how") == "Cold":
+        atexit.register(_enqueue_handed_back, sender)
     try:
         _handed_back.extend(services.runs_hand_back(worker=sender))
     except DatabaseError:
@@ -276,12 +344,26 @@ def _enqueue_handed_back_runs(sender, **kwargs) -> None:
     So do the runs of this worker still ``running``: its pool processes have all stopped, so
     nothing computes them any more (one stopped it, or took it just after the hand-back).
     """
+    _enqueue_handed_back(sender.hostname)
+
+
+def _enqueue_at_exit(worker: str) -> None:
+    """A cold shutdown is over (the worker consumes nothing any more): its runs go to the
+    broker, for the other workers, instead of waiting for the lost-message sweep."""
+    _enqueue_handed_back(worker)
+
+
+def _enqueue_handed_back(worker: str) -> None:
+    """The runs ``worker`` handed back, and those it still has ``running`` (its pool processes
+    have stopped), to the broker: at ``worker_shutdown``, or as the process exits after a cold
+    shutdown (it consumes nothing any more either way)."""
     try:
-        _handed_back.extend(services.runs_hand_back(worker=sender.hostname))
+        _handed_back.extend(services.runs_hand_back(worker=worker))
         if _handed_back:
             services.runs_enqueue(run_ids=_handed_back)
+            logger.warning("worker %s stopped: runs %s given to the broker", worker, _handed_back)
     except Exception:  # the broker or the database gone: the recovery sweep will
-        logger.exception("runs of %s not re-queued at shutdown; the recovery sweep will", sender)
+        logger.exception("runs of %s not re-queued at shutdown; the recovery sweep will", worker)
     finally:
         _handed_back.clear()
         connection.close()

@@ -180,6 +180,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 #: Soft and hard time limits of one assignment run, in seconds.
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("TVCS_RUN_SOFT_TIME_LIMIT", 3600, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("TVCS_RUN_TIME_LIMIT", 3900, minimum=1)
+if CELERY_TASK_SOFT_TIME_LIMIT > CELERY_TASK_TIME_LIMIT:
+    # Celery would refuse to enqueue any task (runs, the recovery sweep) with these.
+    raise ImproperlyConfigured(
+        f"TVCS_RUN_SOFT_TIME_LIMIT ({CELERY_TASK_SOFT_TIME_LIMIT} s) must not exceed "
+        f"TVCS_RUN_TIME_LIMIT ({CELERY_TASK_TIME_LIMIT} s)"
+    )
 #: A running run whose heartbeat is older than this many seconds is presumed dead.
 TVCS_RUN_STALE_AFTER = env_int("TVCS_RUN_STALE_AFTER", 120, minimum=5)
 #: A run still queued this many seconds after it was handed to the broker is enqueued again

@@ -30,11 +30,47 @@ class SignInForm(LockoutFormMixin, AuthenticationForm):
     """Django's sign-in form that says so when the account or address is locked."""
 
 
+class LabelPriorField(forms.CharField):
+    """A distribution over the labels, written ``cat=0.5, dog=0.3, bird=0.2``: a mapping label
+    -> probability for the services to check (:mod:`assignment.priors`), None when empty."""
+
+    def prepare_value(self, value):
+        if isinstance(value, dict):
+            return ", ".join(f"{label}={p:g}" for label, p in value.items())
+        return value
+
+    def to_python(self, value):
+        text = super().to_python(value)
+        if not text:
+            return None
+        mapping = {}
+        for part in text.split(","):
+            label, equals, number = part.strip().rpartition("=")
+            try:
+                probability = float(number)
+            except ValueError:
+                probability = None
+            if not equals or not label.strip() or probability is None:
+                raise forms.ValidationError(
+                    f"write each label and its probability as label=probability, separated by "
+                    f"commas (e.g. cat=0.5, dog=0.3, bird=0.2); {part.strip()!r} is not that"
+                )
+            mapping[label.strip()] = probability
+        return mapping
+
+
 class ProjectDefaultsForm(forms.Form):
     default_prior = forms.FloatField(
         label="Default prior",
-        help_text="P(label = the second label) for tasks without a prior of their own, strictly "
-        "between 0 and 1.",
+        help_text="Two labels: P(label = the second label) for tasks without a prior of their "
+        "own, strictly between 0 and 1.",
+    )
+    default_label_prior = LabelPriorField(
+        label="Default prior over the labels",
+        required=False,
+        max_length=4000,
+        help_text="More than two labels: each label's probability for tasks without a prior of "
+        "their own, e.g. cat=0.5, dog=0.3, bird=0.2 (summing to 1); empty = uniform.",
     )
     default_max_workers_per_task = _count(
         "Workers per task (default cap)",
@@ -85,12 +121,18 @@ class ProjectCreateForm(ProjectDefaultsForm):
 
 
 class ProjectSettingsForm(ProjectDefaultsForm):
+    """A project's settings: of the two priors, the one its label set takes."""
+
     name = forms.CharField(label="Name", max_length=200)
     description = forms.CharField(
         label="Description", required=False, widget=forms.Textarea(attrs={"rows": 3})
     )
 
     field_order = ["name", "description"]
+
+    def __init__(self, *args, labels: list[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        del self.fields["default_label_prior" if len(labels) == 2 else "default_prior"]
 
 
 class UploadForm(forms.Form):

@@ -34,13 +34,15 @@ def _fresh_cache():
 
 @pytest.fixture
 def queued(monkeypatch) -> list[int]:
-    """Run ids handed to the broker, in order: the tasks' ``delay`` is the broker edge.
+    """Run ids handed to the broker, in order: the tasks' ``apply_async`` is the broker edge.
 
     Comparisons' upper bounds are not queued; the tests that need one compute it.
     """
     from assignment import tasks
 
     sent: list[int] = []
-    monkeypatch.setattr(tasks.run_execute_task, "delay", lambda run_id: sent.append(run_id))
+    monkeypatch.setattr(
+        tasks.run_execute_task, "apply_async", lambda args, **options: sent.append(args[0])
+    )
     monkeypatch.setattr(tasks.comparison_upper_bound_task, "delay", lambda comparison_id: None)
     return sent

@@ -27,6 +27,7 @@ from assignment.models import (
     Project,
     RunStatus,
 )
+from assignment.priors import label_prior_mapping
 from assignment.selectors import RUN_STATUS_FIELDS
 
 
@@ -60,7 +61,54 @@ def _shallow_copy(field: serializers.Field) -> serializers.Field:
 # Projects
 
 
+#: A probability strictly between 0 and 1, as the services require.
+_OPEN_PROBABILITY_SCHEMA = {
+    "type": "number",
+    "format": "double",
+    "minimum": 0,
+    "exclusiveMinimum": True,
+    "maximum": 1,
+    "exclusiveMaximum": True,
+}
+
+_LABEL_PRIOR_SCHEMA = {
+    "type": "object",
+    "nullable": True,
+    "additionalProperties": _OPEN_PROBABILITY_SCHEMA,
+    "description": "More than two labels: each label's prior probability (every label, summing "
+    "to 1), for tasks without one of their own; null = uniform. Binary projects use "
+    "default_prior.",
+}
+
+
+@extend_schema_field(_LABEL_PRIOR_SCHEMA)
+class LabelPriorField(serializers.Field):
+    """A distribution over a project's labels: a JSON object label -> probability, or null.
+    Read from the stored list in label order; checked by the services
+    (:func:`assignment.priors.label_prior_from_mapping`)."""
+
+    default_error_messages = {
+        "not_object": "Must be an object giving each label its probability, got {kind}."
+    }
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("allow_null", True)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            self.fail("not_object", kind=type(data).__name__)
+        return data
+
+    def get_attribute(self, instance):
+        return label_prior_mapping(instance.default_label_prior, list(instance.labels))
+
+    def to_representation(self, value):
+        return value
+
+
 class ProjectSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
+    default_label_prior = LabelPriorField(read_only=True)
     worker_count = serializers.IntegerField(read_only=True)
     task_count = serializers.IntegerField(read_only=True)
     gold_item_count = serializers.IntegerField(read_only=True)
@@ -73,6 +121,7 @@ class ProjectSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
             "description",
             "labels",
             "default_prior",
+            "default_label_prior",
             "default_max_workers_per_task",
             "default_max_tasks_per_worker",
             "default_budget",
@@ -85,16 +134,7 @@ class ProjectSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
         read_only_fields = fields
 
 
-@extend_schema_field(
-    {
-        "type": "number",
-        "format": "double",
-        "minimum": 0,
-        "exclusiveMinimum": True,
-        "maximum": 1,
-        "exclusiveMaximum": True,
-    }
-)
+@extend_schema_field(_OPEN_PROBABILITY_SCHEMA)
 class OpenProbabilityField(serializers.FloatField):
     """A probability strictly between 0 and 1, as the schema says (the services refuse the
     ends too, with their own message)."""
@@ -116,6 +156,7 @@ class _ProjectDefaultsSerializer(serializers.Serializer):
     default_prior = OpenProbabilityField(
         required=False, help_text="P(label = the second label), strictly between 0 and 1."
     )
+    default_label_prior = LabelPriorField(required=False)
     default_max_workers_per_task = serializers.IntegerField(
         required=False, min_value=0, max_value=MAX_COUNT
     )

@@ -13,6 +13,7 @@ from assignment.models import (
     Task,
     Worker,
 )
+from assignment.priors import task_priors
 
 
 def _project_problem(
@@ -39,12 +40,7 @@ def _project_problem(
             "pk", "max_tasks", "active"
         )
     }
-    tasks = {
-        pk: (max_workers, prior)
-        for pk, max_workers, prior in Task.objects.filter(pk__in=task_ids.tolist()).values_list(
-            "pk", "max_workers", "prior"
-        )
-    }
+    tasks = dict(Task.objects.filter(pk__in=task_ids.tolist()).values_list("pk", "max_workers"))
     usable = np.array([workers.get(pk, (None, False))[1] for pk in worker_ids.tolist()], bool)
     per_worker = np.array(
         [
@@ -55,33 +51,15 @@ def _project_problem(
     )
     per_worker[~usable] = 0
     per_task = np.array(
-        [
-            max_workers_per_task if tasks.get(pk, (None,))[0] is None else tasks[pk][0]
-            for pk in task_ids.tolist()
-        ],
+        [max_workers_per_task if tasks.get(pk) is None else tasks[pk] for pk in task_ids.tolist()],
         dtype=np.int64,
     )
     per_task[[pk not in tasks for pk in task_ids.tolist()]] = 0
-    n_labels = len(project.labels)
-    if n_labels != 2:  # K labels: uniform priors (per-task priors are P(second label))
-        return AssignmentProblem(
-            matrix.quality_form(),
-            max_workers_per_task=per_task,
-            max_tasks_per_worker=per_worker,
-            budget=budget,
-            n_labels=n_labels,
-        )
-    default_prior = project.default_prior
-    prior = np.array(
-        [
-            default_prior if tasks.get(pk, (None, None))[1] is None else tasks[pk][1]
-            for pk in task_ids.tolist()
-        ]
-    )
     return AssignmentProblem(
         matrix.quality_form(),
         max_workers_per_task=per_task,
         max_tasks_per_worker=per_worker,
         budget=budget,
-        prior=prior,
+        prior=task_priors(project=project, task_ids=task_ids),
+        n_labels=len(project.labels),
     )

@@ -27,6 +27,7 @@ from assignment.models import (
     Worker,
     default_labels,
 )
+from assignment.priors import label_prior_from_mapping
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,7 @@ def project_create(
     description: str = "",
     labels: list[str] | None = None,
     default_prior: float | None = None,
+    default_label_prior: dict[str, float] | None = None,
     default_max_workers_per_task: int | None = None,
     default_max_tasks_per_worker: int | None = None,
     default_budget: int | None = None,
@@ -68,8 +70,11 @@ def project_create(
     """A new project of ``owner`` called ``name`` (trimmed), with its defaults.
 
     ``labels`` is the label set (default ``["0", "1"]``); the second label is the one whose
-    probability a task's prior gives. A default left None keeps the model's (prior 0.5, 3
-    workers per task, 100 tasks per worker, a budget of as many pairs as the caps allow).
+    probability a binary project's prior gives (``default_prior``); a project of more than two
+    labels takes a distribution instead (``default_label_prior``: each label to its
+    probability, :mod:`assignment.priors`). A default left None keeps the model's (prior 0.5,
+    or uniform; 3 workers per task, 100 tasks per worker, a budget of as many pairs as the caps
+    allow).
     Raises :class:`ProjectAlreadyExistsError` if the owner has a project of that name,
     :class:`ProjectValidationError` for invalid fields; nothing is written then.
     """
@@ -77,6 +82,7 @@ def project_create(
         name: value
         for name, value in (
             ("default_prior", default_prior),
+            ("default_label_prior", default_label_prior),
             ("default_max_workers_per_task", default_max_workers_per_task),
             ("default_max_tasks_per_worker", default_max_tasks_per_worker),
             ("default_budget", default_budget),
@@ -161,6 +167,7 @@ PROJECT_UPDATABLE_FIELDS = (
     "name",
     "description",
     "default_prior",
+    "default_label_prior",
     "default_max_workers_per_task",
     "default_max_tasks_per_worker",
     "default_budget",
@@ -189,6 +196,8 @@ def project_update(*, project: Project, **fields) -> Project:
         raise ProjectValidationError(
             f"default_prior must be a probability strictly between 0 and 1, got {prior!r}"
         )
+    if "default_label_prior" in fields:
+        fields["default_label_prior"] = _label_prior(project, fields["default_label_prior"])
     for name, value in fields.items():
         setattr(project, name, value)
     try:
@@ -202,6 +211,21 @@ def project_update(*, project: Project, **fields) -> Project:
     project.save(update_fields=[*fields, "updated_at"])
     logger.info("updated project %s: %s", project.pk, ", ".join(sorted(fields)))
     return project
+
+
+def _label_prior(project: Project, value: dict[str, float] | None) -> list[float] | None:
+    """A project's default distribution over its labels, as stored (None: uniform)."""
+    if value is None:
+        return None
+    if len(project.labels) == 2:
+        raise ProjectValidationError(
+            "default_label_prior is for projects of more than two labels; a binary project's "
+            "prior is default_prior, P(second label)"
+        )
+    try:
+        return label_prior_from_mapping(value, list(project.labels))
+    except ValueError as exc:
+        raise ProjectValidationError(f"default_label_prior: {exc}") from None
 
 
 def project_delete(*, project: Project) -> None:

@@ -338,9 +338,15 @@ def _check_active_runs(*, owner_id: int, adding: int) -> None:
 
 
 def _enqueue_after_commit(run_id: int) -> None:
+    """Give the run to the broker once the transaction commits. The message carries no time
+    limits: Celery would put the enqueuing process's in it (its ``task_time_limit``
+    settings), and the worker that computes the run applies its own
+    (``TVCS_RUN_SOFT_TIME_LIMIT``, ``TVCS_RUN_TIME_LIMIT``)."""
     from assignment.tasks import run_execute_task
 
-    transaction.on_commit(lambda: run_execute_task.delay(run_id))
+    transaction.on_commit(
+        lambda: run_execute_task.apply_async((run_id,), time_limit=None, soft_time_limit=None)
+    )
 
 
 def run_claim(*, run_id: int, worker: str = "") -> bool:
@@ -563,10 +569,11 @@ def runs_recover_stale(*, now=None) -> dict[str, list[int]]:
     return {"requeued": requeued, "failed": failed, "reenqueued": reenqueued, "shards": shards}
 
 
-def runs_hand_back(*, worker: str) -> list[int]:
-    """Hand back the runs ``worker`` is computing, because it is shutting down: queued again
-    at once (not running with a heartbeat about to go stale), for :func:`runs_enqueue` to give
-    to the broker once the worker has stopped taking messages.
+def runs_hand_back(*, worker: str, run_ids: list[int] | None = None) -> list[int]:
+    """Hand back the runs ``worker`` is computing (or those of ``run_ids`` it is), because it
+    is shutting down: queued again at once (not running with a heartbeat about to go stale),
+    for :func:`runs_enqueue` to give to the broker once the worker has stopped taking
+    messages.
 
     The computation still under way sees at its next progress report that the run is no
     longer its own, stops and stores nothing. The attempt is not counted against the run:
@@ -576,6 +583,8 @@ def runs_hand_back(*, worker: str) -> list[int]:
     running = AssignmentRun.objects.filter(
         status=RunStatus.RUNNING, worker=worker, shard_round__isnull=True
     )
+    if run_ids is not None:
+        running = running.filter(pk__in=run_ids)
     handed_back = [
         run_id
         for run_id in running.values_list("pk", flat=True)
@@ -588,7 +597,8 @@ def runs_hand_back(*, worker: str) -> list[int]:
         )
     ]
     if handed_back:
-        logger.warning("worker %s shutting down: runs %s queued again", worker, handed_back)
+        who = "shutting down" if run_ids is None else "a pool process stopping"
+        logger.warning("worker %s %s: runs %s queued again", worker, who, handed_back)
     return handed_back
 
 

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 
 from assignment import selectors, services
 from assignment.errors import DomainError
+from assignment.priors import label_prior_mapping
 from frontend.access import user_project
 from frontend.forms import ProjectCreateForm, ProjectSettingsForm
 
@@ -94,6 +95,7 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
     readiness = selectors.run_readiness(project=project)
     context = {
         "project": project,
+        "label_prior": label_prior_mapping(project.default_label_prior, list(project.labels)),
         "stats": stats,
         "steps": _steps(project, stats),
         "readiness": readiness,
@@ -111,7 +113,9 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
 def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
     initial = {name: getattr(project, name) for name in ("name", "description", *_DEFAULT_FIELDS)}
-    form = ProjectSettingsForm(request.POST or None, initial=initial)
+    labels = list(project.labels)
+    initial["default_label_prior"] = label_prior_mapping(project.default_label_prior, labels)
+    form = ProjectSettingsForm(request.POST or None, initial=initial, labels=labels)
     if request.method == "POST" and form.is_valid():
         changed = {name: form.cleaned_data[name] for name in form.changed_data}
         try:

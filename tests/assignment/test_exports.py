@@ -432,3 +432,29 @@ def test_an_export_to_a_file_replaces_it_only_when_complete(tricky, tmp_path):
         export_data_to_path(project=empty, kind="labels", format="csv", path=path)
     assert path.read_bytes().decode("utf-8") == exported(tricky, "workers", "csv")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["workers.csv"]
+
+
+def test_labels_of_three_classes_weigh_each_tasks_prior_and_the_tasks_file_gives_it_back():
+    project = make_project("weighed", labels=["a", "b", "c"])
+    import_text(project, "workers", "worker_id\nw1\n")
+    import_text(
+        project,
+        "tasks",
+        'task_id,category,prior\nt1,x,"{""a"": 0.8, ""b"": 0.1, ""c"": 0.1}"\nt2,x,\n',
+    )
+    import_text(project, "quality", "worker_id,category,quality\nw1,x,0.6\n")
+    import_text(project, "answers", "worker_id,task_id,answer\nw1,t1,b\nw1,t2,b\n")
+    rows = {row[0]: row for row in csv_rows(exported(project, "labels", "csv"))[1:]}
+    # t1: P(a) : P(b) : P(c) = 0.8 * 0.2 : 0.1 * 0.6 : 0.1 * 0.2; t2 is uniform: b, 0.6.
+    assert rows["t1"][1] == "a"
+    assert float(rows["t1"][2]) == pytest.approx(0.16 / 0.24)
+    assert rows["t2"][1] == "b"
+    assert float(rows["t2"][2]) == pytest.approx(0.6)
+    tasks = json.loads(exported(project, "tasks", "json"))
+    assert tasks[0]["prior"] == pytest.approx({"a": 0.8, "b": 0.1, "c": 0.1})
+    assert tasks[1]["prior"] is None
+    again = make_project("again", labels=["a", "b", "c"])
+    import_text(again, "tasks", exported(project, "tasks", "csv"))  # the export imports back
+    assert models.Task.objects.get(project=again, external_id="t1").label_prior == pytest.approx(
+        [0.8, 0.1, 0.1]
+    )

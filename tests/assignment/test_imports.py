@@ -834,14 +834,43 @@ def test_random_binary_junk_is_rejected_with_a_located_message(filled):
     assert row_counts() == counts
 
 
-def test_a_per_task_prior_in_a_project_of_three_labels_is_a_line_error():
+def test_a_task_of_three_labels_takes_a_distribution_as_its_prior_in_csv_and_json():
     project = make_project(labels=["cat", "dog", "bird"])
-    text = "task_id,category,prior\nt1,pets,\nt2,pets,0.4\n"
+    text = (
+        'task_id,category,prior\nt1,pets,\nt2,pets,"{""cat"": 0.5, ""dog"": 0.3, ""bird"": 0.2}"\n'
+    )
+    import_text(project, "tasks", text)
+    tasks = {t.external_id: t for t in Task.objects.filter(project=project)}
+    assert tasks["t1"].label_prior is None
+    assert tasks["t2"].label_prior == pytest.approx([0.5, 0.3, 0.2])
+    assert tasks["t2"].prior is None  # P(second label) is a binary project's
+    payload = json.dumps(
+        [{"task_id": "t3", "category": "pets", "prior": {"bird": 0.6, "dog": 0.2, "cat": 0.2}}]
+    )
+    import_text(project, "tasks", payload, name="tasks.json")
+    assert Task.objects.get(project=project, external_id="t3").label_prior == pytest.approx(
+        [0.2, 0.2, 0.6]
+    )
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        ("0.4", "must be an object giving each of the 3 labels its probability"),
+        ('"{""cat"": 0.5, ""dog"": 0.5}"', "gives no probability for the label 'bird'"),
+        ('"{""cat"": 0.5, ""dog"": 0.3, ""bird"": 0.3}"', "must sum to 1, got 1.1"),
+        ('"{""cat"": 0.5, ""dog"": 0.5, ""bird"": 0}"', "'bird' must be strictly between 0 and 1"),
+        ('"{""cat"": 0.5, ""dog"": 0.3, ""fish"": 0.2}"', "'fish' is not one of the project's"),
+        ('"{""cat"": 0.5, ""dog"": ""a lot"", ""bird"": 0.2}"', "of 'dog' must be a number"),
+        ("{cat: 0.5}", "must be a JSON object giving each label its probability"),
+    ],
+)
+def test_a_wrong_distribution_of_three_labels_is_a_line_error_and_writes_nothing(cell, message):
+    project = make_project(labels=["cat", "dog", "bird"])
+    text = f"task_id,category,prior\nt1,pets,\nt2,pets,{cell}\n"
     with pytest.raises(ImportValidationError) as caught:
         import_text(project, "tasks", text)
     error = caught.value
     assert (error.line, error.column) == (3, "prior")
-    assert "this project has 3 labels" in str(error)
+    assert message in str(error)
     assert not Task.objects.filter(project=project).exists()
-    import_text(project, "tasks", "task_id,category,prior\nt1,pets,\n")
-    assert Task.objects.get(project=project).prior is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
+from project_data import import_text, make_project
 
 from assignment import services
 from assignment.engine import METHODS, expected_accuracy
@@ -20,6 +21,7 @@ from assignment.models import (
     Task,
     Worker,
 )
+from assignment.services.problems import _project_problem
 
 pytestmark = pytest.mark.django_db
 
@@ -362,3 +364,22 @@ def test_a_next_round_of_three_labels_conditions_on_the_k_class_posteriors(proje
     assert second.expected_accuracy == pytest.approx(
         expected_accuracy_multiclass(q, x, prior=posterior, n_labels=3), abs=1e-9
     )
+
+
+def test_a_project_of_three_labels_hands_the_engine_each_tasks_prior_distribution():
+    project = make_project("pets", labels=["cat", "dog", "bird"])
+    prior = {"cat": 0.6, "dog": 0.2, "bird": 0.2}
+    services.project_update(project=project, default_label_prior=prior)
+    import_text(project, "workers", "worker_id\nw1\nw2\n")
+    import_text(
+        project,
+        "tasks",
+        'task_id,category,prior\nt1,x,"{""cat"": 0.1, ""dog"": 0.1, ""bird"": 0.8}"\nt2,x,\n',
+    )
+    import_text(project, "quality", "worker_id,category,quality\nw1,x,0.7\nw2,x,0.8\n")
+    matrix = QualityMatrix.objects.get(project=project)
+    problem = _project_problem(
+        project=project, matrix=matrix, budget=4, max_workers_per_task=2, max_tasks_per_worker=2
+    )
+    assert problem.n_labels == 3
+    np.testing.assert_allclose(problem.prior_distribution, [[0.1, 0.1, 0.8], [0.6, 0.2, 0.2]])

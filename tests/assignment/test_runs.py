@@ -310,13 +310,57 @@ def test_a_run_is_enqueued_only_when_its_transaction_commits(
     sent = []
     from assignment import tasks
 
-    monkeypatch.setattr(tasks.run_execute_task, "delay", lambda run_id: sent.append(run_id))
+    monkeypatch.setattr(
+        tasks.run_execute_task, "apply_async", lambda args, **options: sent.append(args[0])
+    )
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         run = services.run_create(project=project, method="random")
         assert sent == []
     assert len(callbacks) == 1
     callbacks[0]()
     assert sent == [run.pk]
+
+
+def test_a_run_message_carries_no_time_limits_so_that_the_worker_applies_its_own(
+    project, settings, django_capture_on_commit_callbacks
+):
+    """Celery puts the enqueuing process's ``task_time_limit`` settings in each message, and a
+    worker obeys the message's over its own: a web process configured otherwise would set
+    every run's limits. The message here goes to the real broker; a worker that takes it finds
+    the run already computed."""
+    from celery.signals import before_task_publish
+
+    from assignment import tasks
+
+    assert (tasks.run_execute_task.soft_time_limit, tasks.run_execute_task.time_limit) == (
+        settings.CELERY_TASK_SOFT_TIME_LIMIT,
+        settings.CELERY_TASK_TIME_LIMIT,
+    )  # this process has limits of its own, which Celery would send
+    published = []
+
+    def record(sender=None, headers=None, **kwargs):
+        published.append((sender, headers["argsrepr"], list(headers["timelimit"])))
+
+    before_task_publish.connect(record)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            run = services.run_create(project=project, method="random")
+    finally:
+        before_task_publish.disconnect(record)
+    assert published == [("assignment.run_execute", f"({run.pk},)", [None, None])]
+    assert services.run_claim(run_id=run.pk)
+    services.run_execute(run_id=run.pk)
+
+
+def test_a_pool_process_stopping_alone_hands_back_only_its_own_run(project, queued):
+    mine = services.run_create(project=project, method="random", enqueue=False)
+    sibling = services.run_create(project=project, method="random", enqueue=False)
+    for run in (mine, sibling):  # two pool processes of one worker
+        assert services.run_claim(run_id=run.pk, worker="w1@host")
+    assert services.runs_hand_back(worker="w1@host", run_ids=[mine.pk]) == [mine.pk]
+    assert AssignmentRun.objects.get(pk=mine.pk).status == RunStatus.QUEUED
+    assert AssignmentRun.objects.get(pk=sibling.pk).status == RunStatus.RUNNING
+    assert services.runs_hand_back(worker="w2@host", run_ids=[sibling.pk]) == []
 
 
 @pytest.mark.parametrize(

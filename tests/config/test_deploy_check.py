@@ -42,3 +42,13 @@ def test_without_https_check_deploy_warns(tmp_path):
     result = deploy_check({**PRODUCTION, "TVCS_HTTPS": "0"}, tmp_path)
     assert result.returncode != 0
     assert "SECURE_SSL_REDIRECT" in result.stdout + result.stderr
+
+
+def test_a_soft_time_limit_above_the_hard_one_is_refused_at_start(tmp_path):
+    """Celery would accept the worker and then refuse to enqueue every task."""
+    limits = {"TVCS_RUN_SOFT_TIME_LIMIT": "120", "TVCS_RUN_TIME_LIMIT": "60"}
+    result = deploy_check({**PRODUCTION, **limits}, tmp_path)
+    assert result.returncode != 0
+    assert "TVCS_RUN_SOFT_TIME_LIMIT (120 s) must not exceed TVCS_RUN_TIME_LIMIT (60 s)" in (
+        result.stderr
+    )

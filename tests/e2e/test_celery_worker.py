@@ -7,11 +7,16 @@ import time
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from worker_process import FINISHED, LONG_RUN, assert_stored_assignment_is_consistent, wait_for
+from worker_process import (
+    FINISHED,
+    LONG_RUN,
+    assert_stored_assignment_is_consistent,
+    wait_for,
+    wait_until_finished,
+)
 
 from assignment import services
 from assignment.models import AssignmentRun, RunStatus
-from assignment.tasks import run_execute_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -65,13 +70,8 @@ def test_a_run_whose_worker_is_killed_ends_with_a_result_or_a_reason(workers):
     first.kill()
     killed_at = time.monotonic()
     second = workers("rescuer", TVCS_RUN_STALE_AFTER=stale_after)
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=240, what="the run to end after the kill", workers_=[second])
+    wait_until_finished(run, worker=second, what="the run to end after the kill")
     recovered_in = time.monotonic() - killed_at
-    run.refresh_from_db()
     assert run.attempts == 2
     if run.status == RunStatus.SUCCEEDED:
         assert_stored_assignment_is_consistent(run)
@@ -110,12 +110,7 @@ def test_a_worker_told_to_stop_hands_its_run_back_at_once(workers):
         "re-queued: its worker shut down"
     )
     second = workers("staying")
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=240, what="the run to end on the second worker", workers_=[second])
-    run.refresh_from_db()
+    wait_until_finished(run, worker=second, what="the run to end on the second worker")
     assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
     assert run.worker.startswith("staying@")
     assert_stored_assignment_is_consistent(run)
@@ -124,30 +119,24 @@ def test_a_worker_told_to_stop_hands_its_run_back_at_once(workers):
 @pytest.mark.parametrize("limit", ["soft", "hard"])
 def test_the_time_limits_stop_a_run(workers, limit):
     """The soft limit fails the run with a reason; the hard one kills its pool process (SIGTERM
-    from the worker's main process, then SIGKILL) and recovery fails the run. A run's limits
-    travel with its message (those of the process that enqueued it), so they are given here."""
+    from the worker's main process, then SIGKILL) and recovery fails the run. The limits are
+    the worker's settings alone: this process, which enqueues the run, keeps its own (an hour),
+    and its messages carry none."""
     if limit == "hard" and not settings.CELERY_BROKER_URL.startswith("filesystem://"):
         pytest.skip("Celery's AsynPool arms a hard limit once the soft one has fired")
-    # For the hard one, the soft limit stays the worker's (an hour): else the soft one, due at
-    # the same moment, may come first and fail the run by itself.
-    limits = {"soft": {"soft_time_limit": 2, "time_limit": 60}, "hard": {"time_limit": 3}}[limit]
-    soft = {"soft": {"TVCS_RUN_SOFT_TIME_LIMIT": "2", "TVCS_RUN_TIME_LIMIT": "60"}, "hard": {}}
-    worker = workers(limit, TVCS_RUN_STALE_AFTER="6", TVCS_RUN_MAX_ATTEMPTS="1", **soft[limit])
+    assert settings.CELERY_TASK_SOFT_TIME_LIMIT > 60
+    # For the hard one, both are due at the same moment (the soft one may not exceed it), and
+    # billiard looks at the hard one first.
+    limits = {
+        "soft": {"TVCS_RUN_SOFT_TIME_LIMIT": "2", "TVCS_RUN_TIME_LIMIT": "60"},
+        "hard": {"TVCS_RUN_SOFT_TIME_LIMIT": "3", "TVCS_RUN_TIME_LIMIT": "3"},
+    }[limit]
+    worker = workers(limit, TVCS_RUN_STALE_AFTER="6", TVCS_RUN_MAX_ATTEMPTS="1", **limits)
     project = demo_project()
     run = services.run_create(
-        project=project,
-        method="tvcs-iht",
-        seed=7,
-        options=LONG_RUN | {"time_limit": 60},
-        enqueue=False,
+        project=project, method="tvcs-iht", seed=7, options=LONG_RUN | {"time_limit": 60}
     )
-    run_execute_task.apply_async((run.pk,), **limits)
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=120, what="the run to be stopped", workers_=[worker])
-    run.refresh_from_db()
+    wait_until_finished(run, worker=worker, what="the run to be stopped", timeout=120)
     assert run.status == RunStatus.FAILED
     if limit == "soft":
         assert run.error == "stopped by the time limit of 2 s"

@@ -20,7 +20,13 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from worker_process import FINISHED, LONG_RUN, assert_stored_assignment_is_consistent, wait_for
+from worker_process import (
+    FINISHED,
+    LONG_RUN,
+    assert_stored_assignment_is_consistent,
+    wait_for,
+    wait_until_finished,
+)
 
 from assignment import services
 from assignment.models import AssignmentRun, RunStatus
@@ -105,23 +111,67 @@ def test_a_worker_told_to_stop_exits_promptly_and_hands_its_run_back(workers, ho
     if how != "SIGTERM to the process group":
         return  # the same path as the group's; test_celery_worker covers the next worker too
     second = workers("next")
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=240, what="the run to end on the next worker", workers_=[second])
-    run.refresh_from_db()
+    wait_until_finished(run, worker=second, what="the run to end on the next worker")
     assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
     assert run.worker.startswith("next@")
     assert_stored_assignment_is_consistent(run)
 
 
-def test_a_cold_shutdown_still_ends_the_pool_processes(workers):
+def test_a_cold_shutdown_still_ends_the_pool_processes_and_gives_its_run_to_the_others(workers):
+    """No ``worker_shutdown`` follows a cold shutdown: the run handed back goes to the broker as
+    the worker exits, so that another worker takes it at once, not after the lost-message
+    sweep (10 minutes here)."""
     worker, run = busy_worker(workers, "cold")
     os.kill(worker.process.pid, signal.SIGQUIT)
     worker.exited_within(BOUND)
     assert_nothing_left(worker)
     assert_handed_back(run)
+    assert f"runs [{run.pk}] given to the broker" in worker.log.read_text()
+    other = workers("other", TVCS_RUN_LOST_AFTER="600", TVCS_RUN_STALE_AFTER="600")
+    wait_until_finished(run, worker=other, what="the run to end on another worker")
+    assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
+    assert run.worker.startswith("other@")
+    assert_stored_assignment_is_consistent(run)
+
+
+def pool_processes(worker) -> list[int]:
+    """The worker's children: its pool processes (and the embedded beat's)."""
+    children = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit():
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == worker.process.pid and fields[0] != "Z":
+                    children.append(int(entry))
+        except (ProcessLookupError, FileNotFoundError):
+            pass
+    return sorted(children)
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def test_a_pool_process_told_to_stop_alone_hands_its_run_back_and_the_pool_replaces_it(workers):
+    """A SIGTERM to one pool process (not to its worker): the process stops its run at the
+    next progress report, hands it back, gives it to the broker and leaves the pool, which
+    starts another; the worker goes on and the run completes."""
+    worker, run = busy_worker(workers, "alone")
+    before = pool_processes(worker)
+    ticks = {pid: cpu_ticks(pid) for pid in before}
+    time.sleep(1.0)
+    computing = max(before, key=lambda pid: cpu_ticks(pid) - ticks[pid])
+    os.kill(computing, signal.SIGTERM)
+    wait_until_finished(run, worker=worker, what="the run to end on the same worker")
+    assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
+    assert_stored_assignment_is_consistent(run)
+    assert worker.process.poll() is None  # the worker itself goes on
+    log = worker.log.read_text()
+    assert f"told to stop: run {run.pk} handed back; exiting" in log
+    after = pool_processes(worker)
+    assert computing not in after
+    assert len(after) == len(before)
 
 
 def test_a_worker_restarted_under_its_name_takes_back_the_run_it_was_killed_computing(workers):
@@ -133,12 +183,7 @@ def test_a_worker_restarted_under_its_name_takes_back_the_run_it_was_killed_comp
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING  # nothing handed it back
     again = workers("phoenix", TVCS_RUN_STALE_AFTER="600")
-
-    def finished():
-        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
-
-    wait_for(finished, timeout=240, what="the run to end on the restarted worker", workers_=[again])
-    run.refresh_from_db()
+    wait_until_finished(run, worker=again, what="the run to end on the restarted worker")
     assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)  # the killed attempt not counted
     assert run.worker.startswith("phoenix@")
     assert "left by its earlier self queued" in again.log.read_text()

@@ -126,6 +126,17 @@ def wait_for(predicate, *, timeout: float, what: str, workers_=()):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}\n{logs}")
 
 
+def wait_until_finished(run: AssignmentRun, *, worker, what: str, timeout: float = 240) -> None:
+    """Wait until ``run`` has ended (any status of ``FINISHED``), then refresh it; on timeout,
+    AssertionError with ``worker``'s log."""
+
+    def finished():
+        return AssignmentRun.objects.get(pk=run.pk).status in FINISHED
+
+    wait_for(finished, timeout=timeout, what=what, workers_=[worker])
+    run.refresh_from_db()
+
+
 def assert_stored_assignment_is_consistent(run: AssignmentRun) -> None:
     q = run.quality_matrix.values
     x = np.zeros(q.shape, dtype=bool)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from django.urls import reverse
 
+from assignment import services
 from assignment.models import Project, Worker
 
 pytestmark = pytest.mark.django_db
@@ -122,6 +125,43 @@ def test_a_project_with_three_labels_shows_a_uniform_prior_and_no_warning(client
     page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
     assert "Runs cannot start:" not in page
     assert "uniform over the 3 labels" in page
+
+
+def test_a_project_of_three_labels_sets_its_prior_over_them_in_its_settings(client, alice):
+    project = services.project_create(owner=alice, name="pets", labels=["cat", "dog", "bird"])
+    services.project_data_import(
+        project=project,
+        kind="tasks",
+        file=io.BytesIO(
+            b'task_id,category,prior\nt1,x,"{""cat"": 0.2, ""dog"": 0.2, ""bird"": 0.6}"\n'
+        ),
+        file_name="tasks.csv",
+    )
+    url = reverse("frontend:project_settings", args=[project.pk])
+    form = client.get(url).context["form"]
+    assert "default_label_prior" in form.fields
+    assert "default_prior" not in form.fields  # P(second label) means nothing here
+    data = {name: "" if value is None else value for name, value in form.initial.items()}
+    data.pop("default_prior")
+    response = client.post(url, {**data, "default_label_prior": "cat=0.5, dog=0.3, bird=0.2"})
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert project.default_label_prior == pytest.approx([0.5, 0.3, 0.2])
+    page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+    shares = [f"P(<code>{label}</code>) = {p}" for label, p in (("cat", 0.5), ("dog", 0.3))]
+    assert ", ".join([*shares, "P(<code>bird</code>) = 0.2"]) in page
+    assert "1 task with a prior of its own" in page
+    shown = client.get(url).content.decode()
+    assert 'value="cat=0.5, dog=0.3, bird=0.2"' in shown
+    for wrong, message in (
+        ("cat=0.5, dog=0.5, bird=0.5", "must sum to 1, got 1.5"),
+        ("cat 0.5", "write each label and its probability as label=probability"),
+    ):
+        refused = client.post(url, {**data, "default_label_prior": wrong})
+        assert refused.status_code == 400
+        assert message in refused.content.decode()
+    project.refresh_from_db()
+    assert project.default_label_prior == pytest.approx([0.5, 0.3, 0.2])
 
 
 def test_a_project_ready_to_run_shows_no_warning(client, project):

@@ -112,3 +112,34 @@ def test_the_model_the_api_schema_and_the_engine_name_the_same_methods(tmp_path)
         method = schemas[method["$ref"].rsplit("/", 1)[1]]
     assert tuple(method["enum"]) == METHODS
     assert tuple(Method.values) == METHODS
+
+
+def test_the_api_takes_and_shows_a_projects_distribution_over_its_labels(tmp_path, api):
+    path = tmp_path / "schema.yml"
+    call_command("spectacular", "--file", str(path))
+    schemas = yaml.safe_load(path.read_text(encoding="utf-8"))["components"]["schemas"]
+    for name in ("Project", "ProjectCreateRequest", "PatchedProjectUpdateRequest"):
+        described = schemas[name]["properties"]["default_label_prior"]
+        assert (described["type"], described["nullable"]) == ("object", True)
+        assert described["additionalProperties"]["exclusiveMaximum"] is True
+    created = api.post(
+        "/api/projects/",
+        {"name": "pets", "labels": ["cat", "dog", "bird"], "default_label_prior": None},
+        format="json",
+    )
+    assert created.status_code == 201
+    assert created.json()["default_label_prior"] is None
+    url = f"/api/projects/{created.json()['id']}/"
+    changed = api.patch(
+        url, {"default_label_prior": {"bird": 0.25, "cat": 0.5, "dog": 0.25}}, format="json"
+    )
+    assert changed.status_code == 200
+    assert changed.json()["default_label_prior"] == {"cat": 0.5, "dog": 0.25, "bird": 0.25}
+    for wrong, message in (
+        ({"cat": 0.5, "dog": 0.5}, "no probability for the label 'bird'"),
+        ([0.5, 0.25, 0.25], "Must be an object"),
+    ):
+        refused = api.patch(url, {"default_label_prior": wrong}, format="json")
+        assert refused.status_code == 400
+        assert message in str(refused.json())
+    assert api.get(url).json()["default_label_prior"] == {"cat": 0.5, "dog": 0.25, "bird": 0.25}

@@ -171,3 +171,29 @@ def test_the_api_answers_429_beyond_the_limit(api, project, queued, settings):
     response = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"})
     assert response.status_code == 429
     assert "may have at most 1" in response.json()["detail"]
+
+
+def test_a_project_of_three_labels_takes_a_default_distribution_over_them(alice):
+    project = services.project_create(
+        owner=alice,
+        name="pets",
+        labels=["cat", "dog", "bird"],
+        default_label_prior={"dog": 0.3, "bird": 0.2, "cat": 0.5},
+    )
+    assert project.default_label_prior == pytest.approx([0.5, 0.3, 0.2])
+    with pytest.raises(
+        ProjectValidationError,
+        match=r"default_label_prior: the probabilities must sum to 1, got 1\.5",
+    ):
+        services.project_update(
+            project=project, default_label_prior={"cat": 0.5, "dog": 0.5, "bird": 0.5}
+        )
+    assert Project.objects.get(pk=project.pk).default_label_prior == pytest.approx([0.5, 0.3, 0.2])
+    services.project_update(project=project, default_label_prior=None)
+    assert Project.objects.get(pk=project.pk).default_label_prior is None  # uniform
+
+
+def test_a_binary_project_refuses_a_distribution_and_keeps_its_one_number(project):
+    with pytest.raises(ProjectValidationError, match="a binary project's prior is default_prior"):
+        services.project_update(project=project, default_label_prior={"0": 0.4, "1": 0.6})
+    assert Project.objects.get(pk=project.pk).default_label_prior is None

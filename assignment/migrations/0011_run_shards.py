@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('assignment', '0009_run_rounds_left'),
+        ('assignment', '0010_label_priors'),
     ]
 
     operations = [
