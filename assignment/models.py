@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
 from django.db.models import F, Q, Sum
 from django.urls import reverse
@@ -668,6 +669,11 @@ class Comparison(models.Model):
         return f"{self.project} comparison {self.pk}"
 
 
+#: At most this many shards per run (:attr:`AssignmentRun.shards`): each shard is one task
+#: message per round and one row; more would not make a run on one database faster.
+MAX_SHARDS = 64
+
+
 class AssignmentRun(models.Model):
     """One computation of an assignment, with its lifecycle (see ``services.run_*``).
 
@@ -714,6 +720,22 @@ class AssignmentRun(models.Model):
         default=dict,
         blank=True,
         help_text="What a round started from: answers, accuracy_now, open_tasks, tasks.",
+    )
+
+    shards = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_SHARDS)],
+        help_text=f"Shards of tasks solved by separate workers and coordinated by prices "
+        f"(1: one worker solves the whole run; at most {MAX_SHARDS}).",
+    )
+    shard_round = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="A sharded run's current coordination round."
+    )
+    shard_state = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="A sharded run's coordination: step, best_accuracy, best_rows (the shard "
+        "rows of the best answer, in shard order) and history (one entry per round).",
     )
 
     status = models.CharField(
@@ -784,3 +806,75 @@ class AssignmentRun(models.Model):
     def pairs(self) -> np.ndarray | None:
         """(k, 2) int32 array of (row, column) indices into the quality matrix, or None."""
         return None if self.assignment_blob is None else _array_from(self.assignment_blob)
+
+
+class RunShard(models.Model):
+    """One shard of a sharded run in one coordination round (:mod:`assignment.services.shards`).
+
+    Written twice: its input when the round is planned (the shard's tasks, its shares of the
+    worker caps and of the budget), its output once a worker has solved it (the pairs, the
+    shard's accuracy and prices). queued -> running -> succeeded; recovery re-queues a running
+    shard whose heartbeat went stale.
+    """
+
+    run = models.ForeignKey(AssignmentRun, on_delete=models.CASCADE, related_name="shard_rows")
+    round = models.PositiveSmallIntegerField()
+    index = models.PositiveSmallIntegerField()
+    status = models.CharField(
+        max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    tasks_blob = models.BinaryField()
+    worker_caps_blob = models.BinaryField()
+    budget = models.PositiveIntegerField()
+    pairs_blob = models.BinaryField(null=True, blank=True)
+    worker_price_blob = models.BinaryField(null=True, blank=True)
+    budget_price = models.FloatField(null=True, blank=True)
+    accuracy = models.FloatField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "round", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "round", "index"], name="run_shard_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} shard {self.index} round {self.round} ({self.status})"
+
+    @staticmethod
+    def arrays(*, tasks, worker_caps) -> dict:
+        """The input blobs of a shard, as keyword arguments of the model."""
+        return {
+            "tasks_blob": _array_bytes(np.asarray(tasks, dtype=np.int64)),
+            "worker_caps_blob": _array_bytes(np.asarray(worker_caps, dtype=np.int64)),
+        }
+
+    @staticmethod
+    def outputs(*, workers, tasks, worker_price) -> dict:
+        """The output blobs of a shard, as keyword arguments of an update."""
+        pairs = np.stack([np.asarray(workers, np.int32), np.asarray(tasks, np.int32)], axis=1)
+        return {
+            "pairs_blob": _array_bytes(pairs),
+            "worker_price_blob": _array_bytes(np.asarray(worker_price, dtype=np.float64)),
+        }
+
+    @property
+    def tasks(self) -> np.ndarray:
+        return _array_from(self.tasks_blob)
+
+    @property
+    def worker_caps(self) -> np.ndarray:
+        return _array_from(self.worker_caps_blob)
+
+    @property
+    def pairs(self) -> np.ndarray:
+        """(k, 2) int32 (worker, task) pairs in the whole problem's numbering."""
+        return _array_from(self.pairs_blob)
+
+    @property
+    def worker_price(self) -> np.ndarray:
+        return _array_from(self.worker_price_blob)

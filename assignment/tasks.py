@@ -78,6 +78,42 @@ def _soft_limit(task) -> int:
     return int(from_message or task.soft_time_limit or settings.CELERY_TASK_SOFT_TIME_LIMIT)
 
 
+@shared_task(
+    bind=True,
+    name="assignment.shard_solve",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+)
+def shard_solve_task(self, shard_id: int) -> None:
+    """Solve shard ``shard_id`` of a sharded run if it is still queued (a duplicate delivery
+    does nothing); the shard that completes its round enqueues the coordination."""
+    if _stop_requested.is_set():
+        raise Reject(f"shard {shard_id} not taken: the worker is shutting down", requeue=True)
+    if not services.shard_claim(shard_id=shard_id, worker=self.request.hostname or ""):
+        logger.info("shard %s is not queued any more; nothing to do", shard_id)
+        return
+    try:
+        services.shard_execute(shard_id=shard_id)
+    except Exception as exc:
+        if not _stopped_by_the_soft_time_limit(exc):
+            raise
+        services.shard_fail(
+            shard_id=shard_id,
+            reason=f"a shard stopped by the time limit of {_soft_limit(self)} s",
+        )
+
+
+@shared_task(
+    name="assignment.shards_coordinate", ignore_result=True, soft_time_limit=600, time_limit=660
+)
+def shards_coordinate_task(run_id: int, round_: int) -> None:
+    """Coordinate round ``round_`` of sharded run ``run_id``: the next round or the result.
+    Idempotent: a duplicate (or a round already coordinated) does nothing."""
+    outcome = services.shards_coordinate(run_id=run_id, round_=round_)
+    logger.info("run %s, round %s coordinated: %s", run_id, round_, outcome)
+
+
 @shared_task(name="assignment.runs_recover_stale", ignore_result=True)
 def runs_recover_stale_task() -> None:
     """Re-queue or fail runs whose worker stopped sending heartbeats."""

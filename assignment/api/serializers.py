@@ -20,6 +20,7 @@ from assignment.models import (
     MAX_COUNT,
     MAX_ID,
     MAX_SEED,
+    MAX_SHARDS,
     AssignmentRun,
     EstimateSource,
     Method,
@@ -424,6 +425,13 @@ class RunCreateSerializer(_RoundSerializer, _CapsSerializer):
         required=False,
         help_text='The method\'s options, e.g. {"max_iter": 30}; each method takes its own '
         "(the engine's registry: defaults, bounds and meanings are in each property).",
+    )
+    shards = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_SHARDS,
+        help_text=f"Solve the run's tasks in this many shards on separate workers, coordinated "
+        f"by prices (two labels, not rounds); default 1. At most {MAX_SHARDS}.",
     )
 
 

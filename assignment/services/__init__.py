@@ -32,6 +32,12 @@ from assignment.services.runs import (
     runs_reclaim,
     runs_recover_stale,
 )
+from assignment.services.shards import (
+    shard_claim,
+    shard_execute,
+    shard_fail,
+    shards_coordinate,
+)
 from assignment.services.tokens import api_token_for_sign_in, api_token_renew
 
 __all__ = [
@@ -60,4 +66,8 @@ __all__ = [
     "runs_hand_back",
     "runs_reclaim",
     "runs_recover_stale",
+    "shard_claim",
+    "shard_execute",
+    "shard_fail",
+    "shards_coordinate",
 ]

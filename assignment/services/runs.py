@@ -141,6 +141,7 @@ def run_create(
     target_posterior: float | None = None,
     target_accuracy: float | None = None,
     rounds_left: int | None = None,
+    shards: int = 1,
     enqueue: bool = True,
 ) -> AssignmentRun:
     """Queue a run of ``method`` on the project's latest quality matrix.
@@ -167,6 +168,7 @@ def run_create(
     """
     _check_method(method)
     _check_round_targets(next_round, target_posterior, target_accuracy, rounds_left)
+    _check_shards(project, shards, next_round)
     return _run_new(
         project=project,
         matrix=_quality_matrix_for_runs(project=project),
@@ -178,7 +180,17 @@ def run_create(
         options=options,
         enqueue=enqueue,
         round_targets=(target_posterior, target_accuracy, rounds_left) if next_round else None,
+        shards=shards,
     )
+
+
+def _check_shards(project: Project, shards: int, next_round: bool) -> None:
+    if shards != 1 and next_round:
+        raise RunValidationError("shards are for runs on the whole project, not next rounds")
+    if shards != 1 and len(project.labels) != 2:
+        raise RunValidationError(
+            f"shards are for projects of two labels; this one has {len(project.labels)}"
+        )
 
 
 def _check_round_targets(
@@ -250,6 +262,7 @@ def _run_new(
     comparison: Comparison | None = None,
     round_targets: tuple[float | None, float | None, int | None] | None = None,
     round_plan: _RoundPlan | None = None,
+    shards: int = 1,
 ) -> AssignmentRun:
     """Validate and queue a run; ``round_targets`` = ``(target_posterior, target_accuracy,
     rounds_left)``
@@ -270,6 +283,7 @@ def _run_new(
         max_tasks_per_worker=per_worker,
         seed=seed,
         options=_check_options(method, options or {}),
+        shards=shards,
         enqueued_at=timezone.now() if enqueue else None,
     )
     if round_targets is not None:
@@ -355,10 +369,11 @@ class _Heartbeat(threading.Thread):
     """Touches ``heartbeat_at`` of a running run every few seconds from a side thread, so long
     stretches without progress callbacks (an LP solve) do not look like a dead worker."""
 
-    def __init__(self, run_id: int, every: float) -> None:
-        super().__init__(name=f"heartbeat-run-{run_id}", daemon=True)
+    def __init__(self, run_id: int, every: float, model=AssignmentRun) -> None:
+        super().__init__(name=f"heartbeat-{model.__name__}-{run_id}", daemon=True)
         self.run_id = run_id
         self.every = every
+        self.model = model  # AssignmentRun, or RunShard for a shard being solved
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -373,7 +388,7 @@ class _Heartbeat(threading.Thread):
         logged and tried again at the next beat, so the thread never dies while its run
         computes (a dead heartbeat would let recovery re-queue a run that is alive)."""
         try:
-            AssignmentRun.objects.filter(pk=self.run_id, status=RunStatus.RUNNING).update(
+            self.model.objects.filter(pk=self.run_id, status=RunStatus.RUNNING).update(
                 heartbeat_at=timezone.now()
             )
         except DatabaseError as exc:
@@ -416,6 +431,11 @@ def run_execute(
         if not alive:
             raise _RunStopped
 
+    if run.shards > 1:
+        from assignment.services.shards import run_shards_start
+
+        run_shards_start(run=run)
+        return AssignmentRun.objects.filter(pk=run_id).first()
     heartbeat = _Heartbeat(run_id, every=max(1.0, settings.TVCS_RUN_STALE_AFTER / 6))
     heartbeat.start()
     try:
@@ -433,25 +453,43 @@ def run_execute(
     finally:
         heartbeat.stop.set()
         heartbeat.join()
-    rows, cols = np.nonzero(result.assignment)
-    summary = assignment_distributions(problem, result.assignment)
-    stored = AssignmentRun(pk=run_id)
+    _run_store(
+        AssignmentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING),
+        problem,
+        result.assignment,
+        seconds=result.seconds,
+        accuracy=(result.expected_accuracy, result.accuracy_standard_error),
+        message=result.message,
+    )
+    return AssignmentRun.objects.filter(pk=run_id).first()
+
+
+def _run_store(
+    running, problem: AssignmentProblem, assignment: np.ndarray, *, seconds, accuracy, message
+) -> bool:
+    """Store a computed assignment (bool, shape (n_workers, n_tasks)) on the run ``running``
+    selects (a queryset that still requires it to be running): one conditional UPDATE, to
+    succeeded. ``accuracy`` is ``(expected_accuracy, standard_error)``. False if the run was no
+    longer running (the result is dropped)."""
+    rows, cols = np.nonzero(assignment)
+    summary = assignment_distributions(problem, assignment)
+    stored = AssignmentRun()
     stored.set_pairs(rows, cols)
-    finished = AssignmentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+    finished = running.update(
         status=RunStatus.SUCCEEDED,
         finished_at=timezone.now(),
-        seconds=result.seconds,
-        expected_accuracy=result.expected_accuracy,
-        accuracy_standard_error=result.accuracy_standard_error,
+        seconds=seconds,
+        expected_accuracy=accuracy[0],
+        accuracy_standard_error=accuracy[1],
         n_assigned=stored.n_assigned,
         assignment_blob=stored.assignment_blob,
         progress=100,
-        progress_message=result.message[:300],
+        progress_message=message[:300],
         summary=summary,
     )
     if not finished:
-        logger.info("run %s finished computing but is no longer running; result dropped", run_id)
-    return AssignmentRun.objects.filter(pk=run_id).first()
+        logger.info("a run finished computing but is no longer running; result dropped")
+    return bool(finished)
 
 
 def run_fail(*, run_id: int, reason: str) -> bool:
@@ -493,11 +531,17 @@ def runs_recover_stale(*, now=None) -> dict[str, list[int]]:
     first message still be waiting, whichever comes second finds the run claimed and does
     nothing.
     """
+    from assignment.services.shards import shards_recover_stale
+
     now = timezone.now() if now is None else now
     reenqueued = _runs_reenqueue_lost(now=now)
+    shards = shards_recover_stale(now=now)
     cutoff = now - timedelta(seconds=settings.TVCS_RUN_STALE_AFTER)
     requeued, failed = [], []
-    stale = AssignmentRun.objects.filter(status=RunStatus.RUNNING, heartbeat_at__lt=cutoff)
+    # A sharded run whose shards exist is computed by its shards: they are recovered above.
+    stale = AssignmentRun.objects.filter(
+        status=RunStatus.RUNNING, heartbeat_at__lt=cutoff, shard_round__isnull=True
+    )
     for run_id, attempts, heartbeat in stale.values_list("pk", "attempts", "heartbeat_at"):
         same = AssignmentRun.objects.filter(
             pk=run_id, status=RunStatus.RUNNING, heartbeat_at=heartbeat
@@ -522,7 +566,7 @@ def runs_recover_stale(*, now=None) -> dict[str, list[int]]:
             failed.append(run_id)
     if requeued or failed:
         logger.warning("stale runs: re-queued %s, failed %s", requeued, failed)
-    return {"requeued": requeued, "failed": failed, "reenqueued": reenqueued}
+    return {"requeued": requeued, "failed": failed, "reenqueued": reenqueued, "shards": shards}
 
 
 def runs_hand_back(*, worker: str, run_ids: list[int] | None = None) -> list[int]:
@@ -536,7 +580,9 @@ def runs_hand_back(*, worker: str, run_ids: list[int] | None = None) -> list[int
     nothing failed. Should the worker die before :func:`runs_enqueue`, the lost-message sweep
     of :func:`runs_recover_stale` enqueues them.
     """
-    running = AssignmentRun.objects.filter(status=RunStatus.RUNNING, worker=worker)
+    running = AssignmentRun.objects.filter(
+        status=RunStatus.RUNNING, worker=worker, shard_round__isnull=True
+    )
     if run_ids is not None:
         running = running.filter(pk__in=run_ids)
     handed_back = [

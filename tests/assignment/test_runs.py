@@ -258,6 +258,7 @@ def test_a_silent_running_run_is_requeued_then_failed_with_a_reason(project, set
         "requeued": [run.pk],
         "failed": [],
         "reenqueued": [],
+        "shards": {"requeued": [], "reenqueued": [], "coordinated": []},
     }
     assert AssignmentRun.objects.get(pk=run.pk).status == RunStatus.QUEUED
     assert services.run_claim(run_id=run.pk)
@@ -271,7 +272,13 @@ def test_a_silent_running_run_is_requeued_then_failed_with_a_reason(project, set
 def test_a_run_with_a_fresh_heartbeat_is_left_alone(project):
     run = services.run_create(project=project, method="random", enqueue=False)
     assert services.run_claim(run_id=run.pk)
-    assert services.runs_recover_stale() == {"requeued": [], "failed": [], "reenqueued": []}
+    recovered = services.runs_recover_stale()
+    assert recovered == {
+        "requeued": [],
+        "failed": [],
+        "reenqueued": [],
+        "shards": {"requeued": [], "reenqueued": [], "coordinated": []},
+    }
 
 
 def test_a_queued_run_whose_message_was_lost_is_enqueued_again_once_a_period(

@@ -1,0 +1,208 @@
+"""Sharded runs: shards solved and coordinated through their tasks' messages, in this process."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from assignment import services, tasks
+from assignment.engine import expected_accuracy
+from assignment.engine.shards import solve_sharded
+from assignment.errors import RunValidationError
+from assignment.models import (
+    AssignmentRun,
+    Project,
+    QualityMatrix,
+    QualitySource,
+    RunShard,
+    RunStatus,
+    Task,
+    Worker,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def project():
+    owner = get_user_model().objects.create_user("pm", password="x")
+    project = Project.objects.create(
+        owner=owner, name="p", default_max_workers_per_task=3, default_max_tasks_per_worker=12
+    )
+    rng = np.random.default_rng(0)
+    workers = [Worker.objects.create(project=project, external_id=f"w{i}") for i in range(15)]
+    tasks_ = [
+        Task.objects.create(project=project, external_id=f"t{j}", category=f"c{j % 3}")
+        for j in range(80)
+    ]
+    matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
+    matrix.set_arrays(
+        values=rng.uniform(0.5, 0.9, (15, 80)),
+        worker_ids=[w.pk for w in workers],
+        task_ids=[t.pk for t in tasks_],
+        task_categories=[t.category for t in tasks_],
+    )
+    matrix.save()
+    return project
+
+
+@pytest.fixture
+def broker(monkeypatch):
+    """The shard and coordination messages sent, in order, instead of a broker."""
+    sent: list[tuple] = []
+    monkeypatch.setattr(tasks.shard_solve_task, "delay", lambda s: sent.append(("shard", s)))
+    monkeypatch.setattr(
+        tasks.shards_coordinate_task, "delay", lambda r, k: sent.append(("coordinate", r, k))
+    )
+    return sent
+
+
+def deliver(message) -> None:
+    if message[0] == "shard":
+        if services.shard_claim(shard_id=message[1], worker="w@test"):
+            services.shard_execute(shard_id=message[1])
+    else:
+        services.shards_coordinate(run_id=message[1], round_=message[2])
+
+
+def drain(broker, capture, *, twice=False, drop=None) -> list[tuple]:
+    """Deliver every message (each twice with ``twice``; those ``drop`` says yes to, never)
+    until none is left; returns the dropped ones."""
+    dropped = []
+    while broker:
+        message = broker.pop(0)
+        if drop is not None and drop(message):
+            dropped.append(message)
+            continue
+        with capture(execute=True):
+            for _ in range(2 if twice else 1):
+                deliver(message)
+    return dropped
+
+
+def start(project, capture, **kwargs) -> AssignmentRun:
+    run = services.run_create(project=project, method="greedy", enqueue=False, **kwargs)
+    assert services.run_claim(run_id=run.pk)
+    with capture(execute=True):
+        services.run_execute(run_id=run.pk)
+    return run
+
+
+def assert_stored_like_a_run(run: AssignmentRun) -> None:
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.progress == 100
+    q = run.quality_matrix.values
+    x = np.zeros(q.shape, dtype=bool)
+    x[run.pairs[:, 0], run.pairs[:, 1]] = True
+    assert x.sum() == run.n_assigned <= run.budget
+    assert x.sum(axis=0).max() <= run.max_workers_per_task
+    assert x.sum(axis=1).max() <= run.max_tasks_per_worker
+    assert run.expected_accuracy == pytest.approx(expected_accuracy(q, x), abs=1e-12)
+    assert run.summary  # the distributions a run's page draws
+
+
+def test_a_sharded_run_is_stored_like_a_run_and_close_to_one_worker(
+    project, broker, django_capture_on_commit_callbacks
+):
+    run = start(project, django_capture_on_commit_callbacks, shards=3, budget=150)
+    assert [m[0] for m in broker] == ["shard"] * 3
+    drain(broker, django_capture_on_commit_callbacks, twice=True)  # duplicates do nothing
+    assert_stored_like_a_run(run)
+    single = start(project, django_capture_on_commit_callbacks, budget=150)
+    single.refresh_from_db()
+    assert abs(run.expected_accuracy - single.expected_accuracy) < 0.01
+    assert run.shard_rows.filter(round=0).count() == 3
+    assert all(row.attempts == 1 for row in run.shard_rows.all())
+    history = run.shard_state["history"]
+    assert history[0]["round"] == 0
+    accepted = [h["accuracy"] for h in history if h["accepted"]]
+    assert accepted == sorted(accepted)
+
+
+def test_the_tasks_take_the_engines_rounds_and_answer(
+    project, broker, django_capture_on_commit_callbacks
+):
+    run = start(project, django_capture_on_commit_callbacks, shards=3, budget=120, seed=5)
+    drain(broker, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    problem = services.runs._whole_problem(run)
+    engine = solve_sharded(problem, method="greedy", n_shards=3, seed=5)
+    x = np.zeros(problem.shape, dtype=bool)
+    x[run.pairs[:, 0], run.pairs[:, 1]] = True
+    np.testing.assert_array_equal(x, engine.assignment)
+    assert [(h["round"], h["accepted"]) for h in run.shard_state["history"]] == [
+        (r.round, r.accepted) for r in engine.rounds if r.shards_solved
+    ]
+
+
+def test_lost_shard_and_coordination_messages_are_recovered(
+    project, broker, settings, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    run = start(project, capture, shards=2)
+    first = broker[0]
+    dropped = drain(broker, capture, drop=lambda m: m == first)
+    assert dropped == [first]
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING
+    lost = timezone.now() + timedelta(seconds=settings.TVCS_RUN_LOST_AFTER + 1)
+    with capture(execute=True):
+        recovered = services.runs_recover_stale(now=lost)["shards"]
+    assert recovered["reenqueued"] == [dropped[0][1]]
+    # This time the coordination of the round is lost: the round is complete but not moved on.
+    dropped = drain(broker, capture, drop=lambda m: m[0] == "coordinate")
+    assert dropped
+    AssignmentRun.objects.filter(pk=run.pk).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.TVCS_RUN_LOST_AFTER + 1)
+    )
+    with capture(execute=True):
+        assert services.runs_recover_stale()["shards"]["coordinated"] == [run.pk]
+    drain(broker, capture)
+    assert_stored_like_a_run(run)
+
+
+def test_a_shard_whose_worker_went_silent_is_queued_again(
+    project, broker, settings, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    run = start(project, capture, shards=2)
+    _, shard_id = broker.pop(0)
+    assert services.shard_claim(shard_id=shard_id, worker="dead@test")  # and never finishes
+    stale = timezone.now() + timedelta(seconds=settings.TVCS_RUN_STALE_AFTER + 1)
+    with capture(execute=True):
+        recovered = services.runs_recover_stale(now=stale)
+    assert recovered["shards"]["requeued"] == [shard_id]
+    assert recovered["requeued"] == []  # the run itself is not re-queued: its shards are
+    assert RunShard.objects.get(pk=shard_id).status == RunStatus.QUEUED
+    drain(broker, capture)
+    assert_stored_like_a_run(run)
+    assert RunShard.objects.get(pk=shard_id).attempts == 2
+
+
+def test_a_cancelled_sharded_run_leaves_its_shards_unsolved(
+    project, broker, django_capture_on_commit_callbacks
+):
+    run = start(project, django_capture_on_commit_callbacks, shards=4)
+    services.run_cancel(run=run)
+    drain(broker, django_capture_on_commit_callbacks)
+    assert not RunShard.objects.filter(run=run).exclude(status=RunStatus.QUEUED).exists()
+    run.refresh_from_db()
+    assert run.status == RunStatus.CANCELLED
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"shards": 0}, "shards"),
+        ({"shards": 65}, "shards"),
+        ({"shards": 2, "next_round": True}, "not next rounds"),
+    ],
+)
+def test_shards_are_validated_when_the_run_is_requested(project, kwargs, match):
+    with pytest.raises(RunValidationError, match=match):
+        services.run_create(project=project, method="greedy", enqueue=False, **kwargs)
