@@ -1,4 +1,4 @@
-"""Greedy marginal gain with a two-step lookahead (DESIGN.md §4, "greedy marginal gain").
+"""Greedy marginal gain with a two-step lookahead (docs/design.md#greedy-with-lookahead).
 
 Method
 ------
@@ -86,10 +86,6 @@ respect to the pairs actually scored.)
 
 Extending an initial assignment (``initial=``) builds the atoms of all tasks with the same
 number ``k <= 12`` of workers in one enumeration of their ``2^k`` answer patterns.
-
-Measured in ``python benchmarks/figure4.py`` (Q uniform in [0.5, 0.9], prior 0.5, mean over 5
-seeds): 100 workers x 1,000 tasks with 4 per task and budget 3,200 in 0.09 s; 200 x 10,000 with
-8 per task and budget 64,000 in 2.0 s.
 
 ``K > 2`` labels
 ----------------
