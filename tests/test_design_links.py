@@ -8,8 +8,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT / "docs" / "design.md"
 SOURCES = ("projections", "assignment", "frontend", "config", "benchmarks", "tests")
-REFERENCE = re.compile(r"docs/design\.md#([a-z0-9-]+)")
-IN_DOCUMENT = re.compile(r"\]\(#([a-z0-9-]+)\)")
+REFERENCE = re.compile(r"docs/design\.md#([\w-]+)")
+IN_DOCUMENT = re.compile(r"\]\(#([\w-]+)\)")
 
 
 def anchor(heading: str) -> str:
