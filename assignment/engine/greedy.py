@@ -73,7 +73,8 @@ one numba call (:func:`assignment.engine._move_scores.best_move`). At most ``2^k
 (``k + 1`` when all qualities of the task are equal); a task is never given more than
 ``MAX_EXACT_WORKERS = 20`` workers.
 Atoms are cached up to ``2^16`` per task and ``2^23`` in all (128 MiB); beyond that (17 to 20
-workers) they are rebuilt when needed, which costs tens of milliseconds per move on such a task.
+workers) they are rebuilt when needed: an enumeration of the ``2^k`` patterns per move on such a
+task.
 
 The moves are chosen by a lazy priority queue over tasks keyed by the worth of the task's best
 move. A task's state changes only when a move is made on it (it is then re-evaluated), and

@@ -205,7 +205,7 @@ def estimate_quality(
 
     Cost: three ``np.bincount`` passes over the ``k`` answers and O(n × n_categories) work (the
     (n, m) matrix is gathered only if ``matrix`` is asked for); no Python loop over answers,
-    workers or tasks (1,000,000 gold answers take tens of milliseconds).
+    workers or tasks.
 
     References
     ----------
