@@ -10,6 +10,7 @@ import pytest
 from test_solve import ROBUSTNESS, make_problem, options
 
 from assignment.engine.local_search import prune
+from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.solve import solve
 from assignment.engine.upper_bound import accuracy_upper_bound
 
@@ -119,3 +120,21 @@ def test_tvcs_iht_with_no_bound_gap_searches_even_from_a_greedy_start_on_the_bou
     assert greedy.expected_accuracy >= accuracy_upper_bound(problem).value - 1e-12  # on it
     result = solve(problem, method="tvcs-iht", seed=0, max_iter=3, patience=3, bound_gap=0.0)
     assert result.iterations == 3
+
+
+@pytest.mark.parametrize("n_labels", [2, 3])
+def test_tvcs_iht_by_category_with_a_mask_is_feasible_and_never_below_greedy(n_labels):
+    rng = np.random.default_rng(11)
+    quality = QualityByCategory(rng.uniform(1 / n_labels, 0.95, (15, 4)), rng.integers(0, 4, 40))
+    problem = AssignmentProblem(
+        quality,
+        max_workers_per_task=rng.integers(0, 5, 40),
+        max_tasks_per_worker=rng.integers(1, 9, 15),
+        budget=70,
+        eligible=rng.random((15, 40)) < 0.7,
+        n_labels=n_labels,
+    )
+    iht = solve(problem, method="tvcs-iht", seed=0, max_iter=10, bound_gap=0.0)
+    greedy = solve(problem, method="greedy", seed=0)
+    assert problem.is_feasible(iht.assignment)
+    assert iht.expected_accuracy >= greedy.expected_accuracy - 1e-12
