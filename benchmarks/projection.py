@@ -3,7 +3,8 @@
 What it measures
 ----------------
 On random instances -- an n x m matrix V ~ N(0, 1) (n workers = rows, m tasks = columns, as in
-DESIGN.md §2; ``--weights lognormal``: exp(2 N(0, 1)), heavy-tailed), per-row caps uniform in
+docs/design.md#the-assignment-problem; ``--weights lognormal``: exp(2 N(0, 1)), heavy-tailed),
+per-row caps uniform in
 [1, m/4], per-column caps uniform in [1, n/4], and a large and a small budget, floor(0.8 * C)
 and floor(0.1 * C) with C = min(sum of row caps, sum of column caps) -- it runs:
 

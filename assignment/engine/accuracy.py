@@ -1,4 +1,4 @@
-"""Expected accuracy of the Bayes vote on binary labels (DESIGN.md §2).
+"""Expected accuracy of the Bayes vote on binary labels (docs/design.md#expected-accuracy).
 
 Model
 -----

@@ -1,4 +1,4 @@
-"""Aggregate collected binary answers by the Bayes vote (DESIGN.md §2).
+"""Aggregate collected binary answers by the Bayes vote (docs/design.md#expected-accuracy).
 
 The decision rule is the one whose expected accuracy :mod:`assignment.engine.accuracy`
 computes, tie rule included, so that ``aggregate`` labels achieve exactly that accuracy.

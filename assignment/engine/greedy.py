@@ -1,4 +1,4 @@
-"""Greedy marginal gain with a two-step lookahead (DESIGN.md §4, "greedy marginal gain").
+"""Greedy marginal gain with a two-step lookahead (docs/design.md#greedy-with-lookahead).
 
 Method
 ------
@@ -73,7 +73,8 @@ one numba call (:func:`assignment.engine._move_scores.best_move`). At most ``2^k
 (``k + 1`` when all qualities of the task are equal); a task is never given more than
 ``MAX_EXACT_WORKERS = 20`` workers.
 Atoms are cached up to ``2^16`` per task and ``2^23`` in all (128 MiB); beyond that (17 to 20
-workers) they are rebuilt when needed, which costs tens of milliseconds per move on such a task.
+workers) they are rebuilt when needed: an enumeration of the ``2^k`` patterns per move on such a
+task.
 
 The moves are chosen by a lazy priority queue over tasks keyed by the worth of the task's best
 move. A task's state changes only when a move is made on it (it is then re-evaluated), and
@@ -86,10 +87,6 @@ respect to the pairs actually scored.)
 
 Extending an initial assignment (``initial=``) builds the atoms of all tasks with the same
 number ``k <= 12`` of workers in one enumeration of their ``2^k`` answer patterns.
-
-Measured in ``python benchmarks/figure4.py`` (Q uniform in [0.5, 0.9], prior 0.5, mean over 5
-seeds): 100 workers x 1,000 tasks with 4 per task and budget 3,200 in 0.09 s; 200 x 10,000 with
-8 per task and budget 64,000 in 2.0 s.
 
 ``K > 2`` labels
 ----------------

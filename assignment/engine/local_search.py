@@ -2,7 +2,8 @@
 
 The final pass of ``tvcs-iht`` (:mod:`assignment.engine.tvcs_iht`). The smooth surrogate that
 IHT ascends does not see a structure of the exact objective: under prior 0.5 a second worker on
-a task only ties the first (DESIGN.md §4), so good assignments use odd counts of workers, and a
+a task only ties the first (docs/design.md#tvcs-iht), so good assignments use odd counts of
+workers, and a
 support that is good for the surrogate spends budget on workers that add nothing. Two moves
 repair this, both scored by the exact accuracy (:mod:`assignment.engine.accuracy`):
 

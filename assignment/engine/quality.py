@@ -2,7 +2,8 @@
 
 A gold question has a known answer and a category. From each worker's gold answers this module
 estimates ``Q[i, j]``, the probability that worker ``i`` answers task ``j`` correctly, as the
-worker's estimated accuracy on task ``j``'s category (DESIGN.md §5). Counts are small (a worker may
+worker's estimated accuracy on task ``j``'s category (docs/design.md#worker-quality). Counts
+are small (a worker may
 have answered three gold questions of a category, or none), so raw fractions correct are useless on
 their own: 1/1 would give ``Q = 1`` and infinite log-odds in the Bayes vote. Each estimate is
 therefore shrunk towards the level above it,
@@ -94,7 +95,8 @@ class QualityEstimate:
     @cached_property
     def matrix(self) -> np.ndarray:
         """``Q[i, j] = by_category[i, task_categories[j]]``, shape (n_workers, m): the dense
-        quality matrix (DESIGN.md §2), built on first use (``8 n m`` bytes)."""
+        quality matrix (docs/design.md#the-assignment-problem), built on first use (``8 n m``
+        bytes)."""
         matrix = self.by_category[:, self.task_categories]
         matrix.flags.writeable = False
         return matrix
@@ -203,7 +205,7 @@ def estimate_quality(
 
     Cost: three ``np.bincount`` passes over the ``k`` answers and O(n × n_categories) work (the
     (n, m) matrix is gathered only if ``matrix`` is asked for); no Python loop over answers,
-    workers or tasks (1,000,000 gold answers take tens of milliseconds).
+    workers or tasks.
 
     References
     ----------

@@ -30,6 +30,7 @@ __all__ = [
     "evaluate",
     "method_options",
     "method_spec",
+    "register_method",
     "solve",
 ]
 
@@ -163,6 +164,26 @@ _REGISTRY = (
 
 METHODS = tuple(entry.name for entry in _REGISTRY)
 _BY_NAME = {entry.name: entry for entry in _REGISTRY}
+
+
+def _plain_run(solver, problem, rng, progress, options):
+    return solver(problem, rng=rng, **options), 1, [], "", {}
+
+
+def register_method(name, *, title, description, module, solver, options=None, run=_plain_run):
+    """Add a method to the registry, as one more ``_REGISTRY`` line would (same fields).
+
+    ``module.solver(problem, *, rng, **options)`` returns the assignment unless ``run`` is one
+    of the adapters above. Modules that copied :data:`METHODS` at import time (the models'
+    choices, the API's schema, the forms) see a method only when it is in ``_REGISTRY``.
+    """
+    global _REGISTRY, METHODS
+    if name in _BY_NAME:
+        raise ValueError(f"method {name!r} is already registered")
+    entry = _Registered(name, title, description, module, solver, options, run)
+    _REGISTRY, METHODS = (*_REGISTRY, entry), (*METHODS, name)
+    _BY_NAME[name] = entry
+    _specs.cache_clear()
 
 
 def _solver(entry: _Registered):

@@ -18,7 +18,8 @@ unbiased stochastic gradient
     dF/dX_ij = pi_j S'(s1_j - r_j) Z1_ij - (1 - pi_j) S'(r_j - s0_j) Z0_ij
 
 whose second term carries the minus sign the printed formula in the paper lacks
-(DESIGN.md §2); ``S'`` includes the ``1 / tau`` factor. Averaging ``batch_size`` samples
+(docs/design.md#the-smooth-surrogate); ``S'`` includes the ``1 / tau`` factor. Averaging
+``batch_size`` samples
 lowers the variance.
 """
 

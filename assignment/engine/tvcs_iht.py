@@ -15,7 +15,7 @@ Start: the greedy assignment
     linear weights ``(2 Q - 1)^2`` (the start until 2026-11), thirty steps and twenty rounds of
     the final pass at 200 x 10,000 reached greedy's accuracy in 10x greedy's time, and the IHT
     supports made the final pass's work harder, not easier (the surrogate favours even numbers
-    of workers per task, which the exact objective does not, DESIGN.md §4). From greedy's
+    of workers per task, which the exact objective does not, docs/design.md#tvcs-iht). From greedy's
     assignment the steps look for better supports near a good one: they spend budget greedy
     left unspent and exchange workers between tasks (on skill x difficulty quality, 100 x
     1,000, caps 10%: +0.07 points in 5 steps).
@@ -32,7 +32,8 @@ on the best (as on Figure 4's uniform quality, where greedy is already at the up
 
 Final local improvement (``refine=True``, the default). The surrogate smooths away a structure
 of the exact objective: under prior 0.5 a task with two workers is exactly as accurate as with
-the better one alone (DESIGN.md §4), so IHT supports spend budget on second workers that add
+the better one alone (docs/design.md#tvcs-iht), so IHT supports spend budget on second workers
+that add
 nothing, and the best assignments use odd counts that a smooth surrogate does not single out.
 :func:`assignment.engine.local_search.improve` repairs this by exact accuracies: it prunes the
 workers that add nothing, refills by exact marginal gains with a pair look-ahead, and then runs

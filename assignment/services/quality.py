@@ -56,7 +56,7 @@ def quality_estimate(
 
     * ``"gold"`` (default): the gold answers, counted. A gold answer is correct when it equals
       its item's true label; each worker's accuracy on a category is shrunk towards its overall
-      accuracy and that towards the population (DESIGN.md §5,
+      accuracy and that towards the population (docs/design.md#worker-quality,
       :func:`assignment.engine.quality.estimate_quality`, whose strengths the arguments are:
       numbers or ``"auto"``). Stored with ``source=estimated`` and ``gold_counts``.
     * ``"answers"``: the collected answers alone, by EM (:func:`_quality_by_em`), each task's

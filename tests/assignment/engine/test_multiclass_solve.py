@@ -1,5 +1,6 @@
-"""Assignment problems with K >= 2 labels: the problem's prior, solve() with every method that
-supports K labels, greedy against a plain reference, q-lp's weights, and the label registry."""
+"""Assignment problems with K >= 2 labels: solve() with every method that supports K labels,
+greedy against a plain reference, q-lp's weights, and the label registry (the problem's prior
+is tested in test_problem.py)."""
 
 from __future__ import annotations
 
@@ -51,84 +52,6 @@ def accuracy_of(problem, assignment):
 
 def run(problem, method, seed=0):
     return solve(problem, method=method, seed=seed, **FAST.get(method, {}))
-
-
-# --------------------------------------------------------------------------- the problem
-
-
-def test_the_default_prior_is_one_half_for_two_labels_and_uniform_for_k():
-    q = np.full((3, 4), 0.7)
-    caps = {"max_workers_per_task": 2, "max_tasks_per_worker": 2, "budget": 4}
-    binary = AssignmentProblem(q, **caps)
-    assert binary.n_labels == 2
-    np.testing.assert_array_equal(binary.prior, 0.5)
-    np.testing.assert_array_equal(binary.prior_distribution, 0.5)
-    four = AssignmentProblem(q, n_labels=4, **caps)
-    np.testing.assert_array_equal(four.prior_distribution, np.full((4, 4), 0.25))
-
-
-def test_a_distribution_for_every_task_is_broadcast_and_rows_are_normalised():
-    q = np.full((3, 5), 0.7)
-    caps = {"max_workers_per_task": 2, "max_tasks_per_worker": 2, "budget": 4}
-    problem = AssignmentProblem(q, prior=[0.2, 0.3, 0.5], n_labels=3, **caps)
-    np.testing.assert_array_equal(problem.prior_distribution, np.tile([0.2, 0.3, 0.5], (5, 1)))
-    rows = np.tile([0.2, 0.3, 0.5 + 5e-10], (5, 1))  # off by less than 1e-9: accepted
-    problem = AssignmentProblem(q, prior=rows, n_labels=3, **caps)
-    np.testing.assert_allclose(problem.prior_distribution.sum(axis=1), 1.0, rtol=0, atol=1e-15)
-    assert not problem.prior_distribution.flags.writeable
-
-
-def test_two_labels_given_as_distributions_read_p_of_label_one_exactly():
-    rng = np.random.default_rng(0)
-    p = rng.uniform(0.05, 0.95, 7)
-    caps = {"max_workers_per_task": 2, "max_tasks_per_worker": 2, "budget": 4}
-    rows = AssignmentProblem(np.full((3, 7), 0.7), prior=np.column_stack([1 - p, p]), **caps)
-    np.testing.assert_array_equal(rows.prior, p)
-    np.testing.assert_array_equal(rows.prior_distribution[:, 1], p)
-    np.testing.assert_array_equal(rows.prior_distribution[:, 0], 1 - p)
-
-
-def test_the_two_label_prior_does_not_exist_for_k_labels():
-    problem = make_problem(3)
-    with pytest.raises(ValueError, match="two-label problem; this one has 3 labels"):
-        _ = problem.prior
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "message"),
-    [
-        ({"n_labels": 1}, "n_labels must be an integer >= 2, got 1"),
-        ({"n_labels": 3.0}, "n_labels must be an integer >= 2"),
-        ({"n_labels": True}, "n_labels must be an integer >= 2"),
-        ({"n_labels": 3, "prior": 0.3}, r"P\(y = 1\) \(a number or one per task\) is for two"),
-        ({"n_labels": 3, "prior": np.full(4, 0.3)}, r"is for two labels; with n_labels=3 give"),
-        ({"n_labels": 3, "prior": np.full((4, 2), 0.5)}, r"shape \(4, 3\).*got shape \(4, 2\)"),
-        ({"n_labels": 3, "prior": [0.5, 0.5]}, r"got shape \(2,\)"),
-        (
-            {"n_labels": 3, "prior": [[0.5, 0.5, 0.0]] * 4},
-            r"finite and positive .* got 0.0 at task 0, label 2",
-        ),
-        ({"n_labels": 3, "prior": [0.5, np.nan, 0.5]}, "got nan at label 1"),
-        (
-            {"n_labels": 3, "prior": [[0.2, 0.3, 0.5]] * 3 + [[0.2, 0.3, 0.6]]},
-            r"sum to 1 over the 3 labels \(within 1e-09\), got 1.1 at task 3",
-        ),
-        ({"n_labels": 3, "prior": [[0.2, 0.3, 0.5 + 2e-9]] * 4}, "sum to 1 over the 3 labels"),
-        ({"prior": [[0.5, 0.6]] * 4}, r"sum to 1 over the 2 labels"),
-        ({"prior": [[1e-12, 1.0]] * 4}, r"open interval \(0, 1\), got 1.0 at task 0"),
-        ({"prior": [0.5, 0.5]}, r"one per task \(length 4\).*\(4, 2\); got shape \(2,\)"),
-        ({"n_labels": 3, "prior": "uniform"}, "prior must be numbers"),
-    ],
-)
-def test_bad_labels_or_priors_are_refused_naming_the_field(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        AssignmentProblem(
-            np.full((3, 4), 0.7),
-            max_workers_per_task=2,
-            max_tasks_per_worker=2,
-            budget=4,
-            **kwargs,
-        )
 
 
 # --------------------------------------------------------------------------- solve

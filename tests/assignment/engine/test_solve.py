@@ -6,10 +6,8 @@ import numpy as np
 import pytest
 
 from assignment.engine.accuracy import expected_accuracy
-from assignment.engine.local_search import prune
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.solve import METHODS, solve
-from assignment.engine.upper_bound import accuracy_upper_bound
 
 FAST = {"tvcs-iht": {"max_iter": 15, "eval_every": 5}}
 
@@ -70,20 +68,6 @@ def test_the_same_seed_gives_the_same_answer(method):
     np.testing.assert_array_equal(first.assignment, second.assignment)
 
 
-def test_tvcs_iht_is_never_worse_than_its_starting_point():
-    for seed in range(3):
-        problem = make_problem(seed=seed, n=20, m=60, r=0.1)
-        result = solve(problem, method="tvcs-iht", seed=seed, max_iter=30, eval_every=5)
-        assert result.expected_accuracy >= result.details["start_accuracy"] - 1e-12
-
-
-def test_tvcs_iht_beats_random_on_a_figure_4_instance():
-    problem = make_problem(seed=0, n=40, m=200, r=0.05)
-    iht = solve(problem, method="tvcs-iht", seed=0, max_iter=40)
-    rand = solve(problem, method="random", seed=0)
-    assert iht.expected_accuracy > rand.expected_accuracy + 0.02
-
-
 ROBUSTNESS = {
     "spammers (Q = 0.5)": lambda rng: np.where(rng.random((12, 30)) < 0.5, 0.5, 0.8),
     "adversarial (Q < 0.5)": lambda rng: rng.uniform(0.05, 0.95, (12, 30)),
@@ -125,29 +109,6 @@ def test_progress_is_reported_and_ends_at_one():
     assert all(0 <= f <= 1 for f, _ in calls)
 
 
-def test_tvcs_iht_reports_progress_after_every_iteration_not_only_at_evaluations():
-    calls = []
-    solve(
-        make_problem(),
-        method="tvcs-iht",
-        seed=0,
-        max_iter=12,
-        eval_every=6,
-        patience=12,
-        bound_gap=0.0,
-        progress=lambda f, msg: calls.append((f, msg)),
-    )
-    fractions = [f for f, _ in calls]
-    assert fractions == sorted(fractions)
-    start = [f for f, msg in calls if msg.startswith("greedy start: ")]
-    assert start
-    assert max(start) == pytest.approx(0.6)  # the greedy start: 60% of the bar
-    steps = [(f, msg) for f, msg in calls if msg.startswith("iteration ")]
-    assert [msg.split()[1] for _, msg in steps] == [f"{t}/12," for t in range(1, 13)]
-    # the steps' 20% of the bar, one step at a time
-    np.testing.assert_allclose(np.diff([0.6, *(f for f, _ in steps)]), 0.2 / 12)
-
-
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -171,73 +132,3 @@ def test_tvcs_iht_reports_progress_after_every_iteration_not_only_at_evaluations
 def test_bad_arguments_are_rejected_with_the_valid_choices(kwargs, message):
     with pytest.raises(ValueError, match=message):
         solve(make_problem(), **kwargs)
-
-
-def test_the_final_pass_removes_second_workers_that_add_nothing_under_prior_one_half():
-    # Two workers per task at most: a second worker never helps under prior 0.5, so the
-    # refined assignment spends no budget on second workers that only tie the first.
-    problem = make_problem(seed=2, n=20, m=60, r=0.1, max_workers_per_task=2)
-    plain = solve(problem, method="tvcs-iht", seed=0, max_iter=20, refine=False)
-    refined = solve(problem, method="tvcs-iht", seed=0, max_iter=20)
-    assert refined.expected_accuracy >= plain.expected_accuracy - 1e-12
-    assert refined.assignment.sum(axis=0).max() == 1
-
-
-def test_after_the_final_pass_no_worker_can_be_removed_for_free():
-    problem = make_problem(seed=1, n=20, m=60, r=0.1)
-    refined = solve(problem, method="tvcs-iht", seed=0, max_iter=20)
-    np.testing.assert_array_equal(prune(problem, refined.assignment), refined.assignment)
-
-
-def test_tvcs_iht_searches_with_twenty_workers_per_task_and_then_tops_up_when_caps_allow():
-    # The exact accuracy stops at MAX_EXACT_WORKERS = 20: the search caps tasks there, and
-    # left-over budget then goes to tasks at 20 (an extra worker never hurts the Bayes vote).
-    problem = make_problem(
-        seed=4, n=30, m=6, max_workers_per_task=30, max_tasks_per_worker=6, budget=150
-    )
-    result = solve(problem, method="tvcs-iht", seed=0, **options("tvcs-iht"))
-    assert problem.is_feasible(result.assignment)
-    assert result.n_assigned == 150
-    assert result.assignment.sum(axis=0).max() > 20
-    assert "added beyond 20 workers per task" in result.message
-    assert result.accuracy_standard_error is not None  # a Monte Carlo estimate
-
-
-@pytest.mark.parametrize("case", ["uniform", *ROBUSTNESS])
-@pytest.mark.parametrize("budget_share", [0.2, 0.8])
-def test_tvcs_iht_is_never_less_accurate_than_greedy(case, budget_share):
-    rng = np.random.default_rng(9)
-    quality = rng.uniform(0.5, 0.9, (12, 30)) if case == "uniform" else ROBUSTNESS[case](rng)
-    budget = max(1, int(budget_share * make_problem(quality=quality).budget / 0.8))
-    problem = make_problem(quality=quality, prior=0.4, budget=budget)
-    iht = solve(problem, method="tvcs-iht", seed=0, max_iter=20, step=5.0)
-    greedy = solve(problem, method="greedy", seed=0)
-    assert iht.expected_accuracy >= greedy.expected_accuracy - 1e-12
-    assert iht.details["start_accuracy"] == pytest.approx(greedy.expected_accuracy, abs=1e-12)
-
-
-def test_tvcs_iht_stops_at_the_greedy_start_when_it_is_within_the_gap_of_the_upper_bound():
-    problem = make_problem(seed=3, n=100, m=1000, r=0.03)
-    bound = accuracy_upper_bound(problem).value
-    greedy = solve(problem, method="greedy", seed=0)
-    assert bound - greedy.expected_accuracy < 1e-4  # uniform quality: greedy is at the bound
-    near = solve(problem, method="tvcs-iht", seed=0, bound_gap=1e-4)
-    assert near.iterations == 0
-    assert "nothing left to search for" in near.message
-    np.testing.assert_array_equal(near.assignment, greedy.assignment)
-    searched = solve(problem, method="tvcs-iht", seed=0, bound_gap=0.0)
-    assert searched.iterations > 0
-
-
-def test_tvcs_iht_with_no_bound_gap_searches_even_from_a_greedy_start_on_the_bound():
-    rng = np.random.default_rng(0)
-    problem = make_problem(
-        quality=rng.uniform(0.5, 0.9, (100, 1000)),
-        max_workers_per_task=3,
-        max_tasks_per_worker=30,
-        budget=2000,
-    )
-    greedy = solve(problem, method="greedy", seed=0)
-    assert greedy.expected_accuracy >= accuracy_upper_bound(problem).value - 1e-12  # on it
-    result = solve(problem, method="tvcs-iht", seed=0, max_iter=3, patience=3, bound_gap=0.0)
-    assert result.iterations == 3

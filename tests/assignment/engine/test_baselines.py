@@ -1,0 +1,110 @@
+"""The reference methods (assignment/engine/baselines.py): random is a feasible assignment of
+maximal size, q-lp a feasible rounding of the LP of Ho, Jabbari & Vaughan (2013)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from assignment.engine.baselines import random_assignment
+from assignment.engine.problem import AssignmentProblem
+from assignment.engine.solve import solve
+
+
+def make_problem(seed=0, n=8, m=20, **kwargs):
+    rng = np.random.default_rng(seed)
+    quality = kwargs.pop("quality", None)
+    if quality is None:
+        quality = rng.uniform(0.5, 0.95, (n, m))
+    kwargs = {"max_workers_per_task": 3, "max_tasks_per_worker": 5, "budget": 30} | kwargs
+    return AssignmentProblem(quality, **kwargs)
+
+
+CASES = {
+    "plain": {},
+    "budget 0": {"budget": 0},
+    "budget above every cap": {"budget": 10_000},
+    "per-worker and per-task caps": {
+        "max_tasks_per_worker": np.arange(8) % 4,
+        "max_workers_per_task": np.tile([0, 1, 2, 4], 5),
+    },
+    "a third of the pairs ineligible": {
+        "eligible": np.random.default_rng(1).random((8, 20)) > 1 / 3,
+    },
+    "skewed priors": {"prior": np.linspace(0.05, 0.95, 20)},
+}
+
+
+def _can_add(problem, assignment):
+    """Pairs that could be added to ``assignment`` without breaking a cap or the mask."""
+    if assignment.sum() >= problem.budget:
+        return np.zeros(problem.shape, bool)
+    room = (assignment.sum(axis=1) < problem.max_tasks_per_worker)[:, None] & (
+        assignment.sum(axis=0) < problem.max_workers_per_task
+    )[None, :]
+    eligible = np.ones(problem.shape, bool) if problem.eligible is None else problem.eligible
+    return room & eligible & ~assignment
+
+
+# --------------------------------------------------------------------------- random
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_random_is_feasible_and_no_pair_can_be_added(case):
+    problem = make_problem(**CASES[case])
+    assignment = random_assignment(problem, rng=np.random.default_rng(0))
+    assert assignment.shape == problem.shape
+    assert problem.is_feasible(assignment)
+    assert not _can_add(problem, assignment).any()
+
+
+def test_random_takes_as_many_pairs_as_the_caps_allow():
+    # Budget 30 against caps that allow 8 x 5 = 40 and 20 x 3 = 60 pairs: the budget binds.
+    assert random_assignment(make_problem(), rng=np.random.default_rng(0)).sum() == 30
+    # Without the budget the worker caps bind: 8 workers x 5 tasks.
+    wide = make_problem(budget=10_000)
+    assert random_assignment(wide, rng=np.random.default_rng(0)).sum() == 40
+
+
+def test_random_depends_on_the_seed_only():
+    problem = make_problem()
+    first, again = (random_assignment(problem, rng=np.random.default_rng(4)) for _ in range(2))
+    np.testing.assert_array_equal(first, again)
+    other = random_assignment(problem, rng=np.random.default_rng(5))
+    assert not np.array_equal(first, other)
+
+
+# --------------------------------------------------------------------------- q-lp
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_q_lp_is_feasible_for_every_cap_mix(case):
+    problem = make_problem(**CASES[case])
+    result = solve(problem, method="q-lp", seed=0)
+    assert problem.is_feasible(result.assignment)
+    if problem.budget == 0:
+        assert result.n_assigned == 0
+
+
+def test_q_lp_never_assigns_a_worker_who_only_guesses():
+    # (2 Q - 1)^2 = 0 at Q = 0.5: such a worker earns the LP nothing and is left out, even
+    # with room to spare.
+    quality = np.full((6, 10), 0.5)
+    quality[:2] = 0.8
+    problem = make_problem(quality=quality, budget=60, max_tasks_per_worker=10)
+    result = solve(problem, method="q-lp", seed=0)
+    assert problem.is_feasible(result.assignment)
+    assert not result.assignment[2:].any()
+    assert result.assignment[:2].sum() > 0
+
+
+def test_q_lp_reports_its_credit_cap_and_an_lp_objective_no_rounding_exceeds():
+    problem = make_problem(seed=2)
+    result = solve(problem, method="q-lp", seed=0, target_error=0.1)
+    assert result.details["credit_cap"] == pytest.approx(2 * math.log(1 / 0.1))
+    weights = (2 * problem.quality - 1) ** 2
+    credit = np.minimum((weights * result.assignment).sum(axis=0), result.details["credit_cap"])
+    # The LP is a relaxation: its optimum bounds the capped credit of any feasible 0/1 point.
+    assert credit.sum() <= result.details["lp_objective"] + 1e-6
