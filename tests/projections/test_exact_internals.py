@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from brute_force import highs_optimum
-from test_tvcs import assert_valid_projection, random_matrix_instance
+from projection_checks import assert_valid_projection, random_matrix_instance
 
 import projections._exact as exact
 from projections import TVCSStructure

@@ -7,6 +7,7 @@ import pytest
 from brute_force import brute_force_optimum, highs_optimum
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from projection_checks import assert_valid_projection, random_matrix_instance
 
 from projections import TVCSStructure
 from projections.tvcs import METHODS, project, project_matrix
@@ -34,26 +35,6 @@ def tiny_instances(draw):
     )
     structure = TVCSStructure.from_labels(labels1, labels2, caps1=caps1, caps2=caps2, total=total)
     return np.array(values), structure
-
-
-def random_matrix_instance(rng, n, m, budget_fraction):
-    V = rng.standard_normal((n, m))
-    rows = rng.integers(1, max(1, m // 4) + 1, n)
-    cols = rng.integers(1, max(1, n // 4) + 1, m)
-    total = int(budget_fraction * min(rows.sum(), cols.sum()))
-    return V, rows, cols, total
-
-
-def assert_valid_projection(v, structure, result):
-    """Feasible, zero weights never selected, x = v on the support, objective consistent."""
-    support = result.support.reshape(-1)
-    flat_v = np.asarray(v).reshape(-1)
-    assert result.x.shape == np.shape(v)
-    assert result.support.shape == np.shape(v)
-    assert structure.violations(support) == []
-    assert not np.any(support & (flat_v == 0))
-    np.testing.assert_array_equal(result.x.reshape(-1), np.where(support, flat_v, 0))
-    assert result.objective == pytest.approx(float(np.sum(flat_v[support] ** 2)), rel=1e-12)
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_solve import ROBUSTNESS, make_problem, options
+from engine_problems import ROBUSTNESS, make_problem, options
 
 from assignment.engine.local_search import prune
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
