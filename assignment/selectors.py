@@ -290,6 +290,8 @@ RUN_STATUS_FIELDS = (
     "answers_through",
     "target_posterior",
     "target_accuracy",
+    "rounds_left",
+    "shards",
     "round_start",
     "status",
     "progress",

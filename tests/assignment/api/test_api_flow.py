@@ -430,3 +430,14 @@ def test_a_round_with_rounds_to_go_over_the_api_and_a_bad_count_is_a_400(api, pr
     )
     assert bad.status_code == 400
     assert "rounds_left" in bad.json()["fields"]
+
+
+def test_a_run_shows_its_shard_count_and_rounds_left(api, project, queued):
+    created = api.post(
+        f"/api/projects/{project.pk}/runs/", {"method": "greedy", "shards": 2}, format="json"
+    )
+    assert created.status_code == 202, created.json()
+    assert (created.json()["shards"], created.json()["rounds_left"]) == (2, 1)
+    shown = api.get(f"/api/runs/{created.json()['id']}/").json()
+    assert (shown["shards"], shown["rounds_left"]) == (2, 1)
+    assert queued == [shown["id"]]
