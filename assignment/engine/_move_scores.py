@@ -115,18 +115,43 @@ def first_best(gains, gain_tol):
 
 
 @njit(cache=True)
+def top_positions(values, k, chosen):
+    """Mark in ``chosen`` the ``k`` positions of largest ``values``, ties to the lowest position.
+
+    The first ``k`` of ``np.argsort(-values, kind="mergesort")``, found in one pass with a
+    sorted list of ``k`` entries instead of sorting all ``c`` values (the pair search runs
+    it over every candidate worker of a task: thousands of them at 10,000 workers).
+    """
+    size = min(k, values.shape[0])
+    if size <= 0:
+        return
+    top = np.empty(size, dtype=np.int64)
+    filled = 0
+    for c in range(values.shape[0]):
+        v = values[c]
+        if filled == size:
+            if not v > values[top[size - 1]]:
+                continue
+            filled -= 1  # the last entry drops out
+        x = filled  # insert after every entry of value >= v (earlier positions win ties)
+        while x > 0 and values[top[x - 1]] < v:
+            top[x] = top[x - 1]
+            x -= 1
+        top[x] = c
+        filled += 1
+    for x in range(filled):
+        chosen[top[x]] = True
+
+
+@njit(cache=True)
 def pair_subset(single_gain, w, exhaustive_max, top_gain, top_reliable):
     """Positions (ascending) among which pairs are scored (see the greedy's docstring)."""
     c = single_gain.shape[0]
     if c <= exhaustive_max:
         return np.arange(c)
     chosen = np.zeros(c, dtype=np.bool_)
-    by_gain = np.argsort(-single_gain, kind="mergesort")
-    by_reliability = np.argsort(-np.abs(w), kind="mergesort")
-    for x in range(min(top_gain, c)):
-        chosen[by_gain[x]] = True
-    for x in range(min(top_reliable, c)):
-        chosen[by_reliability[x]] = True
+    top_positions(single_gain, top_gain, chosen)
+    top_positions(np.abs(w), top_reliable, chosen)
     return np.flatnonzero(chosen)
 
 
@@ -178,6 +203,26 @@ def best_move(
 
 
 @njit(cache=True)
+def _candidates(open_worker, members, eligible_row, mark, cand):
+    """Write the candidates of a task into ``cand`` (ascending) and return how many: the open
+    workers not among ``members`` (its current workers) and eligible, unless ``eligible_row``
+    has shape (0,). ``mark`` is a scratch bool buffer of shape (n,), all False on entry and
+    on return: the task's workers are marked in it for the scan (``O(n + k)``, no (m, n)
+    matrix of who is on which task)."""
+    for x in range(members.shape[0]):
+        mark[members[x]] = True
+    masked = eligible_row.shape[0] > 0
+    size = 0
+    for i in range(open_worker.shape[0]):
+        if open_worker[i] and not mark[i] and (not masked or eligible_row[i]):
+            cand[size] = i
+            size += 1
+    for x in range(members.shape[0]):
+        mark[members[x]] = False
+    return size
+
+
+@njit(cache=True)
 def task_best_move(
     sums,
     tails,
@@ -189,7 +234,7 @@ def task_best_move(
     w_row,
     q_row,
     open_worker,
-    assigned_row,
+    members,
     eligible_row,
     budget_left,
     tie_rtol,
@@ -198,23 +243,20 @@ def task_best_move(
     top_gain,
     top_reliable,
     cand,
+    mark,
 ):
     """:func:`best_move` of one task over its candidates: the open workers not on it (and
     eligible, unless ``eligible_row`` has shape (0,)), ascending, as the greedy's
-    ``candidates``. ``w_row``, ``q_row``, ``assigned_row``: the task's, shape (n,); ``cand``:
-    a scratch buffer of shape (n,).
+    ``candidates``. ``w_row``, ``q_row``: the task's, shape (n,); ``members``: the task's
+    current workers, shape (k,); ``cand`` (int64) and ``mark`` (bool, all False): scratch
+    buffers of shape (n,).
 
     Returns ``(worth, first, second, gain)``: the move's workers (``second`` -1 for a single;
     ``first`` -1 and ``worth`` -1 when the task has no room or no candidate).
     """
     if room < 1 or budget_left < 1:
         return -1.0, -1, -1, 0.0
-    masked = eligible_row.shape[0] > 0
-    size = 0
-    for i in range(w_row.shape[0]):
-        if open_worker[i] and not assigned_row[i] and (not masked or eligible_row[i]):
-            cand[size] = i
-            size += 1
+    size = _candidates(open_worker, members, eligible_row, mark, cand)
     if size == 0:
         return -1.0, -1, -1, 0.0
     c = cand[:size]
@@ -255,7 +297,8 @@ def best_moves(
     q,
     row,
     open_worker,
-    assigned,
+    members,
+    member_starts,
     eligible,
     budget_left,
     tie_rtol,
@@ -266,10 +309,10 @@ def best_moves(
 ):
     """:func:`task_best_move` of every task of ``tasks`` in one call.
 
-    Task ``tasks[x]`` has atoms ``sums[sum_starts[x]:sum_starts[x + 1]]`` and tail
-    ``tails[tail_starts[x]:tail_starts[x + 1]]``. ``w``, ``q``: shape (rows, n), task ``j``'s
-    workers in row ``row[j]``; ``assigned``, ``eligible``: shape (m, n) (``eligible`` (0, 0)
-    when every pair is).
+    Task ``tasks[x]`` has atoms ``sums[sum_starts[x]:sum_starts[x + 1]]``, tail
+    ``tails[tail_starts[x]:tail_starts[x + 1]]`` and workers
+    ``members[member_starts[x]:member_starts[x + 1]]``. ``w``, ``q``: shape (rows, n), task
+    ``j``'s workers in row ``row[j]``; ``eligible``: shape (m, n), or (0, 0) when every pair is.
 
     Returns ``(worth, first, second, gain, evaluated)``: per task as :func:`task_best_move`,
     and how many tasks had candidates.
@@ -281,6 +324,7 @@ def best_moves(
     second = np.full(k, -1, dtype=np.int64)
     gain = np.zeros(k)
     cand = np.empty(n, dtype=np.int64)
+    mark = np.zeros(n, dtype=np.bool_)
     everyone = np.zeros(0, dtype=np.bool_)
     masked = eligible.shape[0] > 0
     evaluated = 0
@@ -297,7 +341,7 @@ def best_moves(
             w[row[j]],
             q[row[j]],
             open_worker,
-            assigned[j],
+            members[member_starts[x] : member_starts[x + 1]],
             eligible[j] if masked else everyone,
             budget_left,
             tie_rtol,
@@ -306,6 +350,7 @@ def best_moves(
             top_gain,
             top_reliable,
             cand,
+            mark,
         )
         evaluated += first[x] >= 0
     return worth, first, second, gain, evaluated

@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 
-import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -427,7 +426,7 @@ def run_execute(
     finally:
         heartbeat.stop.set()
         heartbeat.join()
-    rows, cols = np.nonzero(result.assignment)
+    rows, cols = result.rows, result.cols
     summary = assignment_distributions(problem, result.assignment)
     stored = AssignmentRun(pk=run_id)
     stored.set_pairs(rows, cols)
