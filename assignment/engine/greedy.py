@@ -201,7 +201,7 @@ class GreedyState:
             np.zeros((0, 0), dtype=bool) if self.eligible is None else self.eligible
         )
         self._everyone = np.zeros(0, dtype=bool)  # task_best_move's "every pair is eligible"
-        self._scratch = np.empty(n, dtype=np.int64)
+        self._scratch = np.empty((3, n))  # task_best_move's candidates, gains, |w|
         self._mark = np.zeros(n, dtype=bool)  # task_best_move's scratch: who is on the task
         self.prior = problem.prior
         self.r = np.log1p(-self.prior) - np.log(self.prior)
