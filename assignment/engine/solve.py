@@ -107,7 +107,8 @@ class SolveResult:
 def _tvcs_iht_run(solver, problem, rng, progress, options):
     out = solver(problem, rng=rng, progress=progress, **options)
     details = {"start_accuracy": out.start_accuracy}
-    return out.assignment, out.iterations, out.history, out.message, details
+    assignment = out.assignment if out.pairs is None else out.pairs
+    return assignment, out.iterations, out.history, out.message, details
 
 
 def _random_run(solver, problem, rng, progress, options):

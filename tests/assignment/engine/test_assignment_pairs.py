@@ -147,3 +147,19 @@ def test_a_by_category_greedy_never_allocates_an_n_by_m_array():
     assert max(greedy_peak, solve_peak) < n * m / 2, (greedy_peak, solve_peak)
     assert "assignment" not in vars(result)  # the dense form was never built
     assert "quality" not in vars(problem)
+
+
+def test_tvcs_iht_above_its_dense_limit_returns_greedys_pairs(monkeypatch):
+    from assignment.engine import tvcs_iht
+
+    problem = problem_by_category(6)
+    monkeypatch.setattr(tvcs_iht, "DENSE_PAIRS_MAX", problem.n_workers * problem.n_tasks - 1)
+    result = solve(problem, method="tvcs-iht", seed=0)
+    workers, tasks, info = greedy_pairs(problem)
+    np.testing.assert_array_equal(result.rows, workers)
+    np.testing.assert_array_equal(result.cols, tasks)
+    assert result.expected_accuracy == info["accuracy"]
+    assert "without IHT steps" in result.message
+    assert "above tvcs-iht's limit" in result.message
+    monkeypatch.setattr(tvcs_iht, "DENSE_PAIRS_MAX", problem.n_workers * problem.n_tasks)
+    assert "without IHT steps" not in solve(problem, method="tvcs-iht", seed=0).message
