@@ -217,6 +217,11 @@ class GreedyState:
             (np.zeros(1), np.array([1.0, 0.0])) for _ in range(m)
         ]
         self.cached_atoms = m
+        # Best moves by _memo_key, valid while the open workers do not change (_version).
+        self._version = 0
+        self._memo_version = 0
+        self._memo_moves: dict = {}
+        self._state_keys: list = [None] * m
         self.acc = self._accuracies(np.zeros((m, 1)), np.ones((m, 1)), self.abs_sum)
         self.evaluations = 0
 
@@ -247,8 +252,52 @@ class GreedyState:
 
     # -- moves
 
+    def _memo_key(self, j: int, budget_left: int):
+        """What task ``j``'s best move depends on besides the open workers, or None when it
+        is not memoised (an eligibility mask, or atoms not cached).
+
+        Tasks of one category with the same workers added in the same order have the same
+        atoms and candidates, so the same best move; greedy evaluates such tasks again and
+        again (every task of a category wants that category's best workers, and is evaluated
+        again when one of them fills up): at 10,000 workers x 20,000 tasks x 50 categories,
+        91% of the evaluations. The key holds the atoms' bytes, so equal keys give equal
+        kernel inputs, and the result is the same bit for bit."""
+        cached = self.cache[j]
+        if self.eligible is not None or cached is None:
+            return None
+        state = self._state_keys[j]  # kept until the task's atoms change (_set_cache)
+        if state is None:
+            state = self._state_keys[j] = (
+                int(self.row[j]),
+                float(self.prior[j]),
+                int(self.task_cap[j]),
+                tuple(self.workers[j]),
+                float(self.acc[j]),
+                float(self.abs_sum[j]),
+                cached[0].tobytes(),
+                cached[1].tobytes(),
+            )
+        return state, min(budget_left, 2)  # the kernel reads only budget_left >= 1 and >= 2
+
+    def _memo(self) -> dict:
+        """The memo of best moves, emptied whenever the open workers changed."""
+        if self._memo_version != self._version:
+            self._memo_moves.clear()
+            self._memo_version = self._version
+        return self._memo_moves
+
     def evaluate(self, j: int, budget_left: int):
         """The best move on task ``j``: ``(worth, workers, gain)`` or None if none helps."""
+        key = self._memo_key(j, budget_left)
+        if key is None:
+            return self._evaluate(j, budget_left)
+        memo = self._memo()
+        if key not in memo:
+            memo[key] = self._evaluate(j, budget_left)
+        return memo[key]
+
+    def _evaluate(self, j: int, budget_left: int):
+        """:meth:`evaluate` by the kernel."""
         room = int(self.task_cap[j]) - len(self.workers[j])
         if room < 1 or budget_left < 1:
             return None
@@ -285,9 +334,32 @@ class GreedyState:
 
     def evaluate_all(self, budget_left: int) -> list[tuple[int, tuple]]:
         """:meth:`evaluate` of every task, in one numba call for the tasks whose atoms are
-        cached: ``[(task, best), ...]`` for the tasks with a move that helps."""
+        cached (once per distinct :meth:`_memo_key`: at the start, once per category and
+        prior): ``[(task, best), ...]`` for the tasks with a move that helps."""
         cached = np.fromiter((c is not None for c in self.cache), bool, len(self.cache))
         tasks = np.flatnonzero(cached)
+        if self.eligible is None:
+            keys = [self._memo_key(j, budget_left) for j in tasks.tolist()]
+            index: dict = {}
+            rep_of = np.fromiter((index.setdefault(k, len(index)) for k in keys), np.int64)
+            firsts = np.unique(rep_of, return_index=True)[1] if keys else rep_of
+            results = self._kernel_moves(tasks[firsts], budget_left)
+            memo = self._memo()
+            for key, x in index.items():
+                memo[key] = results[x]
+            results = [results[x] for x in rep_of.tolist()]
+        else:
+            results = self._kernel_moves(tasks, budget_left)
+        found = [(j, best) for j, best in zip(tasks.tolist(), results, strict=True) if best]
+        for j in np.flatnonzero(~cached).tolist():  # many workers: atoms rebuilt one by one
+            best = self.evaluate(j, budget_left)
+            if best is not None:
+                found.append((j, best))
+        return found
+
+    def _kernel_moves(self, tasks: np.ndarray, budget_left: int) -> list:
+        """The best move (as :meth:`evaluate`'s, or None) of each of ``tasks`` (their atoms
+        cached), in one numba call."""
         atoms = [self.cache[j] for j in tasks.tolist()]
         sum_starts = np.zeros(tasks.size + 1, dtype=np.int64)
         np.cumsum([a[0].shape[0] for a in atoms], out=sum_starts[1:])
@@ -325,15 +397,11 @@ class GreedyState:
             PAIR_TOP_RELIABLE,
         )
         self.evaluations += int(evaluated)
-        found = []
+        results: list = [None] * tasks.size
         for x in np.flatnonzero(worth > GAIN_TOL).tolist():
             move = (int(first[x]),) if second[x] < 0 else (int(first[x]), int(second[x]))
-            found.append((int(tasks[x]), (float(worth[x]), move, float(gain[x]))))
-        for j in np.flatnonzero(~cached).tolist():  # many workers: atoms rebuilt one by one
-            best = self.evaluate(j, budget_left)
-            if best is not None:
-                found.append((j, best))
-        return found
+            results[x] = (float(worth[x]), move, float(gain[x]))
+        return results
 
     def still_feasible(self, move: tuple[int, ...], budget_left: int) -> bool:
         return budget_left >= len(move) and all(self.open_worker[i] for i in move)
@@ -344,6 +412,7 @@ class GreedyState:
             self.load[i] += 1
             if self.load[i] >= self.worker_cap[i]:
                 self.open_worker[i] = False
+                self._version += 1
             self.workers[j].append(i)
         idx = np.array(move, dtype=np.intp)
         row = self.row[j]
@@ -373,6 +442,7 @@ class GreedyState:
         workers, tasks = workers[order], tasks[order]
         self.load += np.bincount(workers, minlength=self.load.shape[0])
         self.open_worker = self.load < self.worker_cap
+        self._version += 1
         counts = np.bincount(tasks, minlength=len(self.workers))
         starts = np.zeros(counts.shape[0] + 1, dtype=np.intp)
         np.cumsum(counts, out=starts[1:])
@@ -386,6 +456,7 @@ class GreedyState:
             self.workers[j].remove(i)
             self.load[i] -= 1
         self.open_worker = self.load < self.worker_cap
+        self._version += 1
         self._rebuild(np.unique(np.asarray(tasks, dtype=np.intp)))
 
     def copy(self) -> GreedyState:
@@ -396,6 +467,9 @@ class GreedyState:
             setattr(twin, name, getattr(self, name).copy())
         twin.workers = [list(ws) for ws in self.workers]
         twin.cache = list(self.cache)
+        twin._memo_moves = {}
+        twin._state_keys = list(self._state_keys)
+        twin._memo_version = twin._version
         return twin
 
     def pairs(self) -> tuple[np.ndarray, np.ndarray]:
@@ -483,6 +557,7 @@ class GreedyState:
         self._set_cache(j, s, tail)
 
     def _set_cache(self, j: int, s: np.ndarray, tail: np.ndarray) -> None:
+        self._state_keys[j] = None
         old = self.cache[j]
         self.cached_atoms -= 0 if old is None else old[0].shape[0]
         if s.shape[0] <= _ATOM_CACHE_MAX and self.cached_atoms + s.shape[0] <= _ATOM_CACHE_TOTAL:
