@@ -339,14 +339,15 @@ class GreedyState:
         cached = np.fromiter((c is not None for c in self.cache), bool, len(self.cache))
         tasks = np.flatnonzero(cached)
         if self.eligible is None:
-            keys = [self._memo_key(j, budget_left) for j in tasks.tolist()]
+            keys = [self._memo_key(j, budget_left) or j for j in tasks.tolist()]
             index: dict = {}
             rep_of = np.fromiter((index.setdefault(k, len(index)) for k in keys), np.int64)
             firsts = np.unique(rep_of, return_index=True)[1] if keys else rep_of
             results = self._kernel_moves(tasks[firsts], budget_left)
             memo = self._memo()
             for key, x in index.items():
-                memo[key] = results[x]
+                if isinstance(key, tuple):
+                    memo[key] = results[x]
             results = [results[x] for x in rep_of.tolist()]
         else:
             results = self._kernel_moves(tasks, budget_left)

@@ -163,3 +163,20 @@ def test_tvcs_iht_above_its_dense_limit_returns_greedys_pairs(monkeypatch):
     assert "above tvcs-iht's limit" in result.message
     monkeypatch.setattr(tvcs_iht, "DENSE_PAIRS_MAX", problem.n_workers * problem.n_tasks)
     assert "without IHT steps" not in solve(problem, method="tvcs-iht", seed=0).message
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_greedy_memoised_best_moves_change_no_choice(seed, monkeypatch):
+    """Many tasks per category share states; the memo of best moves reuses their evaluation
+    and must give the moves of evaluating every time."""
+    problem = problem_by_category(
+        seed, n=30, m=400, categories=3, max_tasks_per_worker=30, budget=800, prior=0.5
+    )
+    workers, tasks, info = greedy_pairs(problem)
+    monkeypatch.setattr(GreedyState, "_memo_key", lambda self, j, budget_left: None)
+    want_workers, want_tasks, want_info = greedy_pairs(problem)
+    np.testing.assert_array_equal(workers, want_workers)
+    np.testing.assert_array_equal(tasks, want_tasks)
+    assert info["accuracy"] == want_info["accuracy"]
+    assert info["steps"] == want_info["steps"]
+    assert info["evaluations"] < want_info["evaluations"] / 2  # the memo did work
