@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 
+import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -107,9 +108,11 @@ def _run_solve(run: AssignmentRun, progress) -> tuple[AssignmentProblem, SolveRe
         f"{plan.message}; planned {int(plan.assignment.sum()):,} pairs for {run.rounds_left} "
         f"rounds, this one takes {int(take.sum()):,} of them in layers"
     )
+    rows, cols = np.nonzero(take)
     result = dataclasses.replace(
         plan,
-        assignment=take,
+        rows=rows,
+        cols=cols,
         expected_accuracy=accuracy,
         accuracy_standard_error=error,
         message=message,
