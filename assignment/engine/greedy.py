@@ -86,10 +86,11 @@ respect to the pairs actually scored.)
 
 Who is on which task is kept as one list of workers per task, never an (m, n) matrix, and
 :func:`greedy_pairs` returns the assignment as pairs, its accuracy computed from them: for a
-problem by category the run needs memory ``O(n C + m + pairs)`` (about 1.5 kB per task for the
-atoms, lists and queue; 494 MB above the built instance at 2,000 x 200,000 x 20 against 1,226 MB
-with the matrix). A task's best move scans all ``n`` workers (``O(n)``, one pass that marks
-the task's workers in a scratch buffer); the pair search takes its 8 best by gain and by
+problem by category the run needs memory ``O(n C + m + pairs)`` (about 2 kB per task for the
+atoms, lists, queue and memo; 657 MB above the built instance at 2,000 x 200,000 x 20 against
+1,233 MB with the matrix, 1.9 GB at 10,000 x 1,000,000 x 50: docs/benchmarks/scale.md). A
+task's best move scans all ``n`` workers (``O(n)``, one pass that marks the task's workers in a
+scratch buffer); the pair search takes its 8 best by gain and by
 reliability in one pass instead of sorting the candidates. The best move is a deterministic
 function of the task's state (category, prior, cap, workers in the order added, atoms) and of
 the open workers, so it is memoised by that state until a worker fills up: every task of a

@@ -121,7 +121,7 @@ def test_feasibility_of_pairs_is_that_of_the_matrix(seed):
 
 def test_a_by_category_greedy_never_allocates_an_n_by_m_array():
     """6,000 workers x 3,000 tasks: one bool matrix is 18 MB; greedy and solve stay below half
-    of it (their state is about 1.5 kB per task: the atoms, the workers' lists, the queue).
+    of it (their state is about 2 kB per task: atoms, workers' lists, queue, memo).
 
     tracemalloc sees numpy's allocations (numba's kernels here allocate at most (3, n))."""
     n, m = 6000, 3000
