@@ -79,6 +79,7 @@ class MulticlassGreedyState:
     still_feasible = GreedyState.still_feasible
     any_feasible = GreedyState.any_feasible
     assignment = GreedyState.assignment
+    pairs = GreedyState.pairs
     budget_left = GreedyState.budget_left
 
     def __init__(self, problem: AssignmentProblem) -> None:

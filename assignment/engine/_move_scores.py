@@ -115,18 +115,43 @@ def first_best(gains, gain_tol):
 
 
 @njit(cache=True)
+def top_positions(values, k, chosen):
+    """Mark in ``chosen`` the ``k`` positions of largest ``values``, ties to the lowest position.
+
+    The first ``k`` of ``np.argsort(-values, kind="mergesort")``, found in one pass with a
+    sorted list of ``k`` entries instead of sorting all ``c`` values (the pair search runs
+    it over every candidate worker of a task: thousands of them at 10,000 workers).
+    """
+    size = min(k, values.shape[0])
+    if size <= 0:
+        return
+    top = np.empty(size, dtype=np.int64)
+    filled = 0
+    for c in range(values.shape[0]):
+        v = values[c]
+        if filled == size:
+            if not v > values[top[size - 1]]:
+                continue
+            filled -= 1  # the last entry drops out
+        x = filled  # insert after every entry of value >= v (earlier positions win ties)
+        while x > 0 and values[top[x - 1]] < v:
+            top[x] = top[x - 1]
+            x -= 1
+        top[x] = c
+        filled += 1
+    for x in range(filled):
+        chosen[top[x]] = True
+
+
+@njit(cache=True)
 def pair_subset(single_gain, w, exhaustive_max, top_gain, top_reliable):
     """Positions (ascending) among which pairs are scored (see the greedy's docstring)."""
     c = single_gain.shape[0]
     if c <= exhaustive_max:
         return np.arange(c)
     chosen = np.zeros(c, dtype=np.bool_)
-    by_gain = np.argsort(-single_gain, kind="mergesort")
-    by_reliability = np.argsort(-np.abs(w), kind="mergesort")
-    for x in range(min(top_gain, c)):
-        chosen[by_gain[x]] = True
-    for x in range(min(top_reliable, c)):
-        chosen[by_reliability[x]] = True
+    top_positions(single_gain, top_gain, chosen)
+    top_positions(np.abs(w), top_reliable, chosen)
     return np.flatnonzero(chosen)
 
 
@@ -178,6 +203,99 @@ def best_move(
 
 
 @njit(cache=True)
+def _scan_singles(
+    s,
+    tail,
+    prior,
+    r,
+    abs_sum,
+    acc,
+    w_row,
+    q_row,
+    open_worker,
+    members,
+    eligible_row,
+    tie_rtol,
+    cand,
+    g1,
+    reliability,
+    mark,
+):
+    """Candidates of a task and their single gains, in one pass over the workers.
+
+    Candidates are the open workers not among ``members`` (the task's current workers) and
+    eligible (unless ``eligible_row`` has shape (0,)), ascending. Writes their workers into
+    ``cand``, their gains (accuracy after adding the worker minus ``acc``, the operations of
+    :func:`single_accuracies`) into ``g1`` and ``|w|`` into ``reliability``; returns how
+    many. ``mark`` is a scratch bool buffer of shape (n,), all False on entry and on return:
+    the task's workers are marked in it for the scan (no (m, n) matrix of who is on which
+    task, and no gathered copies of the task's qualities).
+    """
+    for x in range(members.shape[0]):
+        mark[members[x]] = True
+    masked = eligible_row.shape[0] > 0
+    base = 1.0 + abs(r) + abs_sum
+    size = 0
+    for i in range(open_worker.shape[0]):
+        if open_worker[i] and not mark[i] and (not masked or eligible_row[i]):
+            w = w_row[i]
+            tol = tie_rtol * (base + abs(w))
+            cand[size] = i
+            g1[size] = _single(s, tail, prior, r, tol, w, q_row[i]) - acc
+            reliability[size] = abs(w)
+            size += 1
+    for x in range(members.shape[0]):
+        mark[members[x]] = False
+    return size
+
+
+@njit(cache=True)
+def _best_pair(
+    s,
+    tail,
+    prior,
+    r,
+    abs_sum,
+    acc,
+    w_row,
+    q_row,
+    cand,
+    g1,
+    reliability,
+    size,
+    tie_rtol,
+    gain_tol,
+    exhaustive_max,
+    top_gain,
+    top_reliable,
+):
+    """The best pair among the candidates ``cand[:size]`` as :func:`best_move` scores it:
+    ``(g2, a, b)`` with positions ``a < b`` in ``cand``."""
+    if size <= exhaustive_max:
+        sub = np.arange(size)
+    else:
+        chosen = np.zeros(size, dtype=np.bool_)
+        top_positions(g1[:size], top_gain, chosen)
+        top_positions(reliability[:size], top_reliable, chosen)
+        sub = np.flatnonzero(chosen)
+    k = sub.shape[0]
+    pa = np.empty(k * (k - 1) // 2, dtype=np.int64)
+    pb = np.empty_like(pa)
+    e = 0
+    for x in range(k):
+        for y in range(x + 1, k):
+            pa[e] = sub[x]
+            pb[e] = sub[y]
+            e += 1
+    wa, qa = w_row[cand[pa]], q_row[cand[pa]]
+    wb, qb = w_row[cand[pb]], q_row[cand[pb]]
+    g2 = pair_accuracies(s, tail, prior, r, abs_sum, wa, qa, wb, qb, tie_rtol)
+    g2 -= acc
+    e = first_best(g2, gain_tol)
+    return g2[e], pa[e], pb[e]
+
+
+@njit(cache=True)
 def task_best_move(
     sums,
     tails,
@@ -189,7 +307,7 @@ def task_best_move(
     w_row,
     q_row,
     open_worker,
-    assigned_row,
+    members,
     eligible_row,
     budget_left,
     tie_rtol,
@@ -197,45 +315,70 @@ def task_best_move(
     exhaustive_max,
     top_gain,
     top_reliable,
-    cand,
+    scratch,
+    mark,
 ):
     """:func:`best_move` of one task over its candidates: the open workers not on it (and
     eligible, unless ``eligible_row`` has shape (0,)), ascending, as the greedy's
-    ``candidates``. ``w_row``, ``q_row``, ``assigned_row``: the task's, shape (n,); ``cand``:
-    a scratch buffer of shape (n,).
+    ``candidates``; the same scores, in the same order of floating-point operations.
+    ``w_row``, ``q_row``: the task's, shape (n,); ``members``: the task's current workers,
+    shape (k,); ``scratch``: float64 of shape (3, n) and ``mark``: bool of shape (n,), all
+    False: scratch buffers.
 
     Returns ``(worth, first, second, gain)``: the move's workers (``second`` -1 for a single;
     ``first`` -1 and ``worth`` -1 when the task has no room or no candidate).
     """
     if room < 1 or budget_left < 1:
         return -1.0, -1, -1, 0.0
-    masked = eligible_row.shape[0] > 0
-    size = 0
-    for i in range(w_row.shape[0]):
-        if open_worker[i] and not assigned_row[i] and (not masked or eligible_row[i]):
-            cand[size] = i
-            size += 1
-    if size == 0:
-        return -1.0, -1, -1, 0.0
-    c = cand[:size]
-    worth, a, b, gain = best_move(
+    cand = scratch[0].view(np.int64)
+    g1, reliability = scratch[1], scratch[2]
+    size = _scan_singles(
         sums,
         tails,
         prior,
         r,
         abs_sum,
         acc,
-        w_row[c],
-        q_row[c],
-        room,
-        budget_left,
+        w_row,
+        q_row,
+        open_worker,
+        members,
+        eligible_row,
         tie_rtol,
-        gain_tol,
-        exhaustive_max,
-        top_gain,
-        top_reliable,
+        cand,
+        g1,
+        reliability,
+        mark,
     )
-    return worth, c[a], (c[b] if b >= 0 else -1), gain
+    if size == 0:
+        return -1.0, -1, -1, 0.0
+    best = first_best(g1[:size], gain_tol)
+    worth = g1[best]
+    gain = worth
+    a, b = best, -1
+    if room >= 2 and budget_left >= 2 and size >= 2 and worth + gain_tol < 0.5 * (1.0 - acc):
+        g2, pa, pb = _best_pair(
+            sums,
+            tails,
+            prior,
+            r,
+            abs_sum,
+            acc,
+            w_row,
+            q_row,
+            cand,
+            g1,
+            reliability,
+            size,
+            tie_rtol,
+            gain_tol,
+            exhaustive_max,
+            top_gain,
+            top_reliable,
+        )
+        if 0.5 * g2 > worth + gain_tol:
+            worth, gain, a, b = 0.5 * g2, g2, pa, pb
+    return worth, cand[a], (cand[b] if b >= 0 else -1), gain
 
 
 @njit(cache=True)
@@ -255,7 +398,8 @@ def best_moves(
     q,
     row,
     open_worker,
-    assigned,
+    members,
+    member_starts,
     eligible,
     budget_left,
     tie_rtol,
@@ -266,10 +410,10 @@ def best_moves(
 ):
     """:func:`task_best_move` of every task of ``tasks`` in one call.
 
-    Task ``tasks[x]`` has atoms ``sums[sum_starts[x]:sum_starts[x + 1]]`` and tail
-    ``tails[tail_starts[x]:tail_starts[x + 1]]``. ``w``, ``q``: shape (rows, n), task ``j``'s
-    workers in row ``row[j]``; ``assigned``, ``eligible``: shape (m, n) (``eligible`` (0, 0)
-    when every pair is).
+    Task ``tasks[x]`` has atoms ``sums[sum_starts[x]:sum_starts[x + 1]]``, tail
+    ``tails[tail_starts[x]:tail_starts[x + 1]]`` and workers
+    ``members[member_starts[x]:member_starts[x + 1]]``. ``w``, ``q``: shape (rows, n), task
+    ``j``'s workers in row ``row[j]``; ``eligible``: shape (m, n), or (0, 0) when every pair is.
 
     Returns ``(worth, first, second, gain, evaluated)``: per task as :func:`task_best_move`,
     and how many tasks had candidates.
@@ -280,7 +424,8 @@ def best_moves(
     first = np.full(k, -1, dtype=np.int64)
     second = np.full(k, -1, dtype=np.int64)
     gain = np.zeros(k)
-    cand = np.empty(n, dtype=np.int64)
+    scratch = np.empty((3, n))
+    mark = np.zeros(n, dtype=np.bool_)
     everyone = np.zeros(0, dtype=np.bool_)
     masked = eligible.shape[0] > 0
     evaluated = 0
@@ -297,7 +442,7 @@ def best_moves(
             w[row[j]],
             q[row[j]],
             open_worker,
-            assigned[j],
+            members[member_starts[x] : member_starts[x + 1]],
             eligible[j] if masked else everyone,
             budget_left,
             tie_rtol,
@@ -305,7 +450,8 @@ def best_moves(
             exhaustive_max,
             top_gain,
             top_reliable,
-            cand,
+            scratch,
+            mark,
         )
         evaluated += first[x] >= 0
     return worth, first, second, gain, evaluated

@@ -78,6 +78,7 @@ __all__ = [
     "expected_accuracy",
     "removal_losses",
     "task_accuracy",
+    "task_accuracy_pairs",
 ]
 
 #: Qualities are clipped to ``[EPS, 1 - EPS]`` before taking log-odds.
@@ -322,7 +323,14 @@ def _gather(q: np.ndarray | QualityByCategory, workers: np.ndarray, tasks: np.nd
 
 def _task_accuracy(q, x: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """Per-task exact accuracy of validated inputs."""
-    counts = x.sum(axis=0)
+    workers, tasks = np.nonzero(x.T)[::-1]  # sorted by task, then worker
+    return _task_accuracy_sorted(q, workers, tasks, prior)
+
+
+def _task_accuracy_sorted(q, workers: np.ndarray, tasks: np.ndarray, prior: np.ndarray):
+    """Per-task exact accuracy of validated pairs ``(workers[e], tasks[e])``, sorted by task,
+    then worker; ``prior`` has shape (n_tasks,). Memory ``O(pairs + n_tasks)``."""
+    counts = np.bincount(tasks, minlength=q.shape[1])
     too_many = np.flatnonzero(counts > MAX_EXACT_WORKERS)
     if too_many.size:
         j = int(too_many[0])
@@ -331,7 +339,6 @@ def _task_accuracy(q, x: np.ndarray, prior: np.ndarray) -> np.ndarray:
             f"handles at most MAX_EXACT_WORKERS = {MAX_EXACT_WORKERS} per task. "
             "Use estimate_accuracy (Monte Carlo) instead."
         )
-    workers, tasks = np.nonzero(x.T)[::-1]  # sorted by task, then worker
     q_all = _clip(_gather(q, workers, tasks))
     w_all = _log_odds(q_all)
     starts = np.zeros(q.shape[1] + 1, dtype=np.intp)
@@ -413,6 +420,58 @@ def task_accuracy(quality, assignment, *, prior=0.5) -> np.ndarray:
     """
     q, x, p = _validate_problem(quality, assignment, prior)
     return _task_accuracy(q, x, p)
+
+
+def _validate_pairs(workers, tasks, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs as int64 arrays sorted by task, then worker; checked in range and distinct."""
+    w = np.asarray(workers)
+    t = np.asarray(tasks)
+    if w.ndim != 1 or w.shape != t.shape:
+        raise ValueError(f"workers and tasks must be 1-D of one length, got {w.shape}, {t.shape}")
+    if w.size and not (np.issubdtype(w.dtype, np.integer) and np.issubdtype(t.dtype, np.integer)):
+        raise ValueError(f"workers and tasks must be integers, got {w.dtype}, {t.dtype}")
+    w, t = w.astype(np.int64), t.astype(np.int64)
+    for name, v, size in (("workers", w, shape[0]), ("tasks", t, shape[1])):
+        bad = np.flatnonzero((v < 0) | (v >= size))
+        if bad.size:
+            raise ValueError(f"{name} must be in [0, {size}), got {v[bad[0]]} at pair {bad[0]}")
+    order = np.lexsort((w, t))
+    w, t = w[order], t[order]
+    same = np.flatnonzero((w[1:] == w[:-1]) & (t[1:] == t[:-1]))
+    if same.size:
+        e = int(same[0])
+        raise ValueError(f"pair (worker {w[e]}, task {t[e]}) is given twice")
+    return w, t
+
+
+def task_accuracy_pairs(quality, workers, tasks, *, prior=0.5) -> np.ndarray:
+    """:func:`task_accuracy` of the assignment given as pairs, without the dense matrix.
+
+    Parameters
+    ----------
+    quality : array_like, shape (n_workers, n_tasks), or QualityByCategory
+        As in :func:`task_accuracy`.
+    workers, tasks : array_like of int, shape (pairs,)
+        Pair ``e`` puts worker ``workers[e]`` on task ``tasks[e]``; distinct pairs, in any
+        order; at most ``MAX_EXACT_WORKERS`` per task.
+    prior : float or array_like, shape (n_tasks,)
+
+    Returns
+    -------
+    ndarray, shape (n_tasks,)
+        Exactly :func:`task_accuracy` of the matching bool matrix (the same operations in the
+        same order), in memory ``O(pairs + n_tasks)`` besides ``quality``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`task_accuracy`; and for pairs out of range or given twice.
+    """
+    q = _validate_quality(quality)
+    if q.shape[1] == 0:
+        raise ValueError("quality must have at least one task (column)")
+    w, t = _validate_pairs(workers, tasks, q.shape)
+    return _task_accuracy_sorted(q, w, t, _validate_prior(prior, q.shape[1]))
 
 
 def expected_accuracy(quality, assignment, *, prior=0.5) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignment.engine.accuracy import MAX_EXACT_WORKERS, task_accuracy
+from assignment.engine.accuracy import MAX_EXACT_WORKERS, task_accuracy_pairs
 from assignment.engine.multiclass import (
     MAX_EXACT_STATES,
     exact_state_counts,
@@ -26,8 +26,10 @@ def accuracy_bins(n_labels: int) -> np.ndarray:
     return np.linspace(1.0 / n_labels, 1.0, 21)
 
 
-def assignment_distributions(problem: AssignmentProblem, assignment: np.ndarray) -> dict:
-    """Distributions of ``assignment`` (bool, shape (n_workers, n_tasks)) under ``problem``.
+def assignment_distributions(problem: AssignmentProblem, assignment) -> dict:
+    """Distributions of ``assignment`` under ``problem``: a bool matrix of shape
+    (n_workers, n_tasks), or pairs ``(workers, tasks)`` (int arrays, no dense matrix built for
+    two labels).
 
     Returns
     -------
@@ -38,11 +40,15 @@ def assignment_distributions(problem: AssignmentProblem, assignment: np.ndarray)
         task's exact expected accuracy over :func:`accuracy_bins` (``[1/K, 1]``), or None
         when a task is beyond the exact computation (its accuracy is only estimated).
     """
-    assignment = np.asarray(assignment, dtype=bool)
-    per_task = assignment.sum(axis=0)
-    per_worker = assignment.sum(axis=1)
+    n, m = problem.shape
+    if isinstance(assignment, tuple):
+        workers, tasks = (np.asarray(v, dtype=np.int64) for v in assignment)
+    else:
+        workers, tasks = np.nonzero(np.asarray(assignment, dtype=bool))
+    per_task = np.bincount(tasks, minlength=m)
+    per_worker = np.bincount(workers, minlength=n)
     accuracy = None
-    values = _task_accuracies(problem, assignment, per_task)
+    values = _task_accuracies(problem, workers, tasks, per_task)
     if values is not None:
         bins = accuracy_bins(problem.n_labels)
         counts, _ = np.histogram(np.clip(values, bins[0], 1.0), bins=bins)
@@ -57,12 +63,14 @@ def assignment_distributions(problem: AssignmentProblem, assignment: np.ndarray)
     }
 
 
-def _task_accuracies(problem: AssignmentProblem, assignment, per_task) -> np.ndarray | None:
+def _task_accuracies(problem: AssignmentProblem, workers, tasks, per_task) -> np.ndarray | None:
     """Every task's exact expected accuracy, or None when one is beyond the exact limit."""
     if problem.n_labels == 2:
         if per_task.max(initial=0) > MAX_EXACT_WORKERS:
             return None
-        return task_accuracy(problem.quality_form, assignment, prior=problem.prior)
+        return task_accuracy_pairs(problem.quality_form, workers, tasks, prior=problem.prior)
+    assignment = np.zeros(problem.shape, dtype=bool)
+    assignment[workers, tasks] = True
     k = problem.n_labels
     states = exact_state_counts(problem.quality_form, assignment, n_labels=k)
     if states.max(initial=1.0) > MAX_EXACT_STATES:

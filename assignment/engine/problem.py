@@ -410,6 +410,31 @@ class AssignmentProblem:
             return False
         return self.structure.is_feasible(a)
 
+    def is_feasible_pairs(self, workers, tasks) -> bool:
+        """:meth:`is_feasible` of the assignment given as pairs ``(workers[e], tasks[e])``:
+        in range, distinct, eligible, within every cap and the budget; memory
+        ``O(pairs + n + m)``, no (n, m) matrix."""
+        w = np.asarray(workers)
+        t = np.asarray(tasks)
+        if w.ndim != 1 or w.shape != t.shape:
+            return False
+        if w.size == 0:
+            return True
+        if not (np.issubdtype(w.dtype, np.integer) and np.issubdtype(t.dtype, np.integer)):
+            return False
+        n, m = self.shape
+        if w.min() < 0 or w.max() >= n or t.min() < 0 or t.max() >= m:
+            return False
+        if np.unique(w.astype(np.int64) * m + t).size != w.size:
+            return False
+        if self.eligible is not None and not self.eligible[w, t].all():
+            return False
+        return bool(
+            w.size <= self.budget
+            and np.all(np.bincount(w, minlength=n) <= self.max_tasks_per_worker)
+            and np.all(np.bincount(t, minlength=m) <= self.max_workers_per_task)
+        )
+
     def mask(self, weights: np.ndarray) -> np.ndarray:
         """``weights`` with ineligible pairs set to 0, so projections never select them."""
         if self.eligible is None:

@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assignment.engine.accuracy import MAX_EXACT_WORKERS, estimate_accuracy, expected_accuracy
+from assignment.engine.accuracy import (
+    MAX_EXACT_WORKERS,
+    estimate_accuracy,
+    expected_accuracy,
+    task_accuracy_pairs,
+)
 from assignment.engine.multiclass import (
     MAX_EXACT_STATES,
     estimate_accuracy_multiclass,
@@ -28,6 +33,7 @@ __all__ = [
     "SolveResult",
     "check_options",
     "evaluate",
+    "evaluate_pairs",
     "method_options",
     "method_spec",
     "register_method",
@@ -43,8 +49,15 @@ class SolveResult:
 
     Attributes
     ----------
+    rows, cols : ndarray of int64, shape (pairs,)
+        The assignment as pairs: worker ``rows[e]`` on task ``cols[e]``, sorted by worker,
+        then task (``np.nonzero`` of :attr:`assignment`). Feasible: every cap and the
+        eligibility mask hold.
+    shape : tuple of int
+        ``(n_workers, n_tasks)``.
     assignment : ndarray of bool, shape (n_workers, n_tasks)
-        Feasible: every cap and the eligibility mask hold.
+        The same assignment as a matrix, built on first access (``n_workers * n_tasks``
+        bytes: read :attr:`rows` and :attr:`cols` for large problems).
     expected_accuracy : float
         Mean expected accuracy of the Bayes vote over tasks; exact unless some task has more
         than ``MAX_EXACT_WORKERS`` workers (two labels) or more than ``MAX_EXACT_STATES``
@@ -64,7 +77,9 @@ class SolveResult:
         Method-specific figures (q-lp: LP objective and credit cap; greedy: pairs added).
     """
 
-    assignment: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    shape: tuple[int, int]
     expected_accuracy: float
     accuracy_standard_error: float | None
     method: str
@@ -75,18 +90,26 @@ class SolveResult:
     message: str
     details: dict = field(default_factory=dict)
 
+    @functools.cached_property
+    def assignment(self) -> np.ndarray:
+        dense = np.zeros(self.shape, dtype=bool)
+        dense[self.rows, self.cols] = True
+        return dense
+
     @property
     def n_assigned(self) -> int:
-        return int(self.assignment.sum())
+        return int(self.rows.shape[0])
 
 
-# Each method's output as ``(assignment, iterations, history, message, details)``.
+# Each method's output as ``(assignment, iterations, history, message, details)``, the
+# assignment a bool matrix or pairs ``(workers, tasks)``.
 
 
 def _tvcs_iht_run(solver, problem, rng, progress, options):
     out = solver(problem, rng=rng, progress=progress, **options)
     details = {"start_accuracy": out.start_accuracy}
-    return out.assignment, out.iterations, out.history, out.message, details
+    assignment = out.assignment if out.pairs is None else out.pairs
+    return assignment, out.iterations, out.history, out.message, details
 
 
 def _random_run(solver, problem, rng, progress, options):
@@ -99,8 +122,8 @@ def _q_lp_run(solver, problem, rng, progress, options):
 
 
 def _greedy_run(solver, problem, rng, progress, options):
-    assignment, info = solver(problem, progress=progress, **options)
-    return assignment, int(info.get("steps", 0)), [], str(info.get("stopped", "")), info
+    workers, tasks, info = solver(problem, progress=progress, **options)
+    return (workers, tasks), int(info.get("steps", 0)), [], str(info.get("stopped", "")), info
 
 
 @dataclass(frozen=True)
@@ -156,7 +179,7 @@ _REGISTRY = (
         "Adds the pair (or two pairs) with the largest gain of exact expected accuracy "
         "until the budget or the caps stop it.",
         "assignment.engine.greedy",
-        "greedy_assignment",
+        "greedy_pairs",
         None,
         _greedy_run,
     ),
@@ -263,6 +286,36 @@ def check_options(method: str, options: dict) -> None:
         specs[name].check(value)
 
 
+def _as_pairs(assignment) -> tuple[np.ndarray, np.ndarray]:
+    """A method's assignment, a bool matrix or pairs ``(workers, tasks)``, as pairs (int64)
+    sorted by worker, then task."""
+    if isinstance(assignment, tuple):
+        workers, tasks = (np.asarray(v, dtype=np.int64) for v in assignment)
+        order = np.lexsort((tasks, workers))
+        return workers[order], tasks[order]
+    workers, tasks = np.nonzero(np.asarray(assignment, dtype=bool))
+    return workers.astype(np.int64), tasks.astype(np.int64)
+
+
+def evaluate_pairs(
+    problem: AssignmentProblem, workers, tasks, *, seed=None
+) -> tuple[float, float | None]:
+    """:func:`evaluate` of the assignment given as pairs ``(workers[e], tasks[e])``.
+
+    For two labels with at most ``MAX_EXACT_WORKERS`` workers per task, computed from the
+    pairs (memory ``O(pairs + n_tasks)``); otherwise from the dense matrix.
+    """
+    workers = np.asarray(workers, dtype=np.int64)
+    tasks = np.asarray(tasks, dtype=np.int64)
+    counts = np.bincount(tasks, minlength=problem.n_tasks)
+    if problem.n_labels == 2 and counts.max(initial=0) <= MAX_EXACT_WORKERS:
+        accuracy = task_accuracy_pairs(problem.quality_form, workers, tasks, prior=problem.prior)
+        return float(accuracy.mean()), None
+    dense = np.zeros(problem.shape, dtype=bool)
+    dense[workers, tasks] = True
+    return evaluate(problem, dense, seed=seed)
+
+
 def evaluate(problem: AssignmentProblem, assignment, *, seed=None) -> tuple[float, float | None]:
     """Mean expected accuracy of ``assignment`` under ``problem``, and its standard error.
 
@@ -326,13 +379,17 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
         problem, method, rng, progress, options
     )
     seconds = time.perf_counter() - start
-    if not problem.is_feasible(assignment):
+    rows, cols = _as_pairs(assignment)
+    del assignment  # a method's dense matrix is not kept: the result holds pairs
+    if not problem.is_feasible_pairs(rows, cols):
         raise RuntimeError(f"method {method!r} returned an infeasible assignment (a bug)")
-    accuracy, standard_error = evaluate(problem, assignment, seed=seed)
+    accuracy, standard_error = evaluate_pairs(problem, rows, cols, seed=seed)
     if progress is not None:
         progress(1.0, f"{method}: done, expected accuracy {accuracy:.4f}")
     return SolveResult(
-        assignment=assignment,
+        rows=rows,
+        cols=cols,
+        shape=problem.shape,
         expected_accuracy=float(accuracy),
         accuracy_standard_error=standard_error,
         method=method,

@@ -48,6 +48,13 @@ greedy's assignment: its pairs and each task's most reliable workers
 (:mod:`assignment.engine.search_pairs`). Greedy, the exact accuracy and the final pass read
 quality pair by pair, so a problem given by category never becomes dense.
 
+Above ``DENSE_PAIRS_MAX = 600,000,000`` pairs ``n * m`` the steps and the final pass are not
+run: they hold several dense (n, m) arrays (11.5 bytes per pair measured at 2,000 x 200,000 x
+20: 4.4 GB), which at 10,000 x 1,000,000 would need over 100 GB. tvcs-iht then returns greedy's
+assignment as pairs (:func:`~assignment.engine.greedy.greedy_pairs`, ``O(n C + m + pairs)``
+memory by category) and says so in its message; :attr:`IHTOutcome.pairs` holds it and
+:attr:`IHTOutcome.assignment` is None.
+
 Tasks take at most ``MAX_EXACT_WORKERS = 20`` workers during the search (a lower per-task cap
 than the problem's when it allows more), so that every support can be evaluated exactly. When
 the problem allows more and budget is left, tasks that reached 20 are then topped up with the
@@ -77,7 +84,7 @@ import numpy as np
 from assignment.engine._sampled_votes import clip_to_support
 from assignment.engine.accuracy import MAX_EXACT_WORKERS
 from assignment.engine.greedy import _accuracy as exact_accuracy
-from assignment.engine.greedy import greedy_assignment
+from assignment.engine.greedy import greedy_assignment, greedy_pairs
 from assignment.engine.local_search import improve, prune
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
@@ -88,7 +95,7 @@ from assignment.engine.upper_bound import accuracy_upper_bound
 from projections import TVCSStructure
 from projections.tvcs import project
 
-__all__ = ["OPTIONS", "IHTOutcome", "check_options", "tvcs_iht"]
+__all__ = ["DENSE_PAIRS_MAX", "OPTIONS", "IHTOutcome", "check_options", "tvcs_iht"]
 
 logger = logging.getLogger(__name__)
 
@@ -96,18 +103,39 @@ logger = logging.getLogger(__name__)
 #: _IHT_SHARE, and the final pass the rest.
 _START_SHARE, _IHT_SHARE = 0.6, 0.8
 
+#: Above this many pairs ``n * m``, tvcs-iht returns greedy's assignment (module docstring).
+DENSE_PAIRS_MAX = 600_000_000
+
 
 @dataclass(frozen=True)
 class IHTOutcome:
     """What :func:`tvcs_iht` returns; ``expected_accuracy`` is exact for the searched support
-    (before any top-up beyond ``MAX_EXACT_WORKERS`` workers per task)."""
+    (before any top-up beyond ``MAX_EXACT_WORKERS`` workers per task).
 
-    assignment: np.ndarray
+    ``assignment`` is the bool matrix (n, m); above ``DENSE_PAIRS_MAX`` pairs it is None and
+    ``pairs`` holds the assignment as ``(workers, tasks)`` instead."""
+
+    assignment: np.ndarray | None
     expected_accuracy: float
     start_accuracy: float
     iterations: int
     history: list = field(default_factory=list)  # (iteration, exact accuracy of the support)
     message: str = ""
+    pairs: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def _greedy_only(problem: AssignmentProblem, progress) -> IHTOutcome:
+    """Greedy's assignment as pairs, for a problem above ``DENSE_PAIRS_MAX`` pairs."""
+    workers, tasks, info = greedy_pairs(problem, progress=progress)
+    n, m = problem.shape
+    message = (
+        f"greedy's assignment ({info['stopped']}), without IHT steps or final pass: "
+        f"{n:,} x {m:,} = {n * m:.3g} pairs is above tvcs-iht's limit of "
+        f"{DENSE_PAIRS_MAX:.3g} for its dense (n, m) arrays"
+    )
+    logger.info("tvcs-iht: %s", message)
+    accuracy = info["accuracy"]
+    return IHTOutcome(None, accuracy, accuracy, 0, [(0, accuracy)], message, (workers, tasks))
 
 
 def _top_up(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np.ndarray, int]:
@@ -322,6 +350,8 @@ def tvcs_iht(
         "time_limit": time_limit,
     }
     check_options(**options)
+    if problem.n_workers * problem.n_tasks > DENSE_PAIRS_MAX:
+        return _greedy_only(problem, progress)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
 
     def greedy_progress(fraction: float, message: str) -> None:

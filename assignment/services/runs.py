@@ -108,9 +108,11 @@ def _run_solve(run: AssignmentRun, progress) -> tuple[AssignmentProblem, SolveRe
         f"{plan.message}; planned {int(plan.assignment.sum()):,} pairs for {run.rounds_left} "
         f"rounds, this one takes {int(take.sum()):,} of them in layers"
     )
+    rows, cols = np.nonzero(take)
     result = dataclasses.replace(
         plan,
-        assignment=take,
+        rows=rows,
+        cols=cols,
         expected_accuracy=accuracy,
         accuracy_standard_error=error,
         message=message,
@@ -456,7 +458,7 @@ def run_execute(
     _run_store(
         AssignmentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING),
         problem,
-        result.assignment,
+        (result.rows, result.cols),
         seconds=result.seconds,
         accuracy=(result.expected_accuracy, result.accuracy_standard_error),
         message=result.message,
@@ -465,14 +467,14 @@ def run_execute(
 
 
 def _run_store(
-    running, problem: AssignmentProblem, assignment: np.ndarray, *, seconds, accuracy, message
+    running, problem: AssignmentProblem, pairs: tuple, *, seconds, accuracy, message
 ) -> bool:
-    """Store a computed assignment (bool, shape (n_workers, n_tasks)) on the run ``running``
-    selects (a queryset that still requires it to be running): one conditional UPDATE, to
-    succeeded. ``accuracy`` is ``(expected_accuracy, standard_error)``. False if the run was no
-    longer running (the result is dropped)."""
-    rows, cols = np.nonzero(assignment)
-    summary = assignment_distributions(problem, assignment)
+    """Store a computed assignment, ``pairs`` = ``(workers, tasks)`` int arrays, on the run
+    ``running`` selects (a queryset that still requires it to be running): one conditional
+    UPDATE, to succeeded. ``accuracy`` is ``(expected_accuracy, standard_error)``. False if the
+    run was no longer running (the result is dropped)."""
+    rows, cols = pairs
+    summary = assignment_distributions(problem, pairs)
     stored = AssignmentRun()
     stored.set_pairs(rows, cols)
     finished = running.update(

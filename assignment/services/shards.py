@@ -300,7 +300,7 @@ def _finish(run: AssignmentRun, problem: AssignmentProblem, best, state: dict) -
         _run_store(
             AssignmentRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING),
             problem,
-            x,
+            np.nonzero(x),
             seconds=seconds,
             accuracy=accuracy,
             message=f"{run.method} in {len(best)} shards, {rounds} price round(s)",
