@@ -1,0 +1,287 @@
+"""The q-lp baseline's LP, solved over a few pairs and proved optimal over all of them.
+
+The LP of :mod:`~assignment.engine.baselines` (Ho et al., 2013) has one variable per eligible
+(worker, task) pair, ``n m`` of them, but its optimum uses only a few: at most
+``max_workers_per_task[j]`` workers of a task, the best ones. It is solved by *column
+generation*:
+
+1. Start from a candidate set of pairs: each task's ``INITIAL_PER_TASK_FACTOR *
+   max_workers_per_task[j]`` heaviest eligible workers (largest ``w_ij``).
+2. Solve the LP restricted to the candidates with HiGHS (through SciPy). Its duals are prices
+   ``u_j >= 0`` on task ``j``'s credit row, ``a_i >= 0`` on worker ``i``'s cap, ``b_j >= 0``
+   on task ``j``'s cap and ``beta >= 0`` on the budget.
+3. *Price* every pair outside the set: its reduced profit is
+   ``w_ij (1 - u_j) - a_i - b_j - beta``. If none exceeds ``PRICING_TOLERANCE``, the restricted
+   optimum ``x`` (0 outside the set) and the prices are a primal feasible, dual feasible pair of
+   the full LP with equal objectives: ``x`` is optimal for the full LP (within HiGHS's own
+   tolerances and the pricing tolerance). Otherwise add, per task, the
+   ``max_workers_per_task[j]`` most profitable pairs and go back to 2.
+
+Pricing walks the tasks in blocks of about ``BLOCK_PAIRS`` pairs, so no ``n x m`` float array
+is ever built: weights come from :attr:`~assignment.engine.problem.AssignmentProblem.
+quality_table` (a worker x category table for a problem given by category, whose dense matrix is
+never asked for). Rows the candidates cannot bind are left out of the restricted LP (their dual
+is 0): a credit row whose task's ``max_workers_per_task[j]`` heaviest candidates weigh at most
+``C``, a cap row with no more candidates than its cap, the budget when the candidates are
+fewer. The restricted solution satisfies them all the same, so the certificate holds.
+
+Pairs are kept *task-major*: key ``j n + i`` for worker ``i`` and task ``j``, ascending.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from assignment.engine.problem import AssignmentProblem
+
+__all__ = ["QLPSolution", "q_lp_weights", "solve_q_lp"]
+
+logger = logging.getLogger(__name__)
+
+#: Each task starts with this many times its cap of heaviest eligible workers.
+INITIAL_PER_TASK_FACTOR = 1
+#: A pair outside the set whose reduced profit exceeds this enters it.
+PRICING_TOLERANCE = 1e-9
+#: Pricing and the start build weight blocks of about this many pairs.
+BLOCK_PAIRS = 1 << 18
+#: Column generation stops (and says so) after this many restricted LPs.
+MAX_ROUNDS = 100
+#: How HiGHS solves a restricted LP: interior point, then crossover to a vertex. HiGHS's presolve
+#: is off: on these LPs it cost up to 30 s where the LP itself takes 0.5 s (200 x 10,000).
+HIGHS = {"method": "highs-ipm", "options": {"presolve": False}}
+
+
+@dataclass(frozen=True)
+class QLPSolution:
+    """The LP optimum on the pairs it may use (every other pair is 0).
+
+    Attributes
+    ----------
+    workers, tasks : ndarray of int64, shape (k,)
+        The candidate pairs, task-major.
+    x : ndarray of float64, shape (k,)
+        The LP value of each pair, in [0, 1].
+    objective : float
+        ``sum_ij w_ij x_ij``.
+    rounds : int
+        Restricted LPs solved.
+    optimal : bool
+        Whether pricing proved the restricted optimum optimal for the full LP.
+    message : str
+        HiGHS's last message.
+    """
+
+    workers: np.ndarray
+    tasks: np.ndarray
+    x: np.ndarray
+    objective: float
+    rounds: int
+    optimal: bool
+    message: str
+
+
+def q_lp_weights(quality, n_labels: int = 2) -> np.ndarray:
+    """The LP weight of every pair: the squared skill ``((K Q - 1) / (K - 1))^2``.
+
+    ``(2 Q - 1)^2`` for two labels (Ho et al. 2013); see the module docstring for ``K``.
+    """
+    q = np.asarray(quality, dtype=np.float64)
+    return ((n_labels * q - 1.0) / (n_labels - 1)) ** 2
+
+
+def _weight_table(problem: AssignmentProblem) -> np.ndarray:
+    """The weights over the quality table, shape (n_workers, n_columns)."""
+    return q_lp_weights(problem.quality_table, problem.n_labels)
+
+
+def _task_blocks(problem: AssignmentProblem):
+    """Slices of consecutive tasks of about ``BLOCK_PAIRS`` pairs each."""
+    n, m = problem.shape
+    step = max(1, BLOCK_PAIRS // max(n, 1))
+    for start in range(0, m, step):
+        yield slice(start, min(m, start + step))
+
+
+def _block_weights(problem: AssignmentProblem, table: np.ndarray, block: slice) -> np.ndarray:
+    """The weights of the tasks in ``block``, task-major, shape (len(block), n_workers);
+    ``-inf`` where a pair is ineligible or weighs nothing (never worth a variable)."""
+    w = table[:, problem.task_column[block]].T
+    usable = w > 0
+    if problem.eligible is not None:
+        usable &= problem.eligible[:, block].T
+    return np.where(usable, w, -np.inf)
+
+
+def _top_per_row(values: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(row, column)`` of the ``counts[r]`` largest finite entries of each row, as keys
+    ``row * n_cols + column`` would sort (row-major)."""
+    c, n = values.shape
+    k = int(min(n, counts.max(initial=0)))
+    if k == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    part = (
+        np.argpartition(-values, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (c, 1))
+    )
+    picked = np.take_along_axis(values, part, axis=1)
+    order = np.argsort(-picked, axis=1, kind="stable")
+    part = np.take_along_axis(part, order, axis=1)
+    picked = np.take_along_axis(picked, order, axis=1)
+    keep = (np.arange(k)[None, :] < counts[:, None]) & np.isfinite(picked)
+    rows = np.broadcast_to(np.arange(c)[:, None], part.shape)[keep]
+    return rows.astype(np.int64), part[keep].astype(np.int64)
+
+
+def _initial_keys(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
+    """Each task's ``INITIAL_PER_TASK_FACTOR * cap`` heaviest usable workers, as sorted keys."""
+    n = problem.n_workers
+    want = INITIAL_PER_TASK_FACTOR * problem.max_workers_per_task
+    keys = []
+    for block in _task_blocks(problem):
+        rows, workers = _top_per_row(_block_weights(problem, table, block), want[block])
+        keys.append((rows + block.start) * n + workers)
+    return np.sort(np.concatenate(keys)) if keys else np.empty(0, np.int64)
+
+
+@dataclass(frozen=True)
+class _Prices:
+    """The restricted LP's duals as non-negative prices (0 on rows left out)."""
+
+    credit: np.ndarray  # u, shape (m,)
+    worker: np.ndarray  # a, shape (n,)
+    task: np.ndarray  # b, shape (m,)
+    budget: float  # beta
+
+
+def _binding_rows(problem, workers, tasks, wk, credit_cap):
+    """The rows the candidates can bind: credit rows, worker rows, task rows (indices) and
+    whether the budget row is needed."""
+    n, m = problem.shape
+    cap_task = problem.max_workers_per_task
+    order = np.lexsort((-wk, tasks))
+    starts = np.searchsorted(tasks[order], np.arange(m))
+    sorted_tasks = tasks[order]
+    top = np.arange(tasks.size) - starts[sorted_tasks] < cap_task[sorted_tasks]
+    credit_max = np.bincount(sorted_tasks[top], weights=wk[order][top], minlength=m)
+    return (
+        np.flatnonzero(credit_max > credit_cap),
+        np.flatnonzero(np.bincount(workers, minlength=n) > problem.max_tasks_per_worker),
+        np.flatnonzero(np.bincount(tasks, minlength=m) > cap_task),
+        tasks.size > problem.budget,
+    )
+
+
+def _row_index(rows: np.ndarray, length: int, offset: int) -> np.ndarray:
+    """Row number ``offset + r`` of group ``rows[r]``, -1 for groups left out."""
+    index = np.full(length, -1, np.int64)
+    index[rows] = offset + np.arange(rows.size)
+    return index
+
+
+def _restricted_lp(problem, workers, tasks, wk, credit_cap):
+    """Solve the LP over the candidate pairs: ``(x, objective, prices, message)``."""
+    n, m = problem.shape
+    credit_rows, worker_rows, task_rows, budget_row = _binding_rows(
+        problem, workers, tasks, wk, credit_cap
+    )
+    r1, r2, r3 = credit_rows.size, worker_rows.size, task_rows.size
+    n_rows = r1 + r2 + r3 + int(budget_row)
+    if n_rows == 0:  # nothing binds: every candidate at 1
+        zero_m = np.zeros(m)
+        return np.ones(wk.size), float(wk.sum()), _Prices(zero_m, np.zeros(n), zero_m, 0.0), ""
+    var = np.arange(wk.size)
+    parts = [
+        (_row_index(credit_rows, m, 0)[tasks], wk),
+        (_row_index(worker_rows, n, r1)[workers], np.ones(wk.size)),
+        (_row_index(task_rows, m, r1 + r2)[tasks], np.ones(wk.size)),
+    ]
+    if budget_row:
+        parts.append((np.full(wk.size, n_rows - 1), np.ones(wk.size)))
+    row_of = np.concatenate([row for row, _ in parts])
+    value = np.concatenate([val for _, val in parts])
+    col_of = np.tile(var, len(parts))
+    used = row_of >= 0
+    A = sp.csc_matrix((value[used], (row_of[used], col_of[used])), shape=(n_rows, wk.size))
+    b = np.concatenate(
+        [
+            np.full(r1, credit_cap),
+            problem.max_tasks_per_worker[worker_rows],
+            problem.max_workers_per_task[task_rows],
+            [problem.budget] * int(budget_row),
+        ]
+    ).astype(float)
+    res = linprog(-wk, A_ub=A, b_ub=b, bounds=(0, 1), **HIGHS)
+    if res.x is None:
+        raise RuntimeError(f"q-lp: HiGHS found no solution: {res.message}")
+    dual = -res.ineqlin.marginals
+    prices = _Prices(np.zeros(m), np.zeros(n), np.zeros(m), float(dual[-1]) if budget_row else 0.0)
+    prices.credit[credit_rows] = dual[:r1]
+    prices.worker[worker_rows] = dual[r1 : r1 + r2]
+    prices.task[task_rows] = dual[r1 + r2 : r1 + r2 + r3]
+    return np.clip(res.x, 0.0, 1.0), float(-res.fun), prices, str(res.message)
+
+
+def _price(problem, table, keys, prices: _Prices) -> np.ndarray:
+    """Sorted keys of the pairs outside ``keys`` worth adding: per task, up to its cap of the
+    most profitable with reduced profit above ``PRICING_TOLERANCE``."""
+    n = problem.n_workers
+    found = []
+    for block in _task_blocks(problem):
+        w = _block_weights(problem, table, block)
+        profit = w * (1.0 - prices.credit[block])[:, None]
+        profit -= prices.worker[None, :]
+        profit -= (prices.task[block] + prices.budget)[:, None]
+        profit[~np.isfinite(w)] = -np.inf
+        lo, hi = np.searchsorted(keys, [block.start * n, block.stop * n])
+        profit.reshape(-1)[keys[lo:hi] - block.start * n] = -np.inf
+        profit[profit <= PRICING_TOLERANCE] = -np.inf
+        rows = np.flatnonzero(np.isfinite(profit).any(axis=1))
+        if rows.size:
+            limit = problem.max_workers_per_task[block][rows]
+            r, workers = _top_per_row(profit[rows], limit)
+            found.append((rows[r] + block.start) * n + workers)
+    return np.concatenate(found) if found else np.empty(0, np.int64)
+
+
+def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
+    """The q-lp LP's optimum by column generation (module docstring).
+
+    Parameters
+    ----------
+    problem : AssignmentProblem
+    credit_cap : float
+        ``C``, the cap on each task's credit ``sum_i w_ij x_ij``.
+
+    Returns
+    -------
+    QLPSolution
+    """
+    n = problem.n_workers
+    table = _weight_table(problem)
+    keys = _initial_keys(problem, table)
+    message, optimal = "", False
+    for rounds in range(1, MAX_ROUNDS + 1):
+        tasks, workers = np.divmod(keys, n)
+        wk = table[workers, problem.task_column[tasks]]
+        if keys.size == 0 or problem.budget == 0:
+            return QLPSolution(
+                workers, tasks, np.zeros(keys.size), 0.0, 0, True, "nothing to assign"
+            )
+        x, objective, prices, message = _restricted_lp(problem, workers, tasks, wk, credit_cap)
+        new = _price(problem, table, keys, prices)
+        logger.debug(
+            "q-lp round %d: %d pairs, objective %.9g, %d priced in",
+            rounds,
+            keys.size,
+            objective,
+            new.size,
+        )
+        if new.size == 0:
+            optimal = True
+            break
+        keys = np.sort(np.concatenate([keys, new]))
+    return QLPSolution(workers, tasks, x, objective, rounds, optimal, message)
