@@ -137,7 +137,10 @@ def _top_per_row(values: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np
 
 
 def _initial_keys(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
-    """Each task's ``INITIAL_PER_TASK_FACTOR * cap`` heaviest usable workers, as sorted keys."""
+    """The start's pairs as sorted keys: :func:`_shared_start` without an eligibility mask,
+    else each task's ``INITIAL_PER_TASK_FACTOR * cap`` heaviest eligible workers."""
+    if problem.eligible is None:
+        return _shared_start(problem, table)
     n = problem.n_workers
     want = INITIAL_PER_TASK_FACTOR * problem.max_workers_per_task
     keys = []
@@ -145,6 +148,54 @@ def _initial_keys(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
         rows, workers = _top_per_row(_block_weights(problem, table, block), want[block])
         keys.append((rows + block.start) * n + workers)
     return np.sort(np.concatenate(keys)) if keys else np.empty(0, np.int64)
+
+
+def _enough_workers(column_weights, order, worker_caps, demand, n_tasks) -> np.ndarray:
+    """Per column, how many of its heaviest workers (``order``, shape (n, b)) it takes for
+    their capacity ``min(cap_i, n_tasks)`` to reach ``demand`` times
+    ``INITIAL_PER_TASK_FACTOR``; never workers of weight 0. Shape (b,)."""
+    capacity = np.minimum(worker_caps[order], n_tasks[None, :])
+    reach = np.cumsum(capacity, axis=0) >= (INITIAL_PER_TASK_FACTOR * demand)[None, :]
+    enough = np.where(reach.any(axis=0), reach.argmax(axis=0) + 1, order.shape[0])
+    positive = (np.take_along_axis(column_weights, order, axis=0) > 0).sum(axis=0)
+    return np.minimum(enough, positive)
+
+
+def _shared_start(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
+    """The start when tasks share a quality column (a category): the tasks of a column rank
+    workers alike, so each task's own heaviest workers would all be the same few, far beyond
+    their caps. Instead each column takes its ``L`` heaviest workers, enough to fill its tasks'
+    caps ``INITIAL_PER_TASK_FACTOR`` times over, and deals them out to its tasks in turn, ``cap_j``
+    each (the dense form: every task its ``cap_j`` heaviest workers). Sorted keys."""
+    n = problem.n_workers
+    caps = problem.max_workers_per_task
+    by_column = np.argsort(problem.task_column, kind="stable")
+    n_columns = table.shape[1]
+    bounds = np.searchsorted(problem.task_column[by_column], np.arange(n_columns + 1))
+    demand = np.bincount(problem.task_column, weights=caps, minlength=n_columns)
+    n_tasks = np.diff(bounds)
+    keys = []
+    step = max(1, BLOCK_PAIRS // max(n, 1))
+    for start in range(0, n_columns, step):
+        cols = slice(start, min(n_columns, start + step))
+        order = np.argsort(-table[:, cols], axis=0, kind="stable")
+        size = _enough_workers(
+            table[:, cols], order, problem.max_tasks_per_worker, demand[cols], n_tasks[cols]
+        )
+        tasks = by_column[bounds[cols.start] : bounds[cols.stop]]
+        column = problem.task_column[tasks] - cols.start
+        share = np.minimum(caps[tasks], size[column])
+        first_slot = np.cumsum(caps[tasks]) - caps[tasks]
+        first_slot -= first_slot[np.searchsorted(column, column)]  # slots run on in a column
+        task_of = np.repeat(np.arange(tasks.size), share)
+        slot = (
+            first_slot[task_of]
+            + np.arange(task_of.size)
+            - np.repeat(np.cumsum(share) - share, share)
+        )
+        workers = order[slot % np.maximum(size[column[task_of]], 1), column[task_of]]
+        keys.append(tasks[task_of] * n + workers)
+    return np.unique(np.concatenate(keys)) if keys else np.empty(0, np.int64)
 
 
 @dataclass(frozen=True)
