@@ -161,29 +161,56 @@ def _enough_workers(column_weights, order, worker_caps, demand, n_tasks) -> np.n
     return np.minimum(enough, positive)
 
 
+def _equal_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which columns of ``table`` are equal: ``(group of each column, first column of each
+    group)``, shapes (n_columns,) and (n_groups,). A dense matrix made from categories gives
+    the groups its categories give (the hash is summed row by row, the same for equal columns
+    whatever the table's width; equality is then checked)."""
+    n_rows, n_columns = table.shape
+    v = np.random.default_rng(0).random(n_rows)
+    h = np.zeros(n_columns)
+    for i in range(n_rows):
+        h += v[i] * table[i]
+    _, first, group = np.unique(h, return_index=True, return_inverse=True)
+    if first.size == n_columns:
+        return np.arange(n_columns), np.arange(n_columns)
+    same = np.empty(n_columns, bool)
+    step = max(1, BLOCK_PAIRS // max(n_rows, 1))
+    for start in range(0, n_columns, step):
+        cols = slice(start, start + step)
+        same[cols] = (table[:, cols] == table[:, first[group[cols]]]).all(axis=0)
+    odd = np.flatnonzero(~same)  # a hash collision: a group of its own
+    group[odd] = first.size + np.arange(odd.size)
+    return group, np.concatenate([first, odd])
+
+
 def _shared_start(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
-    """The start when tasks share a quality column (a category): the tasks of a column rank
-    workers alike, so each task's own heaviest workers would all be the same few, far beyond
-    their caps. Instead each column takes its ``L`` heaviest workers, enough to fill its tasks'
-    caps ``INITIAL_PER_TASK_FACTOR`` times over, and deals them out to its tasks in turn, ``cap_j``
-    each (the dense form: every task its ``cap_j`` heaviest workers). Sorted keys."""
+    """The start when tasks share a quality column (a category, or equal columns of a dense
+    matrix): they rank workers alike, so each task's own heaviest workers would all be the same
+    few, far beyond their caps. Instead each group of tasks takes its ``L`` heaviest workers,
+    enough to fill its tasks' caps ``INITIAL_PER_TASK_FACTOR`` times over, and deals them out to
+    its tasks in turn, ``cap_j`` each (a task alone: its ``cap_j`` heaviest). Sorted keys."""
     n = problem.n_workers
     caps = problem.max_workers_per_task
-    by_column = np.argsort(problem.task_column, kind="stable")
-    n_columns = table.shape[1]
-    bounds = np.searchsorted(problem.task_column[by_column], np.arange(n_columns + 1))
-    demand = np.bincount(problem.task_column, weights=caps, minlength=n_columns)
+    column_group, first = _equal_columns(table)
+    if first.size < table.shape[1]:
+        table = table[:, first]
+    task_group = column_group[problem.task_column]
+    by_group = np.argsort(task_group, kind="stable")
+    n_groups = table.shape[1]
+    bounds = np.searchsorted(task_group[by_group], np.arange(n_groups + 1))
+    demand = np.bincount(task_group, weights=caps, minlength=n_groups)
     n_tasks = np.diff(bounds)
     keys = []
     step = max(1, BLOCK_PAIRS // max(n, 1))
-    for start in range(0, n_columns, step):
-        cols = slice(start, min(n_columns, start + step))
+    for start in range(0, n_groups, step):
+        cols = slice(start, min(n_groups, start + step))
         order = np.argsort(-table[:, cols], axis=0, kind="stable")
         size = _enough_workers(
             table[:, cols], order, problem.max_tasks_per_worker, demand[cols], n_tasks[cols]
         )
-        tasks = by_column[bounds[cols.start] : bounds[cols.stop]]
-        column = problem.task_column[tasks] - cols.start
+        tasks = by_group[bounds[cols.start] : bounds[cols.stop]]
+        column = task_group[tasks] - cols.start
         share = np.minimum(caps[tasks], size[column])
         first_slot = np.cumsum(caps[tasks]) - caps[tasks]
         first_slot -= first_slot[np.searchsorted(column, column)]  # slots run on in a column

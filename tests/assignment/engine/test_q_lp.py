@@ -196,3 +196,15 @@ def test_tasks_of_one_category_start_from_different_workers():
     credit_cap = q_lp_credit_cap(0.05)
     lp = solve_q_lp(problem, credit_cap)
     assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-6)
+
+
+def test_equal_columns_of_a_dense_matrix_group_as_their_categories():
+    rng = np.random.default_rng(9)
+    categories = rng.integers(0, 5, size=70)
+    table = rng.uniform(0.5, 0.9, size=(12, 5))
+    group, first = q_lp._equal_columns(table[:, categories])
+    assert first.size == np.unique(categories).size
+    for c in np.unique(categories):  # same category, same group; other categories, others
+        assert np.unique(group[categories == c]).size == 1
+        assert np.all(group[categories != c] != group[categories == c][0])
+    np.testing.assert_array_equal(table[:, categories][:, first[group]], table[:, categories])
