@@ -265,6 +265,46 @@ def _row_index(rows: np.ndarray, length: int, offset: int) -> np.ndarray:
     return index
 
 
+def _highs(w: np.ndarray, A: sp.csc_matrix, b: np.ndarray):
+    """``max w x`` subject to ``A x <= b``, ``0 <= x <= 1``: ``(x, row prices >= 0, objective,
+    message)``, shapes (k,) and (r,).
+
+    HiGHS through SciPy's own binding of it: ``linprog`` adds a Python loop over the columns
+    (bound multipliers this method does not need) that cost about as much as HiGHS itself on
+    the small LPs here. Where that private binding is missing, ``linprog``."""
+    how = SIMPLEX if w.size < SIMPLEX_MAX_PAIRS else HIGHS
+    try:
+        from scipy.optimize._highspy import _core as h
+    except ImportError:  # pragma: no cover - another SciPy layout
+        res = linprog(-w, A_ub=A, b_ub=b, bounds=(0, 1), **how)
+        if res.x is None:
+            raise RuntimeError(f"q-lp: HiGHS found no solution: {res.message}") from None
+        return np.clip(res.x, 0, 1), -res.ineqlin.marginals, float(-res.fun), str(res.message)
+    lp = h.HighsLp()
+    lp.num_col_, lp.num_row_ = w.size, b.size
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = w.size, b.size
+    lp.a_matrix_.format_ = h.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    lp.col_cost_ = -w
+    lp.col_lower_, lp.col_upper_ = np.zeros(w.size), np.ones(w.size)
+    lp.row_lower_, lp.row_upper_ = np.full(b.size, -h.kHighsInf), b
+    options = h.HighsOptions()
+    options.presolve, options.output_flag, options.log_to_console = "off", False, False
+    options.solver = "ipm" if how is HIGHS else "simplex"
+    highs = h._Highs()
+    highs.passOptions(options)
+    highs.passModel(lp)
+    highs.run()
+    status = highs.getModelStatus()
+    message = highs.modelStatusToString(status)
+    if status != h.HighsModelStatus.kOptimal:
+        raise RuntimeError(f"q-lp: HiGHS found no solution: {message}")
+    solution = highs.getSolution()
+    x = np.clip(np.asarray(solution.col_value), 0.0, 1.0)
+    objective = -highs.getInfo().objective_function_value
+    return x, -np.asarray(solution.row_dual), float(objective), message
+
+
 def _restricted_lp(problem, workers, tasks, wk, credit_cap):
     """Solve the LP over the candidate pairs: ``(x, objective, prices, message)``."""
     n, m = problem.shape
@@ -297,16 +337,12 @@ def _restricted_lp(problem, workers, tasks, wk, credit_cap):
             [problem.budget] * int(budget_row),
         ]
     ).astype(float)
-    how = SIMPLEX if wk.size < SIMPLEX_MAX_PAIRS else HIGHS
-    res = linprog(-wk, A_ub=A, b_ub=b, bounds=(0, 1), **how)
-    if res.x is None:
-        raise RuntimeError(f"q-lp: HiGHS found no solution: {res.message}")
-    dual = -res.ineqlin.marginals
+    x, dual, objective, message = _highs(wk, A, b)
     prices = _Prices(np.zeros(m), np.zeros(n), np.zeros(m), float(dual[-1]) if budget_row else 0.0)
     prices.credit[credit_rows] = dual[:r1]
     prices.worker[worker_rows] = dual[r1 : r1 + r2]
     prices.task[task_rows] = dual[r1 + r2 : r1 + r2 + r3]
-    return np.clip(res.x, 0.0, 1.0), float(-res.fun), prices, str(res.message)
+    return x, objective, prices, message
 
 
 def _price(problem, table, keys, prices: _Prices) -> np.ndarray:
