@@ -189,6 +189,16 @@ def _equal_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return group, np.concatenate([first, odd])
 
 
+def _heaviest_first(weights: np.ndarray, depth: int) -> np.ndarray:
+    """Each column's ``depth`` heaviest rows, heaviest first, shape (min(depth, n), b)."""
+    n = weights.shape[0]
+    if depth >= n:
+        return np.argsort(-weights, axis=0, kind="stable")
+    top = np.argpartition(-weights, max(depth, 1) - 1, axis=0)[: max(depth, 1)]
+    order = np.argsort(-np.take_along_axis(weights, top, axis=0), axis=0, kind="stable")
+    return np.take_along_axis(top, order, axis=0)
+
+
 def _shared_start(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
     """The start when tasks share a quality column (a category, or equal columns of a dense
     matrix): they rank workers alike, so each task's own heaviest workers would all be the same
@@ -206,11 +216,14 @@ def _shared_start(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
     bounds = np.searchsorted(task_group[by_group], np.arange(n_groups + 1))
     demand = np.bincount(task_group, weights=caps, minlength=n_groups)
     n_tasks = np.diff(bounds)
+    # no group needs more of its heaviest workers than this: each worker with a cap adds >= 1
+    deepest = int(INITIAL_PER_TASK_FACTOR * demand.max(initial=0))
+    deepest += int(np.sum(problem.max_tasks_per_worker == 0))
     keys = []
     step = max(1, BLOCK_PAIRS // max(n, 1))
     for start in range(0, n_groups, step):
         cols = slice(start, min(n_groups, start + step))
-        order = np.argsort(-table[:, cols], axis=0, kind="stable")
+        order = _heaviest_first(table[:, cols], deepest)
         size = _enough_workers(
             table[:, cols], order, problem.max_tasks_per_worker, demand[cols], n_tasks[cols]
         )
