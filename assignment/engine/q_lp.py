@@ -99,11 +99,6 @@ def q_lp_weights(quality, n_labels: int = 2) -> np.ndarray:
     return ((n_labels * q - 1.0) / (n_labels - 1)) ** 2
 
 
-def _weight_table(problem: AssignmentProblem) -> np.ndarray:
-    """The weights over the quality table, shape (n_workers, n_columns)."""
-    return q_lp_weights(problem.quality_table, problem.n_labels)
-
-
 def _task_blocks(problem: AssignmentProblem):
     """Slices of consecutive tasks of about ``BLOCK_PAIRS`` pairs each."""
     n, m = problem.shape
@@ -113,9 +108,10 @@ def _task_blocks(problem: AssignmentProblem):
 
 
 def _block_weights(problem: AssignmentProblem, table: np.ndarray, block: slice) -> np.ndarray:
-    """The weights of the tasks in ``block``, task-major, shape (len(block), n_workers);
+    """The weights of the tasks in ``block`` from the quality ``table`` (workers x columns),
+    task-major, shape (len(block), n_workers);
     ``-inf`` where a pair is ineligible or weighs nothing (never worth a variable)."""
-    w = table[:, problem.task_column[block]].T
+    w = q_lp_weights(table[:, problem.task_column[block]].T, problem.n_labels)
     usable = w > 0
     if problem.eligible is not None:
         usable &= problem.eligible[:, block].T
@@ -142,8 +138,9 @@ def _top_per_row(values: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np
 
 
 def _initial_keys(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
-    """The start's pairs as sorted keys: :func:`_shared_start` without an eligibility mask,
-    else each task's ``INITIAL_PER_TASK_FACTOR * cap`` heaviest eligible workers."""
+    """The start's pairs as sorted keys (``table``: the quality table): :func:`_shared_start`
+    without an eligibility mask, else each task's ``INITIAL_PER_TASK_FACTOR * cap`` heaviest
+    eligible workers."""
     if problem.eligible is None:
         return _shared_start(problem, table)
     n = problem.n_workers
@@ -223,9 +220,10 @@ def _shared_start(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
     step = max(1, BLOCK_PAIRS // max(n, 1))
     for start in range(0, n_groups, step):
         cols = slice(start, min(n_groups, start + step))
-        order = _heaviest_first(table[:, cols], deepest)
+        weights = q_lp_weights(table[:, cols], problem.n_labels)
+        order = _heaviest_first(weights, deepest)
         size = _enough_workers(
-            table[:, cols], order, problem.max_tasks_per_worker, demand[cols], n_tasks[cols]
+            weights, order, problem.max_tasks_per_worker, demand[cols], n_tasks[cols]
         )
         tasks = by_group[bounds[cols.start] : bounds[cols.stop]]
         column = task_group[tasks] - cols.start
@@ -394,12 +392,12 @@ def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
     QLPSolution
     """
     n = problem.n_workers
-    table = _weight_table(problem)
+    table = problem.quality_table  # weights are made block by block, never for every pair
     keys = _initial_keys(problem, table)
     message, optimal = "", False
     for rounds in range(1, MAX_ROUNDS + 1):
         tasks, workers = np.divmod(keys, n)
-        wk = table[workers, problem.task_column[tasks]]
+        wk = q_lp_weights(table[workers, problem.task_column[tasks]], problem.n_labels)
         if keys.size == 0 or problem.budget == 0:
             return QLPSolution(
                 workers, tasks, np.zeros(keys.size), 0.0, 0, True, "nothing to assign"

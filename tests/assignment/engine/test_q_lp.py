@@ -191,7 +191,7 @@ def test_tasks_of_one_category_start_from_different_workers():
         max_tasks_per_worker=15,
         budget=600,
     )
-    keys = q_lp._initial_keys(problem, q_lp._weight_table(problem))
+    keys = q_lp._initial_keys(problem, problem.quality_table)
     tasks, workers = np.divmod(keys, n)
     assert np.all(np.bincount(tasks, minlength=m) == 2)
     category = problem.task_column[tasks]
