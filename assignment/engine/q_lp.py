@@ -15,7 +15,9 @@ generation*:
    optimum ``x`` (0 outside the set) and the prices are a primal feasible, dual feasible pair of
    the full LP with equal objectives: ``x`` is optimal for the full LP (within HiGHS's own
    tolerances and the pricing tolerance). Otherwise add, per task, the
-   ``max_workers_per_task[j]`` most profitable pairs and go back to 2.
+   ``max_workers_per_task[j]`` most profitable pairs and go back to 2. After
+   ``FULL_LP_AFTER`` rounds without a proof, solve the LP over every usable pair instead (as
+   q-lp did before; slow and ~1,200 bytes per pair, but exact).
 
 Pricing walks the tasks in blocks of about ``BLOCK_PAIRS`` pairs, so no ``n x m`` float array
 is ever built: weights come from :attr:`~assignment.engine.problem.AssignmentProblem.
@@ -49,8 +51,12 @@ INITIAL_PER_TASK_FACTOR = 1
 PRICING_TOLERANCE = 1e-9
 #: Pricing and the start build weight blocks of about this many pairs.
 BLOCK_PAIRS = 1 << 18
-#: Column generation stops (and says so) after this many restricted LPs.
-MAX_ROUNDS = 100
+#: After this many restricted LPs without a proof, the LP over every usable pair (as q-lp did
+#: before column generation, HiGHS's presolve on). Figure 4's instances need 2-4, a problem of
+#: 400 categories 6; where every task ranks the workers alike (skill x difficulty quality, no
+#: categories) the duals are degenerate and pricing brings in a task's cap of pairs round after
+#: round (17 rounds at 100 x 1,000).
+FULL_LP_AFTER = 20
 #: How HiGHS solves a restricted LP of at least ``SIMPLEX_MAX_PAIRS`` pairs: interior point, then
 #: crossover to a vertex. HiGHS's presolve is off: on these LPs it cost up to 30 s where the LP
 #: itself takes 0.5 s (200 x 10,000).
@@ -76,7 +82,8 @@ class QLPSolution:
     rounds : int
         Restricted LPs solved.
     optimal : bool
-        Whether pricing proved the restricted optimum optimal for the full LP.
+        Whether the solution is optimal for the full LP: pricing proved it, or every usable
+        pair was in the LP (after ``FULL_LP_AFTER`` rounds).
     message : str
         HiGHS's last message.
     """
@@ -276,7 +283,7 @@ def _row_index(rows: np.ndarray, length: int, offset: int) -> np.ndarray:
     return index
 
 
-def _highs(w: np.ndarray, A: sp.csc_matrix, b: np.ndarray):
+def _highs(w: np.ndarray, A: sp.csc_matrix, b: np.ndarray, *, presolve: bool = False):
     """``max w x`` subject to ``A x <= b``, ``0 <= x <= 1``: ``(x, row prices >= 0, objective,
     message)``, shapes (k,) and (r,).
 
@@ -300,7 +307,8 @@ def _highs(w: np.ndarray, A: sp.csc_matrix, b: np.ndarray):
     lp.col_lower_, lp.col_upper_ = np.zeros(w.size), np.ones(w.size)
     lp.row_lower_, lp.row_upper_ = np.full(b.size, -h.kHighsInf), b
     options = h.HighsOptions()
-    options.presolve, options.output_flag, options.log_to_console = "off", False, False
+    options.presolve = "on" if presolve else "off"
+    options.output_flag, options.log_to_console = False, False
     options.solver = "ipm" if how is HIGHS else "simplex"
     highs = h._Highs()
     highs.passOptions(options)
@@ -316,7 +324,7 @@ def _highs(w: np.ndarray, A: sp.csc_matrix, b: np.ndarray):
     return x, -np.asarray(solution.row_dual), float(objective), message
 
 
-def _restricted_lp(problem, workers, tasks, wk, credit_cap):
+def _restricted_lp(problem, workers, tasks, wk, credit_cap, *, presolve=False):
     """Solve the LP over the candidate pairs: ``(x, objective, prices, message)``."""
     n, m = problem.shape
     credit_rows, worker_rows, task_rows, budget_row = _binding_rows(
@@ -348,7 +356,7 @@ def _restricted_lp(problem, workers, tasks, wk, credit_cap):
             [problem.budget] * int(budget_row),
         ]
     ).astype(float)
-    x, dual, objective, message = _highs(wk, A, b)
+    x, dual, objective, message = _highs(wk, A, b, presolve=presolve)
     prices = _Prices(np.zeros(m), np.zeros(n), np.zeros(m), float(dual[-1]) if budget_row else 0.0)
     prices.credit[credit_rows] = dual[:r1]
     prices.worker[worker_rows] = dual[r1 : r1 + r2]
@@ -378,6 +386,16 @@ def _price(problem, table, keys, prices: _Prices) -> np.ndarray:
     return np.concatenate(found) if found else np.empty(0, np.int64)
 
 
+def _all_keys(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
+    """Every usable pair (eligible, weight above 0) as sorted keys."""
+    n = problem.n_workers
+    keys = []
+    for block in _task_blocks(problem):
+        rows, workers = np.nonzero(np.isfinite(_block_weights(problem, table, block)))
+        keys.append((rows + block.start).astype(np.int64) * n + workers)
+    return np.concatenate(keys) if keys else np.empty(0, np.int64)
+
+
 def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
     """The q-lp LP's optimum by column generation (module docstring).
 
@@ -394,15 +412,20 @@ def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
     n = problem.n_workers
     table = problem.quality_table  # weights are made block by block, never for every pair
     keys = _initial_keys(problem, table)
-    message, optimal = "", False
-    for rounds in range(1, MAX_ROUNDS + 1):
+    message, full = "", False
+    for rounds in range(1, FULL_LP_AFTER + 2):
         tasks, workers = np.divmod(keys, n)
         wk = q_lp_weights(table[workers, problem.task_column[tasks]], problem.n_labels)
         if keys.size == 0 or problem.budget == 0:
             return QLPSolution(
                 workers, tasks, np.zeros(keys.size), 0.0, 0, True, "nothing to assign"
             )
-        x, objective, prices, message = _restricted_lp(problem, workers, tasks, wk, credit_cap)
+        x, objective, prices, message = _restricted_lp(
+            problem, workers, tasks, wk, credit_cap, presolve=full
+        )
+        if full:  # every usable pair was in the LP
+            message += f"; every pair in the LP after {FULL_LP_AFTER} rounds of pricing"
+            break
         new = _price(problem, table, keys, prices)
         logger.debug(
             "q-lp round %d: %d pairs, objective %.9g, %d priced in",
@@ -412,7 +435,9 @@ def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
             new.size,
         )
         if new.size == 0:
-            optimal = True
             break
-        keys = np.sort(np.concatenate([keys, new]))
-    return QLPSolution(workers, tasks, x, objective, rounds, optimal, message)
+        if rounds == FULL_LP_AFTER:
+            keys, full = _all_keys(problem, table), True
+        else:
+            keys = np.sort(np.concatenate([keys, new]))
+    return QLPSolution(workers, tasks, x, objective, rounds, True, message)

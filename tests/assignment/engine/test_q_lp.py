@@ -213,3 +213,25 @@ def test_equal_columns_of_a_dense_matrix_group_as_their_categories():
         assert np.unique(group[categories == c]).size == 1
         assert np.all(group[categories != c] != group[categories == c][0])
     np.testing.assert_array_equal(table[:, categories][:, first[group]], table[:, categories])
+
+
+def test_without_a_proof_after_its_rounds_the_lp_takes_every_pair(monkeypatch):
+    """Where pricing keeps finding pairs, the LP over every usable pair ends it, exactly."""
+    monkeypatch.setattr(q_lp, "FULL_LP_AFTER", 1)
+    rng = np.random.default_rng(4)
+    quality = rng.uniform(0.6, 0.8, size=(6, 30))
+    quality[0] = 1.0
+    eligible = rng.random((6, 30)) < 0.8
+    problem = AssignmentProblem(
+        quality,
+        max_workers_per_task=1,
+        max_tasks_per_worker=[1, 30, 30, 30, 30, 30],
+        budget=30,
+        eligible=eligible,
+    )
+    credit_cap = q_lp_credit_cap(0.05)
+    lp = solve_q_lp(problem, credit_cap)
+    assert "every pair in the LP" in lp.message
+    assert lp.x.size == int(eligible.sum())
+    assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-6)
+    assert_feasible(problem, lp, credit_cap)
