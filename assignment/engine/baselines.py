@@ -17,9 +17,11 @@
     with ``C = 2 ln(1 / target_error)``: weighted majority voting with weights ``2 Q - 1``
     reaches error at most ``target_error`` on a task once ``sum_i (2 Q_ij - 1)^2 >= C``, so
     credit beyond ``C`` is wasted. The LP is solved by HiGHS (interior point, then crossover to
-    a vertex; through SciPy); its solution ``x*`` is made integral and feasible by the exact
-    TVCS projection of ``x*`` (the largest LP values that fit the caps; fractional values appear
-    only where the ``C`` rows bind).
+    a vertex; through SciPy) on a few pairs and proved optimal over all of them by column
+    generation (:mod:`~assignment.engine.q_lp`); its solution ``x*`` is made integral and
+    feasible by the exact TVCS projection of ``x*`` over those pairs (the largest LP values that
+    fit the caps; fractional values appear only where the ``C`` rows bind; every other pair has
+    ``x* = 0`` and is never chosen).
 
 ``q-lp`` with ``K`` labels
     Ho et al. treat two labels; the same argument gives the weights and the cap for the
@@ -52,11 +54,11 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
+from assignment.engine.q_lp import q_lp_weights, solve_q_lp
+from projections import TVCSStructure
 from projections.tvcs import project
 
 __all__ = [
@@ -102,15 +104,6 @@ Q_LP_OPTIONS = (
 )
 
 
-def q_lp_weights(quality, n_labels: int = 2) -> np.ndarray:
-    """The LP weight of every pair: the squared skill ``((K Q - 1) / (K - 1))^2``.
-
-    ``(2 Q - 1)^2`` for two labels (Ho et al. 2013); see the module docstring for ``K``.
-    """
-    q = np.asarray(quality, dtype=np.float64)
-    return ((n_labels * q - 1.0) / (n_labels - 1)) ** 2
-
-
 def q_lp_credit_cap(target_error: float, n_labels: int = 2) -> float:
     """The per-task credit cap ``C = 2 ln((K - 1) / target_error)``: once a task's credit
     ``sum_i w_ij`` reaches it, the weighted vote's error is at most ``target_error`` (module
@@ -135,53 +128,37 @@ def q_lp_assignment(
     assignment : ndarray of bool, shape (n_workers, n_tasks)
     info : dict
         ``lp_objective``, ``credit_cap``, ``fractional`` (number of fractional LP values),
-        ``message``.
+        ``lp_pairs`` (the pairs the LP was solved on, every other pair proved 0), ``message``.
     """
     Q_LP_OPTIONS[0].check(target_error)
-    n, m = problem.quality.shape
+    n, m = problem.shape
     credit_cap = q_lp_credit_cap(target_error, problem.n_labels)
-    w = q_lp_weights(problem.quality, problem.n_labels)
-    allowed = np.ones((n, m), bool) if problem.eligible is None else problem.eligible
-    allowed = allowed & (w > 0)
-    rows, cols = np.nonzero(allowed)
-    k = rows.size
-    if k == 0 or problem.budget == 0:
-        return np.zeros((n, m), bool), {
+    lp = solve_q_lp(problem, credit_cap)
+    assignment = np.zeros((n, m), bool)
+    if lp.x.size == 0 or problem.budget == 0:
+        return assignment, {
             "lp_objective": 0.0,
             "credit_cap": credit_cap,
             "fractional": 0,
+            "lp_pairs": 0,
             "message": "nothing to assign",
         }
-    wk = w[rows, cols]
-    var = np.arange(k)
-    A = sp.csr_matrix(
-        (
-            np.concatenate([wk, np.ones(3 * k)]),
-            (
-                np.concatenate([cols, m + rows, m + n + cols, np.full(k, 2 * m + n)]),
-                np.concatenate([var, var, var, var]),
-            ),
-        ),
-        shape=(2 * m + n + 1, k),
+    if not lp.optimal:
+        logger.warning("q-lp: the LP is not proved optimal after %d rounds", lp.rounds)
+    structure = TVCSStructure.from_labels(
+        lp.workers,
+        lp.tasks,
+        caps1=problem.max_tasks_per_worker,
+        caps2=problem.max_workers_per_task,
+        total=problem.budget,
     )
-    b = np.concatenate(
-        [
-            np.full(m, credit_cap),
-            problem.max_tasks_per_worker,
-            problem.max_workers_per_task,
-            [problem.budget],
-        ]
-    ).astype(float)
-    res = linprog(-wk, A_ub=A, b_ub=b, bounds=(0, 1), method="highs-ipm")
-    if res.x is None:
-        raise RuntimeError(f"q-lp: HiGHS found no solution: {res.message}")
-    x = np.zeros((n, m))
-    x[rows, cols] = np.clip(res.x, 0.0, 1.0)
-    fractional = int(np.sum((x > 1e-9) & (x < 1 - 1e-9)))
-    support = project(x, problem.structure).support
-    return support, {
-        "lp_objective": float(-res.fun),
+    chosen = project(lp.x, structure).support
+    assignment[lp.workers[chosen], lp.tasks[chosen]] = True
+    proved = "optimal over every pair" if lp.optimal else "NOT proved optimal"
+    return assignment, {
+        "lp_objective": lp.objective,
         "credit_cap": float(credit_cap),
-        "fractional": fractional,
-        "message": f"HiGHS: {res.message}",
+        "fractional": int(np.sum((lp.x > 1e-9) & (lp.x < 1 - 1e-9))),
+        "lp_pairs": int(lp.x.size),
+        "message": f"HiGHS: {lp.message}; {proved} after {lp.rounds} LPs on {lp.x.size:,} pairs",
     }

@@ -1,0 +1,443 @@
+"""The q-lp baseline's LP, solved over a few pairs and proved optimal over all of them.
+
+The LP of :mod:`~assignment.engine.baselines` (Ho et al., 2013) has one variable per eligible
+(worker, task) pair, ``n m`` of them, but its optimum uses only a few: at most
+``max_workers_per_task[j]`` workers of a task, the best ones. It is solved by *column
+generation*:
+
+1. Start from a candidate set of pairs: each task's ``INITIAL_PER_TASK_FACTOR *
+   max_workers_per_task[j]`` heaviest eligible workers (largest ``w_ij``).
+2. Solve the LP restricted to the candidates with HiGHS (through SciPy). Its duals are prices
+   ``u_j >= 0`` on task ``j``'s credit row, ``a_i >= 0`` on worker ``i``'s cap, ``b_j >= 0``
+   on task ``j``'s cap and ``beta >= 0`` on the budget.
+3. *Price* every pair outside the set: its reduced profit is
+   ``w_ij (1 - u_j) - a_i - b_j - beta``. If none exceeds ``PRICING_TOLERANCE``, the restricted
+   optimum ``x`` (0 outside the set) and the prices are a primal feasible, dual feasible pair of
+   the full LP with equal objectives: ``x`` is optimal for the full LP (within HiGHS's own
+   tolerances and the pricing tolerance). Otherwise add, per task, the
+   ``max_workers_per_task[j]`` most profitable pairs and go back to 2. After
+   ``FULL_LP_AFTER`` rounds without a proof, solve the LP over every usable pair instead (as
+   q-lp did before; slow and ~1,200 bytes per pair, but exact).
+
+Pricing walks the tasks in blocks of about ``BLOCK_PAIRS`` pairs, so no ``n x m`` float array
+is ever built: weights come from :attr:`~assignment.engine.problem.AssignmentProblem.
+quality_table` (a worker x category table for a problem given by category, whose dense matrix is
+never asked for). Rows the candidates cannot bind are left out of the restricted LP (their dual
+is 0): a credit row whose task's ``max_workers_per_task[j]`` heaviest candidates weigh at most
+``C``, a cap row with no more candidates than its cap, the budget when the candidates are
+fewer. The restricted solution satisfies them all the same, so the certificate holds.
+
+Pairs are kept *task-major*: key ``j n + i`` for worker ``i`` and task ``j``, ascending.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from assignment.engine.problem import AssignmentProblem
+
+__all__ = ["QLPSolution", "q_lp_weights", "solve_q_lp"]
+
+logger = logging.getLogger(__name__)
+
+#: Each task starts with this many times its cap of heaviest eligible workers.
+INITIAL_PER_TASK_FACTOR = 1
+#: A pair outside the set whose reduced profit exceeds this enters it.
+PRICING_TOLERANCE = 1e-9
+#: Pricing and the start build weight blocks of about this many pairs.
+BLOCK_PAIRS = 1 << 18
+#: After this many restricted LPs without a proof, the LP over every usable pair (as q-lp did
+#: before column generation, HiGHS's presolve on). Figure 4's instances need 2-4, a problem of
+#: 400 categories 6; where every task ranks the workers alike (skill x difficulty quality, no
+#: categories) the duals are degenerate and pricing brings in a task's cap of pairs round after
+#: round (17 rounds at 100 x 1,000).
+FULL_LP_AFTER = 20
+#: How HiGHS solves a restricted LP of at least ``SIMPLEX_MAX_PAIRS`` pairs: interior point, then
+#: crossover to a vertex. HiGHS's presolve is off: on these LPs it cost up to 30 s where the LP
+#: itself takes 0.5 s (200 x 10,000).
+HIGHS = {"method": "highs-ipm", "options": {"presolve": False}}
+#: Smaller restricted LPs go to the dual simplex, faster there (about 2x at 1,000 to 5,000
+#: pairs, even at 20,000, slower beyond: 0.4 s against 3 s at 80,000).
+SIMPLEX_MAX_PAIRS = 10_000
+SIMPLEX = {"method": "highs-ds", "options": {"presolve": False}}
+
+
+@dataclass(frozen=True)
+class QLPSolution:
+    """The LP optimum on the pairs it may use (every other pair is 0).
+
+    Attributes
+    ----------
+    workers, tasks : ndarray of int64, shape (k,)
+        The candidate pairs, task-major.
+    x : ndarray of float64, shape (k,)
+        The LP value of each pair, in [0, 1].
+    objective : float
+        ``sum_ij w_ij x_ij``.
+    rounds : int
+        Restricted LPs solved.
+    optimal : bool
+        Whether the solution is optimal for the full LP: pricing proved it, or every usable
+        pair was in the LP (after ``FULL_LP_AFTER`` rounds).
+    message : str
+        HiGHS's last message.
+    """
+
+    workers: np.ndarray
+    tasks: np.ndarray
+    x: np.ndarray
+    objective: float
+    rounds: int
+    optimal: bool
+    message: str
+
+
+def q_lp_weights(quality, n_labels: int = 2) -> np.ndarray:
+    """The LP weight of every pair: the squared skill ``((K Q - 1) / (K - 1))^2``.
+
+    ``(2 Q - 1)^2`` for two labels (Ho et al. 2013); see the module docstring for ``K``.
+    """
+    q = np.asarray(quality, dtype=np.float64)
+    return ((n_labels * q - 1.0) / (n_labels - 1)) ** 2
+
+
+def _task_blocks(problem: AssignmentProblem):
+    """Slices of consecutive tasks of about ``BLOCK_PAIRS`` pairs each."""
+    n, m = problem.shape
+    step = max(1, BLOCK_PAIRS // max(n, 1))
+    for start in range(0, m, step):
+        yield slice(start, min(m, start + step))
+
+
+def _block_weights(problem: AssignmentProblem, table: np.ndarray, block: slice) -> np.ndarray:
+    """The weights of the tasks in ``block`` from the quality ``table`` (workers x columns),
+    task-major, shape (len(block), n_workers);
+    ``-inf`` where a pair is ineligible or weighs nothing (never worth a variable)."""
+    w = q_lp_weights(table[:, problem.task_column[block]].T, problem.n_labels)
+    usable = w > 0
+    if problem.eligible is not None:
+        usable &= problem.eligible[:, block].T
+    return np.where(usable, w, -np.inf)
+
+
+def _top_per_row(values: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(row, column)`` of the ``counts[r]`` largest finite entries of each row, as keys
+    ``row * n_cols + column`` would sort (row-major)."""
+    c, n = values.shape
+    k = int(min(n, counts.max(initial=0)))
+    if k == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    part = (
+        np.argpartition(-values, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (c, 1))
+    )
+    picked = np.take_along_axis(values, part, axis=1)
+    order = np.argsort(-picked, axis=1, kind="stable")
+    part = np.take_along_axis(part, order, axis=1)
+    picked = np.take_along_axis(picked, order, axis=1)
+    keep = (np.arange(k)[None, :] < counts[:, None]) & np.isfinite(picked)
+    rows = np.broadcast_to(np.arange(c)[:, None], part.shape)[keep]
+    return rows.astype(np.int64), part[keep].astype(np.int64)
+
+
+def _initial_keys(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
+    """The start's pairs as sorted keys (``table``: the quality table): :func:`_shared_start`
+    without an eligibility mask, else each task's ``INITIAL_PER_TASK_FACTOR * cap`` heaviest
+    eligible workers."""
+    if problem.eligible is None:
+        return _shared_start(problem, table)
+    n = problem.n_workers
+    want = INITIAL_PER_TASK_FACTOR * problem.max_workers_per_task
+    keys = []
+    for block in _task_blocks(problem):
+        rows, workers = _top_per_row(_block_weights(problem, table, block), want[block])
+        keys.append((rows + block.start) * n + workers)
+    return np.sort(np.concatenate(keys)) if keys else np.empty(0, np.int64)
+
+
+def _enough_workers(column_weights, order, worker_caps, demand, n_tasks) -> np.ndarray:
+    """Per column, how many of its heaviest workers (``order``, shape (n, b)) it takes for
+    their capacity ``min(cap_i, n_tasks)`` to reach ``demand`` times
+    ``INITIAL_PER_TASK_FACTOR``; never workers of weight 0. Shape (b,)."""
+    capacity = np.minimum(worker_caps[order], n_tasks[None, :])
+    reach = np.cumsum(capacity, axis=0) >= (INITIAL_PER_TASK_FACTOR * demand)[None, :]
+    enough = np.where(reach.any(axis=0), reach.argmax(axis=0) + 1, order.shape[0])
+    positive = (np.take_along_axis(column_weights, order, axis=0) > 0).sum(axis=0)
+    return np.minimum(enough, positive)
+
+
+def _equal_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which columns of ``table`` are equal: ``(group of each column, first column of each
+    group)``, shapes (n_columns,) and (n_groups,). A dense matrix made from categories gives
+    the groups its categories give (the hash is summed row by row, the same for equal columns
+    whatever the table's width; equality is then checked)."""
+    n_rows, n_columns = table.shape
+    v = np.random.default_rng(0).random(n_rows)
+    h = np.zeros(n_columns)
+    for i in range(n_rows):
+        h += v[i] * table[i]
+    _, first, group = np.unique(h, return_index=True, return_inverse=True)
+    if first.size == n_columns:
+        return np.arange(n_columns), np.arange(n_columns)
+    same = np.empty(n_columns, bool)
+    step = max(1, BLOCK_PAIRS // max(n_rows, 1))
+    for start in range(0, n_columns, step):
+        cols = slice(start, start + step)
+        same[cols] = (table[:, cols] == table[:, first[group[cols]]]).all(axis=0)
+    odd = np.flatnonzero(~same)  # a hash collision: a group of its own
+    group[odd] = first.size + np.arange(odd.size)
+    return group, np.concatenate([first, odd])
+
+
+def _heaviest_first(weights: np.ndarray, depth: int) -> np.ndarray:
+    """Each column's ``depth`` heaviest rows, heaviest first, shape (min(depth, n), b)."""
+    n = weights.shape[0]
+    if depth >= n:
+        return np.argsort(-weights, axis=0, kind="stable")
+    top = np.argpartition(-weights, max(depth, 1) - 1, axis=0)[: max(depth, 1)]
+    order = np.argsort(-np.take_along_axis(weights, top, axis=0), axis=0, kind="stable")
+    return np.take_along_axis(top, order, axis=0)
+
+
+def _shared_start(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
+    """The start when tasks share a quality column (a category, or equal columns of a dense
+    matrix): they rank workers alike, so each task's own heaviest workers would all be the same
+    few, far beyond their caps. Instead each group of tasks takes its ``L`` heaviest workers,
+    enough to fill its tasks' caps ``INITIAL_PER_TASK_FACTOR`` times over, and deals them out to
+    its tasks in turn, ``cap_j`` each (a task alone: its ``cap_j`` heaviest). Sorted keys."""
+    n = problem.n_workers
+    caps = problem.max_workers_per_task
+    column_group, first = _equal_columns(table)
+    if first.size < table.shape[1]:
+        table = table[:, first]
+    task_group = column_group[problem.task_column]
+    by_group = np.argsort(task_group, kind="stable")
+    n_groups = table.shape[1]
+    bounds = np.searchsorted(task_group[by_group], np.arange(n_groups + 1))
+    demand = np.bincount(task_group, weights=caps, minlength=n_groups)
+    n_tasks = np.diff(bounds)
+    # no group needs more of its heaviest workers than this: each worker with a cap adds >= 1
+    deepest = int(INITIAL_PER_TASK_FACTOR * demand.max(initial=0))
+    deepest += int(np.sum(problem.max_tasks_per_worker == 0))
+    keys = []
+    step = max(1, BLOCK_PAIRS // max(n, 1))
+    for start in range(0, n_groups, step):
+        cols = slice(start, min(n_groups, start + step))
+        weights = q_lp_weights(table[:, cols], problem.n_labels)
+        order = _heaviest_first(weights, deepest)
+        size = _enough_workers(
+            weights, order, problem.max_tasks_per_worker, demand[cols], n_tasks[cols]
+        )
+        tasks = by_group[bounds[cols.start] : bounds[cols.stop]]
+        column = task_group[tasks] - cols.start
+        share = np.minimum(caps[tasks], size[column])
+        first_slot = np.cumsum(caps[tasks]) - caps[tasks]
+        first_slot -= first_slot[np.searchsorted(column, column)]  # slots run on in a column
+        task_of = np.repeat(np.arange(tasks.size), share)
+        slot = (
+            first_slot[task_of]
+            + np.arange(task_of.size)
+            - np.repeat(np.cumsum(share) - share, share)
+        )
+        workers = order[slot % np.maximum(size[column[task_of]], 1), column[task_of]]
+        keys.append(tasks[task_of] * n + workers)
+    return np.unique(np.concatenate(keys)) if keys else np.empty(0, np.int64)
+
+
+@dataclass(frozen=True)
+class _Prices:
+    """The restricted LP's duals as non-negative prices (0 on rows left out)."""
+
+    credit: np.ndarray  # u, shape (m,)
+    worker: np.ndarray  # a, shape (n,)
+    task: np.ndarray  # b, shape (m,)
+    budget: float  # beta
+
+
+def _binding_rows(problem, workers, tasks, wk, credit_cap):
+    """The rows the candidates can bind: credit rows, worker rows, task rows (indices) and
+    whether the budget row is needed."""
+    n, m = problem.shape
+    cap_task = problem.max_workers_per_task
+    order = np.lexsort((-wk, tasks))
+    starts = np.searchsorted(tasks[order], np.arange(m))
+    sorted_tasks = tasks[order]
+    top = np.arange(tasks.size) - starts[sorted_tasks] < cap_task[sorted_tasks]
+    credit_max = np.bincount(sorted_tasks[top], weights=wk[order][top], minlength=m)
+    return (
+        np.flatnonzero(credit_max > credit_cap),
+        np.flatnonzero(np.bincount(workers, minlength=n) > problem.max_tasks_per_worker),
+        np.flatnonzero(np.bincount(tasks, minlength=m) > cap_task),
+        tasks.size > problem.budget,
+    )
+
+
+def _row_index(rows: np.ndarray, length: int, offset: int) -> np.ndarray:
+    """Row number ``offset + r`` of group ``rows[r]``, -1 for groups left out."""
+    index = np.full(length, -1, np.int64)
+    index[rows] = offset + np.arange(rows.size)
+    return index
+
+
+def _highs(w: np.ndarray, A: sp.csc_matrix, b: np.ndarray, *, presolve: bool = False):
+    """``max w x`` subject to ``A x <= b``, ``0 <= x <= 1``: ``(x, row prices >= 0, objective,
+    message)``, shapes (k,) and (r,).
+
+    HiGHS through SciPy's own binding of it: ``linprog`` adds a Python loop over the columns
+    (bound multipliers this method does not need) that cost about as much as HiGHS itself on
+    the small LPs here. Where that private binding is missing, ``linprog``."""
+    how = SIMPLEX if w.size < SIMPLEX_MAX_PAIRS else HIGHS
+    try:
+        from scipy.optimize._highspy import _core as h
+    except ImportError:  # pragma: no cover - another SciPy layout
+        res = linprog(-w, A_ub=A, b_ub=b, bounds=(0, 1), **how)
+        if res.x is None:
+            raise RuntimeError(f"q-lp: HiGHS found no solution: {res.message}") from None
+        return np.clip(res.x, 0, 1), -res.ineqlin.marginals, float(-res.fun), str(res.message)
+    lp = h.HighsLp()
+    lp.num_col_, lp.num_row_ = w.size, b.size
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = w.size, b.size
+    lp.a_matrix_.format_ = h.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    lp.col_cost_ = -w
+    lp.col_lower_, lp.col_upper_ = np.zeros(w.size), np.ones(w.size)
+    lp.row_lower_, lp.row_upper_ = np.full(b.size, -h.kHighsInf), b
+    options = h.HighsOptions()
+    options.presolve = "on" if presolve else "off"
+    options.output_flag, options.log_to_console = False, False
+    options.solver = "ipm" if how is HIGHS else "simplex"
+    highs = h._Highs()
+    highs.passOptions(options)
+    highs.passModel(lp)
+    highs.run()
+    status = highs.getModelStatus()
+    message = highs.modelStatusToString(status)
+    if status != h.HighsModelStatus.kOptimal:
+        raise RuntimeError(f"q-lp: HiGHS found no solution: {message}")
+    solution = highs.getSolution()
+    x = np.clip(np.asarray(solution.col_value), 0.0, 1.0)
+    objective = -highs.getInfo().objective_function_value
+    return x, -np.asarray(solution.row_dual), float(objective), message
+
+
+def _restricted_lp(problem, workers, tasks, wk, credit_cap, *, presolve=False):
+    """Solve the LP over the candidate pairs: ``(x, objective, prices, message)``."""
+    n, m = problem.shape
+    credit_rows, worker_rows, task_rows, budget_row = _binding_rows(
+        problem, workers, tasks, wk, credit_cap
+    )
+    r1, r2, r3 = credit_rows.size, worker_rows.size, task_rows.size
+    n_rows = r1 + r2 + r3 + int(budget_row)
+    if n_rows == 0:  # nothing binds: every candidate at 1
+        zero_m = np.zeros(m)
+        return np.ones(wk.size), float(wk.sum()), _Prices(zero_m, np.zeros(n), zero_m, 0.0), ""
+    var = np.arange(wk.size)
+    parts = [
+        (_row_index(credit_rows, m, 0)[tasks], wk),
+        (_row_index(worker_rows, n, r1)[workers], np.ones(wk.size)),
+        (_row_index(task_rows, m, r1 + r2)[tasks], np.ones(wk.size)),
+    ]
+    if budget_row:
+        parts.append((np.full(wk.size, n_rows - 1), np.ones(wk.size)))
+    row_of = np.concatenate([row for row, _ in parts])
+    value = np.concatenate([val for _, val in parts])
+    col_of = np.tile(var, len(parts))
+    used = row_of >= 0
+    A = sp.csc_matrix((value[used], (row_of[used], col_of[used])), shape=(n_rows, wk.size))
+    b = np.concatenate(
+        [
+            np.full(r1, credit_cap),
+            problem.max_tasks_per_worker[worker_rows],
+            problem.max_workers_per_task[task_rows],
+            [problem.budget] * int(budget_row),
+        ]
+    ).astype(float)
+    x, dual, objective, message = _highs(wk, A, b, presolve=presolve)
+    prices = _Prices(np.zeros(m), np.zeros(n), np.zeros(m), float(dual[-1]) if budget_row else 0.0)
+    prices.credit[credit_rows] = dual[:r1]
+    prices.worker[worker_rows] = dual[r1 : r1 + r2]
+    prices.task[task_rows] = dual[r1 + r2 : r1 + r2 + r3]
+    return x, objective, prices, message
+
+
+def _price(problem, table, keys, prices: _Prices) -> np.ndarray:
+    """Sorted keys of the pairs outside ``keys`` worth adding: per task, up to its cap of the
+    most profitable with reduced profit above ``PRICING_TOLERANCE``."""
+    n = problem.n_workers
+    found = []
+    for block in _task_blocks(problem):
+        w = _block_weights(problem, table, block)
+        profit = w * (1.0 - prices.credit[block])[:, None]
+        profit -= prices.worker[None, :]
+        profit -= (prices.task[block] + prices.budget)[:, None]
+        profit[~np.isfinite(w)] = -np.inf
+        lo, hi = np.searchsorted(keys, [block.start * n, block.stop * n])
+        profit.reshape(-1)[keys[lo:hi] - block.start * n] = -np.inf
+        profit[profit <= PRICING_TOLERANCE] = -np.inf
+        rows = np.flatnonzero(np.isfinite(profit).any(axis=1))
+        if rows.size:
+            limit = problem.max_workers_per_task[block][rows]
+            r, workers = _top_per_row(profit[rows], limit)
+            found.append((rows[r] + block.start) * n + workers)
+    return np.concatenate(found) if found else np.empty(0, np.int64)
+
+
+def _all_keys(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
+    """Every usable pair (eligible, weight above 0) as sorted keys."""
+    n = problem.n_workers
+    keys = []
+    for block in _task_blocks(problem):
+        rows, workers = np.nonzero(np.isfinite(_block_weights(problem, table, block)))
+        keys.append((rows + block.start).astype(np.int64) * n + workers)
+    return np.concatenate(keys) if keys else np.empty(0, np.int64)
+
+
+def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
+    """The q-lp LP's optimum by column generation (module docstring).
+
+    Parameters
+    ----------
+    problem : AssignmentProblem
+    credit_cap : float
+        ``C``, the cap on each task's credit ``sum_i w_ij x_ij``.
+
+    Returns
+    -------
+    QLPSolution
+    """
+    n = problem.n_workers
+    table = problem.quality_table  # weights are made block by block, never for every pair
+    keys = _initial_keys(problem, table)
+    message, full = "", False
+    for rounds in range(1, FULL_LP_AFTER + 2):
+        tasks, workers = np.divmod(keys, n)
+        wk = q_lp_weights(table[workers, problem.task_column[tasks]], problem.n_labels)
+        if keys.size == 0 or problem.budget == 0:
+            return QLPSolution(
+                workers, tasks, np.zeros(keys.size), 0.0, 0, True, "nothing to assign"
+            )
+        x, objective, prices, message = _restricted_lp(
+            problem, workers, tasks, wk, credit_cap, presolve=full
+        )
+        if full:  # every usable pair was in the LP
+            message += f"; every pair in the LP after {FULL_LP_AFTER} rounds of pricing"
+            break
+        new = _price(problem, table, keys, prices)
+        logger.debug(
+            "q-lp round %d: %d pairs, objective %.9g, %d priced in",
+            rounds,
+            keys.size,
+            objective,
+            new.size,
+        )
+        if new.size == 0:
+            break
+        if rounds == FULL_LP_AFTER:
+            keys, full = _all_keys(problem, table), True
+        else:
+            keys = np.sort(np.concatenate([keys, new]))
+    return QLPSolution(workers, tasks, x, objective, rounds, True, message)
