@@ -60,9 +60,10 @@ recorded as timed out, with its solve time so far and its memory peak so far (re
 ``/proc/PID/status``) as lower bounds; the other seeds of that method at that budget are then
 skipped (they would take as long). The report shows such figures as "> x" and a target
 check uses a bound only where it decides (a q-lp stopped after 300 s against a 110 s tvcs-iht
-fails the 2x target; two bounds decide nothing). q-lp (SciPy's HiGHS interior point) on
-skill x difficulty quality at 200x10000 ran for more than 10 minutes on one instance, which is
-why the timeout exists.
+fails the 2x target; two bounds decide nothing). q-lp once gave HiGHS every pair and, on
+skill x difficulty quality at 200x10000, ran for more than 10 minutes on one instance, which is
+why the timeout exists; it now solves by column generation (``assignment/engine/q_lp.py``),
+whose degenerate duals on that quality model still cost it many pricing rounds.
 
 The report (stdout, and ``--out``) has one table per size and quality model, one row per budget
 fraction: the budget, accuracy mean ± sd over seeds per method, tvcs-iht - greedy in accuracy

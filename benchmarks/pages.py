@@ -28,8 +28,8 @@ In it, computed in this process (``run_create(enqueue=False)``, ``run_claim``, `
 * one succeeded run of each of ``--methods`` (default greedy, random and tvcs-iht; tvcs-iht
   with ``max_iter=1, eval_every=1, refine=False`` to keep the set-up short: the pages do not
   care). At this size and shape a tvcs-iht projection takes seconds (~20 s for the first,
-  cold one, ~3 s for each warm-started one on a 2-core machine) and q-lp about 70 s (one
-  HiGHS LP over 2 million pairs), so q-lp is left out unless ``--methods`` names it;
+  cold one, ~3 s for each warm-started one on a 2-core machine); q-lp is left out unless
+  ``--methods`` names it (the pages do not depend on the method);
 * a comparison of greedy and random at 25%, 50% and 100% of the budget, its runs computed and
   its upper bound too (``comparison_upper_bound_compute``);
 * answers of 3 workers on each of ``--answered`` tasks (default 5,000), imported as an
