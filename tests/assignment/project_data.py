@@ -1,9 +1,11 @@
-"""Helpers of the import / export tests: a project, imports from text, database snapshots."""
+"""Helpers of the app's tests: projects (from text imports, or with random quality), database
+snapshots."""
 
 from __future__ import annotations
 
 import io
 
+import numpy as np
 from django.contrib.auth import get_user_model
 
 from assignment.importers import ImportResult
@@ -13,6 +15,7 @@ from assignment.models import (
     GoldItem,
     Project,
     QualityMatrix,
+    QualitySource,
     Task,
     Worker,
 )
@@ -56,6 +59,43 @@ def make_project(name: str = "demo", username: str = "owner", **fields) -> Proje
     if owner is None:
         owner = user_model.objects.create_user(username, password="x")
     return project_create(owner=owner, name=name, **fields)
+
+
+def project_with_random_quality(
+    *, n_workers: int, n_tasks: int, max_tasks_per_worker: int, categories: int = 1
+) -> Project:
+    """User "pm"'s project "p": ``n_workers`` workers, ``n_tasks`` tasks in ``categories``
+    categories (task ``j`` in ``c{j % categories}``, or "c"), 3 workers per task and
+    ``max_tasks_per_worker`` tasks per worker by default, and an uploaded quality matrix drawn
+    from U[0.5, 0.9] (seed 0)."""
+    owner = get_user_model().objects.create_user("pm", password="x")
+    project = Project.objects.create(
+        owner=owner,
+        name="p",
+        default_max_workers_per_task=3,
+        default_max_tasks_per_worker=max_tasks_per_worker,
+    )
+    rng = np.random.default_rng(0)
+    workers = [
+        Worker.objects.create(project=project, external_id=f"w{i}") for i in range(n_workers)
+    ]
+    tasks = [
+        Task.objects.create(
+            project=project,
+            external_id=f"t{j}",
+            category=f"c{j % categories}" if categories > 1 else "c",
+        )
+        for j in range(n_tasks)
+    ]
+    matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
+    matrix.set_arrays(
+        values=rng.uniform(0.5, 0.9, (n_workers, n_tasks)),
+        worker_ids=[w.pk for w in workers],
+        task_ids=[t.pk for t in tasks],
+        task_categories=[t.category for t in tasks],
+    )
+    matrix.save()
+    return project
 
 
 def import_text(

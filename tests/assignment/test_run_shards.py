@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from django.contrib.auth import get_user_model
 from django.utils import timezone
+from project_data import project_with_random_quality
 
 from assignment import services, tasks
 from assignment.engine import expected_accuracy
@@ -15,13 +15,8 @@ from assignment.engine.shards import solve_sharded
 from assignment.errors import RunValidationError
 from assignment.models import (
     AssignmentRun,
-    Project,
-    QualityMatrix,
-    QualitySource,
     RunShard,
     RunStatus,
-    Task,
-    Worker,
 )
 
 pytestmark = pytest.mark.django_db
@@ -29,25 +24,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def project():
-    owner = get_user_model().objects.create_user("pm", password="x")
-    project = Project.objects.create(
-        owner=owner, name="p", default_max_workers_per_task=3, default_max_tasks_per_worker=12
+    return project_with_random_quality(
+        n_workers=15, n_tasks=80, max_tasks_per_worker=12, categories=3
     )
-    rng = np.random.default_rng(0)
-    workers = [Worker.objects.create(project=project, external_id=f"w{i}") for i in range(15)]
-    tasks_ = [
-        Task.objects.create(project=project, external_id=f"t{j}", category=f"c{j % 3}")
-        for j in range(80)
-    ]
-    matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
-    matrix.set_arrays(
-        values=rng.uniform(0.5, 0.9, (15, 80)),
-        worker_ids=[w.pk for w in workers],
-        task_ids=[t.pk for t in tasks_],
-        task_categories=[t.category for t in tasks_],
-    )
-    matrix.save()
-    return project
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.utils import OperationalError
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from project_data import project_with_random_quality
 
 from assignment import services, tasks
 from assignment.engine import AssignmentProblem, accuracy_upper_bound, expected_accuracy
@@ -24,7 +25,6 @@ from assignment.models import (
     AssignmentRun,
     GoldAnswer,
     GoldItem,
-    Project,
     QualityMatrix,
     QualitySource,
     RunStatus,
@@ -37,24 +37,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def project():
-    owner = get_user_model().objects.create_user("pm", password="x")
-    project = Project.objects.create(
-        owner=owner, name="p", default_max_workers_per_task=3, default_max_tasks_per_worker=8
-    )
-    rng = np.random.default_rng(0)
-    workers = [Worker.objects.create(project=project, external_id=f"w{i}") for i in range(10)]
-    tasks = [
-        Task.objects.create(project=project, external_id=f"t{j}", category="c") for j in range(25)
-    ]
-    matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
-    matrix.set_arrays(
-        values=rng.uniform(0.5, 0.9, (10, 25)),
-        worker_ids=[w.pk for w in workers],
-        task_ids=[t.pk for t in tasks],
-        task_categories=[t.category for t in tasks],
-    )
-    matrix.save()
-    return project
+    return project_with_random_quality(n_workers=10, n_tasks=25, max_tasks_per_worker=8)
 
 
 def executed(run):
