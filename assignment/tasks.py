@@ -54,7 +54,7 @@ def run_execute_task(self, run_id: int) -> None:
     """
     worker = self.request.hostname or ""
     if _stop_requested.is_set():
-        _leave_the_pool(worker=worker, run_id=run_id)
+        _leave_the_pool(worker=worker, run_ids=[run_id])
         raise Reject(f"run {run_id} not taken: the worker is shutting down", requeue=True)
     if not services.run_claim(run_id=run_id, worker=worker):
         logger.info("run %s is not queued any more; nothing to do", run_id)
@@ -62,13 +62,14 @@ def run_execute_task(self, run_id: int) -> None:
     try:
         services.run_execute(run_id=run_id, should_stop=_stop_requested.is_set)
     except Exception as exc:
+        _exit_if_told_to(exc)
         if not _stopped_by_the_soft_time_limit(exc):
             raise
         services.run_fail(
             run_id=run_id, reason=f"stopped by the time limit of {_soft_limit(self)} s"
         )
     if _stop_requested.is_set():
-        _leave_the_pool(worker=worker, run_id=run_id)
+        _leave_the_pool(worker=worker, run_ids=[run_id])
 
 
 def _soft_limit(task) -> int:
@@ -87,21 +88,29 @@ def _soft_limit(task) -> int:
 )
 def shard_solve_task(self, shard_id: int) -> None:
     """Solve shard ``shard_id`` of a sharded run if it is still queued (a duplicate delivery
-    does nothing); the shard that completes its round enqueues the coordination."""
+    does nothing); the shard that completes its round enqueues the coordination.
+
+    A worker shutting down hands its shards back as it does its runs (see
+    :func:`run_execute_task`): the solve under way stops at its next progress report."""
+    worker = self.request.hostname or ""
     if _stop_requested.is_set():
+        _leave_the_pool(worker=worker, shard_ids=[shard_id])
         raise Reject(f"shard {shard_id} not taken: the worker is shutting down", requeue=True)
-    if not services.shard_claim(shard_id=shard_id, worker=self.request.hostname or ""):
+    if not services.shard_claim(shard_id=shard_id, worker=worker):
         logger.info("shard %s is not queued any more; nothing to do", shard_id)
         return
     try:
-        services.shard_execute(shard_id=shard_id)
+        services.shard_execute(shard_id=shard_id, should_stop=_stop_requested.is_set)
     except Exception as exc:
+        _exit_if_told_to(exc)
         if not _stopped_by_the_soft_time_limit(exc):
             raise
         services.shard_fail(
             shard_id=shard_id,
             reason=f"a shard stopped by the time limit of {_soft_limit(self)} s",
         )
+    if _stop_requested.is_set():
+        _leave_the_pool(worker=worker, shard_ids=[shard_id])
 
 
 @shared_task(
@@ -131,6 +140,7 @@ def comparison_upper_bound_task(comparison_id: int) -> None:
     try:
         services.comparison_upper_bound_compute(comparison_id=comparison_id)
     except Exception as exc:
+        _exit_if_told_to(exc)
         if not _stopped_by_the_soft_time_limit(exc):
             raise
         services.comparison_upper_bound_fail(
@@ -150,16 +160,38 @@ def _stopped_by_the_soft_time_limit(exc: BaseException) -> bool:
     an exception set``, caused by ``SoftTimeLimitExceeded``. So the exception and its causes
     are looked at, not its type alone.
     """
+    cause = _in_the_chain(exc, SoftTimeLimitExceeded)
+    if cause is not None and cause is not exc:
+        logger.info("the soft time limit, raised as %s: %s", type(exc).__name__, exc)
+    return cause is not None
+
+
+def _exit_if_told_to(exc: BaseException) -> None:
+    """Go on exiting if ``exc`` was raised because this pool process was told to end.
+
+    The hard time limit (and a cold shutdown) end a pool process with a SIGTERM, whose handler
+    raises ``SystemExit`` as the soft limit's raises its exception, so numba may hand it on as
+    a ``SystemError`` in the same way (:func:`_stopped_by_the_soft_time_limit`). Taken for a
+    task's error, it would have the process report a failure on the pool's result queue, with
+    that queue's lock taken, just as the pool's SIGKILL follows (0.1 s after the SIGTERM): a
+    process killed holding the lock hangs the whole worker. So it exits, reporting nothing.
+    """
+    told = _in_the_chain(exc, SystemExit)
+    if told is not None:
+        logger.info("told to end, raised as %s: %s", type(exc).__name__, exc)
+        raise told
+
+
+def _in_the_chain(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """``exc`` or the first of its causes (or contexts) that is a ``kind``, or None."""
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
-        if isinstance(cause, SoftTimeLimitExceeded):
-            if cause is not exc:
-                logger.info("the soft time limit, raised as %s: %s", type(exc).__name__, exc)
-            return True
+        if isinstance(cause, kind):
+            return cause
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
-    return False
+    return None
 
 
 @worker_init.connect
@@ -220,23 +252,29 @@ def _whole_worker_stopping() -> bool:
     return _worker_stopping is not None
 
 
-def _leave_the_pool(*, worker: str, run_id: int) -> None:
+def _leave_the_pool(*, worker: str, run_ids=(), shard_ids=()) -> None:
     """A pool process told to stop by a SIGTERM of its own (not its whole worker's) ends here,
-    between runs, where it holds none of the pool's locks: the run it computed or was about to
-    take is queued again and given to the broker, and the process exits, so that the pool
-    starts another in its place. (Its message comes back too, as a lost worker's does; a run
-    is claimed once, so the second message costs nothing.) When the whole worker is stopping,
-    it returns: the main process hands the runs back and ends its pool processes itself."""
+    between tasks, where it holds none of the pool's locks: the run or shard it computed or was
+    about to take is queued again and given to the broker, and the process exits, so that the
+    pool starts another in its place. (Its message comes back too, as a lost worker's does; a
+    run or shard is claimed once, so the second message costs nothing.) When the whole worker
+    is stopping, it returns: the main process hands the work back and ends its pool processes
+    itself."""
     if _whole_worker_stopping():
         return
+    what = f"runs {list(run_ids)}, shards {list(shard_ids)}"
     try:
-        services.runs_hand_back(worker=worker, run_ids=[run_id])
-        services.runs_enqueue(run_ids=[run_id])
+        if run_ids:
+            services.runs_hand_back(worker=worker, run_ids=list(run_ids))
+            services.runs_enqueue(run_ids=list(run_ids))
+        if shard_ids:
+            services.shards_hand_back(worker=worker, shard_ids=list(shard_ids))
+            services.shards_enqueue(shard_ids=list(shard_ids))
     except Exception:  # the broker or the database gone: the recovery sweeps will
-        logger.exception("run %s not handed back by its stopping pool process", run_id)
+        logger.exception("%s not handed back by their stopping pool process", what)
     finally:
         connection.close()
-    logger.warning("pool process %s told to stop: run %s handed back; exiting", os.getpid(), run_id)
+    logger.warning("pool process %s told to stop: %s handed back; exiting", os.getpid(), what)
     sys.exit(0)
 
 
@@ -300,24 +338,25 @@ def _end_now(signum, frame) -> None:
     os.kill(os.getpid(), signal.SIGKILL)  # still initializing: it holds nothing yet
 
 
-#: Runs this worker handed back when told to stop, enqueued once it has stopped consuming (so
-#: that it does not take them again itself).
-_handed_back: list[int] = []
+#: Runs and shards this worker handed back when told to stop, enqueued once it has stopped
+#: consuming (so that it does not take them again itself).
+_handed_back: dict[str, list[int]] = {"runs": [], "shards": []}
 
 
 @worker_shutting_down.connect
 def _hand_back_runs(sender: str, **kwargs) -> None:
-    """A worker told to stop (Ctrl-C, SIGTERM) queues its runs again at once. After a cold
-    shutdown no ``worker_shutdown`` follows, so they go to the broker as the process exits
-    (:func:`_enqueue_handed_back`, at exit)."""
+    """A worker told to stop (Ctrl-C, SIGTERM) queues its runs and shards again at once. After
+    a cold shutdown no ``worker_shutdown`` follows, so they go to the broker as the process
+    exits (:func:`_enqueue_handed_back`, at exit)."""
     if _worker_stopping is not None:
         _worker_stopping.value = True
     if kwargs.get("how") == "Cold":
         atexit.register(_enqueue_handed_back, sender)
     try:
-        _handed_back.extend(services.runs_hand_back(worker=sender))
+        _handed_back["runs"].extend(services.runs_hand_back(worker=sender))
+        _handed_back["shards"].extend(services.shards_hand_back(worker=sender))
     except DatabaseError:
-        logger.exception("worker %s: runs not handed back at shutdown; recovery will", sender)
+        logger.exception("worker %s: work not handed back at shutdown; recovery will", sender)
     finally:
         connection.close()
 
@@ -325,45 +364,52 @@ def _hand_back_runs(sender: str, **kwargs) -> None:
 @worker_ready.connect
 def _reclaim_runs(sender, **kwargs) -> None:
     """A worker starting under the name of one that died or stopped cold takes back the runs
-    it left (:func:`services.runs_reclaim`), instead of leaving them to the recovery sweeps."""
+    and shards it left (:func:`services.runs_reclaim`, :func:`services.shards_reclaim`),
+    instead of leaving them to the recovery sweeps."""
     try:
-        reclaimed = services.runs_reclaim(worker=sender.hostname)
+        runs = services.runs_reclaim(worker=sender.hostname)
+        shards = services.shards_reclaim(worker=sender.hostname)
     except Exception:  # the broker or the database not there yet: the recovery sweeps will
-        logger.exception("worker %s: runs left by its earlier self not reclaimed", sender)
+        logger.exception("worker %s: work left by its earlier self not reclaimed", sender)
         return
     finally:
         connection.close()
-    if reclaimed:
-        logger.warning("worker %s: runs %s left by its earlier self queued", sender, reclaimed)
+    if runs or shards:
+        logger.warning(
+            "worker %s: runs %s and shards %s left by its earlier self queued", sender, runs, shards
+        )
 
 
 @worker_shutdown.connect
 def _enqueue_handed_back_runs(sender, **kwargs) -> None:
-    """The worker has stopped: the runs it handed back go to the broker, for the others.
+    """The worker has stopped: the runs and shards it handed back go to the broker, for the
+    others.
 
-    So do the runs of this worker still ``running``: its pool processes have all stopped, so
+    So do those of this worker still ``running``: its pool processes have all stopped, so
     nothing computes them any more (one stopped it, or took it just after the hand-back).
     """
     _enqueue_handed_back(sender.hostname)
 
 
-def _enqueue_at_exit(worker: str) -> None:
-    """A cold shutdown is over (the worker consumes nothing any more): its runs go to the
-    broker, for the other workers, instead of waiting for the lost-message sweep."""
-    _enqueue_handed_back(worker)
-
-
 def _enqueue_handed_back(worker: str) -> None:
-    """The runs ``worker`` handed back, and those it still has ``running`` (its pool processes
-    have stopped), to the broker: at ``worker_shutdown``, or as the process exits after a cold
-    shutdown (it consumes nothing any more either way)."""
+    """The runs and shards ``worker`` handed back, and those it still has ``running`` (its pool
+    processes have stopped), to the broker: at ``worker_shutdown``, or as the process exits
+    after a cold shutdown (it consumes nothing any more either way)."""
+    runs, shards = _handed_back["runs"], _handed_back["shards"]
     try:
-        _handed_back.extend(services.runs_hand_back(worker=worker))
-        if _handed_back:
-            services.runs_enqueue(run_ids=_handed_back)
-            logger.warning("worker %s stopped: runs %s given to the broker", worker, _handed_back)
+        runs.extend(services.runs_hand_back(worker=worker))
+        shards.extend(services.shards_hand_back(worker=worker))
+        if runs:
+            services.runs_enqueue(run_ids=runs)
+        if shards:
+            services.shards_enqueue(shard_ids=shards)
+        if runs or shards:
+            logger.warning(
+                "worker %s stopped: runs %s and shards %s given to the broker", worker, runs, shards
+            )
     except Exception:  # the broker or the database gone: the recovery sweep will
-        logger.exception("runs of %s not re-queued at shutdown; the recovery sweep will", worker)
+        logger.exception("work of %s not re-queued at shutdown; the recovery sweep will", worker)
     finally:
-        _handed_back.clear()
+        runs.clear()
+        shards.clear()
         connection.close()

@@ -318,11 +318,19 @@ def shard_prices(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np
 
 
 def solve_shard(
-    problem: AssignmentProblem, job: ShardJob, *, method: str, seed=None, options=None
+    problem: AssignmentProblem,
+    job: ShardJob,
+    *,
+    method: str,
+    seed=None,
+    options=None,
+    progress=None,
 ) -> ShardOutcome:
-    """Solve one shard with :func:`~assignment.engine.solve.solve` and price its answer."""
+    """Solve one shard with :func:`~assignment.engine.solve.solve` and price its answer;
+    ``progress(fraction, message)`` is the solver's progress callback (an exception it raises
+    stops the solve)."""
     sub = shard_problem(problem, job)
-    result = solve(sub, method=method, seed=seed, **(options or {}))
+    result = solve(sub, method=method, seed=seed, progress=progress, **(options or {}))
     x = np.asarray(result.assignment, dtype=bool)
     price, budget_price = shard_prices(sub, x)
     workers, cols = np.nonzero(x)

@@ -37,6 +37,9 @@ from assignment.services.shards import (
     shard_execute,
     shard_fail,
     shards_coordinate,
+    shards_enqueue,
+    shards_hand_back,
+    shards_reclaim,
 )
 from assignment.services.tokens import api_token_for_sign_in, api_token_renew
 
@@ -70,4 +73,7 @@ __all__ = [
     "shard_execute",
     "shard_fail",
     "shards_coordinate",
+    "shards_enqueue",
+    "shards_hand_back",
+    "shards_reclaim",
 ]

@@ -23,6 +23,8 @@ not coordinated.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from datetime import timedelta
 
 import numpy as np
@@ -128,9 +130,44 @@ def shard_fail(*, shard_id: int, reason: str) -> bool:
     return run_id is not None and run_fail(run_id=run_id, reason=reason)
 
 
-def shard_execute(*, shard_id: int) -> bool:
+class _ShardStopped(Exception):
+    """The shard stopped being this worker's (handed back, its run cancelled or failed), or
+    the worker solving it is shutting down (``shard_execute``'s ``should_stop``)."""
+
+
+def _shard_progress(shard: RunShard, should_stop: Callable[[], bool] | None) -> Callable:
+    """The solver's progress callback for ``shard``: it raises :class:`_ShardStopped` when
+    ``should_stop()`` turns true, or (looked at once a second) when the shard is no longer
+    running on its worker under a running run."""
+    last = [time.monotonic()]
+
+    def progress(fraction: float, message: str) -> None:
+        if should_stop is not None and should_stop():
+            raise _ShardStopped
+        now = time.monotonic()
+        if now - last[0] < 1.0:
+            return
+        last[0] = now
+        mine = RunShard.objects.filter(
+            pk=shard.pk,
+            status=RunStatus.RUNNING,
+            worker=shard.worker,
+            run__status=RunStatus.RUNNING,
+        )
+        if not mine.exists():
+            raise _ShardStopped
+
+    return progress
+
+
+def shard_execute(*, shard_id: int, should_stop: Callable[[], bool] | None = None) -> bool:
     """Solve a claimed shard and store its answer and prices; the shard completing its round
-    enqueues the coordination. False if nothing was stored (the shard or its run moved on)."""
+    enqueues the coordination. False if nothing was stored (the shard or its run moved on).
+
+    The solver stops at its next progress report, storing nothing, once ``should_stop()`` turns
+    true (the worker is shutting down and hands the shard back: :func:`shards_hand_back`) or
+    the shard is no longer this worker's (handed back, its run cancelled).
+    """
     shard = RunShard.objects.select_related("run__project", "run__quality_matrix").get(pk=shard_id)
     run = shard.run
     heartbeat = _Heartbeat(
@@ -141,8 +178,16 @@ def shard_execute(*, shard_id: int) -> bool:
         job = ShardJob(shard.index, shard.tasks, shard.worker_caps, shard.budget)
         options = dict(run.options)
         outcome = solve_shard(
-            _whole_problem(run), job, method=run.method, seed=run.seed, options=options
+            _whole_problem(run),
+            job,
+            method=run.method,
+            seed=run.seed,
+            options=options,
+            progress=_shard_progress(shard, should_stop),
         )
+    except _ShardStopped:
+        logger.info("run %s: shard %s stopped while solving; nothing stored", run.pk, shard.index)
+        return False
     except (ValueError, RuntimeError, MemoryError) as exc:
         logger.exception("run %s: shard %s failed", run.pk, shard.index)
         run_fail(run_id=run.pk, reason=f"shard {shard.index}: {type(exc).__name__}: {exc}")
@@ -306,6 +351,56 @@ def _finish(run: AssignmentRun, problem: AssignmentProblem, best, state: dict) -
             message=f"{run.method} in {len(best)} shards, {rounds} price round(s)",
         )
     return "finished"
+
+
+def shards_hand_back(*, worker: str, shard_ids: list[int] | None = None) -> list[int]:
+    """Hand back the shards ``worker`` is solving (or those of ``shard_ids`` it is), because it
+    is shutting down: queued again at once, for :func:`shards_enqueue` to give to the broker
+    once the worker has stopped taking messages; returns them. As for runs
+    (:func:`~assignment.services.runs.runs_hand_back`): the solve under way stops at its next
+    progress report and stores nothing, and the attempt is not counted against the run.
+    """
+    running = RunShard.objects.filter(
+        status=RunStatus.RUNNING, worker=worker, run__status=RunStatus.RUNNING
+    )
+    if shard_ids is not None:
+        running = running.filter(pk__in=shard_ids)
+    handed_back = [
+        shard_id
+        for shard_id in running.values_list("pk", flat=True)
+        if RunShard.objects.filter(pk=shard_id, status=RunStatus.RUNNING, worker=worker).update(
+            status=RunStatus.QUEUED, enqueued_at=timezone.now(), attempts=F("attempts") - 1
+        )
+    ]
+    if handed_back:
+        logger.warning("worker %s stopping: shards %s queued again", worker, handed_back)
+    return handed_back
+
+
+def shards_enqueue(*, shard_ids: list[int]) -> list[int]:
+    """Give the broker those of ``shard_ids`` still queued under a running run; returns them."""
+    queued = list(
+        RunShard.objects.filter(
+            pk__in=shard_ids, status=RunStatus.QUEUED, run__status=RunStatus.RUNNING
+        )
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    _enqueue_shards(queued)
+    return queued
+
+
+def shards_reclaim(*, worker: str) -> list[int]:
+    """At the start of ``worker``: the shards an earlier worker of that name left running
+    (SIGKILL, a crash) or handed back without giving them to the broker (a cold shutdown),
+    queued and given to the broker at once; returns them (as
+    :func:`~assignment.services.runs.runs_reclaim` does for runs)."""
+    handed_back = shards_hand_back(worker=worker)
+    queued = RunShard.objects.filter(
+        status=RunStatus.QUEUED, worker=worker, run__status=RunStatus.RUNNING
+    )
+    shard_ids = sorted(set(handed_back) | set(queued.values_list("pk", flat=True)))
+    return shards_enqueue(shard_ids=shard_ids) if shard_ids else []
 
 
 def shards_recover_stale(*, now) -> dict[str, list[int]]:

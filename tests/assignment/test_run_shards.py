@@ -185,3 +185,67 @@ def test_a_cancelled_sharded_run_leaves_its_shards_unsolved(
 def test_shards_are_validated_when_the_run_is_requested(project, kwargs, match):
     with pytest.raises(RunValidationError, match=match):
         services.run_create(project=project, method="greedy", enqueue=False, **kwargs)
+
+
+def test_a_worker_shutting_down_hands_its_shards_back_for_the_others(
+    project, broker, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    run = start(project, capture, shards=3)
+    (_, mine), (_, theirs) = broker.pop(0), broker.pop(0)
+    assert services.shard_claim(shard_id=mine, worker="w1@host")
+    assert services.shard_claim(shard_id=theirs, worker="w2@host")
+    assert services.shards_hand_back(worker="w1@host") == [mine]
+    row = RunShard.objects.get(pk=mine)
+    assert (row.status, row.attempts) == (RunStatus.QUEUED, 0)  # the attempt is not counted
+    assert RunShard.objects.get(pk=theirs).status == RunStatus.RUNNING
+    # The solve that was under way on w1 finds the shard no longer its own and stores nothing.
+    assert services.shard_execute(shard_id=mine) is False
+    assert RunShard.objects.get(pk=mine).status == RunStatus.QUEUED
+    with capture(execute=True):
+        assert services.shards_enqueue(shard_ids=[mine, theirs]) == [mine]
+    assert broker[-1] == ("shard", mine)
+    with capture(execute=True):  # w2 finishes the one it holds
+        assert services.shard_execute(shard_id=theirs)
+    drain(broker, capture)
+    assert_stored_like_a_run(run)
+
+
+def test_a_shard_stops_at_its_next_progress_report_once_its_worker_is_shutting_down(
+    project, broker, django_capture_on_commit_callbacks
+):
+    run = start(project, django_capture_on_commit_callbacks, shards=2)
+    _, shard_id = broker.pop(0)
+    assert services.shard_claim(shard_id=shard_id, worker="w1@host")
+    asked = []
+
+    def should_stop():
+        asked.append(True)
+        return True
+
+    assert services.shard_execute(shard_id=shard_id, should_stop=should_stop) is False
+    assert asked
+    row = RunShard.objects.get(pk=shard_id)
+    # Nothing stored, the row left for the worker to hand back as it stops.
+    assert (row.status, row.worker, row.pairs_blob) == (RunStatus.RUNNING, "w1@host", None)
+    assert services.shards_hand_back(worker="w1@host") == [shard_id]
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING
+
+
+def test_a_worker_starting_again_under_its_name_takes_back_the_shards_it_left(
+    project, broker, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    start(project, capture, shards=3)
+    (_, killed), (_, cold), (_, theirs) = broker.pop(0), broker.pop(0), broker.pop(0)
+    assert services.shard_claim(shard_id=theirs, worker="w2@host")
+    assert services.shard_claim(shard_id=cold, worker="w1@host")
+    assert services.shards_hand_back(worker="w1@host") == [cold]  # never given to the broker
+    assert services.shard_claim(shard_id=killed, worker="w1@host")  # then w1 was killed
+    with capture(execute=True):
+        assert services.shards_reclaim(worker="w1@host") == sorted([killed, cold])
+    assert sorted(message[1] for message in broker) == sorted([killed, cold])
+    assert RunShard.objects.get(pk=theirs).status == RunStatus.RUNNING
+    with capture(execute=True):
+        assert services.shards_reclaim(worker="w3@host") == []

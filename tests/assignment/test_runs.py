@@ -565,6 +565,56 @@ def test_a_soft_time_limit_that_numba_hands_on_as_a_system_error_fails_the_run_w
     )
 
 
+def test_a_pool_process_told_to_end_during_a_kernel_exits_instead_of_reporting_an_error(
+    project, monkeypatch
+):
+    """The hard time limit ends a pool process with a SIGTERM, whose handler raises
+    ``SystemExit``; arriving during a kernel, numba hands it on as a ``SystemError``. The task
+    must go on exiting (a failure report would take the pool's result-queue lock just as the
+    pool's SIGKILL follows), leaving the run to the recovery sweep."""
+    from assignment.engine._sampled_votes import gradient_step, thresholds
+
+    m, width = 800, 128
+    threshold = thresholds(np.full(m * m, 0.7))
+    x, slopes = np.full(m * m, 0.5), np.ones((m, width))
+    every_pair, everywhere = np.zeros(0, np.int64), np.zeros(0, bool)
+    step = (1, x, every_pair, m, x, threshold, slopes, 1.0, everywhere)
+    gradient_step(*step)
+    ending = threading.Timer(
+        0.02, signal.pthread_kill, (threading.main_thread().ident, signal.SIGUSR2)
+    )
+    raised = []
+
+    def steps_until_told_to_end(*args, **kwargs):
+        ending.start()
+        deadline = time.monotonic() + 30
+        try:
+            while time.monotonic() < deadline:
+                gradient_step(*step)
+        except BaseException as exc:
+            raised.append(exc)
+            raise
+        raise AssertionError("the signal did not arrive")
+
+    def end(signum, frame):
+        raise SystemExit(f"told to end by signal {signum}")
+
+    run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
+    monkeypatch.setattr(services.runs, "solve", steps_until_told_to_end)
+    previous = signal.signal(signal.SIGUSR2, end)
+    try:
+        with pytest.raises(SystemExit, match="told to end"):
+            tasks.run_execute_task(run.pk)
+    finally:
+        ending.cancel()
+        if ending.ident is not None:
+            ending.join()
+        signal.signal(signal.SIGUSR2, previous)
+    assert type(raised[0]) is SystemError  # the way SystemExit came out of the kernel
+    run.refresh_from_db()
+    assert (run.status, run.error, run.assignment_blob) == (RunStatus.RUNNING, "", None)
+
+
 def test_a_system_error_of_its_own_is_not_taken_for_the_soft_time_limit(project, monkeypatch):
     def broken(*args, **kwargs):
         raise SystemError("a broken extension")

@@ -126,7 +126,7 @@ def test_a_cold_shutdown_still_ends_the_pool_processes_and_gives_its_run_to_the_
     worker.exited_within(BOUND)
     assert_nothing_left(worker)
     assert_handed_back(run)
-    assert f"runs [{run.pk}] given to the broker" in worker.log.read_text()
+    assert f"runs [{run.pk}] and shards [] given to the broker" in worker.log.read_text()
     other = workers("other", TVCS_RUN_LOST_AFTER="600", TVCS_RUN_STALE_AFTER="600")
     wait_until_finished(run, worker=other, what="the run to end on another worker")
     assert (run.status, run.attempts) == (RunStatus.SUCCEEDED, 1)
@@ -168,7 +168,7 @@ def test_a_pool_process_told_to_stop_alone_hands_its_run_back_and_the_pool_repla
     assert_stored_assignment_is_consistent(run)
     assert worker.process.poll() is None  # the worker itself goes on
     log = worker.log.read_text()
-    assert f"told to stop: run {run.pk} handed back; exiting" in log
+    assert f"told to stop: runs [{run.pk}], shards [] handed back; exiting" in log
     after = pool_processes(worker)
     assert computing not in after
     assert len(after) == len(before)
