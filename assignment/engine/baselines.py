@@ -2,7 +2,8 @@
 
 ``random``
     Random weights through the exact TVCS projection: a random feasible assignment of
-    maximal size under the caps.
+    maximal size under the caps; above ``MAX_SEARCH_PAIRS`` pairs, over a few random
+    candidate pairs per task instead of every pair (:func:`random_pairs`).
 ``q-lp``
     Ho, Jabbari & Vaughan, "Adaptive task assignment for crowdsourced classification",
     ICML 2013, offline LP, with the per-task caps and the budget of the TVCS comparison
@@ -58,6 +59,7 @@ import numpy as np
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.q_lp import q_lp_weights, solve_q_lp
+from assignment.engine.search_pairs import MAX_SEARCH_PAIRS
 from projections import TVCSStructure
 from projections.tvcs import project
 
@@ -67,6 +69,7 @@ __all__ = [
     "q_lp_credit_cap",
     "q_lp_weights",
     "random_assignment",
+    "random_pairs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -86,6 +89,74 @@ def random_assignment(problem: AssignmentProblem, *, rng: np.random.Generator) -
     weights = 1.0 + rng.random(problem.shape) / (p + 1)
     v = np.sqrt(problem.mask(weights))
     return project(v, problem.structure).support
+
+
+def random_pairs(
+    problem: AssignmentProblem, *, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """A random feasible assignment of maximal size as pairs, in memory ``O(pairs)``.
+
+    Up to ``MAX_SEARCH_PAIRS`` pairs it is :func:`random_assignment`'s, the same for the same
+    ``rng``. Above, no ``(n, m)`` array of weights is built: each task draws ``k`` workers at
+    random (with replacement, duplicates and ineligible pairs dropped), and random weights go
+    through the exact projection over those pairs only, which returns a maximum-size
+    assignment within them. ``k`` starts at four times the largest task cap and doubles while
+    the assignment falls short of ``min(budget, sum_i min(c_i, m), sum_j min(s_j, n))``, which
+    no assignment exceeds, until ``k = n`` or ``k m > MAX_SEARCH_PAIRS``; the message says
+    whether it reached that size (then it is of maximum size over every pair).
+
+    Returns
+    -------
+    workers, tasks : ndarray of int64, shape (p,)
+        The assigned pairs.
+    message : str
+    """
+    n, m = problem.shape
+    if n * m <= MAX_SEARCH_PAIRS:
+        workers, tasks = np.nonzero(random_assignment(problem, rng=rng))
+        return workers.astype(np.int64), tasks.astype(np.int64), "random maximal"
+    most = min(
+        int(problem.budget),
+        int(np.minimum(problem.max_tasks_per_worker, m).sum()),
+        int(np.minimum(problem.max_workers_per_task, n).sum()),
+    )
+    k = min(n, max(1, 4 * int(problem.max_workers_per_task.max(initial=0))))
+    while True:
+        entries = _random_candidates(problem, k, rng)
+        workers, tasks = _random_within(problem, entries, rng)
+        if workers.size >= most or k >= n or 2 * k * m > MAX_SEARCH_PAIRS:
+            break
+        k = min(n, 2 * k)
+    reach = "the most the caps allow" if workers.size == most else f"the caps allow {most:,}"
+    message = f"random maximal over {entries.shape[0]:,} random candidate pairs ({reach})"
+    return workers, tasks, message
+
+
+def _random_candidates(problem: AssignmentProblem, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Flat indices ``i * m + j`` (ascending, distinct) of ``k`` workers drawn at random for
+    each task, the ineligible pairs dropped."""
+    n, m = problem.shape
+    entries = np.unique(rng.integers(0, n, size=(k, m), dtype=np.int64) * m + np.arange(m))
+    if problem.eligible is not None:
+        entries = entries[problem.eligible.reshape(-1)[entries]]
+    return entries
+
+
+def _random_within(
+    problem: AssignmentProblem, entries: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """A maximum-size assignment within the pairs ``entries``, chosen by random weights."""
+    workers, tasks = np.divmod(entries, problem.n_tasks)
+    structure = TVCSStructure.from_labels(
+        workers,
+        tasks,
+        caps1=problem.max_tasks_per_worker,
+        caps2=problem.max_workers_per_task,
+        total=problem.budget,
+    )
+    weights = 1.0 + rng.random(entries.shape[0]) / (entries.shape[0] + 1)
+    support = project(np.sqrt(weights), structure).support
+    return workers[support], tasks[support]
 
 
 #: The q-lp options users may set; the default is ``q_lp_assignment``'s own.

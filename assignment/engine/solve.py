@@ -113,7 +113,8 @@ def _tvcs_iht_run(solver, problem, rng, progress, options):
 
 
 def _random_run(solver, problem, rng, progress, options):
-    return solver(problem, rng=rng, **options), 1, [], "random maximal", {}
+    workers, tasks, message = solver(problem, rng=rng, **options)
+    return (workers, tasks), 1, [], message, {}
 
 
 def _q_lp_run(solver, problem, rng, progress, options):
@@ -159,7 +160,7 @@ _REGISTRY = (
         "random maximal assignment",
         "A random assignment of as many pairs as the caps allow: the floor any method must beat.",
         "assignment.engine.baselines",
-        "random_assignment",
+        "random_pairs",
         None,
         _random_run,
     ),

@@ -4,12 +4,14 @@ maximal size, q-lp a feasible rounding of the LP of Ho, Jabbari & Vaughan (2013)
 from __future__ import annotations
 
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
 
-from assignment.engine.baselines import random_assignment
-from assignment.engine.problem import AssignmentProblem
+from assignment.engine import baselines
+from assignment.engine.baselines import random_assignment, random_pairs
+from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.solve import solve
 
 
@@ -74,6 +76,81 @@ def test_random_depends_on_the_seed_only():
     np.testing.assert_array_equal(first, again)
     other = random_assignment(problem, rng=np.random.default_rng(5))
     assert not np.array_equal(first, other)
+
+
+def test_random_pairs_are_random_assignments_pairs_up_to_the_search_limit():
+    problem = make_problem(**CASES["per-worker and per-task caps"])
+    workers, tasks, message = random_pairs(problem, rng=np.random.default_rng(3))
+    dense = random_assignment(problem, rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(np.stack(np.nonzero(dense)), np.stack([workers, tasks]))
+    assert message == "random maximal"
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_random_over_candidate_pairs_is_feasible_for_every_cap_mix(case, monkeypatch):
+    monkeypatch.setattr(baselines, "MAX_SEARCH_PAIRS", 40)  # 160 pairs: the candidate path
+    problem = make_problem(**CASES[case])
+    workers, tasks, message = random_pairs(problem, rng=np.random.default_rng(0))
+    assert problem.is_feasible_pairs(workers, tasks)
+    assert message.startswith("random maximal over ")
+
+
+def test_random_over_candidate_pairs_takes_the_most_the_caps_allow_and_says_so(monkeypatch):
+    monkeypatch.setattr(baselines, "MAX_SEARCH_PAIRS", 1_000)
+    # 400 tasks x 3 workers: the binding caps (60 workers x 40 tasks would allow 2,400)
+    problem = make_problem(n=60, m=400, budget=10_000, max_tasks_per_worker=40)
+    workers, tasks, message = random_pairs(problem, rng=np.random.default_rng(0))
+    assert problem.is_feasible_pairs(workers, tasks)
+    assert workers.size == 1_200
+    assert message.endswith("(the most the caps allow)")
+    again = random_pairs(problem, rng=np.random.default_rng(0))
+    other = random_pairs(problem, rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(again[0], workers)
+    assert not np.array_equal(other[0], workers)
+
+
+def test_random_over_candidate_pairs_draws_more_while_it_falls_short_and_says_when_it_does(
+    monkeypatch,
+):
+    monkeypatch.setattr(baselines, "MAX_SEARCH_PAIRS", 10_000)
+    n, m = 200, 100  # 20,000 pairs, one worker per task, 20 eligible workers per task
+    eligible = np.zeros((n, m), bool)
+    for j in range(m):
+        eligible[np.random.default_rng(j).choice(n, 20, replace=False), j] = True
+    caps = {"max_workers_per_task": 1, "max_tasks_per_worker": 100, "budget": 1_000}
+    problem = AssignmentProblem(np.full((n, m), 0.8), eligible=eligible, **caps)
+    workers, tasks, message = random_pairs(problem, rng=np.random.default_rng(0))
+    assert problem.is_feasible_pairs(workers, tasks)
+    assert workers.size == m
+    assert message.endswith("(the most the caps allow)")
+    # 4 draws per task find no eligible worker for most tasks: it drew more.
+    assert int(message.split(" over ")[1].split(" ")[0].replace(",", "")) > 4 * m
+    eligible[:, 7] = False  # task 7 can have nobody
+    problem = AssignmentProblem(np.full((n, m), 0.8), eligible=eligible, **caps)
+    workers, tasks, message = random_pairs(problem, rng=np.random.default_rng(0))
+    assert problem.is_feasible_pairs(workers, tasks)
+    assert workers.size == m - 1
+    assert message.endswith("(the caps allow 100)")
+
+
+def test_random_over_candidate_pairs_builds_no_workers_by_tasks_array(monkeypatch):
+    monkeypatch.setattr(baselines, "MAX_SEARCH_PAIRS", 20_000)
+    n, m = 2_000, 5_000  # 10 million pairs: 80 MB for one float64 per pair
+    problem = AssignmentProblem(
+        QualityByCategory(np.full((n, 1), 0.8), np.zeros(m, np.int64)),
+        max_workers_per_task=3,
+        max_tasks_per_worker=40,
+        budget=15_000,
+    )
+    random_pairs(problem, rng=np.random.default_rng(1))  # the kernels' first call made
+    tracemalloc.start()
+    try:
+        workers, _, _ = random_pairs(problem, rng=np.random.default_rng(0))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert workers.size == 15_000
+    assert peak < 20_000_000, f"{peak:,} bytes at the peak"
 
 
 # --------------------------------------------------------------------------- q-lp
