@@ -268,7 +268,12 @@ def _compact_indices(indices: np.ndarray, *, upper: int) -> np.ndarray:
 
 #: The fields of a quality matrix's row that grow with its values or its tasks: left behind by
 #: reads of its sizes and summaries.
-QUALITY_VALUE_BLOBS = ("task_ids_blob", "category_table_blob", "task_category_blob")
+QUALITY_VALUE_BLOBS = (
+    "task_ids_blob",
+    "category_table_blob",
+    "task_category_blob",
+    "confusion_blob",
+)
 
 
 class QualityMatrixQuerySet(models.QuerySet):
@@ -384,6 +389,12 @@ class QualityMatrix(models.Model):
     category_means_blob = models.BinaryField(null=True, blank=True)
     value_statistics = models.JSONField(
         default=dict, blank=True, help_text="mean, std, min and max of the values."
+    )
+    confusion_blob = models.BinaryField(
+        null=True,
+        blank=True,
+        help_text="Estimated by Dawid-Skene EM: each worker's confusion matrix, "
+        "P(answer | true label), shape (n_workers, K, K), labels in the project's order.",
     )
     details = models.JSONField(default=dict, blank=True)
 
@@ -593,6 +604,19 @@ class QualityMatrix(models.Model):
             return None
         return _array_from(self.category_means_blob)
 
+    @property
+    def confusion(self) -> np.ndarray | None:
+        """Each worker's confusion matrix ``C[i, c, a] = P(answer a | true label c)``, shape
+        (n_workers, K, K), for a matrix estimated by Dawid-Skene EM; None otherwise."""
+        return None if self.confusion_blob is None else _array_from(self.confusion_blob)
+
+    def set_confusion(self, confusion: np.ndarray) -> None:
+        """Store Dawid-Skene's confusion matrices, shape (n_workers, K, K)."""
+        c = np.asarray(confusion, dtype=np.float64)
+        if c.ndim != 3 or c.shape[0] != self.n_workers or c.shape[1] != c.shape[2]:
+            raise ValueError(f"confusion must have shape ({self.n_workers}, K, K), got {c.shape}")
+        self.confusion_blob = _array_bytes(c)
+
 
 class QualityChunk(models.Model):
     """Rows ``row_start:row_stop`` of a quality matrix's values, as one ``.npy`` blob."""
@@ -758,6 +782,13 @@ class AssignmentRun(models.Model):
 
     expected_accuracy = models.FloatField(null=True, blank=True)
     accuracy_standard_error = models.FloatField(null=True, blank=True)
+    dawid_skene_accuracy = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="With quality estimated by Dawid-Skene EM: the expected accuracy under its "
+        "confusion matrices of the Dawid-Skene vote and of the Bayes vote, each with its "
+        "standard error.",
+    )
     n_assigned = models.PositiveIntegerField(null=True, blank=True)
     assignment_blob = models.BinaryField(null=True, blank=True)
     error = models.TextField(blank=True)

@@ -304,6 +304,7 @@ RUN_STATUS_FIELDS = (
     "seconds",
     "expected_accuracy",
     "accuracy_standard_error",
+    "dawid_skene_accuracy",
     "n_assigned",
     "error",
 )

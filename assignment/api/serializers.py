@@ -435,8 +435,39 @@ class RunCreateSerializer(_RoundSerializer, _CapsSerializer):
     )
 
 
+_VOTE_ACCURACY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "expected_accuracy": {"type": "number", "format": "double"},
+        "standard_error": {"type": "number", "format": "double"},
+    },
+    "required": ["expected_accuracy", "standard_error"],
+}
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "nullable": True,
+        "properties": {
+            "dawid_skene_vote": _VOTE_ACCURACY_SCHEMA,
+            "bayes_vote": _VOTE_ACCURACY_SCHEMA,
+        },
+        "required": ["dawid_skene_vote", "bayes_vote"],
+        "description": "Only for a run whose quality was estimated by Dawid-Skene EM (and "
+        "not a next round): the assignment's expected accuracy if the workers answer as "
+        "their fitted confusion matrices say, for the Dawid-Skene vote (the best vote under "
+        "that model) and for the Bayes vote of the symmetric model that expected_accuracy "
+        "is computed under. Standard error 0 where the sum over answer patterns was exact.",
+    }
+)
+class DawidSkeneAccuracyField(serializers.JSONField):
+    pass
+
+
 class RunSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
     round = serializers.BooleanField(source="next_round", read_only=True)
+    dawid_skene_accuracy = DawidSkeneAccuracyField(read_only=True, allow_null=True)
 
     class Meta:
         model = AssignmentRun

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from assignment.engine.accuracy import MAX_EXACT_WORKERS, task_accuracy_pairs
+from assignment.engine.confusion import confusion_accuracy
 from assignment.engine.multiclass import (
     MAX_EXACT_STATES,
     exact_state_counts,
@@ -17,7 +18,7 @@ from assignment.engine.multiclass import (
 )
 from assignment.engine.problem import AssignmentProblem
 
-__all__ = ["accuracy_bins", "assignment_distributions"]
+__all__ = ["accuracy_bins", "accuracy_under_confusion", "assignment_distributions"]
 
 
 def accuracy_bins(n_labels: int) -> np.ndarray:
@@ -78,3 +79,42 @@ def _task_accuracies(problem: AssignmentProblem, workers, tasks, per_task) -> np
     return task_accuracy_multiclass(
         problem.quality_form, assignment, prior=problem.prior_distribution, n_labels=k
     )
+
+
+def accuracy_under_confusion(
+    problem: AssignmentProblem, assignment: tuple, confusion: np.ndarray, *, seed: int = 0
+) -> dict:
+    """The expected accuracy of ``assignment`` (pairs ``(workers, tasks)``) if the workers
+    answer as Dawid–Skene's confusion matrices say, for the two votes the labels offer.
+
+    The engine optimised under the symmetric model with ``problem``'s quality; with quality
+    estimated by Dawid–Skene EM, the full matrices say how the assignment fares under the
+    model that was fitted (:mod:`assignment.engine.confusion`).
+
+    Parameters
+    ----------
+    problem : AssignmentProblem
+    assignment : tuple of two int arrays, shape (pairs,) each
+    confusion : ndarray, shape (n_workers, K, K)
+        ``C[i, c, a] = P(worker i answers a | true label c)``, labels in the problem's order.
+
+    Returns
+    -------
+    dict
+        ``dawid_skene_vote`` and ``bayes_vote`` (the symmetric model's vote with the
+        problem's quality), each ``{"expected_accuracy": float, "standard_error": float}``
+        (standard error 0 when every task was summed exactly).
+    """
+    workers, tasks = (np.asarray(v, dtype=np.int64) for v in assignment)
+    prior = problem.prior_distribution
+    votes = {"dawid_skene_vote": None, "bayes_vote": problem.quality_at(workers, tasks)}
+    out = {}
+    for name, vote_quality in votes.items():
+        result = confusion_accuracy(
+            confusion, workers, tasks, prior=prior, vote_quality=vote_quality, seed=seed
+        )
+        out[name] = {
+            "expected_accuracy": result.expected_accuracy,
+            "standard_error": result.standard_error,
+        }
+    return out

@@ -322,6 +322,8 @@ def _quality_by_em(
         task_categories=task_categories,
         gold_counts=gold_counts,
     )
+    if estimate.model == "dawid-skene":  # one-coin's matrices say no more than its accuracies
+        matrix.set_confusion(estimate.confusion)
     matrix.save()
     if not estimate.converged:
         logger.warning(

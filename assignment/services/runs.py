@@ -28,7 +28,7 @@ from assignment.engine import (
     check_options,
     solve,
 )
-from assignment.engine.distributions import assignment_distributions
+from assignment.engine.distributions import accuracy_under_confusion, assignment_distributions
 from assignment.engine.solve import evaluate
 from assignment.errors import (
     RunLimitError,
@@ -462,19 +462,31 @@ def run_execute(
         seconds=result.seconds,
         accuracy=(result.expected_accuracy, result.accuracy_standard_error),
         message=result.message,
+        # A next round's problem holds posteriors under the symmetric model: not comparable.
+        confusion=None if run.next_round else run.quality_matrix.confusion,
     )
     return AssignmentRun.objects.filter(pk=run_id).first()
 
 
 def _run_store(
-    running, problem: AssignmentProblem, pairs: tuple, *, seconds, accuracy, message
+    running,
+    problem: AssignmentProblem,
+    pairs: tuple,
+    *,
+    seconds,
+    accuracy,
+    message,
+    confusion: np.ndarray | None = None,
 ) -> bool:
     """Store a computed assignment, ``pairs`` = ``(workers, tasks)`` int arrays, on the run
     ``running`` selects (a queryset that still requires it to be running): one conditional
-    UPDATE, to succeeded. ``accuracy`` is ``(expected_accuracy, standard_error)``. False if the
-    run was no longer running (the result is dropped)."""
+    UPDATE, to succeeded. ``accuracy`` is ``(expected_accuracy, standard_error)``. With the
+    quality's Dawid-Skene ``confusion`` matrices, the run also gets the accuracy under them
+    (``dawid_skene_accuracy``). False if the run was no longer running (the result is
+    dropped)."""
     rows, cols = pairs
     summary = assignment_distributions(problem, pairs)
+    under_confusion = None if confusion is None else _under_confusion(problem, pairs, confusion)
     stored = AssignmentRun()
     stored.set_pairs(rows, cols)
     finished = running.update(
@@ -483,6 +495,7 @@ def _run_store(
         seconds=seconds,
         expected_accuracy=accuracy[0],
         accuracy_standard_error=accuracy[1],
+        dawid_skene_accuracy=under_confusion,
         n_assigned=stored.n_assigned,
         assignment_blob=stored.assignment_blob,
         progress=100,
@@ -492,6 +505,21 @@ def _run_store(
     if not finished:
         logger.info("a run finished computing but is no longer running; result dropped")
     return bool(finished)
+
+
+def _under_confusion(problem: AssignmentProblem, pairs: tuple, confusion: np.ndarray):
+    """:func:`~assignment.engine.distributions.accuracy_under_confusion`, or None when the
+    matrices no longer fit the problem (the project's labels changed since the estimate)."""
+    if confusion.shape != (problem.n_workers, problem.n_labels, problem.n_labels):
+        logger.warning(
+            "confusion matrices of shape %s do not fit a problem of %d workers and %d labels; "
+            "the accuracy under them is left out",
+            confusion.shape,
+            problem.n_workers,
+            problem.n_labels,
+        )
+        return None
+    return accuracy_under_confusion(problem, pairs, confusion)
 
 
 def run_fail(*, run_id: int, reason: str) -> bool:

@@ -349,6 +349,7 @@ def _finish(run: AssignmentRun, problem: AssignmentProblem, best, state: dict) -
             seconds=seconds,
             accuracy=accuracy,
             message=f"{run.method} in {len(best)} shards, {rounds} price round(s)",
+            confusion=run.quality_matrix.confusion,
         )
     return "finished"
 

@@ -13,10 +13,14 @@ import logging
 import numpy as np
 import pytest
 from project_data import make_project
+from rest_framework.test import APIClient
 
+from assignment import services
+from assignment.engine.distributions import accuracy_under_confusion
 from assignment.errors import QualityEstimationError
 from assignment.models import (
     Answer,
+    AssignmentRun,
     GoldAnswer,
     GoldItem,
     QualityChunk,
@@ -26,6 +30,7 @@ from assignment.models import (
     Worker,
 )
 from assignment.services import quality_estimate
+from assignment.services.runs import _whole_problem
 
 pytestmark = pytest.mark.django_db
 
@@ -315,3 +320,43 @@ def test_an_estimate_that_did_not_converge_is_stored_saying_so_with_a_warning(ca
         for record in caplog.records
         if record.name == "assignment.services.quality"
     )
+
+
+def test_a_dawid_skene_estimate_keeps_each_workers_confusion_matrix_and_one_coin_none():
+    project = make_project(labels=["cat", "dog", "bird"])
+    accuracy = np.random.default_rng(6).uniform(0.5, 0.95, 12)
+    crowd(project, accuracy, n_tasks=300, answers_per_task=3, labels=("cat", "dog", "bird"))
+    matrix = quality_estimate(project=project, source="answers", model="dawid-skene")
+    stored = QualityMatrix.objects.get(pk=matrix.pk).confusion
+    assert stored.shape == (12, 3, 3)
+    np.testing.assert_allclose(stored.sum(axis=2), 1.0)
+    # The diagonal is each worker's accuracy on each true label: it follows the true accuracy.
+    assert np.corrcoef(stored.diagonal(axis1=1, axis2=2).mean(axis=1), accuracy)[0, 1] > 0.8
+    one_coin = quality_estimate(project=project, source="answers", model="one-coin")
+    assert QualityMatrix.objects.get(pk=one_coin.pk).confusion is None
+
+
+@pytest.mark.parametrize("model", ["dawid-skene", "one-coin"])
+def test_a_run_on_dawid_skene_quality_says_its_accuracy_under_the_confusion_matrices(model):
+    project = make_project(labels=["cat", "dog", "bird"])
+    accuracy = np.random.default_rng(8).uniform(0.5, 0.95, 12)
+    crowd(project, accuracy, n_tasks=200, answers_per_task=3, labels=("cat", "dog", "bird"))
+    matrix = quality_estimate(project=project, source="answers", model=model)
+    run = services.run_create(project=project, method="greedy", seed=0, enqueue=False)
+    assert services.run_claim(run_id=run.pk)
+    services.run_execute(run_id=run.pk)
+    run = AssignmentRun.objects.get(pk=run.pk)
+    assert run.status == "succeeded", run.error
+    api = APIClient()
+    api.force_authenticate(user=project.owner)
+    answer = api.get(f"/api/runs/{run.pk}/").json()
+    assert answer["dawid_skene_accuracy"] == run.dawid_skene_accuracy
+    if model == "one-coin":
+        assert run.dawid_skene_accuracy is None
+        return
+    figures = run.dawid_skene_accuracy
+    problem = _whole_problem(run)
+    pairs = (run.pairs[:, 0].astype(np.int64), run.pairs[:, 1].astype(np.int64))
+    assert figures == accuracy_under_confusion(problem, pairs, matrix.confusion)
+    best, bayes = figures["dawid_skene_vote"], figures["bayes_vote"]
+    assert 1 / 3 < bayes["expected_accuracy"] <= best["expected_accuracy"] + 1e-12 <= 1 + 1e-12

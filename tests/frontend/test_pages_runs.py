@@ -202,3 +202,22 @@ def test_a_three_label_project_offers_every_method_and_runs_tvcs_iht(client, ali
     execute(run.pk)
     run.refresh_from_db()
     assert run.status == "succeeded", run.error
+
+
+def test_a_run_on_dawid_skene_quality_shows_its_accuracy_under_the_confusion_matrices(
+    client, project, queued
+):
+    run = services.run_create(project=project, method="greedy", seed=1)
+    execute(run.pk)
+    status_url = reverse("frontend:run_status", args=[run.pk])
+    assert 'id="run-dawid-skene"' not in client.get(status_url).content.decode()
+    AssignmentRun.objects.filter(pk=run.pk).update(
+        dawid_skene_accuracy={
+            "dawid_skene_vote": {"expected_accuracy": 0.91234, "standard_error": 0.0},
+            "bayes_vote": {"expected_accuracy": 0.8765, "standard_error": 0.0021},
+        }
+    )
+    fragment = client.get(status_url).content.decode()
+    assert 'id="run-dawid-skene"' in fragment
+    assert "0.9123 with the Dawid\u2013Skene vote" in fragment
+    assert "0.8765 (± 0.0021) with the Bayes vote" in fragment

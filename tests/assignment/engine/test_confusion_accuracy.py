@@ -1,0 +1,166 @@
+"""Expected accuracy under confusion matrices (assignment/engine/confusion.py): against a plain
+enumeration, against the engine's exact accuracy for one-coin matrices, and by Monte Carlo."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from assignment.engine import confusion as confusion_module
+from assignment.engine.accuracy import task_accuracy_pairs
+from assignment.engine.confusion import confusion_accuracy
+from assignment.engine.multiclass import task_accuracy_multiclass
+
+
+def random_case(seed: int, *, n=6, m=5, k=3, per_task=3, concentration=3.0):
+    rng = np.random.default_rng(seed)
+    confusion = np.stack(
+        [rng.dirichlet(np.full(k, 1.0) + concentration * np.eye(k)[c], size=n) for c in range(k)],
+        axis=1,
+    )  # (n, K, K): row c of worker i is rng's Dirichlet leaning to c
+    prior = rng.dirichlet(np.full(k, 2.0), size=m)
+    workers, tasks = [], []
+    for j in range(m):
+        chosen = rng.choice(n, size=min(n, j % (per_task + 1)), replace=False)
+        workers += list(chosen)
+        tasks += [j] * len(chosen)
+    return confusion, prior, np.array(workers, np.int64), np.array(tasks, np.int64)
+
+
+def one_coin(q: np.ndarray, k: int) -> np.ndarray:
+    c = np.repeat(((1 - q) / (k - 1))[:, None, None], k, axis=1).repeat(k, axis=2)
+    c[:, np.arange(k), np.arange(k)] = q[:, None]
+    return c
+
+
+def enumerated(confusion, prior, workers, tasks, vote_quality=None) -> np.ndarray:
+    """Each task's accuracy by summing over its answer patterns one by one."""
+    k = prior.shape[1]
+    out = []
+    for j in range(prior.shape[0]):
+        on = np.flatnonzero(tasks == j)
+        total = 0.0
+        for answers in itertools.product(range(k), repeat=on.size):
+            joint = prior[j].copy()
+            scores = np.log(prior[j])
+            for e, a in zip(on, answers, strict=True):
+                joint = joint * confusion[workers[e], :, a]
+                if vote_quality is not None:
+                    q = vote_quality[e]
+                    scores[a] += np.log(q * (k - 1) / (1 - q))
+            if vote_quality is None:
+                total += joint.max()
+            else:
+                winners = np.flatnonzero(scores >= scores.max() - 1e-9)
+                total += joint[winners].sum() / winners.size
+        out.append(total)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_dawid_skene_vote_matches_a_plain_enumeration(k, seed):
+    confusion, prior, workers, tasks = random_case(seed, k=k)
+    result = confusion_accuracy(confusion, workers, tasks, prior=prior)
+    np.testing.assert_allclose(
+        result.task_accuracy, enumerated(confusion, prior, workers, tasks), atol=1e-12
+    )
+    assert not result.task_standard_error.any()
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_symmetric_bayes_vote_matches_a_plain_enumeration_and_never_beats_dawid_skene(
+    k, seed
+):
+    confusion, prior, workers, tasks = random_case(seed, k=k)
+    q = np.random.default_rng(seed + 100).uniform(0.4, 0.95, workers.size)
+    result = confusion_accuracy(confusion, workers, tasks, prior=prior, vote_quality=q)
+    expected = enumerated(confusion, prior, workers, tasks, vote_quality=q)
+    np.testing.assert_allclose(result.task_accuracy, expected, atol=1e-12)
+    best = confusion_accuracy(confusion, workers, tasks, prior=prior).task_accuracy
+    assert np.all(result.task_accuracy <= best + 1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_one_coin_matrices_give_the_engines_exact_binary_accuracy(seed):
+    rng = np.random.default_rng(seed)
+    n, m = 12, 40
+    quality = rng.uniform(0.35, 0.95, (n, m))
+    x = rng.random((n, m)) < 0.3
+    p = rng.uniform(0.2, 0.8, m)
+    workers, tasks = np.nonzero(x)
+    engine = task_accuracy_pairs(quality, workers, tasks, prior=p)
+    # One worker per (worker, task) quality: a "worker" of the confusion model per pair.
+    pair_confusion = one_coin(quality[workers, tasks], 2)
+    pairs = np.arange(workers.size)
+    prior = np.stack([1 - p, p], axis=1)
+    for vote in (None, quality[workers, tasks]):
+        ours = confusion_accuracy(pair_confusion, pairs, tasks, prior=prior, vote_quality=vote)
+        np.testing.assert_allclose(ours.task_accuracy, engine, atol=1e-12)
+
+
+def test_one_coin_matrices_give_the_engines_exact_multiclass_accuracy():
+    rng = np.random.default_rng(7)
+    n, m, k = 8, 30, 3
+    quality = rng.uniform(0.3, 0.95, (n, m))
+    x = rng.random((n, m)) < 0.35
+    prior = rng.dirichlet(np.full(k, 3.0), size=m)
+    workers, tasks = np.nonzero(x)
+    engine = task_accuracy_multiclass(quality, x, prior=prior, n_labels=k)
+    ours = confusion_accuracy(
+        one_coin(quality[workers, tasks], k), np.arange(workers.size), tasks, prior=prior
+    )
+    np.testing.assert_allclose(ours.task_accuracy, engine, atol=1e-12)
+
+
+@pytest.mark.parametrize("vote", ["dawid-skene", "symmetric"])
+def test_monte_carlo_agrees_with_the_exact_sum_within_its_standard_error(vote, monkeypatch):
+    confusion, prior, workers, tasks = random_case(3, n=10, m=30, k=3, per_task=5)
+    q = np.full(workers.size, 0.7) if vote == "symmetric" else None
+    exact = confusion_accuracy(confusion, workers, tasks, prior=prior, vote_quality=q)
+    monkeypatch.setattr(confusion_module, "MAX_EXACT_PATTERNS", 1)  # every task sampled
+    sampled = confusion_accuracy(
+        confusion, workers, tasks, prior=prior, vote_quality=q, n_samples=4000, seed=1
+    )
+    with_workers = np.bincount(tasks, minlength=30) > 0
+    assert np.all(sampled.task_standard_error[with_workers] > 0)
+    z = (sampled.expected_accuracy - exact.expected_accuracy) / sampled.standard_error
+    assert abs(z) < 4, z
+    assert np.all(
+        np.abs(sampled.task_accuracy - exact.task_accuracy)
+        <= 5 * sampled.task_standard_error + 1e-12
+    )
+
+
+def test_a_confident_wrong_prior_is_overturned_only_as_the_model_says():
+    # One worker who always answers "0": the answer says nothing, the prior decides.
+    confusion = np.array([[[1.0, 0.0], [1.0, 0.0]]])
+    prior = np.array([[0.3, 0.7]])
+    result = confusion_accuracy(confusion, [0], [0], prior=prior)
+    assert result.expected_accuracy == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"confusion": np.ones((2, 2, 3))}, "shape"),
+        ({"confusion": np.full((2, 2, 2), 0.7)}, "sum to 1"),
+        ({"prior": np.full((3, 3), 1 / 3)}, "prior must have shape"),
+        ({"prior": np.array([[0.5, 0.6]] * 3)}, "distribution"),
+        ({"workers": [0, 2], "tasks": [0, 1]}, "out of range"),
+        ({"workers": [0, 0], "tasks": [1, 1]}, "twice"),
+        ({"vote_quality": [0.5]}, "vote_quality"),
+    ],
+)
+def test_bad_input_is_refused_naming_the_argument(kwargs, match):
+    args = {
+        "confusion": np.full((2, 2, 2), 0.5),
+        "workers": [0, 1],
+        "tasks": [0, 1],
+        "prior": np.full((3, 2), 0.5),
+    } | kwargs
+    with pytest.raises(ValueError, match=match):
+        confusion_accuracy(args.pop("confusion"), args.pop("workers"), args.pop("tasks"), **args)
