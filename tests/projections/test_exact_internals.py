@@ -174,6 +174,16 @@ def _candidates(result):
     return int(result.message.split(" candidate elements")[0].rsplit(" ", 1)[1])
 
 
+def test_the_slack_lever_reaches_the_histogram_kernel(monkeypatch):
+    # SLACK is read when the candidates are chosen, not frozen into the compiled kernel.
+    V, structure = _medium(2, 0.3)
+    counts = []
+    for slack in (0, 40):
+        monkeypatch.setattr(levers, "SLACK", slack)
+        counts.append(_candidates(project(V, structure)))
+    assert counts[0] < counts[1]
+
+
 def test_rebuilding_the_graph_when_it_lacks_room_keeps_the_flow(monkeypatch):
     monkeypatch.setattr(exact_graph, "add_arcs", lambda *args: False)  # always rebuild
     monkeypatch.setattr(levers, "BUDGET_MARGIN", 0.3)  # a candidate graph that misses a lot
