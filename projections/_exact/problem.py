@@ -46,14 +46,12 @@ class Problem:
     Attributes
     ----------
     values : ndarray of float64, shape (p,)
-        ``v``, scaled by ``2**300`` when the weights are subnormal (``weight_scale``).
+        ``v``, scaled by ``2**300`` when the weights are subnormal (so weights by ``2**600``).
     groups : Groups
     total : int
         The total cap.
     top, low : float
         Largest and smallest usable weight (``values ** 2``).
-    weight_scale : float
-        1, or ``2**600`` when ``values`` were scaled.
     factor : float
         Weight to unrounded integer cost: ``2**bits / top``.
     multiplier : numpy.int64
@@ -70,7 +68,6 @@ class Problem:
     total: int
     top: float
     low: float
-    weight_scale: float
     factor: float
     multiplier: np.int64
     unit: float
@@ -127,7 +124,6 @@ def load(values, structure) -> Problem | None:
         total=structure.total,
         top=top,
         low=low,
-        weight_scale=weight_scale,
         factor=factor,
         multiplier=multiplier,
         unit=unit,
