@@ -14,7 +14,11 @@ from projections._exact import levers
 from projections._mincostflow import (
     build_residual_graph,
     fill_skeleton,
+    flows_by_ident,
+    layout,
     price_update,
+    refine,
+    select_active,
     skeleton_graph,
 )
 from projections.tvcs import project
@@ -305,8 +309,6 @@ def test_select_active_saturates_the_arcs_far_below_the_threshold(seed):
     """After select_active: no residual arc of reduced cost <= -threshold, the active pairs
     are exactly those with a residual arc within the threshold, the guards bound the inactive
     residual arcs, and the excesses are those of the flow."""
-    from projections._mincostflow import flows_by_ident, refine, select_active
-
     rng = np.random.default_rng(seed)
     V, rows, cols, total = random_matrix_instance(rng, 10, 40, 0.6)
     structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
@@ -355,8 +357,6 @@ def test_layout_of_a_skeleton_matches_select_active(seed):
     """The cold start's one-pass layout leaves the graph select_active leaves (same slots,
     flows and excesses, same order), with guards that still bound the inactive residual arcs
     (and are no looser)."""
-    from projections._mincostflow import layout, select_active
-
     rng = np.random.default_rng(seed)
     V, rows, cols, total = random_matrix_instance(rng, 12, 50, [0.8, 0.3, 0.05, 1.0][seed])
     structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
