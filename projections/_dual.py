@@ -8,12 +8,12 @@ The LP dual of the projection (see :mod:`projections._exact`) is::
 Minimising over one group's ``u[g]`` with the rest fixed puts it between the ``caps1[g]``-th
 and the ``caps1[g] + 1``-th largest of ``w[e] - v[h(e)] - lam`` over the group's elements
 (0 if that is negative); likewise for ``v[h]`` and for ``lam`` over every element. A few
-sweeps from a good ``lam`` (:func:`projections._exact.solve` takes it from its weight
-histograms) give prices close enough to optimal that cost scaling can start at a small
-``eps``. They are only a starting point: optimality is still proved by the flow.
+sweeps from a good ``lam`` (:func:`projections._exact.candidates.cold_candidates` takes it
+from its weight histograms) give prices close enough to optimal that cost scaling can start at
+a small ``eps``. They are only a starting point: optimality is still proved by the flow.
 
 The sweeps run on the residual graph of :mod:`projections._mincostflow` as built by
-:func:`projections._exact.solve` (node ``g < g1`` is view-1 group ``g``, ``g1 + h`` view-2
+:mod:`projections._exact.graph` (node ``g < g1`` is view-1 group ``g``, ``g1 + h`` view-2
 group ``h``, then the source and the sink; the input arcs numbered ``n_fixed`` and up are the
 elements, with cost ``-c[e]``), over the element arcs in it, in integer cost units.
 """

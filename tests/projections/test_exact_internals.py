@@ -7,10 +7,20 @@ import pytest
 from brute_force import highs_optimum
 from projection_checks import assert_valid_projection, random_matrix_instance
 
-import projections._exact as exact
 from projections import TVCSStructure
 from projections._dual import _kth_largest, _threshold, dual_prices
-from projections._mincostflow import fill_skeleton, price_update, skeleton_graph
+from projections._exact import graph as exact_graph
+from projections._exact import levers
+from projections._mincostflow import (
+    build_residual_graph,
+    fill_skeleton,
+    flows_by_ident,
+    layout,
+    price_update,
+    refine,
+    select_active,
+    skeleton_graph,
+)
 from projections.tvcs import project
 
 
@@ -59,7 +69,8 @@ def test_selection_matches_sorting_on_large_and_wide_ranging_inputs(seed):
 
 
 def _arcs_for(weights, structure):
-    """The fixed arcs and one arc per usable element, as :func:`exact.solve` numbers them.
+    """The fixed arcs and one arc per usable element, numbered as in
+    :func:`projections._exact.solve`.
 
     Returns ``n_nodes, fixed (tails, heads, caps), elements, (tails, heads), costs`` (element
     arc costs are ``-costs``, weights scaled by 1000 and rounded).
@@ -80,11 +91,11 @@ def _arcs_for(weights, structure):
 
 
 def _graph_for(weights, structure):
-    """The residual graph of every usable element, as :func:`exact.solve` builds it."""
+    """The residual graph of every usable element, as :func:`projections._exact.solve` builds it."""
     n_nodes, (fixed_t, fixed_h, caps), elements, (tails, heads), costs = _arcs_for(
         weights, structure
     )
-    graph = exact.build_residual_graph(
+    graph = build_residual_graph(
         n_nodes,
         np.concatenate([fixed_t, tails]),
         np.concatenate([fixed_h, heads]),
@@ -153,7 +164,7 @@ def _medium(seed, budget=0.8):
     ],
 )
 def test_exact_stays_optimal_with_each_lever_forced(monkeypatch, setting, value):
-    monkeypatch.setattr(exact, setting, value)
+    monkeypatch.setattr(levers, setting, value)
     for seed, budget in ((2, 0.8), (3, 0.3)):
         V, structure = _medium(seed, budget)
         result = project(V, structure)
@@ -162,10 +173,25 @@ def test_exact_stays_optimal_with_each_lever_forced(monkeypatch, setting, value)
         assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
 
 
+def _candidates(result):
+    """The number of candidate elements a result's message reports."""
+    return int(result.message.split(" candidate elements")[0].rsplit(" ", 1)[1])
+
+
+def test_the_slack_lever_reaches_the_histogram_kernel(monkeypatch):
+    # SLACK is read when the candidates are chosen, not frozen into the compiled kernel.
+    V, structure = _medium(2, 0.3)
+    counts = []
+    for slack in (0, 40):
+        monkeypatch.setattr(levers, "SLACK", slack)
+        counts.append(_candidates(project(V, structure)))
+    assert counts[0] < counts[1]
+
+
 def test_rebuilding_the_graph_when_it_lacks_room_keeps_the_flow(monkeypatch):
-    monkeypatch.setattr(exact, "add_arcs", lambda *args: False)  # always rebuild
-    monkeypatch.setattr(exact, "BUDGET_MARGIN", 0.3)  # a candidate graph that misses a lot
-    monkeypatch.setattr(exact, "SLACK", 0)
+    monkeypatch.setattr(exact_graph, "add_arcs", lambda *args: False)  # always rebuild
+    monkeypatch.setattr(levers, "BUDGET_MARGIN", 0.3)  # a candidate graph that misses a lot
+    monkeypatch.setattr(levers, "SLACK", 0)
     for seed, budget in ((2, 0.8), (3, 0.3)):
         V, structure = _medium(seed, budget)
         result = project(V, structure)
@@ -265,7 +291,7 @@ def test_stopped_refines_on_rank_one_weights_stay_feasible_and_optimal(monkeypat
     # Row and column factors make most weights comparable: the histograms keep a poor
     # candidate graph, refines stop often, and the excess they leave must survive the arcs
     # being switched off at the next eps (a node with excess and no active residual arc).
-    monkeypatch.setattr(exact, "RELABELS", relabels)
+    monkeypatch.setattr(levers, "RELABELS", relabels)
     rng = np.random.default_rng(seed)
     n, m = 30, 150
     V = np.outer(rng.uniform(0.5, 2, n), rng.uniform(0.5, 2, m)) * rng.uniform(0.9, 1.1, (n, m))
@@ -283,8 +309,6 @@ def test_select_active_saturates_the_arcs_far_below_the_threshold(seed):
     """After select_active: no residual arc of reduced cost <= -threshold, the active pairs
     are exactly those with a residual arc within the threshold, the guards bound the inactive
     residual arcs, and the excesses are those of the flow."""
-    from projections._mincostflow import flows_by_ident, refine, select_active
-
     rng = np.random.default_rng(seed)
     V, rows, cols, total = random_matrix_instance(rng, 10, 40, 0.6)
     structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
@@ -333,8 +357,6 @@ def test_layout_of_a_skeleton_matches_select_active(seed):
     """The cold start's one-pass layout leaves the graph select_active leaves (same slots,
     flows and excesses, same order), with guards that still bound the inactive residual arcs
     (and are no looser)."""
-    from projections._mincostflow import layout, select_active
-
     rng = np.random.default_rng(seed)
     V, rows, cols, total = random_matrix_instance(rng, 12, 50, [0.8, 0.3, 0.05, 1.0][seed])
     structure = TVCSStructure.from_matrix(V.shape, max_per_row=rows, max_per_col=cols, total=total)
@@ -452,6 +474,5 @@ def test_heavy_tailed_weights_keep_the_candidate_graph_small_and_stay_exact():
     result = project(V, structure)
     assert_valid_projection(V, structure, result)
     assert result.optimal
-    candidates = int(result.message.split(" candidate elements")[0].rsplit(" ", 1)[1])
-    assert candidates < 0.4 * V.size
+    assert _candidates(result) < 0.4 * V.size
     assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
