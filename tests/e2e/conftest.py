@@ -10,6 +10,14 @@ from django.conf import settings
 from worker_process import Worker
 
 
+def pytest_collection_modifyitems(config, items):
+    """Every end-to-end test is slow: real worker processes, a real browser."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def clean_broker():
     options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {})

@@ -462,6 +462,7 @@ def test_a_global_price_update_keeps_eps_optimality_and_makes_excesses_admissibl
         price = before
 
 
+@pytest.mark.slow
 def test_heavy_tailed_weights_keep_the_candidate_graph_small_and_stay_exact():
     """v = exp(2 z) spans ~40 octaves: the weight window moves down to where the caps bite
     (it used to sit at the top, which made nearly every element a candidate)."""

@@ -96,6 +96,7 @@ def test_pgd_never_selects_zero_weight_elements(seed):
     assert not np.any(res.support & (V == 0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("accelerated", [False, True])
 def test_pgd_claims_optimality_only_at_the_lp_optimum(accelerated):
     n_optimal = 0

@@ -37,6 +37,7 @@ def tiny_instances(draw):
     return np.array(values), structure
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instance=tiny_instances())
@@ -138,6 +139,7 @@ def test_exact_is_deterministic_and_does_not_mutate_its_input():
     np.testing.assert_array_equal(V, copy)
 
 
+@pytest.mark.slow
 def test_exact_needs_more_than_one_candidate_round_and_still_matches_highs():
     # Large budgets leave rows unsaturated, so the cap+2 candidate graph misses entries and
     # the certificate must add them.

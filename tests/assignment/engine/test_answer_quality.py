@@ -371,6 +371,7 @@ def dense(frame, rows, columns):
     return frame.reindex(index=range(rows), columns=range(columns)).to_numpy()
 
 
+@pytest.mark.slow
 @crowd_kit_warnings
 @pytest.mark.parametrize("seed", [0, 1])
 def test_dawid_skene_takes_crowd_kits_em_steps_with_gold_truths(seed):
@@ -406,6 +407,7 @@ def test_one_coin_takes_crowd_kits_em_steps():
     np.testing.assert_allclose(after.worker_accuracy, skills, atol=1e-12)
 
 
+@pytest.mark.slow
 @crowd_kit_warnings
 @pytest.mark.parametrize("model", ["one-coin", "dawid-skene"])
 def test_at_convergence_labels_and_posteriors_agree_with_crowd_kit(model):

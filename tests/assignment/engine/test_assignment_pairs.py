@@ -119,6 +119,7 @@ def test_feasibility_of_pairs_is_that_of_the_matrix(seed):
     assert not problem.is_feasible_pairs(np.array([12]), np.array([0]))
 
 
+@pytest.mark.slow
 def test_a_by_category_greedy_never_allocates_an_n_by_m_array():
     """6,000 workers x 3,000 tasks: one bool matrix is 18 MB; greedy and solve stay below half
     of it (their state is about 2 kB per task: atoms, workers' lists, queue, memo).

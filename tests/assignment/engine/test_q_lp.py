@@ -152,6 +152,7 @@ def test_q_lp_assignment_is_feasible_and_rounds_the_lp(masked):
     assert info["lp_pairs"] < problem.n_workers * problem.n_tasks
 
 
+@pytest.mark.slow
 def test_a_problem_by_category_never_gets_a_dense_float_matrix(monkeypatch):
     """Neither the cached dense quality nor any other n x m float array: NumPy's peak traced
     allocation (the LP's few pairs, the pricing blocks, the bool assignment) stays below half
