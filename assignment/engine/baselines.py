@@ -100,10 +100,11 @@ def random_pairs(
     ``rng``. Above, no ``(n, m)`` array of weights is built: each task draws ``k`` workers at
     random (with replacement, duplicates and ineligible pairs dropped), and random weights go
     through the exact projection over those pairs only, which returns a maximum-size
-    assignment within them. ``k`` starts at four times the largest task cap and doubles while
-    the assignment falls short of ``min(budget, sum_i min(c_i, m), sum_j min(s_j, n))``, which
-    no assignment exceeds, until ``k = n`` or ``k m > MAX_SEARCH_PAIRS``; the message says
-    whether it reached that size (then it is of maximum size over every pair).
+    assignment within them. ``k`` starts at four times the largest task cap ``s`` and doubles
+    while the assignment falls short of ``most = min(budget, sum_i min(c_i, m),
+    sum_j min(s_j, n))``, which no assignment exceeds, up to ``max(s, MAX_SEARCH_PAIRS // m,
+    1.25 most / m)`` (and ``n``); the message says whether it reached ``most`` (then it is of
+    maximum size over every pair).
 
     Returns
     -------
@@ -120,13 +121,16 @@ def random_pairs(
         int(np.minimum(problem.max_tasks_per_worker, m).sum()),
         int(np.minimum(problem.max_workers_per_task, n).sum()),
     )
-    k = min(n, max(1, 4 * int(problem.max_workers_per_task.max(initial=0))))
+    s = int(problem.max_workers_per_task.max(initial=0))
+    # At most about MAX_SEARCH_PAIRS candidates, or a quarter more than the pairs it may take.
+    k_max = min(n, max(s, MAX_SEARCH_PAIRS // m, -(-5 * most // (4 * m))))
+    k = min(k_max, max(1, 4 * s))
     while True:
         entries = _random_candidates(problem, k, rng)
         workers, tasks = _random_within(problem, entries, rng)
-        if workers.size >= most or k >= n or 2 * k * m > MAX_SEARCH_PAIRS:
+        if workers.size >= most or k >= k_max:
             break
-        k = min(n, 2 * k)
+        k = min(k_max, 2 * k)
     reach = "the most the caps allow" if workers.size == most else f"the caps allow {most:,}"
     message = f"random maximal over {entries.shape[0]:,} random candidate pairs ({reach})"
     return workers, tasks, message
