@@ -724,10 +724,7 @@ def greedy_pairs(
         first = tuple(np.asarray(v) for v in initial)
         if not problem.is_feasible_pairs(*first):
             raise ValueError("initial must be a feasible assignment of the problem's shape")
-        if problem.n_labels == 2:
-            state.start_from_pairs(*first)
-        else:
-            state.start_from(_dense(problem.shape, *first))
+        state.start_from_pairs(*first)
     initial_accuracy = _pairs_accuracy(problem, *first)
     budget = problem.budget
     steps, pairs = fill(state, progress=progress)
