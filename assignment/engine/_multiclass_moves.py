@@ -6,7 +6,16 @@ decreasing influence exactly as :func:`assignment.engine.multiclass._groups_accu
 orders a unit, its tie tolerance and remaining influence are summed in the same order, and its
 accuracy is the same pruned depth-first sum
 (:func:`assignment.engine._multiclass_kernels._unit_accuracy`): the same floating-point
-operations in the same order, so the same accuracy bit for bit, and the same moves.
+operations in the same order, so the same accuracy bit for bit.
+
+Most candidate sets are not scored at all. Candidates are scored in decreasing reliability
+(effective quality), and an ordinary candidate's (``Q >= 1 / K``) gain bounds the gain of every
+less reliable one, since adding a garbling of a worker never helps the Bayes vote more than
+adding the worker (:mod:`assignment.engine.upper_bound`); likewise for pairs, componentwise. A
+set is skipped only when that bound, plus a slack for the tie rule and rounding (see
+:func:`_singles`), is below what the greedy's rules need (the best gain minus ``GAIN_TOL``, or
+the pair pool's ``PAIR_TOP_GAIN``-th gain), so the moves are those of scoring every set. At 200
+workers, a task's best single is typically found after scoring a handful of its 200 candidates.
 
 Arrays ``q``, ``w``, ``log_wrong`` and ``reliability`` have one row per column of the problem's
 quality table (shape (C, n)) and ``row[j]`` is task ``j``'s row, as in
@@ -180,9 +189,9 @@ def _task_move(task, tables, open_worker, eligible_row, room, acc, budget_left, 
     ``(worth, first, second, gain, accuracy after, evaluated)``: ``first = -1`` when no worker
     may join, ``second = -1`` for a single.
     """
-    on_task, log_prior, ptp = task
-    q, w, lw, rel, comp_tables = tables
-    tie_rtol, gain_tol = consts[0], consts[1]
+    on_task = task[0]
+    q, w, lw, rel = tables[0], tables[1], tables[2], tables[3]
+    gain_tol = consts[1]
     n_cand = _candidates(on_task, open_worker, eligible_row, scratch)
     if n_cand == 0:
         return 0.0, -1, -1, 0.0, 0.0, 0
@@ -191,10 +200,9 @@ def _task_move(task, tables, open_worker, eligible_row, room, acc, budget_left, 
     k = on_task.shape[0]
     for t in range(k):
         _put(members, t, on_task[t], q, w, lw)
-    for x in range(n_cand):
-        _put(members, k, cand[x], q, w, lw)
-        single[x] = _score_set(k, 1, log_prior, ptp, tie_rtol, comp_tables, scratch)
-        gains[x] = single[x] - acc
+    by_reliability = _by_reliability(n_cand, rel, scratch)
+    gains[:n_cand] = -np.inf  # not scored (yet)
+    done = _singles(by_reliability, 0, -1, task, tables, acc, consts, scratch)
     x = _first_best(gains, n_cand, gain_tol)
     worth, first, second, gain, after = gains[x], cand[x], -1, gains[x], single[x]
     if room < 2 or budget_left < 2 or n_cand < 2:
@@ -202,16 +210,11 @@ def _task_move(task, tables, open_worker, eligible_row, room, acc, budget_left, 
     if gains[x] + gain_tol >= 0.5 * (1.0 - acc):
         return worth, first, second, gain, after, 1  # no pair can be worth more
     limits = (int(consts[2]), int(consts[3]), int(consts[4]))
+    if n_cand > limits[0]:  # the pool takes the best by gain: score until they are known
+        _singles(by_reliability, done, limits[1], task, tables, acc, consts, scratch)
     pool = _pool(n_cand, gains, rel, limits, scratch)
     pair_gains, pair_acc = scratch[6][0], scratch[6][1]
-    n_pairs = 0
-    for a in range(pool.shape[0]):
-        _put(members, k, cand[pool[a]], q, w, lw)
-        for b in range(a + 1, pool.shape[0]):
-            _put(members, k + 1, cand[pool[b]], q, w, lw)
-            pair_acc[n_pairs] = _score_set(k, 2, log_prior, ptp, tie_rtol, comp_tables, scratch)
-            pair_gains[n_pairs] = pair_acc[n_pairs] - acc
-            n_pairs += 1
+    n_pairs = _pairs(pool, task, tables, acc, consts, scratch)
     y = _first_best(pair_gains, n_pairs, gain_tol)
     if 0.5 * pair_gains[y] > worth + gain_tol:
         a, b = _pair_at(y, pool.shape[0])
@@ -313,3 +316,129 @@ def set_accuracies(tasks, members, member_starts, state, tables, tie_rtol, scrat
             _put(set_members, t, members[member_starts[x] + t], q[r], w[r], lw[r])
         out[x] = _score_set(k, 0, log_prior[j], ptp[j], tie_rtol, comp_tables, scratch)
     return out
+
+
+@njit(cache=True)
+def _by_reliability(n_cand, rel, scratch):
+    """Positions among the candidates (``scratch[5]``) by decreasing reliability, shape
+    (n_cand,)."""
+    reliability = np.empty(n_cand)
+    for x in range(n_cand):
+        reliability[x] = -rel[scratch[5][x]]
+    return np.argsort(reliability, kind="mergesort")
+
+
+@njit(cache=True)
+def _singles(by_reliability, done, top, task, tables, acc, consts, scratch):
+    """Score single candidates in decreasing reliability, from the ``done``-th on, until those
+    left cannot matter; returns how many of ``by_reliability`` are scored.
+
+    Scored gains and accuracies go to ``scratch[4]``; unscored gains stay ``-inf``. Those left
+    cannot matter when their gain is certainly below ``max gain - GAIN_TOL`` (``top = -1``: for
+    the best single) or below the ``top``-th largest gain scored (for the pair pool, at least
+    ``top`` scored). Certainly: a worker of quality ``Q >= 1 / K`` is at least as good for the
+    Bayes vote as any worker of effective quality at most ``Q`` (a garbling of him; see
+    :mod:`assignment.engine.upper_bound`), so his exact gain bounds the exact gain of every
+    candidate after him. The computed accuracy is below the exact one by at most the tie
+    tolerance (the tie rule may pick a label whose score is within ``tol`` of the best), plus
+    rounding; ``slack`` covers both, twice over.
+    """
+    on_task, log_prior, ptp = task
+    q, w, lw, _, comp_tables = tables
+    tie_rtol, gain_tol = consts[0], consts[1]
+    members, cand = scratch[3], scratch[5]
+    gains, single = scratch[4][0], scratch[4][1]
+    n_cand = by_reliability.shape[0]
+    k = on_task.shape[0]
+    influence = 0.0
+    for t in range(k):
+        influence += abs(members[1, t])
+    n_labels = log_prior.shape[0]
+    bound = np.inf
+    best = -np.inf
+    largest = np.full(max(top, 1), -np.inf)  # the `top` largest gains scored, decreasing
+    for d in range(n_cand):
+        x = by_reliability[d]
+        if d >= done:
+            i = cand[x]
+            _put(members, k, i, q, w, lw)
+            single[x] = _score_set(k, 1, log_prior, ptp, tie_rtol, comp_tables, scratch)
+            gains[x] = single[x] - acc
+        best = max(best, gains[x])
+        _keep_largest(largest, gains[x])
+        i = cand[x]
+        if q[i] >= 1.0 / n_labels:  # an ordinary worker: his gain bounds those after him
+            slack = 2.0 * (tie_rtol * (1.0 + ptp + influence + abs(w[i])) + 1e-9)
+            bound = min(bound, gains[x] + slack)
+        if top < 0:
+            if bound < best - gain_tol:
+                return d + 1
+        elif bound < largest[top - 1]:  # -inf until `top` are scored
+            return d + 1
+    return n_cand
+
+
+@njit(cache=True)
+def _keep_largest(largest, value):
+    """Insert ``value`` into ``largest`` (decreasing), dropping its smallest entry."""
+    x = largest.shape[0] - 1
+    if value <= largest[x]:
+        return
+    while x > 0 and largest[x - 1] < value:
+        largest[x] = largest[x - 1]
+        x -= 1
+    largest[x] = value
+
+
+@njit(cache=True)
+def _pairs(pool, task, tables, acc, consts, scratch):
+    """Score the pairs of ``pool`` (positions among the candidates) that can matter, into
+    ``scratch[6]`` (gains, accuracies) in lexicographic order of positions, ``-inf`` gains for
+    the others; returns the number of pairs.
+
+    The pairs are visited by the reliability ranks ``(u, v)`` of their workers, ``u < v``, row
+    by row. A pair whose two workers are ordinary (``Q >= 1 / K``) bounds the exact gain of every
+    pair of ranks ``(u', v') >= (u, v)`` componentwise (both replaced by garblings; see
+    :func:`_singles`), so ``bound[u, v]``, the least such bound over the pairs scored at or
+    before ``(u, v)`` componentwise, skips a pair certainly below the largest gain scored
+    (minus ``GAIN_TOL``), which can be neither the best pair nor within ``GAIN_TOL`` of it.
+    """
+    on_task, log_prior, ptp = task
+    q, w, lw, _, comp_tables = tables
+    tie_rtol, gain_tol = consts[0], consts[1]
+    members, cand = scratch[3], scratch[5]
+    pair_gains, pair_acc = scratch[6][0], scratch[6][1]
+    size = pool.shape[0]
+    k = on_task.shape[0]
+    influence = 0.0
+    for t in range(k):
+        influence += abs(members[1, t])
+    rel = np.empty(size)
+    for a in range(size):
+        rel[a] = -tables[3][cand[pool[a]]]
+    rank = np.argsort(rel, kind="mergesort")  # pool positions by decreasing reliability
+    ordinary = 1.0 / log_prior.shape[0]
+    bound = np.full((size, size), np.inf)
+    best = -np.inf
+    n_pairs = size * (size - 1) // 2
+    pair_gains[:n_pairs] = -np.inf
+    for u in range(size):
+        for v in range(u + 1, size):
+            dominated = min(
+                bound[u - 1, v] if u > 0 else np.inf, bound[u, v - 1] if v - 1 > u else np.inf
+            )
+            bound[u, v] = dominated
+            if dominated < best - gain_tol:
+                continue
+            a, b = min(rank[u], rank[v]), max(rank[u], rank[v])
+            i, j = cand[pool[a]], cand[pool[b]]
+            _put(members, k, i, q, w, lw)
+            _put(members, k + 1, j, q, w, lw)
+            at = a * size - a * (a + 1) // 2 + (b - a - 1)
+            pair_acc[at] = _score_set(k, 2, log_prior, ptp, tie_rtol, comp_tables, scratch)
+            pair_gains[at] = pair_acc[at] - acc
+            best = max(best, pair_gains[at])
+            if q[i] >= ordinary and q[j] >= ordinary:
+                slack = 2.0 * (tie_rtol * (1.0 + ptp + influence + abs(w[i]) + abs(w[j])) + 1e-9)
+                bound[u, v] = min(dominated, pair_gains[at] + slack)
+    return n_pairs
