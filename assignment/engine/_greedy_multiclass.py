@@ -59,7 +59,6 @@ from assignment.engine.multiclass import (
     _weights,
 )
 from assignment.engine.problem import AssignmentProblem
-from assignment.engine.upper_bound import effective_quality
 
 __all__ = ["MulticlassGreedyState", "max_exact_workers"]
 
@@ -122,7 +121,6 @@ class MulticlassGreedyState:
             q,
             w,
             log_wrong,
-            effective_quality(q, n_labels),
             _composition_tables(np.arange(1, largest + 1), n_labels),
         )
         pool = max(PAIR_EXHAUSTIVE_MAX, PAIR_TOP_GAIN + PAIR_TOP_RELIABLE)

@@ -17,9 +17,11 @@ set is skipped only when that bound, plus a slack for the tie rule and rounding 
 the pair pool's ``PAIR_TOP_GAIN``-th gain), so the moves are those of scoring every set. At 200
 workers, a task's best single is typically found after scoring a handful of its 200 candidates.
 
-Arrays ``q``, ``w``, ``log_wrong`` and ``reliability`` have one row per column of the problem's
-quality table (shape (C, n)) and ``row[j]`` is task ``j``'s row, as in
-:class:`~assignment.engine.greedy.GreedyState`. ``scratch`` is :func:`new_scratch`'s.
+Arrays ``q`` (clipped qualities), ``w`` and ``log_wrong`` (of
+:func:`assignment.engine.multiclass._weights`) have one row per column of the problem's quality
+table (shape (C, n)) and ``row[j]`` is task ``j``'s row, as in
+:class:`~assignment.engine.greedy.GreedyState`: 24 bytes per (row, worker), and no
+(n_workers, n_tasks) array unless the table is one. ``scratch`` is :func:`new_scratch`'s.
 """
 
 from __future__ import annotations
@@ -120,6 +122,13 @@ def _put(members, at, i, q, w, lw):
 
 
 @njit(cache=True)
+def _reliability(q, n_labels):
+    """The effective quality ``max(Q, 1 - (K - 1) Q)`` of
+    :func:`assignment.engine.upper_bound.effective_quality`, by the same operations."""
+    return max(q, 1.0 - (n_labels - 1) * q)
+
+
+@njit(cache=True)
 def _first_best(gains, count, gain_tol):
     """The lowest position of ``gains[:count]`` within ``gain_tol`` of the largest."""
     top = gains[0]
@@ -163,7 +172,7 @@ def _candidates(on_task, open_worker, eligible_row, scratch):
 
 
 @njit(cache=True)
-def _pool(n_cand, gains, rel_row, limits, scratch):
+def _pool(n_cand, gains, q, n_labels, limits, scratch):
     """Positions among the candidates (``scratch[5]``) of the pair search's pool, ascending:
     all of them up to ``limits[0]``, else the ``limits[1]`` best by single gain and the
     ``limits[2]`` most reliable."""
@@ -174,7 +183,7 @@ def _pool(n_cand, gains, rel_row, limits, scratch):
     cand = scratch[5]
     reliability = np.empty(n_cand)
     for x in range(n_cand):
-        reliability[x] = rel_row[cand[x]]
+        reliability[x] = _reliability(q[cand[x]], n_labels)
     _top(reliability, n_cand, limits[2], chosen)
     return np.flatnonzero(chosen)
 
@@ -184,13 +193,14 @@ def _task_move(task, tables, open_worker, eligible_row, room, acc, budget_left, 
     """The best move on one task (the rules of ``MulticlassGreedyState._best_moves``).
 
     ``task``: (its workers (k,), its log prior (K,), the range of its log prior); ``tables``:
-    the task's rows of (q, w, log_wrong, reliability) and the composition tables; ``consts``:
+    the task's rows of (q, w, log_wrong) and the composition tables; ``consts``:
     (TIE_RTOL, GAIN_TOL, PAIR_EXHAUSTIVE_MAX, PAIR_TOP_GAIN, PAIR_TOP_RELIABLE). Returns
     ``(worth, first, second, gain, accuracy after, evaluated)``: ``first = -1`` when no worker
     may join, ``second = -1`` for a single.
     """
     on_task = task[0]
-    q, w, lw, rel = tables[0], tables[1], tables[2], tables[3]
+    q, w, lw = tables[0], tables[1], tables[2]
+    n_labels = task[1].shape[0]
     gain_tol = consts[1]
     n_cand = _candidates(on_task, open_worker, eligible_row, scratch)
     if n_cand == 0:
@@ -200,7 +210,7 @@ def _task_move(task, tables, open_worker, eligible_row, room, acc, budget_left, 
     k = on_task.shape[0]
     for t in range(k):
         _put(members, t, on_task[t], q, w, lw)
-    by_reliability = _by_reliability(n_cand, rel, scratch)
+    by_reliability = _by_reliability(n_cand, q, n_labels, scratch)
     gains[:n_cand] = -np.inf  # not scored (yet)
     done = _singles(by_reliability, 0, -1, task, tables, acc, consts, scratch)
     x = _first_best(gains, n_cand, gain_tol)
@@ -212,7 +222,7 @@ def _task_move(task, tables, open_worker, eligible_row, room, acc, budget_left, 
     limits = (int(consts[2]), int(consts[3]), int(consts[4]))
     if n_cand > limits[0]:  # the pool takes the best by gain: score until they are known
         _singles(by_reliability, done, limits[1], task, tables, acc, consts, scratch)
-    pool = _pool(n_cand, gains, rel, limits, scratch)
+    pool = _pool(n_cand, gains, q, n_labels, limits, scratch)
     pair_gains, pair_acc = scratch[6][0], scratch[6][1]
     n_pairs = _pairs(pool, task, tables, acc, consts, scratch)
     y = _first_best(pair_gains, n_pairs, gain_tol)
@@ -248,7 +258,7 @@ def best_moves(tasks, members, member_starts, state, tables, open_worker, eligib
         ``(task_cap, acc, row, log_prior, ptp)`` of every task: shapes (m,), (m,), (m,),
         (m, K), (m,).
     tables : tuple
-        ``(q, w, log_wrong, reliability)``, shape (C, n) each, and the composition tables
+        ``(q, w, log_wrong)``, shape (C, n) each, and the composition tables
         ``(comp, comp_log_mult, comp_start, comp_len)`` of
         :func:`assignment.engine.multiclass._composition_tables`.
     open_worker : bool, shape (n,)
@@ -269,7 +279,7 @@ def best_moves(tasks, members, member_starts, state, tables, open_worker, eligib
         Tasks that had room and a worker who may join (the greedy's count of evaluations).
     """
     task_cap, acc, row, log_prior, ptp = state
-    q, w, lw, rel, comp_tables = tables
+    q, w, lw, comp_tables = tables
     n = tasks.shape[0]
     worth, gain, after = np.zeros(n), np.zeros(n), np.zeros(n)
     first, second = np.full(n, -1), np.full(n, -1)
@@ -286,7 +296,7 @@ def best_moves(tasks, members, member_starts, state, tables, open_worker, eligib
         r = row[j]
         found = _task_move(
             (on_task, log_prior[j], ptp[j]),
-            (q[r], w[r], lw[r], rel[r], comp_tables),
+            (q[r], w[r], lw[r], comp_tables),
             open_worker,
             everyone if eligible.shape[0] == 0 else eligible[j],
             room,
@@ -305,7 +315,7 @@ def set_accuracies(tasks, members, member_starts, state, tables, tie_rtol, scrat
     """Exact accuracy of each of ``tasks`` with its workers (arguments as :func:`best_moves`),
     shape (t,)."""
     _, _, row, log_prior, ptp = state
-    q, w, lw, _, comp_tables = tables
+    q, w, lw, comp_tables = tables
     out = np.empty(tasks.shape[0])
     set_members = scratch[3]
     for x in range(tasks.shape[0]):
@@ -319,12 +329,12 @@ def set_accuracies(tasks, members, member_starts, state, tables, tie_rtol, scrat
 
 
 @njit(cache=True)
-def _by_reliability(n_cand, rel, scratch):
+def _by_reliability(n_cand, q, n_labels, scratch):
     """Positions among the candidates (``scratch[5]``) by decreasing reliability, shape
     (n_cand,)."""
     reliability = np.empty(n_cand)
     for x in range(n_cand):
-        reliability[x] = -rel[scratch[5][x]]
+        reliability[x] = -_reliability(q[scratch[5][x]], n_labels)
     return np.argsort(reliability, kind="mergesort")
 
 
@@ -344,7 +354,7 @@ def _singles(by_reliability, done, top, task, tables, acc, consts, scratch):
     rounding; ``slack`` covers both, twice over.
     """
     on_task, log_prior, ptp = task
-    q, w, lw, _, comp_tables = tables
+    q, w, lw, comp_tables = tables
     tie_rtol, gain_tol = consts[0], consts[1]
     members, cand = scratch[3], scratch[5]
     gains, single = scratch[4][0], scratch[4][1]
@@ -404,7 +414,7 @@ def _pairs(pool, task, tables, acc, consts, scratch):
     (minus ``GAIN_TOL``), which can be neither the best pair nor within ``GAIN_TOL`` of it.
     """
     on_task, log_prior, ptp = task
-    q, w, lw, _, comp_tables = tables
+    q, w, lw, comp_tables = tables
     tie_rtol, gain_tol = consts[0], consts[1]
     members, cand = scratch[3], scratch[5]
     pair_gains, pair_acc = scratch[6][0], scratch[6][1]
@@ -415,7 +425,7 @@ def _pairs(pool, task, tables, acc, consts, scratch):
         influence += abs(members[1, t])
     rel = np.empty(size)
     for a in range(size):
-        rel[a] = -tables[3][cand[pool[a]]]
+        rel[a] = -_reliability(q[cand[pool[a]]], log_prior.shape[0])
     rank = np.argsort(rel, kind="mergesort")  # pool positions by decreasing reliability
     ordinary = 1.0 / log_prior.shape[0]
     bound = np.full((size, size), np.inf)

@@ -141,7 +141,7 @@ from assignment.engine.accuracy import (
     _enumerate,
     task_accuracy_pairs,
 )
-from assignment.engine.multiclass import expected_accuracy_multiclass
+from assignment.engine.multiclass import set_accuracy_multiclass
 from assignment.engine.problem import AssignmentProblem
 
 __all__ = [
@@ -657,16 +657,20 @@ def _accuracy(problem: AssignmentProblem, assignment: np.ndarray) -> float:
 
 def _pairs_accuracy(problem: AssignmentProblem, workers: np.ndarray, tasks: np.ndarray) -> float:
     """Exact expected accuracy of the assignment of pairs ``(workers, tasks)``, for two labels
-    (from the pairs, no dense matrix) or ``K`` (dense)."""
+    or ``K``, from the pairs (no dense matrix)."""
     if problem.n_labels == 2:
         return float(
             task_accuracy_pairs(problem.quality_form, workers, tasks, prior=problem.prior).mean()
         )
-    return expected_accuracy_multiclass(
-        problem.quality_form,
-        _dense(problem.shape, workers, tasks),
-        prior=problem.prior_distribution,
-        n_labels=problem.n_labels,
+    # Every task is a set (those without workers are empty): expected_accuracy_multiclass of
+    # the dense assignment, bit for bit, as its tasks are grouped and summed the same way.
+    return float(
+        set_accuracy_multiclass(
+            set_index=tasks,
+            quality=problem.quality_table[workers, problem.task_column[tasks]],
+            prior=problem.prior_distribution,
+            n_labels=problem.n_labels,
+        ).mean()
     )
 
 
@@ -697,9 +701,9 @@ def greedy_pairs(
     -------
     workers, tasks : ndarray of int64, shape (pairs,)
         The assignment's pairs sorted by worker, then task: the same assignment as
-        :func:`greedy_assignment` returns (``np.nonzero`` of it). For two labels the run needs
-        memory ``O(n C + m + pairs)`` for a problem by category (``C`` categories): the
-        workers of each task are lists, and accuracies are computed from the pairs.
+        :func:`greedy_assignment` returns (``np.nonzero`` of it). The run needs memory
+        ``O(n C + m + pairs)`` for a problem by category (``C`` categories), for any number of
+        labels: the workers of each task are lists, and accuracies are computed from the pairs.
     info : dict
         As in :func:`greedy_assignment`.
 

@@ -15,6 +15,7 @@ from multiclass_greedy_reference import reference_greedy_pairs
 
 from assignment.engine._greedy_multiclass import MulticlassGreedyState
 from assignment.engine.greedy import fill, greedy_pairs
+from assignment.engine.multiclass import expected_accuracy_multiclass
 from assignment.engine.problem import AssignmentProblem
 
 
@@ -100,3 +101,15 @@ def test_an_initial_assignment_is_extended_as_the_old_state_extends_it():
     assert_same_run(problem, initial)
     _, _, info = greedy_pairs(problem, initial=initial)
     assert info["initial_accuracy"] < info["accuracy"]
+
+
+@pytest.mark.parametrize("prior", ["uniform", "dirichlet"])
+def test_the_accuracy_greedy_reports_from_pairs_is_the_dense_one_bit_for_bit(prior):
+    problem = random_problem(5, 4, prior=prior, m=80, budget=60)  # some tasks left empty
+    workers, tasks, info = greedy_pairs(problem)
+    dense = np.zeros(problem.shape, dtype=bool)
+    dense[workers, tasks] = True
+    assert (tasks.size, np.unique(tasks).size < problem.n_tasks) == (info["assigned"], True)
+    assert info["accuracy"] == expected_accuracy_multiclass(
+        problem.quality, dense, prior=problem.prior_distribution, n_labels=4
+    )
