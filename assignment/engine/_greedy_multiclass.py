@@ -129,6 +129,13 @@ class MulticlassGreedyState:
             np.zeros((0, 0), dtype=bool) if self.eligible is None else self.eligible
         )
         self.acc[:] = self._accuracies(np.arange(m))
+        # Best moves by _memo_key, valid while the open workers do not change (_version): only
+        # where tasks share a quality row (a problem by category) and everyone is eligible.
+        self._memo_on = self.eligible is None and q.shape[0] < m
+        self._prior_id = np.unique(log_prior, axis=0, return_inverse=True)[1].reshape(-1)
+        self._version = 0
+        self._memo_version = 0
+        self._memo_moves: dict = {}
         # The last best move found on each task and the task's accuracy after it: what apply
         # sets when it makes that move (the task has not changed since, or it would have been
         # evaluated again).
@@ -153,10 +160,51 @@ class MulticlassGreedyState:
 
     # -- moves
 
+    def _memo_key(self, j: int, budget_left: int) -> tuple:
+        """What task ``j``'s best move depends on besides the open workers: its quality row,
+        prior, cap and set of workers (its accuracy is a function of these), and whether one
+        or two more pairs fit the budget. Tasks of one category with the same workers have the
+        same candidates and so the same best move, bit for bit."""
+        return (
+            int(self.row[j]),
+            int(self._prior_id[j]),
+            int(self.task_cap[j]),
+            tuple(sorted(self.workers[j])),
+            min(budget_left, 2),
+        )
+
     def _best_moves(self, tasks: np.ndarray, budget_left: int) -> list[tuple[int, tuple]]:
         """The best move of each of ``tasks`` that has one worth more than ``GAIN_TOL``:
-        ``[(task, (worth, workers, gain)), ...]``, in the order of ``tasks``."""
+        ``[(task, (worth, workers, gain)), ...]``, in the order of ``tasks``; each distinct
+        :meth:`_memo_key` evaluated once (when memoised)."""
         tasks = np.asarray(tasks, dtype=np.int64)
+        if not self._memo_on:
+            moves = self._kernel_moves(tasks, budget_left)
+        else:
+            if self._memo_version != self._version:
+                self._memo_moves.clear()
+                self._memo_version = self._version
+            memo = self._memo_moves
+            keys = [self._memo_key(j, budget_left) for j in tasks.tolist()]
+            new: dict = {}
+            for j, key in zip(tasks.tolist(), keys, strict=True):
+                if key not in memo:
+                    new.setdefault(key, j)
+            fresh = self._kernel_moves(np.array(list(new.values()), dtype=np.int64), budget_left)
+            memo.update(zip(new, fresh, strict=True))
+            moves = [memo[key] for key in keys]
+        found = []
+        for j, move in zip(tasks.tolist(), moves, strict=True):
+            if move is not None:
+                worth, workers, gain, after = move
+                self._after[j] = (workers, after)
+                if worth > GAIN_TOL:
+                    found.append((j, (worth, workers, gain)))
+        return found
+
+    def _kernel_moves(self, tasks: np.ndarray, budget_left: int) -> list:
+        """``(worth, workers, gain, accuracy after)`` of each of ``tasks``' best move, or None
+        for a task no worker may join; in one kernel call."""
         worth, gain, after, first, second, evaluated = best_moves(
             tasks,
             *self._members(tasks),
@@ -169,14 +217,11 @@ class MulticlassGreedyState:
             self._scratch,
         )
         self.evaluations += int(evaluated)
-        found = []
+        moves: list = [None] * tasks.size
         for x in np.flatnonzero(first >= 0).tolist():
-            j = int(tasks[x])
-            move = (int(first[x]),) if second[x] < 0 else (int(first[x]), int(second[x]))
-            self._after[j] = (move, float(after[x]))
-            if worth[x] > GAIN_TOL:
-                found.append((j, (float(worth[x]), move, float(gain[x]))))
-        return found
+            workers = (int(first[x]),) if second[x] < 0 else (int(first[x]), int(second[x]))
+            moves[x] = (float(worth[x]), workers, float(gain[x]), float(after[x]))
+        return moves
 
     def evaluate(self, j: int, budget_left: int):
         """The best move on task ``j``: ``(worth, workers, gain)`` or None if none helps."""
@@ -193,6 +238,7 @@ class MulticlassGreedyState:
             self.load[i] += 1
             if self.load[i] >= self.worker_cap[i]:
                 self.open_worker[i] = False
+                self._version += 1
             self.workers[j].append(i)
         after = self._after.pop(j, None)
         if after is not None and after[0] == tuple(move):
@@ -209,6 +255,7 @@ class MulticlassGreedyState:
         workers, tasks = workers[order], tasks[order]
         self.load += np.bincount(workers, minlength=self.load.shape[0])
         self.open_worker[:] = self.load < self.worker_cap
+        self._version += 1
         self._after.clear()
         counts = np.bincount(tasks, minlength=len(self.workers))
         starts = np.zeros(counts.shape[0] + 1, dtype=np.intp)

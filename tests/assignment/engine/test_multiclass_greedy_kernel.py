@@ -16,7 +16,7 @@ from multiclass_greedy_reference import reference_greedy_pairs
 from assignment.engine._greedy_multiclass import MulticlassGreedyState
 from assignment.engine.greedy import fill, greedy_pairs
 from assignment.engine.multiclass import expected_accuracy_multiclass
-from assignment.engine.problem import AssignmentProblem
+from assignment.engine.problem import AssignmentProblem, QualityByCategory
 
 
 def new_greedy_pairs(problem, initial=None):
@@ -113,3 +113,18 @@ def test_the_accuracy_greedy_reports_from_pairs_is_the_dense_one_bit_for_bit(pri
     assert info["accuracy"] == expected_accuracy_multiclass(
         problem.quality, dense, prior=problem.prior_distribution, n_labels=4
     )
+
+
+@pytest.mark.parametrize("prior", ["uniform", "dirichlet"])
+def test_a_problem_by_category_gets_the_old_moves_with_fewer_evaluations(prior):
+    """Tasks of one category with the same workers share their best move (the memo)."""
+    rng = np.random.default_rng(3)
+    quality = QualityByCategory(rng.uniform(0.3, 0.95, (30, 4)), rng.integers(0, 4, 120))
+    problem = random_problem(2, 3, quality=quality, prior=prior, per_worker=12)
+    new = new_greedy_pairs(problem)
+    old = reference_greedy_pairs(problem)
+    for name, a, b in zip(("workers", "tasks", "acc"), new[:3], old[:3], strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    assert new[3:5] == old[3:5]
+    if prior == "uniform":
+        assert new[5] < old[5] / 2
