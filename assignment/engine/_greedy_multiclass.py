@@ -190,8 +190,9 @@ class MulticlassGreedyState:
             for j, key in zip(tasks.tolist(), keys, strict=True):
                 if key not in memo:
                     new.setdefault(key, j)
-            fresh = self._kernel_moves(np.array(list(new.values()), dtype=np.int64), budget_left)
-            memo.update(zip(new, fresh, strict=True))
+            if new:
+                fresh = self._kernel_moves(np.fromiter(new.values(), np.int64), budget_left)
+                memo.update(zip(new, fresh, strict=True))
             moves = [memo[key] for key in keys]
         found = []
         for j, move in zip(tasks.tolist(), moves, strict=True):
