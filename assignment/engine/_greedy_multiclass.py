@@ -32,11 +32,14 @@ of three.
 
 A task gets at most :func:`max_exact_workers` workers (``K^k <= MAX_EXACT_STATES``: 12 for
 three labels, 10 for four), so every set scored is exact. Scoring a task with ``c`` candidates
-and ``k`` workers costs ``c`` sets of ``k + 1`` workers and up to 120 of ``k + 2`` (about
-``K^(k + 2)`` states each before pruning); see ``benchmarks/multiclass_greedy.py``.
+and ``k`` workers costs at most ``c`` sets of ``k + 1`` workers and 120 of ``k + 2`` (about
+``K^(k + 2)`` states each before pruning), usually a few of each; see
+``benchmarks/multiclass_greedy.py``.
 
 Like the binary state it keeps each task's workers as a list and the loads per worker: no
-(n_workers, n_tasks) array besides the problem's own quality table (and eligibility mask).
+(n_workers, n_tasks) array besides the problem's own quality table (and eligibility mask); and
+on a problem by category, tasks of one category with the same prior and workers share their
+best move (:meth:`MulticlassGreedyState._memo_key`) until a worker fills up.
 """
 
 from __future__ import annotations

@@ -110,10 +110,12 @@ number ``k <= 12`` of workers in one enumeration of their ``2^k`` answer pattern
 For a problem with ``n_labels > 2`` the gains are exact gains of the K-class accuracy
 (:mod:`~assignment.engine.multiclass`) and the state is
 :class:`~assignment.engine._greedy_multiclass.MulticlassGreedyState`: the same moves, worths,
-tie rules, pair search and queue (:func:`fill` is shared), with every candidate set scored by
-the exact K-class accuracy, batched, instead of the binary vote-sum atoms (a K-class vote
-depends on ``K`` label sums, not one). A task then takes at most ``K^k <= 2^20`` workers (12 for
-three labels, 10 for four).
+tie rules, pair search and queue (:func:`fill` is shared), with candidate sets scored by the
+exact K-class accuracy in a numba kernel instead of the binary vote-sum atoms (a K-class vote
+depends on ``K`` label sums, not one): only the sets that can change the move (the rest are
+bounded by a more reliable candidate's gain), and, on problems by category, once per task
+state as in the binary memo. A task then takes at most ``K^k <= 2^20`` workers (12 for three
+labels, 10 for four).
 
 Limitations
 -----------
