@@ -3,7 +3,8 @@
 :class:`ReferenceMulticlassState` is ``MulticlassGreedyState`` of commit 2a6314a verbatim (only
 renamed), and :func:`reference_greedy_pairs` runs it through the shared loop
 :func:`~assignment.engine.greedy.fill`. The tests check that the fast state makes the same moves,
-bit for bit; ``benchmarks/multiclass_greedy.py`` times the two side by side. Not a test module.
+bit for bit (``benchmarks/multiclass_greedy.py`` times the same old state, read from git).
+Not a test module.
 """
 
 from __future__ import annotations
