@@ -7,10 +7,15 @@ lazy queue and its stopping rules are the binary ones. What differs is how a tas
 scored: the binary state keeps each task's vote-sum distribution and scores a candidate by four
 binary searches, which has no K-class analogue (the vote depends on a vector of ``K`` label
 sums, not one sum). Here every candidate set (the task's workers plus one candidate, or plus
-two) is scored by the exact K-class accuracy, all candidate sets of all evaluated tasks in one
-call of the kernel of :func:`~assignment.engine.multiclass.set_accuracy_multiclass` (called
-without its validation, which would cost more than the kernel: the state's qualities are
-already clipped and its log priors computed once).
+two) is scored by the exact K-class accuracy, in a numba kernel
+(:mod:`~assignment.engine._multiclass_moves`) that finds a task's best move in one call: it
+groups and orders each set as :func:`~assignment.engine.multiclass.set_accuracy_multiclass`
+does and runs the same pruned depth-first sum, so every accuracy is that function's bit for
+bit, without its many small numpy calls per set (which cost 85-90% of the time before, at 100
+workers x 1,000 tasks). It scores only the sets that can matter: candidates in decreasing
+reliability, until the gain of a more reliable ordinary one (``Q >= 1 / K``, of whom the rest
+are garblings) bounds the rest below the best gain (details in that module); this, not the
+overhead, is what counts at 200 workers, where scoring all 200 candidates cost 70% of the time.
 
 The moves, their worth and every tie rule are the binary greedy's: a single is worth its gain,
 a pair half its gain and only if that beats the task's best single by more than ``GAIN_TOL``;
@@ -27,17 +32,22 @@ of three.
 
 A task gets at most :func:`max_exact_workers` workers (``K^k <= MAX_EXACT_STATES``: 12 for
 three labels, 10 for four), so every set scored is exact. Scoring a task with ``c`` candidates
-and ``k`` workers costs ``c`` sets of ``k + 1`` workers and up to 120 of ``k + 2`` (about
-``K^(k + 2)`` states each before pruning); see ``benchmarks/multiclass_solvers.py``.
+and ``k`` workers costs at most ``c`` sets of ``k + 1`` workers and 120 of ``k + 2`` (about
+``K^(k + 2)`` states each before pruning), usually a few of each; see
+``benchmarks/multiclass_greedy.py``.
+
+Like the binary state it keeps each task's workers as a list and the loads per worker: no
+(n_workers, n_tasks) array besides the problem's own quality table (and eligibility mask); and
+on a problem by category, tasks of one category with the same prior and workers share their
+best move (:meth:`MulticlassGreedyState._memo_key`) until a worker fills up.
 """
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from assignment.engine.accuracy import EPS
+from assignment.engine._multiclass_moves import best_moves, new_scratch, set_accuracies
+from assignment.engine.accuracy import EPS, TIE_RTOL
 from assignment.engine.greedy import (
     GAIN_TOL,
     PAIR_EXHAUSTIVE_MAX,
@@ -47,13 +57,17 @@ from assignment.engine.greedy import (
 )
 from assignment.engine.multiclass import (
     MAX_EXACT_STATES,
-    _units_accuracy,
+    _composition_tables,
     _validate_log_prior,
+    _weights,
 )
 from assignment.engine.problem import AssignmentProblem
-from assignment.engine.upper_bound import effective_quality
 
 __all__ = ["MulticlassGreedyState", "max_exact_workers"]
+
+_CONSTS = np.array(
+    [TIE_RTOL, GAIN_TOL, PAIR_EXHAUSTIVE_MAX, PAIR_TOP_GAIN, PAIR_TOP_RELIABLE], dtype=np.float64
+)
 
 
 def max_exact_workers(n_labels: int) -> int:
@@ -65,14 +79,9 @@ def max_exact_workers(n_labels: int) -> int:
     return k
 
 
-def _first_best(gains: np.ndarray) -> int:
-    """The lowest position whose gain is within ``GAIN_TOL`` of the largest."""
-    return int(np.flatnonzero(gains >= gains.max() - GAIN_TOL)[0])
-
-
 class MulticlassGreedyState:
     """Loads, each task's workers and accuracy, and the evaluation of a task's best move, for
-    ``K > 2`` labels (module docstring); :func:`~assignment.engine.greedy.greedy_assignment`
+    ``K > 2`` labels (module docstring); :func:`~assignment.engine.greedy.greedy_pairs`
     builds it."""
 
     # The bookkeeping is the binary state's: these read only the attributes set below.
@@ -84,143 +93,156 @@ class MulticlassGreedyState:
 
     def __init__(self, problem: AssignmentProblem) -> None:
         n, m = problem.shape
-        self.n_labels = problem.n_labels
+        n_labels = problem.n_labels
         # One row per column of the quality table: Q[i, j] = q[row[j], i] (as GreedyState).
-        self.q = np.clip(np.ascontiguousarray(problem.quality_table.T), EPS, 1.0 - EPS)
-        self.reliability = effective_quality(self.q, self.n_labels)
+        q = np.clip(np.ascontiguousarray(problem.quality_table.T), EPS, 1.0 - EPS)
+        w, log_wrong = _weights(q, n_labels)
         self.row = problem.task_column
         self.eligible = (
             None if problem.eligible is None else np.ascontiguousarray(problem.eligible.T)
         )
-        self.log_prior = np.ascontiguousarray(
-            _validate_log_prior(problem.prior_distribution, m, self.n_labels)
+        log_prior = np.ascontiguousarray(
+            _validate_log_prior(problem.prior_distribution, m, n_labels)
         )
-        self.task_cap = np.minimum(problem.max_workers_per_task, max_exact_workers(self.n_labels))
+        self.task_cap = np.minimum(problem.max_workers_per_task, max_exact_workers(n_labels))
         self.budget = problem.budget
         self.worker_cap = problem.max_tasks_per_worker
-        self.assigned = np.zeros((m, n), dtype=bool)  # transposed assignment
         self.load = np.zeros(n, dtype=np.int64)
         self.open_worker = self.load < self.worker_cap
         self.workers: list[list[int]] = [[] for _ in range(m)]
-        self.acc = self._accuracies(np.arange(m))
+        self.acc = np.zeros(m)
         self.evaluations = 0
+        largest = int(self.task_cap.max(initial=0))
+        self._state = (
+            self.task_cap.astype(np.int64),
+            self.acc,
+            self.row.astype(np.int64),
+            log_prior,
+            np.ptp(log_prior, axis=-1),
+        )
+        self._tables = (
+            q,
+            w,
+            log_wrong,
+            _composition_tables(np.arange(1, largest + 1), n_labels),
+        )
+        pool = max(PAIR_EXHAUSTIVE_MAX, PAIR_TOP_GAIN + PAIR_TOP_RELIABLE)
+        self._scratch = new_scratch(n, largest, n_labels, pool)
+        self._eligible_or_empty = (
+            np.zeros((0, 0), dtype=bool) if self.eligible is None else self.eligible
+        )
+        self.acc[:] = self._accuracies(np.arange(m))
+        # Best moves by _memo_key, valid while the open workers do not change (_version): only
+        # where tasks share a quality row (a problem by category) and everyone is eligible.
+        self._memo_on = self.eligible is None and q.shape[0] < m
+        self._prior_id = np.unique(log_prior, axis=0, return_inverse=True)[1].reshape(-1)
+        self._version = 0
+        self._memo_version = 0
+        self._memo_moves: dict = {}
         # The last best move found on each task and the task's accuracy after it: what apply
         # sets when it makes that move (the task has not changed since, or it would have been
         # evaluated again).
         self._after: dict[int, tuple[tuple[int, ...], float]] = {}
 
-    # -- accuracy
-
-    def _score(self, blocks) -> np.ndarray:
-        """Exact accuracy of sets of workers (as
-        :func:`~assignment.engine.multiclass.set_accuracy_multiclass`), in one kernel call.
-
-        ``blocks``: ``[(task, extra), ...]`` with ``extra`` an int array of shape (s, a): ``s``
-        sets on ``task``, each its current workers plus one row of ``extra``. Returns the
-        accuracies of all sets, block after block.
-        """
-        set_index, quality, tasks = [], [], []
-        first = 0
-        for j, extra in blocks:
-            current = self.workers[j]
-            size = len(current) + extra.shape[1]
-            members = np.empty((extra.shape[0], size), dtype=np.intp)
-            members[:, : len(current)] = current
-            members[:, len(current) :] = extra
-            quality.append(self.q[self.row[j]][members].ravel())
-            set_index.append(np.repeat(np.arange(first, first + extra.shape[0]), size))
-            tasks.append(np.full(extra.shape[0], j))
-            first += extra.shape[0]
-        log_prior = self.log_prior[np.concatenate(tasks)]
-        return _units_accuracy(
-            np.concatenate(set_index), np.concatenate(quality), log_prior, lambda s: f"set {s}"
+    def _members(self, tasks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The workers of ``tasks`` concatenated, and where each task's start, shape (t + 1,)."""
+        counts = np.fromiter((len(self.workers[j]) for j in tasks.tolist()), np.int64, tasks.size)
+        starts = np.zeros(tasks.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
+        members = np.fromiter(
+            (i for j in tasks.tolist() for i in self.workers[j]), np.int64, int(starts[-1])
         )
+        return members, starts
 
     def _accuracies(self, tasks: np.ndarray) -> np.ndarray:
         """Exact accuracy of ``tasks`` with their current workers."""
-        nobody = np.zeros((1, 0), dtype=np.intp)
-        return self._score([(j, nobody) for j in tasks.tolist()])
+        tasks = np.asarray(tasks, dtype=np.int64)
+        return set_accuracies(
+            tasks, *self._members(tasks), self._state, self._tables, TIE_RTOL, self._scratch
+        )
 
     # -- moves
 
-    def _candidates(self, j: int) -> np.ndarray:
-        """Workers who may join task ``j``: open, not on it, eligible; ascending."""
-        ok = self.open_worker & ~self.assigned[j]
-        if self.eligible is not None:
-            ok &= self.eligible[j]
-        return np.flatnonzero(ok)
+    def _memo_key(self, j: int, budget_left: int) -> tuple:
+        """What task ``j``'s best move depends on besides the open workers: its quality row,
+        prior, cap and set of workers (its accuracy is a function of these), and whether one
+        or two more pairs fit the budget. Tasks of one category with the same workers have the
+        same candidates and so the same best move, bit for bit."""
+        return (
+            int(self.row[j]),
+            int(self._prior_id[j]),
+            int(self.task_cap[j]),
+            tuple(sorted(self.workers[j])),
+            min(budget_left, 2),
+        )
 
-    def _best_moves(self, tasks, budget_left: int) -> list[tuple[int, tuple]]:
+    def _best_moves(self, tasks: np.ndarray, budget_left: int) -> list[tuple[int, tuple]]:
         """The best move of each of ``tasks`` that has one worth more than ``GAIN_TOL``:
-        ``[(task, (worth, workers, gain)), ...]``, in the order of ``tasks``."""
-        if budget_left < 1:
-            return []
-        open_tasks, candidates = [], []
-        for j in tasks:
-            if len(self.workers[j]) < self.task_cap[j]:
-                c = self._candidates(j)
-                if c.size:
-                    open_tasks.append(j)
-                    candidates.append(c)
-        if not open_tasks:
-            return []
-        self.evaluations += len(open_tasks)
-        # Singles: every candidate of every task, in one call.
-        single = self._score([(j, c[:, None]) for j, c in zip(open_tasks, candidates, strict=True)])
-        best, pair_sets = {}, []
-        start = 0
-        for j, c in zip(open_tasks, candidates, strict=True):
-            g1 = single[start : start + c.size] - self.acc[j]
-            start += c.size
-            x = _first_best(g1)
-            best[j] = (float(g1[x]), (int(c[x]),), float(g1[x]))
-            self._after[j] = ((int(c[x]),), float(single[start - c.size + x]))
-            room = int(self.task_cap[j]) - len(self.workers[j])
-            if room < 2 or budget_left < 2 or c.size < 2:
-                continue
-            if g1[x] + GAIN_TOL >= 0.5 * (1.0 - self.acc[j]):
-                continue  # no pair can be worth more than half of what is left
-            pool = self._pair_pool(j, c, g1)
-            pair_sets.append((j, list(itertools.combinations(pool.tolist(), 2))))
-        if pair_sets:
-            both = self._score([(j, np.array(pairs, dtype=np.intp)) for j, pairs in pair_sets])
-            start = 0
-            for j, pairs in pair_sets:
-                g2 = both[start : start + len(pairs)] - self.acc[j]
-                start += len(pairs)
-                x = _first_best(g2)
-                if 0.5 * g2[x] > best[j][0] + GAIN_TOL:
-                    best[j] = (0.5 * float(g2[x]), pairs[x], float(g2[x]))
-                    self._after[j] = (pairs[x], float(both[start - len(pairs) + x]))
-        return [(j, best[j]) for j in open_tasks if best[j][0] > GAIN_TOL]
+        ``[(task, (worth, workers, gain)), ...]``, in the order of ``tasks``; each distinct
+        :meth:`_memo_key` evaluated once (when memoised)."""
+        tasks = np.asarray(tasks, dtype=np.int64)
+        if not self._memo_on:
+            moves = self._kernel_moves(tasks, budget_left)
+        else:
+            if self._memo_version != self._version:
+                self._memo_moves.clear()
+                self._memo_version = self._version
+            memo = self._memo_moves
+            keys = [self._memo_key(j, budget_left) for j in tasks.tolist()]
+            new: dict = {}
+            for j, key in zip(tasks.tolist(), keys, strict=True):
+                if key not in memo:
+                    new.setdefault(key, j)
+            if new:
+                fresh = self._kernel_moves(np.fromiter(new.values(), np.int64), budget_left)
+                memo.update(zip(new, fresh, strict=True))
+            moves = [memo[key] for key in keys]
+        found = []
+        for j, move in zip(tasks.tolist(), moves, strict=True):
+            if move is not None:
+                worth, workers, gain, after = move
+                self._after[j] = (workers, after)
+                if worth > GAIN_TOL:
+                    found.append((j, (worth, workers, gain)))
+        return found
 
-    def _pair_pool(self, j: int, c: np.ndarray, g1: np.ndarray) -> np.ndarray:
-        """Candidates among which pairs are scored (ascending): all of them up to
-        ``PAIR_EXHAUSTIVE_MAX``, else the best by single gain and the most reliable."""
-        if c.size <= PAIR_EXHAUSTIVE_MAX:
-            return c
-        chosen = np.zeros(c.size, dtype=bool)
-        chosen[np.argsort(-g1, kind="stable")[:PAIR_TOP_GAIN]] = True
-        reliability = self.reliability[self.row[j], c]
-        chosen[np.argsort(-reliability, kind="stable")[:PAIR_TOP_RELIABLE]] = True
-        return c[chosen]
+    def _kernel_moves(self, tasks: np.ndarray, budget_left: int) -> list:
+        """``(worth, workers, gain, accuracy after)`` of each of ``tasks``' best move, or None
+        for a task no worker may join; in one kernel call."""
+        worth, gain, after, first, second, evaluated = best_moves(
+            tasks,
+            *self._members(tasks),
+            self._state,
+            self._tables,
+            self.open_worker,
+            self._eligible_or_empty,
+            budget_left,
+            _CONSTS,
+            self._scratch,
+        )
+        self.evaluations += int(evaluated)
+        moves: list = [None] * tasks.size
+        for x in np.flatnonzero(first >= 0).tolist():
+            workers = (int(first[x]),) if second[x] < 0 else (int(first[x]), int(second[x]))
+            moves[x] = (float(worth[x]), workers, float(gain[x]), float(after[x]))
+        return moves
 
     def evaluate(self, j: int, budget_left: int):
         """The best move on task ``j``: ``(worth, workers, gain)`` or None if none helps."""
-        found = self._best_moves([j], budget_left)
+        found = self._best_moves(np.array([j]), budget_left)
         return found[0][1] if found else None
 
     def evaluate_all(self, budget_left: int) -> list[tuple[int, tuple]]:
-        """:meth:`evaluate` of every task, batched: ``[(task, best), ...]`` for the tasks with
-        a move that helps."""
-        return self._best_moves(range(len(self.workers)), budget_left)
+        """:meth:`evaluate` of every task, in one kernel call: ``[(task, best), ...]`` for the
+        tasks with a move that helps."""
+        return self._best_moves(np.arange(len(self.workers)), budget_left)
 
     def apply(self, j: int, move: tuple[int, ...]) -> None:
         for i in move:
-            self.assigned[j, i] = True
             self.load[i] += 1
             if self.load[i] >= self.worker_cap[i]:
                 self.open_worker[i] = False
+                self._version += 1
             self.workers[j].append(i)
         after = self._after.pop(j, None)
         if after is not None and after[0] == tuple(move):
@@ -228,15 +250,22 @@ class MulticlassGreedyState:
         else:
             self.acc[j] = self._accuracies(np.array([j]))[0]
 
-    def start_from(self, assignment: np.ndarray) -> None:
-        """Start from a feasible ``assignment`` (n, m) instead of the empty one."""
-        xt = np.ascontiguousarray(assignment.T)  # (m, n)
-        self.assigned |= xt
-        self.load += xt.sum(axis=0)
-        self.open_worker = self.load < self.worker_cap
+    def start_from_pairs(self, workers: np.ndarray, tasks: np.ndarray) -> None:
+        """Start from the feasible assignment of pairs ``(workers[e], tasks[e])`` (distinct)
+        instead of the empty one."""
+        workers = np.asarray(workers, dtype=np.int64)
+        tasks = np.asarray(tasks, dtype=np.int64)
+        order = np.lexsort((workers, tasks))  # by task, then worker
+        workers, tasks = workers[order], tasks[order]
+        self.load += np.bincount(workers, minlength=self.load.shape[0])
+        self.open_worker[:] = self.load < self.worker_cap
+        self._version += 1
         self._after.clear()
-        tasks = np.flatnonzero(xt.any(axis=1))
-        for j in tasks.tolist():
-            self.workers[j] = np.flatnonzero(xt[j]).tolist()
-        if tasks.size:
-            self.acc[tasks] = self._accuracies(tasks)
+        counts = np.bincount(tasks, minlength=len(self.workers))
+        starts = np.zeros(counts.shape[0] + 1, dtype=np.intp)
+        np.cumsum(counts, out=starts[1:])
+        changed = np.flatnonzero(counts)
+        for j in changed.tolist():
+            self.workers[j] = workers[starts[j] : starts[j + 1]].tolist()
+        if changed.size:
+            self.acc[changed] = self._accuracies(changed)

@@ -110,10 +110,12 @@ number ``k <= 12`` of workers in one enumeration of their ``2^k`` answer pattern
 For a problem with ``n_labels > 2`` the gains are exact gains of the K-class accuracy
 (:mod:`~assignment.engine.multiclass`) and the state is
 :class:`~assignment.engine._greedy_multiclass.MulticlassGreedyState`: the same moves, worths,
-tie rules, pair search and queue (:func:`fill` is shared), with every candidate set scored by
-the exact K-class accuracy, batched, instead of the binary vote-sum atoms (a K-class vote
-depends on ``K`` label sums, not one). A task then takes at most ``K^k <= 2^20`` workers (12 for
-three labels, 10 for four).
+tie rules, pair search and queue (:func:`fill` is shared), with candidate sets scored by the
+exact K-class accuracy in a numba kernel instead of the binary vote-sum atoms (a K-class vote
+depends on ``K`` label sums, not one): only the sets that can change the move (the rest are
+bounded by a more reliable candidate's gain), and, on problems by category, once per task
+state as in the binary memo. A task then takes at most ``K^k <= 2^20`` workers (12 for three
+labels, 10 for four).
 
 Limitations
 -----------
@@ -141,7 +143,7 @@ from assignment.engine.accuracy import (
     _enumerate,
     task_accuracy_pairs,
 )
-from assignment.engine.multiclass import expected_accuracy_multiclass
+from assignment.engine.multiclass import set_accuracy_multiclass
 from assignment.engine.problem import AssignmentProblem
 
 __all__ = [
@@ -657,16 +659,20 @@ def _accuracy(problem: AssignmentProblem, assignment: np.ndarray) -> float:
 
 def _pairs_accuracy(problem: AssignmentProblem, workers: np.ndarray, tasks: np.ndarray) -> float:
     """Exact expected accuracy of the assignment of pairs ``(workers, tasks)``, for two labels
-    (from the pairs, no dense matrix) or ``K`` (dense)."""
+    or ``K``, from the pairs (no dense matrix)."""
     if problem.n_labels == 2:
         return float(
             task_accuracy_pairs(problem.quality_form, workers, tasks, prior=problem.prior).mean()
         )
-    return expected_accuracy_multiclass(
-        problem.quality_form,
-        _dense(problem.shape, workers, tasks),
-        prior=problem.prior_distribution,
-        n_labels=problem.n_labels,
+    # Every task is a set (those without workers are empty): expected_accuracy_multiclass of
+    # the dense assignment, bit for bit, as its tasks are grouped and summed the same way.
+    return float(
+        set_accuracy_multiclass(
+            set_index=tasks,
+            quality=problem.quality_table[workers, problem.task_column[tasks]],
+            prior=problem.prior_distribution,
+            n_labels=problem.n_labels,
+        ).mean()
     )
 
 
@@ -697,9 +703,9 @@ def greedy_pairs(
     -------
     workers, tasks : ndarray of int64, shape (pairs,)
         The assignment's pairs sorted by worker, then task: the same assignment as
-        :func:`greedy_assignment` returns (``np.nonzero`` of it). For two labels the run needs
-        memory ``O(n C + m + pairs)`` for a problem by category (``C`` categories): the
-        workers of each task are lists, and accuracies are computed from the pairs.
+        :func:`greedy_assignment` returns (``np.nonzero`` of it). The run needs memory
+        ``O(n C + m + pairs)`` for a problem by category (``C`` categories), for any number of
+        labels: the workers of each task are lists, and accuracies are computed from the pairs.
     info : dict
         As in :func:`greedy_assignment`.
 
@@ -724,10 +730,7 @@ def greedy_pairs(
         first = tuple(np.asarray(v) for v in initial)
         if not problem.is_feasible_pairs(*first):
             raise ValueError("initial must be a feasible assignment of the problem's shape")
-        if problem.n_labels == 2:
-            state.start_from_pairs(*first)
-        else:
-            state.start_from(_dense(problem.shape, *first))
+        state.start_from_pairs(*first)
     initial_accuracy = _pairs_accuracy(problem, *first)
     budget = problem.budget
     steps, pairs = fill(state, progress=progress)
