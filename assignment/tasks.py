@@ -12,6 +12,7 @@ import ctypes
 import logging
 import multiprocessing
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -276,6 +277,46 @@ def _leave_the_pool(*, worker: str, run_ids=(), shard_ids=()) -> None:
         connection.close()
     logger.warning("pool process %s told to stop: %s handed back; exiting", os.getpid(), what)
     sys.exit(0)
+
+
+#: Address space a pool process must keep above what it maps when it starts (its own
+#: bookkeeping, the database connection), in MiB.
+_MEMORY_HEADROOM_MB = 256
+
+
+@worker_process_init.connect
+def _limit_memory(**kwargs) -> None:
+    """In each pool process: ``TVCS_RUN_MEMORY_LIMIT_MB`` as the limit of its address space
+    (``RLIMIT_AS``), so that a run needing more fails with a MemoryError
+    (:func:`services.runs.run_fail_reason`) and the pool process lives on. A limit below what
+    the process already maps (the interpreter, numpy, numba: about a gigabyte) would fail every
+    run: it is logged as an error and not applied."""
+    limit_mb = settings.TVCS_RUN_MEMORY_LIMIT_MB
+    if not limit_mb:
+        return
+    mapped_mb = _mapped_mb()
+    if limit_mb < mapped_mb + _MEMORY_HEADROOM_MB:
+        logger.error(
+            "TVCS_RUN_MEMORY_LIMIT_MB=%d not applied: this pool process already maps %d MiB; "
+            "give at least %d",
+            limit_mb,
+            mapped_mb,
+            mapped_mb + _MEMORY_HEADROOM_MB,
+        )
+        return
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = limit_mb << 20
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _mapped_mb() -> int:
+    """The address space this process maps now, in MiB (``VmSize``)."""
+    for line in open("/proc/self/status").read().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) >> 10
+    return 0
 
 
 @worker_process_init.connect

@@ -195,6 +195,10 @@ TVCS_RUN_LOST_AFTER = env_int("TVCS_RUN_LOST_AFTER", 600, minimum=5)
 TVCS_MAX_ACTIVE_RUNS = env_int("TVCS_MAX_ACTIVE_RUNS", 100, minimum=1)
 #: How many times a run whose worker died is re-queued before it is marked failed.
 TVCS_RUN_MAX_ATTEMPTS = env_int("TVCS_RUN_MAX_ATTEMPTS", 2, minimum=1)
+#: Address space each worker pool process may map, in MiB (0: no limit). A run that needs more
+#: fails with a MemoryError and says so, instead of the kernel's out-of-memory killer ending
+#: the worker (and the run re-queued onto the next worker, to end it too).
+TVCS_RUN_MEMORY_LIMIT_MB = env_int("TVCS_RUN_MEMORY_LIMIT_MB", 0, minimum=0)
 CELERY_BEAT_SCHEDULE = {
     "recover-stale-runs": {
         "task": "assignment.runs_recover_stale",

@@ -450,7 +450,7 @@ def run_execute(
         return AssignmentRun.objects.filter(pk=run_id).first()
     except (ValueError, RuntimeError, MemoryError) as exc:
         logger.exception("run %s failed", run_id)
-        run_fail(run_id=run_id, reason=f"{type(exc).__name__}: {exc}")
+        run_fail(run_id=run_id, reason=run_fail_reason(exc))
         return AssignmentRun.objects.filter(pk=run_id).first()
     finally:
         heartbeat.stop.set()
@@ -520,6 +520,19 @@ def _under_confusion(problem: AssignmentProblem, pairs: tuple, confusion: np.nda
         )
         return None
     return accuracy_under_confusion(problem, pairs, confusion)
+
+
+def run_fail_reason(exc: BaseException) -> str:
+    """The reason a run failed by the engine's error ``exc`` gives its user: the error, and for
+    a MemoryError under a worker's ``TVCS_RUN_MEMORY_LIMIT_MB`` that limit."""
+    reason = f"{type(exc).__name__}: {exc}"
+    limit_mb = settings.TVCS_RUN_MEMORY_LIMIT_MB
+    if isinstance(exc, MemoryError) and limit_mb:
+        reason += (
+            f" (the run needs more memory than a worker may use, TVCS_RUN_MEMORY_LIMIT_MB="
+            f"{limit_mb}: a smaller problem or budget, another method, or a larger limit)"
+        )
+    return reason
 
 
 def run_fail(*, run_id: int, reason: str) -> bool:

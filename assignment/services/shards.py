@@ -50,7 +50,13 @@ from assignment.engine.shards import (
 )
 from assignment.engine.solve import evaluate
 from assignment.models import AssignmentRun, RunShard, RunStatus
-from assignment.services.runs import _Heartbeat, _run_store, _whole_problem, run_fail
+from assignment.services.runs import (
+    _Heartbeat,
+    _run_store,
+    _whole_problem,
+    run_fail,
+    run_fail_reason,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -190,7 +196,7 @@ def shard_execute(*, shard_id: int, should_stop: Callable[[], bool] | None = Non
         return False
     except (ValueError, RuntimeError, MemoryError) as exc:
         logger.exception("run %s: shard %s failed", run.pk, shard.index)
-        run_fail(run_id=run.pk, reason=f"shard {shard.index}: {type(exc).__name__}: {exc}")
+        run_fail(run_id=run.pk, reason=f"shard {shard.index}: {run_fail_reason(exc)}")
         return False
     finally:
         heartbeat.stop.set()

@@ -684,3 +684,16 @@ def test_a_project_of_three_labels_runs_every_method_on_the_k_class_model(projec
             abs=1e-12,
         )
         assert run.summary["task_accuracy"]["edges"][0] == pytest.approx(1 / 3, abs=1e-6)
+
+
+def test_a_run_out_of_memory_under_the_workers_limit_says_which_limit(settings):
+    error = MemoryError("Unable to allocate 3.36 GiB for an array")
+    settings.TVCS_RUN_MEMORY_LIMIT_MB = 0
+    assert services.runs.run_fail_reason(error) == (
+        "MemoryError: Unable to allocate 3.36 GiB for an array"
+    )
+    settings.TVCS_RUN_MEMORY_LIMIT_MB = 4096
+    reason = services.runs.run_fail_reason(error)
+    assert reason.startswith("MemoryError: Unable to allocate 3.36 GiB for an array (")
+    assert "TVCS_RUN_MEMORY_LIMIT_MB=4096" in reason
+    assert services.runs.run_fail_reason(ValueError("bad caps")) == "ValueError: bad caps"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -16,7 +17,15 @@ from worker_process import (
 )
 
 from assignment import services
-from assignment.models import AssignmentRun, RunStatus
+from assignment.models import (
+    AssignmentRun,
+    Project,
+    QualityMatrix,
+    QualitySource,
+    RunStatus,
+    Task,
+    Worker,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -151,3 +160,37 @@ def test_the_time_limits_stop_a_run(workers, limit):
 
     wait_for(after_finished, timeout=120, what="the next run", workers_=[worker])
     assert AssignmentRun.objects.get(pk=after.pk).status == RunStatus.SUCCEEDED
+
+
+def test_a_run_needing_more_memory_than_the_workers_limit_fails_with_that_reason(workers):
+    """Under ``TVCS_RUN_MEMORY_LIMIT_MB`` a pool process that runs out of address space raises
+    a MemoryError: the run fails saying so, instead of the kernel's out-of-memory killer ending
+    the worker, and the worker goes on computing runs that fit."""
+    worker = workers("capped", TVCS_RUN_MEMORY_LIMIT_MB="1400")  # ~600 MiB beyond its start
+    owner = get_user_model().objects.create_user(f"e2e-{time.monotonic_ns()}", password="x")
+    project = Project.objects.create(owner=owner, name="large", default_max_workers_per_task=3)
+    n, m = 3_000, 10_000  # random's weights alone: 240 MB, twice; its projection: gigabytes
+    workers_ = Worker.objects.bulk_create(
+        [Worker(project=project, external_id=f"w{i}") for i in range(n)]
+    )
+    tasks = Task.objects.bulk_create(
+        [Task(project=project, external_id=f"t{j}", category="c") for j in range(m)]
+    )
+    matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
+    matrix.set_by_category(
+        table=np.full((n, 1), 0.8),
+        table_categories=["c"],
+        worker_ids=[w.pk for w in workers_],
+        task_ids=[t.pk for t in tasks],
+        task_categories=["c"] * m,
+    )
+    matrix.save()
+    large = services.run_create(project=project, method="random", seed=1)
+    wait_until_finished(large, worker=worker, what="the large run to fail")
+    assert large.status == RunStatus.FAILED
+    assert large.error.startswith("MemoryError"), large.error
+    assert "TVCS_RUN_MEMORY_LIMIT_MB=1400" in large.error
+    small = services.run_create(project=demo_project(), method="greedy", seed=2)
+    wait_until_finished(small, worker=worker, what="a small run after it")
+    assert small.status == RunStatus.SUCCEEDED, small.error
+    assert worker.process.poll() is None
