@@ -514,6 +514,42 @@ def test_a_run_stops_at_its_next_progress_report_once_its_worker_is_shutting_dow
     assert services.runs_hand_back(worker="w1@host") == [run.pk]
 
 
+def kernel_steps_until_signalled(signum: int, handler, raised: list):
+    """A stand-in for ``solve`` that runs tvcs-iht's ``gradient_step`` kernel (800 x 800 pairs,
+    a tenth of a second or so a step) until ``signum``, sent 0.02 s in from another thread,
+    reaches the main thread's ``handler``; what it raises is appended to ``raised``. Returns
+    the stand-in and a function that restores the signal's previous handler."""
+    from assignment.engine._sampled_votes import gradient_step, thresholds
+
+    m, width = 800, 128
+    threshold = thresholds(np.full(m * m, 0.7))
+    x, slopes = np.full(m * m, 0.5), np.ones((m, width))
+    every_pair, everywhere = np.zeros(0, np.int64), np.zeros(0, bool)
+    step = (1, x, every_pair, m, x, threshold, slopes, 1.0, everywhere)
+    gradient_step(*step)  # loaded now, so that no Python runs in it below
+    timer = threading.Timer(0.02, signal.pthread_kill, (threading.main_thread().ident, signum))
+    previous = signal.signal(signum, handler)
+
+    def steps(*args, **kwargs):
+        timer.start()
+        deadline = time.monotonic() + 30
+        try:
+            while time.monotonic() < deadline:
+                gradient_step(*step)
+        except BaseException as exc:
+            raised.append(exc)
+            raise
+        raise AssertionError("the signal did not arrive")
+
+    def restore():
+        timer.cancel()
+        if timer.ident is not None:  # started
+            timer.join()
+        signal.signal(signum, previous)
+
+    return steps, restore
+
+
 def test_a_soft_time_limit_that_numba_hands_on_as_a_system_error_fails_the_run_with_its_reason(
     project, monkeypatch, settings
 ):
@@ -523,40 +559,14 @@ def test_a_soft_time_limit_that_numba_hands_on_as_a_system_error_fails_the_run_w
     sees a ``SystemError`` caused by the soft limit: still the soft limit, not an error."""
     from billiard.pool import soft_timeout_sighandler
 
-    from assignment.engine._sampled_votes import gradient_step, thresholds
-
-    m, width = 800, 128  # 800 x 800 pairs: a step of a tenth of a second or so
-    threshold = thresholds(np.full(m * m, 0.7))
-    x, slopes = np.full(m * m, 0.5), np.ones((m, width))
-    every_pair, everywhere = np.zeros(0, np.int64), np.zeros(0, bool)
-    step = (1, x, every_pair, m, x, threshold, slopes, 1.0, everywhere)
-    gradient_step(*step)  # loaded now, so that no Python runs in it below
-    soft_limit = threading.Timer(
-        0.02, signal.pthread_kill, (threading.main_thread().ident, signal.SIGUSR1)
-    )
     raised = []
-
-    def steps_until_the_soft_limit(*args, **kwargs):
-        soft_limit.start()
-        deadline = time.monotonic() + 30
-        try:
-            while time.monotonic() < deadline:
-                gradient_step(*step)
-        except BaseException as exc:
-            raised.append(exc)
-            raise
-        raise AssertionError("the soft time limit did not arrive")
-
+    steps, restore = kernel_steps_until_signalled(signal.SIGUSR1, soft_timeout_sighandler, raised)
     run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
-    monkeypatch.setattr(services.runs, "solve", steps_until_the_soft_limit)
-    previous = signal.signal(signal.SIGUSR1, soft_timeout_sighandler)
+    monkeypatch.setattr(services.runs, "solve", steps)
     try:
         tasks.run_execute_task(run.pk)
     finally:
-        soft_limit.cancel()
-        if soft_limit.ident is not None:  # started
-            soft_limit.join()
-        signal.signal(signal.SIGUSR1, previous)
+        restore()
     assert type(raised[0]) is SystemError  # the way the soft limit came
     run.refresh_from_db()
     assert (run.status, run.error) == (
@@ -572,44 +582,19 @@ def test_a_pool_process_told_to_end_during_a_kernel_exits_instead_of_reporting_a
     ``SystemExit``; arriving during a kernel, numba hands it on as a ``SystemError``. The task
     must go on exiting (a failure report would take the pool's result-queue lock just as the
     pool's SIGKILL follows), leaving the run to the recovery sweep."""
-    from assignment.engine._sampled_votes import gradient_step, thresholds
-
-    m, width = 800, 128
-    threshold = thresholds(np.full(m * m, 0.7))
-    x, slopes = np.full(m * m, 0.5), np.ones((m, width))
-    every_pair, everywhere = np.zeros(0, np.int64), np.zeros(0, bool)
-    step = (1, x, every_pair, m, x, threshold, slopes, 1.0, everywhere)
-    gradient_step(*step)
-    ending = threading.Timer(
-        0.02, signal.pthread_kill, (threading.main_thread().ident, signal.SIGUSR2)
-    )
-    raised = []
-
-    def steps_until_told_to_end(*args, **kwargs):
-        ending.start()
-        deadline = time.monotonic() + 30
-        try:
-            while time.monotonic() < deadline:
-                gradient_step(*step)
-        except BaseException as exc:
-            raised.append(exc)
-            raise
-        raise AssertionError("the signal did not arrive")
 
     def end(signum, frame):
         raise SystemExit(f"told to end by signal {signum}")
 
+    raised = []
+    steps, restore = kernel_steps_until_signalled(signal.SIGUSR2, end, raised)
     run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
-    monkeypatch.setattr(services.runs, "solve", steps_until_told_to_end)
-    previous = signal.signal(signal.SIGUSR2, end)
+    monkeypatch.setattr(services.runs, "solve", steps)
     try:
         with pytest.raises(SystemExit, match="told to end"):
             tasks.run_execute_task(run.pk)
     finally:
-        ending.cancel()
-        if ending.ident is not None:
-            ending.join()
-        signal.signal(signal.SIGUSR2, previous)
+        restore()
     assert type(raised[0]) is SystemError  # the way SystemExit came out of the kernel
     run.refresh_from_db()
     assert (run.status, run.error, run.assignment_blob) == (RunStatus.RUNNING, "", None)
