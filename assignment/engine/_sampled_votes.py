@@ -127,15 +127,21 @@ def gradient_step(seed, x, entries, m, log_odds, threshold, slopes, step, eligib
             acc += slopes[j, d] * sig[d]
         yv = x[p] + step * log_odds[p] * acc / b
         y[p] = yv
-        if masked and not eligible[p]:
-            v[p] = 0.0
-        elif yv > 1.0:
-            v[p] = np.sqrt(2.0 * yv - 1.0)
-        elif yv > 0.0:
-            v[p] = yv
-        else:
-            v[p] = 0.0
+        v[p] = projection_input(yv, masked and not eligible[p])
     return y, v
+
+
+@njit(cache=True, inline="always")
+def projection_input(y, ineligible):
+    """A pair's projection input ``sqrt(gain(y))`` after the step to ``y``: ``y`` on
+    ``(0, 1]``, ``sqrt(2 y - 1)`` above 1, 0 below 0 and for an ineligible pair."""
+    if ineligible:
+        return 0.0
+    if y > 1.0:
+        return np.sqrt(2.0 * y - 1.0)
+    if y > 0.0:
+        return y
+    return 0.0
 
 
 @njit(cache=True)

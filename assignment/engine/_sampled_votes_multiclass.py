@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from assignment.engine._sampled_votes import _GOLDEN, _LOW16, _entry, _mix
+from assignment.engine._sampled_votes import _GOLDEN, _LOW16, _entry, _mix, projection_input
 
 _SALT = np.uint64(0x5851F42D4C957F2D)
 _S32 = np.uint64(32)
@@ -108,12 +108,5 @@ def gradient_step(seed, x, entries, m, weight, threshold, slopes, step, eligible
             acc += slopes[j, d, ans[d]]
         yv = x[p] + step * weight[p] * acc / b
         y[p] = yv
-        if masked and not eligible[p]:
-            v[p] = 0.0
-        elif yv > 1.0:
-            v[p] = np.sqrt(2.0 * yv - 1.0)
-        elif yv > 0.0:
-            v[p] = yv
-        else:
-            v[p] = 0.0
+        v[p] = projection_input(yv, masked and not eligible[p])
     return y, v
