@@ -41,6 +41,14 @@ def check_nonneg_float(value, name: str, *, allow_none: bool = False) -> float |
     return value
 
 
+def check_finite_float(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real | np.floating | np.integer):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if not math.isfinite(float(value)):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
 def check_step(step) -> float | None:
     if step is None:
         return None
@@ -299,16 +307,25 @@ class Deadline:
         return self.limit is not None and self.elapsed() >= self.limit
 
 
-def stop_reason(*, it, w, value, callback, converged, convergence, deadline, time_limit):
-    """Why a solver stops after iteration ``it``: ``(message, converged)``, or ``(None, False)``.
+#: Why a solver's loop ended, in :attr:`~projections.solvers.SolverResult.status`.
+STATUSES = ("max_iter", "converged", "callback", "no_improvement", "time_limit", "breakdown")
+
+
+def stop_reason(
+    *, it, w, value, callback, converged, convergence, deadline, time_limit, stalled=None
+):
+    """Why a solver stops after iteration ``it``: ``(status, message)``, or ``(None, None)``.
 
     Checked in this order: the callback (which returns True to stop), convergence (``converged``
-    with ``convergence`` describing the criterion), the time limit.
+    with ``convergence`` describing the criterion), no improvement (``stalled``, a description
+    of it, or None), the time limit. ``status`` is one of :data:`STATUSES`.
     """
     if callback is not None and callback(it, readonly(w), value):
-        return f"stopped by callback at iteration {it}", False
+        return "callback", f"stopped by callback at iteration {it}"
     if converged:
-        return f"converged at iteration {it} ({convergence})", True
+        return "converged", f"converged at iteration {it} ({convergence})"
+    if stalled is not None:
+        return "no_improvement", f"stopped at iteration {it}: {stalled}"
     if deadline.passed():
-        return f"time limit of {time_limit:g} s reached at iteration {it}", False
-    return None, False
+        return "time_limit", f"time limit of {time_limit:g} s reached at iteration {it}"
+    return None, None
