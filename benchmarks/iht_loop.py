@@ -288,6 +288,7 @@ def speed(args) -> int:
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("projections").setLevel(logging.WARNING)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for name in ("record", "check"):
