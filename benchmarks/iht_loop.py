@@ -194,6 +194,7 @@ def old_module(rev: str):
     path.write_text(source)
     spec = importlib.util.spec_from_file_location("old_tvcs_iht", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks itself up there
     spec.loader.exec_module(module)
     return module
 

@@ -212,6 +212,22 @@ class Projector:
         self.counters = counters if counters is not None else new_counters()
 
     def __call__(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(x, support)`` of the projection of ``z``: fresh arrays of ``z``'s shape."""
+        result, support = self._project(z)
+        x = np.asarray(result.x, dtype=np.float64)
+        if x.size != z.size:
+            raise ValueError(
+                f"the projection returned x of shape {x.shape} for an input of shape {z.shape}"
+            )
+        if not np.all(np.isfinite(x)):
+            raise Breakdown("the projection returned a non-finite x")
+        return np.array(x.reshape(z.shape), copy=True), support
+
+    def support(self, z: np.ndarray) -> np.ndarray:
+        """The support of the projection of ``z`` alone (its ``x`` is not read)."""
+        return self._project(z)[1]
+
+    def _project(self, z: np.ndarray):
         kwargs = {}
         if self._thread and self._state is not None:
             kwargs["warm_start"] = self._state
@@ -225,18 +241,15 @@ class Projector:
                 f"the projection must return an object with .x and .support, "
                 f"got {type(result).__name__}"
             )
-        x = np.asarray(result.x, dtype=np.float64)
         support = np.asarray(result.support, dtype=bool)
-        if x.size != z.size or support.size != z.size:
+        if support.size != z.size:
             raise ValueError(
-                f"the projection returned x of shape {x.shape} and support of shape "
-                f"{support.shape} for an input of shape {z.shape}"
+                f"the projection returned a support of shape {support.shape} for an input of "
+                f"shape {z.shape}"
             )
-        if not np.all(np.isfinite(x)):
-            raise Breakdown("the projection returned a non-finite x")
         if self._thread:
             self._state = getattr(result, "warm_start", None)
-        return np.array(x.reshape(z.shape), copy=True), support.reshape(z.shape).copy()
+        return result, support.reshape(z.shape).copy()
 
 
 def new_counters() -> dict:

@@ -462,8 +462,8 @@ class _Move:
             )
         z = self.obj.check_array(proposed[0], "the proposal's point to project")
         y = self.obj.check_array(proposed[1], "the proposal's iterate")
-        _, support = self.proj(z)
-        return np.where(support, y, 0.0), support
+        support = self.proj.support(z)
+        return y * support, support  # y is finite: 0 off the support, twice as fast as where
 
 
 class _Evaluations:
