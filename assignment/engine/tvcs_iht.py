@@ -294,7 +294,9 @@ def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
     :class:`_BoxSteps`, the exact TVCS projection over the searched pairs (warm-started), the
     support's exact accuracy every ``eval_every`` steps (greedy's ``start_acc`` at step 0), the
     best support kept, a stop after ``patience`` evaluations found nothing better or at the
-    ``deadline`` (a ``time.perf_counter()`` value), and ``progress`` after every step.
+    ``deadline`` (a ``time.perf_counter()`` value), and ``progress`` after every step. Stopped
+    by the deadline between two evaluations, the solver evaluates the last support too (its
+    rule: the result's objective is always evaluated), which the engine's own loop did not.
     """
     max_iter, patience = options["max_iter"], options["patience"]
     pairs = search_pairs(problem, start)
