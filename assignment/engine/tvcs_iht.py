@@ -9,6 +9,13 @@ weight); the projection onto ``{X in [0, 1]^(n x m) : supp(X) respects the caps}
 ``(0, 1]``, ``2 y - 1`` above 1 and 0 below 0, and clips ``Y`` to ``[0, 1]`` on it: the TVCS
 projection of ``sqrt(gain(Y))`` does exactly that. Consecutive projections are warm-started.
 
+The loop is :func:`projections.solvers.stochastic_iht` (ascent, step ``step / sqrt(1 + t / 10)``,
+its ``"inv_sqrt_shifted"`` schedule): this module gives it the surrogate's step as a proposal
+(:class:`_BoxSteps`), the exact TVCS projection over the pairs searched, the support's exact
+accuracy as its evaluation, ``patience`` as its ``n_evals_no_change``, the progress bar as its
+callback and the time left as its time limit, and keeps the start, the bound gap, the final
+pass and the top-up.
+
 Start: the greedy assignment
     IHT starts from the assignment of :func:`~assignment.engine.greedy.greedy_assignment`
     (``X`` its support, at weight 1): a warm start that pays. From the projection of the
@@ -81,7 +88,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assignment.engine._sampled_votes import clip_to_support
 from assignment.engine.accuracy import MAX_EXACT_WORKERS
 from assignment.engine.greedy import _accuracy as exact_accuracy
 from assignment.engine.greedy import greedy_assignment, greedy_pairs
@@ -93,6 +99,7 @@ from assignment.engine.surrogate import Surrogate
 from assignment.engine.surrogate_multiclass import MulticlassSurrogate
 from assignment.engine.upper_bound import accuracy_upper_bound
 from projections import TVCSStructure
+from projections.solvers import stochastic_iht, tvcs_projection
 from projections.tvcs import project
 
 __all__ = ["DENSE_PAIRS_MAX", "OPTIONS", "IHTOutcome", "check_options", "tvcs_iht"]
@@ -249,45 +256,105 @@ def check_options(**options) -> None:
         _OPTIONS[name].check(value)
 
 
+class _BoxSteps:
+    """The surrogate's stochastic gradient steps as the proposal of
+    :func:`~projections.solvers.stochastic_iht`, for the projection onto the box-TVCS set
+    ``{X in [0, 1]^p : supp(X) respects the caps}``.
+
+    That projection of ``y = x + step * grad`` is ``y`` clipped to ``[0, 1]`` on the support that
+    the TVCS projection of ``sqrt(gain(y))`` keeps (module docstring). The surrogate's fused
+    kernel gives ``y`` and ``sqrt(gain(y))`` (0 at ineligible pairs) in one pass; the proposal is
+    ``(sqrt(gain(y)), clip(y, 0, 1))`` and the solver keeps the second on the support of the
+    projection of the first.
+
+    Parameters
+    ----------
+    surrogate : Surrogate or MulticlassSurrogate
+        Its ``step(x, rng, step) -> (value, y, sqrt(gain(y)))``, each of shape (p,).
+    """
+
+    def __init__(self, surrogate) -> None:
+        self.surrogate = surrogate
+
+    def proposal(self, x: np.ndarray, rng: np.random.Generator, step: float):
+        """``(sqrt(gain(y)), clip(y, 0, 1))`` for ``y = x + step * grad``, shapes (p,)."""
+        _, y, projection_input = self.surrogate.step(x, rng, step)
+        return projection_input, np.clip(y, 0.0, 1.0, out=y)
+
+
+#: A time limit that has already passed still lets the steps take one (as they always have).
+_ONE_STEP_SECONDS = 1e-9
+
+
 def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
-    """The IHT steps from the assignment ``start``: ``(best, best_acc, t, history, message)``."""
-    max_iter, step, eval_every, patience = (
-        options[k] for k in ("max_iter", "step", "eval_every", "patience")
-    )
+    """The IHT steps from the assignment ``start``: ``(best, best_acc, t, history, message)``.
+
+    :func:`~projections.solvers.stochastic_iht` runs the loop: ascent on the surrogate with the
+    step ``step / sqrt(1 + t / 10)`` (its ``"inv_sqrt_shifted"`` schedule), the proposal of
+    :class:`_BoxSteps`, the exact TVCS projection over the searched pairs (warm-started), the
+    support's exact accuracy every ``eval_every`` steps (greedy's ``start_acc`` at step 0), the
+    best support kept, a stop after ``patience`` evaluations found nothing better or at the
+    ``deadline`` (a ``time.perf_counter()`` value), and ``progress`` after every step. Stopped
+    by the deadline between two evaluations, the solver evaluates the last support too (its
+    rule: the result's objective is always evaluated), which the engine's own loop did not.
+    """
+    max_iter, patience = options["max_iter"], options["patience"]
     pairs = search_pairs(problem, start)
-    oracle = (Surrogate if problem.n_labels == 2 else MulticlassSurrogate)(
+    surrogate = (Surrogate if problem.n_labels == 2 else MulticlassSurrogate)(
         problem,
         pairs=pairs,
         temperature=options["temperature"],
         batch_size=options["batch_size"],
     )
-    x, warm = pairs.restrict(start).astype(np.float64), None
-    best, best_acc, history = start, start_acc, [(0, start_acc)]
+    result = stochastic_iht(
+        _BoxSteps(surrogate),
+        tvcs_projection(pairs.structure),
+        w0=pairs.restrict(start).astype(np.float64),
+        step=options["step"],
+        schedule="inv_sqrt_shifted",
+        maximize=True,
+        max_iter=max_iter,
+        eval_every=options["eval_every"],
+        evaluate=lambda x, support: exact_accuracy(problem, pairs.expand(support)),
+        w0_value=start_acc,
+        n_evals_no_change=patience,
+        seed=rng,
+        callback=_step_report(progress, max_iter, start_acc),
+        time_limit=(
+            None if deadline is None else max(deadline - time.perf_counter(), _ONE_STEP_SECONDS)
+        ),
+    )
+    history = [
+        (int(t), float(a)) for t, a in zip(result.history_iterations, result.history, strict=True)
+    ]
     over = "" if pairs.entries is None else f" over {pairs.size:,} candidate pairs"
-    t, stale, message = 0, 0, f"{max_iter} steps{over}"
-    for t in range(1, max_iter + 1):
-        _, y, projection_input = oracle.step(x, rng, step / np.sqrt(1.0 + t / 10.0))
-        res = project(projection_input, pairs.structure, warm_start=warm)
-        warm = res.warm_start
-        x = clip_to_support(y, res.support)
-        if t % eval_every == 0 or t == max_iter:
-            support = pairs.expand(res.support)
-            acc = exact_accuracy(problem, support)
-            history.append((t, acc))
-            stale = 0 if acc > best_acc else stale + 1
-            if acc > best_acc:
-                best, best_acc = support, acc
-            logger.debug("tvcs-iht %d: support accuracy %.5f (best %.5f)", t, acc, best_acc)
-        if progress is not None:  # every step: the bar moves even between evaluations
+    t = result.iterations
+    message = {
+        "max_iter": f"{t} steps{over}",
+        "no_improvement": f"{t} steps{over} (the last {patience} evaluations found nothing better)",
+        "time_limit": f"stopped by the time limit after {t} steps{over}",
+    }.get(result.status, f"{t} steps{over}, then {result.message}")
+    if not result.objective > start_acc:  # nothing better than the start: keep it as it is
+        return start, start_acc, t, history, message
+    return pairs.expand(result.support), result.objective, t, history, message
+
+
+def _step_report(progress, max_iter: int, start_acc: float):
+    """The steps' callback: logs each evaluation and calls ``progress(fraction, message)``
+    after every step (the bar moves even between evaluations); never stops the steps."""
+    best_acc = start_acc
+
+    def report(t: int, x: np.ndarray, accuracy: float | None) -> bool:
+        nonlocal best_acc
+        if accuracy is not None:
+            best_acc = max(best_acc, accuracy)
+            logger.debug("tvcs-iht %d: support accuracy %.5f (best %.5f)", t, accuracy, best_acc)
+        if progress is not None:
             fraction = _START_SHARE + (_IHT_SHARE - _START_SHARE) * t / max_iter
             progress(fraction, f"iteration {t}/{max_iter}, best accuracy {best_acc:.4f}")
-        if stale >= patience and t < max_iter:
-            message = f"{t} steps{over} (the last {stale} evaluations found nothing better)"
-            break
-        if deadline is not None and time.perf_counter() > deadline:
-            message = f"stopped by the time limit after {t} steps{over}"
-            break
-    return best, best_acc, t, history, message
+        return False
+
+    return report
 
 
 def tvcs_iht(

@@ -9,7 +9,9 @@
 ``P`` is any callable projection; :func:`tvcs_projection` builds the TVCS one (with the doubled
 caps GradMP needs). Losses are duck-typed (:class:`Loss`, :class:`StochasticOracle`);
 :class:`LeastSquares` and :class:`SquaredHinge` are the paper's section 5.1 losses. Every
-solver returns a :class:`SolverResult`.
+solver returns a :class:`SolverResult`, and the three end their loops the same way: the callback,
+their own convergence test, no improvement (stochastic IHT), the time limit, in that order, each
+named in :attr:`SolverResult.status`.
 
 Example
 -------
@@ -27,13 +29,14 @@ Example
 """
 
 from projections.solvers.gradmp import gradmp
-from projections.solvers.iht import SCHEDULES, iht, stochastic_iht
+from projections.solvers.iht import SCHEDULE_SHIFT, SCHEDULES, iht, stochastic_iht
 from projections.solvers.losses import LeastSquares, Loss, SquaredHinge, StochasticOracle
 from projections.solvers.projection import TVCSProjection, double_caps, tvcs_projection
 from projections.solvers.result import SolverResult
 
 __all__ = [
     "SCHEDULES",
+    "SCHEDULE_SHIFT",
     "LeastSquares",
     "Loss",
     "SolverResult",

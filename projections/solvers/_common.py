@@ -41,6 +41,14 @@ def check_nonneg_float(value, name: str, *, allow_none: bool = False) -> float |
     return value
 
 
+def check_finite_float(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real | np.floating | np.integer):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if not math.isfinite(float(value)):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
 def check_step(step) -> float | None:
     if step is None:
         return None
@@ -204,6 +212,22 @@ class Projector:
         self.counters = counters if counters is not None else new_counters()
 
     def __call__(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(x, support)`` of the projection of ``z``: fresh arrays of ``z``'s shape."""
+        result, support = self._project(z)
+        x = np.asarray(result.x, dtype=np.float64)
+        if x.size != z.size:
+            raise ValueError(
+                f"the projection returned x of shape {x.shape} for an input of shape {z.shape}"
+            )
+        if not np.all(np.isfinite(x)):
+            raise Breakdown("the projection returned a non-finite x")
+        return np.array(x.reshape(z.shape), copy=True), support
+
+    def support(self, z: np.ndarray) -> np.ndarray:
+        """The support of the projection of ``z`` alone (its ``x`` is not read)."""
+        return self._project(z)[1]
+
+    def _project(self, z: np.ndarray):
         kwargs = {}
         if self._thread and self._state is not None:
             kwargs["warm_start"] = self._state
@@ -217,18 +241,15 @@ class Projector:
                 f"the projection must return an object with .x and .support, "
                 f"got {type(result).__name__}"
             )
-        x = np.asarray(result.x, dtype=np.float64)
         support = np.asarray(result.support, dtype=bool)
-        if x.size != z.size or support.size != z.size:
+        if support.size != z.size:
             raise ValueError(
-                f"the projection returned x of shape {x.shape} and support of shape "
-                f"{support.shape} for an input of shape {z.shape}"
+                f"the projection returned a support of shape {support.shape} for an input of "
+                f"shape {z.shape}"
             )
-        if not np.all(np.isfinite(x)):
-            raise Breakdown("the projection returned a non-finite x")
         if self._thread:
             self._state = getattr(result, "warm_start", None)
-        return np.array(x.reshape(z.shape), copy=True), support.reshape(z.shape).copy()
+        return result, support.reshape(z.shape).copy()
 
 
 def new_counters() -> dict:
@@ -299,16 +320,25 @@ class Deadline:
         return self.limit is not None and self.elapsed() >= self.limit
 
 
-def stop_reason(*, it, w, value, callback, converged, convergence, deadline, time_limit):
-    """Why a solver stops after iteration ``it``: ``(message, converged)``, or ``(None, False)``.
+#: Why a solver's loop ended, in :attr:`~projections.solvers.SolverResult.status`.
+STATUSES = ("max_iter", "converged", "callback", "no_improvement", "time_limit", "breakdown")
+
+
+def stop_reason(
+    *, it, w, value, callback, converged, convergence, deadline, time_limit, stalled=None
+):
+    """Why a solver stops after iteration ``it``: ``(status, message)``, or ``(None, None)``.
 
     Checked in this order: the callback (which returns True to stop), convergence (``converged``
-    with ``convergence`` describing the criterion), the time limit.
+    with ``convergence`` describing the criterion), no improvement (``stalled``, a description
+    of it, or None), the time limit. ``status`` is one of :data:`STATUSES`.
     """
     if callback is not None and callback(it, readonly(w), value):
-        return f"stopped by callback at iteration {it}", False
+        return "callback", f"stopped by callback at iteration {it}"
     if converged:
-        return f"converged at iteration {it} ({convergence})", True
+        return "converged", f"converged at iteration {it} ({convergence})"
+    if stalled is not None:
+        return "no_improvement", f"stopped at iteration {it}: {stalled}"
     if deadline.passed():
-        return f"time limit of {time_limit:g} s reached at iteration {it}", False
-    return None, False
+        return "time_limit", f"time limit of {time_limit:g} s reached at iteration {it}"
+    return None, None

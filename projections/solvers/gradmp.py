@@ -154,8 +154,7 @@ def gradmp(
     f = obj.f(w)
     history = [f]
     support = w != 0
-    converged = False
-    message = f"max_iter ({max_iter}) reached"
+    status, message = "max_iter", f"max_iter ({max_iter}) reached"
     done = 0
     try:
         for it in range(1, max_iter + 1):
@@ -178,7 +177,7 @@ def gradmp(
             small = small_change(x, w, tol)
             w, support, f, done = x, sup, f_new, it
             logger.debug("gradmp iteration %d: f=%.6g |merged|=%d", it, f, int(merged.sum()))
-            reason, converged = stop_reason(
+            stop, reason = stop_reason(
                 it=it,
                 w=w,
                 value=f,
@@ -188,10 +187,11 @@ def gradmp(
                 deadline=deadline,
                 time_limit=time_limit,
             )
-            if reason is not None:
-                message = reason
+            if stop is not None:
+                status, message = stop, reason
                 break
     except Breakdown as exc:
+        status = "breakdown"
         message = f"stopped at iteration {done + 1}: {exc}; returned the last finite iterate"
         logger.warning("gradmp: %s", message)
 
@@ -201,7 +201,8 @@ def gradmp(
         iterations=done,
         history=np.asarray(history, dtype=np.float64),
         history_iterations=np.arange(len(history), dtype=np.int64),
-        converged=converged,
+        converged=status == "converged",
+        status=status,
         message=f"{message} (subspace: {rule})",
         seconds=deadline.elapsed(),
         projection_seconds=counters["seconds"],

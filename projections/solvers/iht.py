@@ -24,6 +24,7 @@ from projections.solvers._common import (
     check_bool,
     check_callback,
     check_choice,
+    check_finite_float,
     check_int,
     check_methods,
     check_nonneg_float,
@@ -32,18 +33,24 @@ from projections.solvers._common import (
     initial_backtracking_step,
     initial_point,
     lipschitz_step,
+    readonly,
     small_change,
     stop_reason,
     sufficient_decrease,
 )
 from projections.solvers.result import SolverResult
 
-__all__ = ["SCHEDULES", "iht", "stochastic_iht"]
+__all__ = ["SCHEDULES", "SCHEDULE_SHIFT", "iht", "stochastic_iht"]
 
 logger = logging.getLogger(__name__)
 
 #: Step schedules of :func:`stochastic_iht`.
-SCHEDULES = ("constant", "inv_sqrt")
+SCHEDULES = ("constant", "inv_sqrt", "inv_sqrt_shifted")
+
+#: ``"inv_sqrt_shifted"`` steps ``step / sqrt(1 + t / SCHEDULE_SHIFT)``: the decay of
+#: ``"inv_sqrt"`` without its fast start, for runs of a few tens of steps (the tenth step is
+#: still ``step / sqrt(2)``, where ``"inv_sqrt"`` is down to ``step / 3.2``).
+SCHEDULE_SHIFT = 10.0
 
 
 def iht(
@@ -147,8 +154,7 @@ def iht(
     f = obj.f(w)
     history = [f]
     support = w != 0
-    converged = False
-    message = f"max_iter ({max_iter}) reached"
+    status, message = "max_iter", f"max_iter ({max_iter}) reached"
     done = 0
     try:
         for it in range(1, max_iter + 1):
@@ -164,7 +170,7 @@ def iht(
             small = small_change(x, w, tol)
             w, support, f, done = x, sup, f_new, it
             logger.debug("iht iteration %d: f=%.6g step=%.3g", it, f, step)
-            reason, converged = stop_reason(
+            stop, reason = stop_reason(
                 it=it,
                 w=w,
                 value=f,
@@ -174,10 +180,11 @@ def iht(
                 deadline=deadline,
                 time_limit=time_limit,
             )
-            if reason is not None:
-                message = reason
+            if stop is not None:
+                status, message = stop, reason
                 break
     except Breakdown as exc:
+        status = "breakdown"
         message = f"stopped at iteration {done + 1}: {exc}; returned the last finite iterate"
         logger.warning("iht: %s", message)
 
@@ -187,7 +194,8 @@ def iht(
         iterations=done,
         history=np.asarray(history, dtype=np.float64),
         history_iterations=np.arange(len(history), dtype=np.int64),
-        converged=converged,
+        converged=status == "converged",
+        status=status,
         message=f"{message} (step rule: {rule})",
         seconds=deadline.elapsed(),
         projection_seconds=proj.counters["seconds"],
@@ -238,6 +246,9 @@ def stochastic_iht(
     patience: int = 10,
     eval_every: int = 1,
     keep_best: bool = True,
+    evaluate=None,
+    w0_value: float | None = None,
+    n_evals_no_change: int | None = None,
     seed=None,
     warm_start: bool = True,
     callback=None,
@@ -250,10 +261,19 @@ def stochastic_iht(
         g       = oracle.stochastic_gradient(w_t, rng)     (E[g] = grad f(w_t))
         w_{t+1} = P(w_t - step_t * g)                      (+ step_t * g when maximize=True)
 
+    or, when the oracle has ``proposal``, ``(z, y) = oracle.proposal(w_t, rng, step_t)`` and
+    ``w_{t+1}`` is ``y`` on the support of ``P(z)`` and 0 elsewhere.
+
     Parameters
     ----------
     oracle : StochasticOracle
-        Any object with ``stochastic_gradient(w, rng) -> ndarray`` (same shape as ``w``).
+        Any object with ``stochastic_gradient(w, rng) -> ndarray`` (same shape as ``w``), or
+        with ``proposal(w, rng, step) -> (z, y)``, both of ``w``'s shape: the point to project
+        and the unprojected next iterate, a step of size ``step`` in the direction of
+        optimisation (ascent when ``maximize=True``); it must not modify ``w``. A proposal
+        lets the oracle project something other than the step itself: for a projection onto
+        a box intersected with a sparsity set, ``z`` scores each coordinate's gain from being
+        kept and ``y`` is the step clipped to the box. When it has both, ``proposal`` is used.
         Optional: ``value(w)`` (recorded in ``history`` and used to keep the best iterate),
         ``stochastic_lipschitz()`` (default step), ``feature_shape`` (default ``w0``).
     projection : callable
@@ -263,8 +283,9 @@ def stochastic_iht(
     step : float, optional
         Base step ``> 0``. Default ``1 / oracle.stochastic_lipschitz()``; required when the
         oracle has no such method (backtracking on noisy gradients is unsound).
-    schedule : {"constant", "inv_sqrt"}, default "constant"
-        ``step_t = step`` or ``step / sqrt(t)`` for iteration ``t = 1, 2, ...``.
+    schedule : {"constant", "inv_sqrt", "inv_sqrt_shifted"}, default "constant"
+        ``step_t = step``, ``step / sqrt(t)`` or ``step / sqrt(1 + t / SCHEDULE_SHIFT)``
+        (:data:`SCHEDULE_SHIFT` is 10) for iteration ``t = 1, 2, ...``.
     maximize : bool, default False
         Ascend instead of descend.
     max_iter : int, default 1000
@@ -276,13 +297,28 @@ def stochastic_iht(
     patience : int, default 10
         See ``tol``.
     eval_every : int, default 1
-        Evaluate ``oracle.value`` at iteration 0, every ``eval_every`` iterations, and at the
-        last one (a full evaluation can cost as much as a full gradient).
+        Evaluate the iterate at iteration 0, every ``eval_every`` iterations, and at the last
+        one (a full evaluation can cost as much as a full gradient).
     keep_best : bool, default True
         Return the evaluated iterate with the best value (lowest, or highest when
-        maximising) instead of the last one. Needs ``oracle.value``.
+        maximising; the earliest of equal ones) instead of the last one. Needs a value
+        (``oracle.value`` or ``evaluate``).
+    evaluate : callable, optional
+        ``evaluate(w, support) -> float``, the value of an iterate and of the support the
+        projection chose for it (read-only views), used instead of ``oracle.value`` wherever
+        the solver evaluates: for a caller that scores iterates by something other than the
+        objective it steps on (e.g. the exact objective of the support, when the oracle's is
+        a smooth surrogate). Larger is better when maximising.
+    w0_value : float, optional
+        The value of ``w0`` when the caller already knows it: recorded at iteration 0
+        without evaluating ``w0``. Needs a value.
+    n_evals_no_change : int, optional
+        Stop (not converged) after this many evaluations in a row that found no value
+        strictly better than the best so far (``w0``'s included), before ``max_iter``.
+        Needs a value. Default: never.
     seed : int, numpy.random.Generator or None
-        Randomness of the mini-batches; a fixed int makes the run reproducible.
+        Randomness of the mini-batches; a fixed int makes the run reproducible. A Generator
+        is used as it is: the solver draws from it only through the oracle.
     warm_start : bool, default True
         As for :func:`iht`.
     callback : callable, optional
@@ -301,11 +337,14 @@ def stochastic_iht(
     ------
     ValueError
         Bad ``schedule``, non-positive ``step``, negative ``max_iter``, no ``step`` and no
-        ``stochastic_lipschitz``, bad ``seed``, wrong shapes.
+        ``stochastic_lipschitz``, bad ``seed``, wrong shapes, ``w0_value`` or
+        ``n_evals_no_change`` without a value to compare.
     TypeError
-        ``oracle`` lacks ``stochastic_gradient``, or a non-callable projection/callback.
+        ``oracle`` lacks both ``stochastic_gradient`` and ``proposal``, or a non-callable
+        projection/callback/evaluate.
     """
-    check_methods(oracle, "oracle", ("stochastic_gradient",))
+    if not any(callable(getattr(oracle, n, None)) for n in ("stochastic_gradient", "proposal")):
+        check_methods(oracle, "oracle", ("stochastic_gradient",))
     step = check_step(step)
     schedule = check_choice(schedule, "schedule", SCHEDULES)
     maximize = check_bool(maximize, "maximize")
@@ -319,50 +358,29 @@ def stochastic_iht(
     time_limit = check_time_limit(time_limit)
     rng = _make_rng(seed)
     w = initial_point(oracle, w0)
-    if step is None:
-        step = lipschitz_step(oracle, "stochastic_lipschitz")
-        if step is None:
-            raise ValueError(
-                f"step is required: {type(oracle).__name__} has no stochastic_lipschitz() "
-                f"to derive a default step from"
-            )
+    step = step if step is not None else _stochastic_lipschitz_step(oracle)
     proj = Projector(projection, warm_start=warm_start)
     obj = Objective(oracle, maximize=maximize, shape=w.shape)
+    evals = _Evaluations(obj, evaluate, keep_best=keep_best, patience=n_evals_no_change)
+    w0_value = evals.check_w0_value(w0_value)
+    move = _Move(oracle, obj, proj, rng)
     deadline = Deadline(time_limit)
-    has_value = callable(getattr(oracle, "value", None))
 
-    history: list[float] = []
-    history_it: list[int] = []
     support = w != 0
-    best = None  # (phi, iteration, w, support, f)
-
-    def record(it: int, w_it, sup_it) -> float:
-        nonlocal best
-        f_it = obj.f(w_it)
-        history.append(f_it)
-        history_it.append(it)
-        if keep_best and (best is None or obj.sign * f_it < best[0]):
-            best = (obj.sign * f_it, it, w_it, sup_it, f_it)
-        return f_it
-
-    converged = False
-    message = f"max_iter ({max_iter}) reached"
-    done = 0
-    quiet = 0
-    step_t = step
+    status, message = "max_iter", f"max_iter ({max_iter}) reached"
+    done, quiet, step_t = 0, 0, step
     try:
-        if has_value:
-            record(0, w, support)
+        if evals.enabled:
+            evals.record(0, w, support, w0_value)
         for it in range(1, max_iter + 1):
-            step_t = step if schedule == "constant" else step / math.sqrt(it)
-            g = obj.stochastic_grad_phi(w, rng)
-            x, sup = proj(w - step_t * g)
+            step_t = scheduled_step(schedule, step, it)
+            x, sup = move(w, step_t)
             quiet = quiet + 1 if tol is not None and small_change(x, w, tol) else 0
             w, support, done = x, sup, it
             value = None
-            if has_value and (it % eval_every == 0 or it == max_iter):
-                value = record(it, w, support)
-            reason, converged = stop_reason(
+            if evals.enabled and (it % eval_every == 0 or it == max_iter):
+                value = evals.record(it, w, support)
+            stop, reason = stop_reason(
                 it=it,
                 w=w,
                 value=value,
@@ -371,27 +389,29 @@ def stochastic_iht(
                 convergence=f"relative change <= tol={tol} for {patience} iterations",
                 deadline=deadline,
                 time_limit=time_limit,
+                stalled=evals.stalled() if it < max_iter else None,
             )
-            if reason is not None:
-                message = reason
+            if stop is not None:
+                status, message = stop, reason
                 break
-        if has_value and (not history_it or history_it[-1] != done):
-            record(done, w, support)
+        if evals.enabled and (not evals.iterations or evals.iterations[-1] != done):
+            evals.record(done, w, support)
     except Breakdown as exc:
+        status = "breakdown"
         message = f"stopped at iteration {done + 1}: {exc}; returned the last finite iterate"
         logger.warning("stochastic_iht: %s", message)
 
-    objective = history[-1] if history and history_it[-1] == done else float("nan")
-    if best is not None and best[1] != done:
-        _, best_it, w, support, objective = best
+    w, support, objective, best_it = evals.returned(w, support, done)
+    if best_it != done:
         message = f"{message}; returned the best iterate, from iteration {best_it}"
     result = SolverResult(
         solution=w,
         support=support,
         iterations=done,
-        history=np.asarray(history, dtype=np.float64),
-        history_iterations=np.asarray(history_it, dtype=np.int64),
-        converged=converged,
+        history=np.asarray(evals.values, dtype=np.float64),
+        history_iterations=np.asarray(evals.iterations, dtype=np.int64),
+        converged=status == "converged",
+        status=status,
         message=f"{message} (schedule: {schedule}, base step {step:.3g})",
         seconds=deadline.elapsed(),
         projection_seconds=proj.counters["seconds"],
@@ -402,3 +422,110 @@ def stochastic_iht(
     )
     logger.info("stochastic_iht: %s", result.message)
     return result
+
+
+def _stochastic_lipschitz_step(oracle) -> float:
+    step = lipschitz_step(oracle, "stochastic_lipschitz")
+    if step is None:
+        raise ValueError(
+            f"step is required: {type(oracle).__name__} has no stochastic_lipschitz() "
+            f"to derive a default step from"
+        )
+    return step
+
+
+def scheduled_step(schedule: str, step: float, t: int) -> float:
+    """The step of iteration ``t >= 1`` under ``schedule`` (see :func:`stochastic_iht`)."""
+    if schedule == "constant":
+        return step
+    if schedule == "inv_sqrt":
+        return step / math.sqrt(t)
+    return step / math.sqrt(1.0 + t / SCHEDULE_SHIFT)
+
+
+class _Move:
+    """One stochastic IHT move ``w -> (w_next, support)``: a gradient step and its projection,
+    or the oracle's proposal, its projection's support and the iterate on that support."""
+
+    def __init__(self, oracle, obj: Objective, proj: Projector, rng) -> None:
+        self.proposal = getattr(oracle, "proposal", None)
+        self.obj, self.proj, self.rng = obj, proj, rng
+
+    def __call__(self, w: np.ndarray, step_t: float) -> tuple[np.ndarray, np.ndarray]:
+        if not callable(self.proposal):
+            return self.proj(w - step_t * self.obj.stochastic_grad_phi(w, self.rng))
+        proposed = self.proposal(w, self.rng, step_t)
+        if not isinstance(proposed, tuple) or len(proposed) != 2:
+            raise TypeError(
+                f"oracle.proposal must return a pair (point to project, iterate), "
+                f"got {type(proposed).__name__}"
+            )
+        z = self.obj.check_array(proposed[0], "the proposal's point to project")
+        y = self.obj.check_array(proposed[1], "the proposal's iterate")
+        support = self.proj.support(z)
+        return y * support, support  # y is finite: 0 off the support, twice as fast as where
+
+
+class _Evaluations:
+    """What stochastic IHT's evaluations found: the history, the best evaluated iterate and how
+    many evaluations in a row found nothing strictly better than the best before them.
+
+    ``obj`` gives the direction and ``oracle.value``; ``evaluate(w, support)`` replaces it."""
+
+    def __init__(self, obj: Objective, evaluate, *, keep_best: bool, patience) -> None:
+        if evaluate is not None and not callable(evaluate):
+            raise TypeError(f"evaluate must be callable or None, got {type(evaluate).__name__}")
+        self.obj, self.evaluate, self.keep_best = obj, evaluate, keep_best
+        self.enabled = evaluate is not None or callable(getattr(obj.loss, "value", None))
+        if patience is not None:
+            self._need_values("n_evals_no_change")
+            patience = check_int(patience, "n_evals_no_change", minimum=1)
+        self.patience = patience
+        self.values: list[float] = []
+        self.iterations: list[int] = []
+        self.best = None  # (phi, iteration, w, support, f)
+        self.best_phi = math.inf
+        self.stale = 0
+
+    def _need_values(self, option: str) -> None:
+        if not self.enabled:
+            raise ValueError(f"{option} needs oracle.value or evaluate to compare with")
+
+    def check_w0_value(self, value) -> float | None:
+        if value is None:
+            return None
+        self._need_values("w0_value")
+        return check_finite_float(value, "w0_value")
+
+    def stalled(self) -> str | None:
+        """Why to stop for want of improvement, or None."""
+        if self.patience is None or self.stale < self.patience:
+            return None
+        return f"the last {self.stale} evaluations found nothing better"
+
+    def record(self, it: int, w: np.ndarray, support: np.ndarray, value=None) -> float:
+        """Evaluate iterate ``it`` (or take its known ``value``) and keep what it changes."""
+        if value is None and self.evaluate is not None:
+            value = self.evaluate(readonly(w), readonly(support))
+            value = float(value)
+            if not math.isfinite(value):
+                raise Breakdown("the evaluation is not finite")
+        elif value is None:
+            value = self.obj.f(w)
+        self.values.append(value)
+        self.iterations.append(it)
+        phi = self.obj.sign * value
+        self.stale = 0 if phi < self.best_phi else self.stale + 1
+        self.best_phi = min(self.best_phi, phi)
+        if self.keep_best and (self.best is None or phi < self.best[0]):
+            self.best = (phi, it, w, support, value)
+        return value
+
+    def returned(self, w: np.ndarray, support: np.ndarray, done: int):
+        """``(solution, support, objective, iteration)``: the best iterate when kept, else the
+        last one ``w`` (iteration ``done``) with its value if evaluated."""
+        if self.best is not None:
+            _, it, w_best, support_best, value = self.best
+            return w_best, support_best, value, it
+        evaluated = bool(self.iterations) and self.iterations[-1] == done
+        return w, support, self.values[-1] if evaluated else float("nan"), done

@@ -11,6 +11,10 @@ Optional methods the solvers use when they exist:
     A Lipschitz constant ``L`` of the gradient; the default step is ``1 / L``.
 ``stochastic_lipschitz()``
     The same for the mini-batch gradient; the default step of stochastic IHT.
+``proposal(w, rng, step)``
+    Instead of ``stochastic_gradient``: stochastic IHT's whole step, ``(z, y)``, the point it
+    projects and the iterate it keeps on the projection's support (for a projection onto a box
+    intersected with a sparsity set, where what decides the support is not the step itself).
 ``minimize_on_support(w, support)``
     The exact minimiser of the loss over vectors supported on ``support`` (GradMP's subspace
     optimisation).

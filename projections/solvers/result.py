@@ -35,6 +35,11 @@ class SolverResult:
     converged : bool
         Whether the solver's own stopping criterion was met (not merely ``max_iter``, a time
         limit or a callback).
+    status : str
+        Why the loop ended, the same words for every solver: ``"max_iter"``, ``"converged"``,
+        ``"callback"`` (the callback returned True), ``"no_improvement"`` (stochastic IHT's
+        ``n_evals_no_change``), ``"time_limit"`` or ``"breakdown"`` (NaN or infinity; the last
+        finite iterate is returned).
     message : str
         One line on how the run ended.
     seconds : float
@@ -57,6 +62,7 @@ class SolverResult:
     iterations: int
     history: np.ndarray
     converged: bool
+    status: str
     message: str
     seconds: float
     projection_seconds: float

@@ -138,3 +138,23 @@ def test_tvcs_iht_by_category_with_a_mask_is_feasible_and_never_below_greedy(n_l
     greedy = solve(problem, method="greedy", seed=0)
     assert problem.is_feasible(iht.assignment)
     assert iht.expected_accuracy >= greedy.expected_accuracy - 1e-12
+
+
+def test_tvcs_iht_past_its_time_limit_takes_one_step_evaluates_it_and_keeps_the_best():
+    from assignment.engine.tvcs_iht import tvcs_iht
+
+    problem = make_problem(seed=1, n=20, m=60, r=0.1)
+    out = tvcs_iht(
+        problem,
+        rng=np.random.default_rng(0),
+        max_iter=50,
+        eval_every=5,
+        bound_gap=0,
+        time_limit=1e-6,  # passed during the greedy start
+    )
+
+    assert out.iterations == 1
+    assert "stopped by the time limit after 1 steps" in out.message
+    assert [t for t, _ in out.history[:2]] == [0, 1]  # the last step's support is evaluated
+    assert out.expected_accuracy >= out.start_accuracy
+    assert problem.is_feasible(out.assignment)

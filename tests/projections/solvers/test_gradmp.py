@@ -94,6 +94,7 @@ def test_gradmp_calls_the_callback_and_stops_when_it_returns_true(planted):
     assert calls == [1]
     assert result.iterations == 1
     assert not result.converged
+    assert result.status == "callback"
     assert "callback" in result.message
 
 

@@ -42,6 +42,7 @@ def test_iht_recovers_the_planted_support_and_values_of_a_noiseless_regression(p
 
     assert isinstance(result, SolverResult)
     assert result.converged
+    assert result.status == "converged"
     np.testing.assert_array_equal(result.support, planted.w_true != 0)
     assert np.linalg.norm(result.solution - planted.w_true) < 1e-6
     assert planted.structure.is_feasible(result.support)
@@ -105,6 +106,7 @@ def test_iht_calls_the_callback_every_iteration_and_stops_when_it_returns_true(p
     assert [s[2] for s in seen] == list(result.history[1:])
     assert result.iterations == 3
     assert not result.converged
+    assert result.status == "callback"
     assert "callback" in result.message
 
 
@@ -211,6 +213,7 @@ def test_iht_stops_with_the_last_finite_iterate_when_the_loss_blows_up(planted):
     result = iht(Exploding(), planted.projection, step=0.01, max_iter=20)
 
     assert not result.converged
+    assert result.status == "breakdown"
     assert "not finite" in result.message
     assert result.iterations == 2
     assert np.all(np.isfinite(result.solution))
@@ -267,4 +270,5 @@ def test_iht_stops_at_the_time_limit_without_claiming_convergence(planted):
 
     assert result.iterations == 1
     assert not result.converged
+    assert result.status == "time_limit"
     assert "time limit" in result.message

@@ -161,3 +161,170 @@ def test_stochastic_iht_rejects_bad_arguments_with_value_error(planted, kwargs, 
 def test_stochastic_iht_rejects_an_oracle_without_stochastic_gradient(planted):
     with pytest.raises(TypeError, match="stochastic_gradient"):
         stochastic_iht(object(), planted.projection, w0=np.zeros(100), step=0.1)
+
+
+# -- the hooks a caller with its own step, score and stopping rule uses -------------------------
+
+
+class Proposing:
+    """An oracle that proposes ``(z, y)``: the plain gradient step, or (``box=True``) the step
+    clipped to ``[0, 1]`` with ``z`` its distance from zero, as a box-constrained caller's."""
+
+    def __init__(self, loss, *, box=False):
+        self.loss, self.box, self.calls = loss, box, 0
+
+    def proposal(self, w, rng, step):
+        self.calls += 1
+        y = w - step * self.loss.stochastic_gradient(w, rng)
+        return (np.abs(y), np.clip(y, 0.0, 1.0)) if self.box else (y, y)
+
+
+KW = {"step": 0.1, "seed": 0, "max_iter": 25}
+
+
+def test_a_proposal_of_the_plain_step_gives_the_gradient_steps_iterates_bit_for_bit(planted):
+    loss = LeastSquares(planted.A, planted.y, batch_size=8)
+    plain = stochastic_iht(GradientOnly(loss), planted.projection, w0=np.zeros((10, 10)), **KW)
+    oracle = Proposing(loss)
+    proposed = stochastic_iht(oracle, planted.projection, w0=np.zeros((10, 10)), **KW)
+
+    assert oracle.calls == KW["max_iter"]
+    np.testing.assert_array_equal(proposed.solution, plain.solution)
+    np.testing.assert_array_equal(proposed.support, plain.support)
+
+
+def test_with_a_proposal_the_next_iterate_is_its_iterate_on_the_projections_support(planted):
+    loss = LeastSquares(planted.A, planted.y, batch_size=8)
+    seen = []
+
+    def recording(v, warm_start=None):
+        seen.append(np.array(v))
+        return planted.projection(v, warm_start=warm_start)
+
+    result = stochastic_iht(
+        Proposing(loss, box=True), recording, w0=np.zeros((10, 10)), step=0.1, seed=0, max_iter=1
+    )
+
+    y = -0.1 * loss.stochastic_gradient(np.zeros((10, 10)), np.random.default_rng(0))
+    np.testing.assert_array_equal(seen[0], np.abs(y))
+    np.testing.assert_array_equal(result.support, planted.projection(np.abs(y)).support)
+    np.testing.assert_array_equal(result.solution, np.where(result.support, y.clip(0, 1), 0.0))
+    assert result.solution.min() >= 0.0
+    assert result.solution.max() <= 1.0
+
+
+def test_the_shifted_inverse_sqrt_schedule_steps_step_over_sqrt_of_one_plus_t_over_ten(planted):
+    steps = []
+
+    class Recording(Proposing):
+        def proposal(self, w, rng, step):
+            steps.append(step)
+            return super().proposal(w, rng, step)
+
+    stochastic_iht(
+        Recording(LeastSquares(planted.A, planted.y)),
+        planted.projection,
+        w0=np.zeros((10, 10)),
+        step=2.0,
+        schedule="inv_sqrt_shifted",
+        seed=0,
+        max_iter=30,
+    )
+
+    assert steps == [2.0 / np.sqrt(1.0 + t / 10.0) for t in range(1, 31)]
+
+
+def test_evaluate_replaces_the_oracles_value_in_the_history_and_the_choice_of_the_best(planted):
+    loss = LeastSquares(planted.A, planted.y, batch_size=4)
+    scores = []
+
+    def evaluate(w, support):  # a score of the support alone, the caller's own
+        scores.append(int(support.sum()) - int(np.count_nonzero(support & (planted.w_true != 0))))
+        return float(scores[-1])
+
+    result = stochastic_iht(
+        loss, planted.projection, step=0.05, seed=1, max_iter=40, eval_every=4, evaluate=evaluate
+    )
+
+    np.testing.assert_array_equal(result.history, scores)
+    np.testing.assert_array_equal(result.history_iterations, [0, *range(4, 41, 4)])
+    assert len(set(scores)) > 1  # the iterates' scores differ, so the choice is a real one
+    assert result.objective == min(scores)
+    assert evaluate(result.solution, result.support) == min(scores)
+
+
+def test_a_known_w0_value_is_recorded_without_evaluating_w0(planted):
+    evaluated = []
+
+    def evaluate(w, support):
+        evaluated.append(int(np.count_nonzero(w)))
+        return 1.0
+
+    result = stochastic_iht(
+        LeastSquares(planted.A, planted.y),
+        planted.projection,
+        seed=0,
+        max_iter=3,
+        evaluate=evaluate,
+        w0_value=5.0,
+    )
+
+    assert result.history.tolist() == [5.0, 1.0, 1.0, 1.0]
+    assert len(evaluated) == 3
+    assert 0 not in evaluated
+    assert result.objective == 1.0
+
+
+def test_it_stops_after_n_evaluations_in_a_row_that_found_nothing_strictly_better(planted):
+    values = iter([3.0, 2.0, 2.0, 2.5, 1.0, 0.0])  # at iterations 0, 2, 4, 6, 8, 10
+
+    result = stochastic_iht(
+        LeastSquares(planted.A, planted.y),
+        planted.projection,
+        seed=0,
+        max_iter=50,
+        eval_every=2,
+        evaluate=lambda w, support: next(values),
+        n_evals_no_change=2,
+    )
+
+    assert result.status == "no_improvement"
+    assert result.iterations == 6
+    assert result.history_iterations.tolist() == [0, 2, 4, 6]
+    assert result.objective == 2.0
+    assert "from iteration 2" in result.message
+    assert "the last 2 evaluations found nothing better" in result.message
+
+
+def test_no_improvement_at_the_last_iteration_ends_the_run_as_max_iter(planted):
+    result = stochastic_iht(
+        LeastSquares(planted.A, planted.y),
+        planted.projection,
+        seed=0,
+        max_iter=4,
+        evaluate=lambda w, support: 1.0,
+        n_evals_no_change=4,
+    )
+
+    assert result.status == "max_iter"
+    assert result.iterations == 4
+
+
+def test_stochastic_iht_says_why_it_stopped_in_the_same_words_as_iht(planted):
+    loss = LeastSquares(planted.A, planted.y, batch_size=64)
+    converged = stochastic_iht(loss, planted.projection, seed=0, max_iter=2000, tol=1e-9)
+    stopped = stochastic_iht(loss, planted.projection, seed=0, callback=lambda *a: True)
+    ran_out = stochastic_iht(loss, planted.projection, seed=0, max_iter=3)
+
+    assert (converged.status, converged.converged) == ("converged", True)
+    assert (stopped.status, stopped.converged) == ("callback", False)
+    assert (ran_out.status, ran_out.converged) == ("max_iter", False)
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"w0_value": 1.0}, {"n_evals_no_change": 2}], ids=["w0_value", "n_evals"]
+)
+def test_a_known_value_or_a_no_improvement_stop_needs_something_to_evaluate(planted, kwargs):
+    oracle = GradientOnly(LeastSquares(planted.A, planted.y))
+    with pytest.raises(ValueError, match=r"needs oracle\.value or evaluate"):
+        stochastic_iht(oracle, planted.projection, w0=np.zeros((10, 10)), step=0.1, **kwargs)
