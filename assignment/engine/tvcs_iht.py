@@ -95,6 +95,7 @@ from assignment.engine.local_search import improve, prune
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.search_pairs import search_pairs
+from assignment.engine.single_worker import single_worker_optimum
 from assignment.engine.surrogate import Surrogate
 from assignment.engine.surrogate_multiclass import MulticlassSurrogate
 from assignment.engine.upper_bound import accuracy_upper_bound
@@ -427,6 +428,9 @@ def tvcs_iht(
 
     start, info = greedy_assignment(problem, progress=greedy_progress)
     start_acc = info["accuracy"]
+    optimum = single_worker_optimum(problem)
+    if optimum is not None:  # the optimum itself, at the cost of one projection
+        return _single_worker_outcome(problem, start, start_acc, optimum)
     bound = _upper_bound(problem) if bound_gap > 0 else None
     if bound is not None and bound - start_acc <= bound_gap:
         message = (
@@ -497,6 +501,19 @@ def _upper_bound(problem: AssignmentProblem) -> float | None:
         return accuracy_upper_bound(problem).value
     except ValueError:  # too many answer states for the exact K-class accuracy
         return None
+
+
+def _single_worker_outcome(problem, start, start_acc, optimum) -> IHTOutcome:
+    """At most one worker per task: the exact optimum of
+    :func:`~assignment.engine.single_worker.single_worker_optimum` (the greedy start only if
+    rounding puts it above)."""
+    optimum_acc = exact_accuracy(problem, optimum)
+    best, best_acc = (optimum, optimum_acc) if optimum_acc >= start_acc else (start, start_acc)
+    message = (
+        f"greedy start {start_acc:.4f}; at most one worker per task, so accuracy is a sum of "
+        f"per-pair gains: one exact projection of them gives the optimum {best_acc:.4f}"
+    )
+    return _outcome(problem, best, best_acc, start_acc, 0, [(0, start_acc), (0, best_acc)], message)
 
 
 def _outcome(problem, best, best_acc, start_acc, iterations, history, message) -> IHTOutcome:

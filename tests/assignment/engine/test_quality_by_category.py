@@ -74,13 +74,15 @@ def test_greedy_never_builds_the_dense_matrix_of_a_problem_by_category():
     assert "quality" not in vars(by_category)  # the cached dense matrix was never asked for
 
 
-def test_tvcs_iht_stopping_at_the_bound_never_builds_the_dense_matrix():
-    # One worker per task and no worker cap that binds: greedy gives every task its most
-    # reliable worker, which is the bound, so nothing is left to search for.
-    by_category, _ = twins(4, budget=60, max_workers_per_task=1, max_tasks_per_worker=60)
+def test_tvcs_iht_with_one_worker_per_task_never_builds_the_dense_matrix():
+    # One worker per task: the exact optimum by one projection of the per-pair gains, which
+    # are computed from the table.
+    by_category, dense = twins(4, budget=60, max_workers_per_task=1, max_tasks_per_worker=60)
     result = solve(by_category, method="tvcs-iht", seed=0)
-    assert "nothing left to search for" in result.message
+    assert "one exact projection" in result.message
     assert "quality" not in vars(by_category)
+    same = solve(dense, method="tvcs-iht", seed=0)
+    np.testing.assert_array_equal(result.assignment, same.assignment)
 
 
 def test_the_upper_bound_by_category_equals_the_dense_one():
