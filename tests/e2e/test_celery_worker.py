@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from worker_process import (
     FINISHED,
     LONG_RUN,
+    LONG_RUN_CAPS,
     assert_stored_assignment_is_consistent,
     wait_for,
     wait_until_finished,
@@ -68,6 +69,7 @@ def test_a_run_whose_worker_is_killed_ends_with_a_result_or_a_reason(workers):
         method="tvcs-iht",
         seed=3,
         options=LONG_RUN | {"time_limit": 15},
+        **LONG_RUN_CAPS,
     )
 
     def computing():
@@ -99,6 +101,7 @@ def test_a_worker_told_to_stop_hands_its_run_back_at_once(workers):
         method="tvcs-iht",
         seed=4,
         options=LONG_RUN | {"time_limit": 60},
+        **LONG_RUN_CAPS,
     )
 
     def computing():
@@ -143,7 +146,11 @@ def test_the_time_limits_stop_a_run(workers, limit):
     worker = workers(limit, TVCS_RUN_STALE_AFTER="6", TVCS_RUN_MAX_ATTEMPTS="1", **limits)
     project = demo_project()
     run = services.run_create(
-        project=project, method="tvcs-iht", seed=7, options=LONG_RUN | {"time_limit": 60}
+        project=project,
+        method="tvcs-iht",
+        seed=7,
+        options=LONG_RUN | {"time_limit": 60},
+        **LONG_RUN_CAPS,
     )
     wait_until_finished(run, worker=worker, what="the run to be stopped", timeout=120)
     assert run.status == RunStatus.FAILED

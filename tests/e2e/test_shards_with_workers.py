@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from worker_process import (
     FINISHED,
     LONG_RUN,
+    LONG_RUN_CAPS,
     assert_stored_assignment_is_consistent,
     wait_for,
     wait_until_finished,
@@ -57,7 +58,12 @@ def test_a_worker_told_to_stop_hands_back_the_shard_it_solves_and_another_finish
     owner = get_user_model().objects.create_user(f"e2e-{time.monotonic_ns()}", password="x")
     project = services.demo_project_create(owner=owner, n_workers=40, n_tasks=300, seed=3)
     run = services.run_create(
-        project=project, method="tvcs-iht", seed=1, shards=2, options=LONG_RUN | {"time_limit": 8}
+        project=project,
+        method="tvcs-iht",
+        seed=1,
+        shards=2,
+        options=LONG_RUN | {"time_limit": 8},
+        **LONG_RUN_CAPS,
     )
 
     def a_shard_solving():

@@ -23,6 +23,7 @@ from django.contrib.auth import get_user_model
 from worker_process import (
     FINISHED,
     LONG_RUN,
+    LONG_RUN_CAPS,
     assert_stored_assignment_is_consistent,
     wait_for,
     wait_until_finished,
@@ -56,6 +57,7 @@ def busy_worker(workers, name: str):
         method="tvcs-iht",
         seed=6,
         options=LONG_RUN | {"time_limit": 15},
+        **LONG_RUN_CAPS,
     )
 
     def computing():
