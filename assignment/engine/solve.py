@@ -74,7 +74,9 @@ class SolveResult:
     seed : int or None
     message : str
     details : dict
-        Method-specific figures (q-lp: LP objective and credit cap; greedy: pairs added).
+        Method-specific figures, the method's
+        :attr:`~assignment.engine.method_output.MethodOutput.details` (q-lp: LP objective and
+        credit cap; greedy: pairs added; tvcs-iht: its start and support accuracies).
     """
 
     rows: np.ndarray
