@@ -147,8 +147,8 @@ def run_case(module, problem, options, max_search_pairs, seed: int) -> dict:
     return {
         "assignment_sha256": hashlib.sha256(np.packbits(out.assignment).tobytes()).hexdigest(),
         "pairs": int(out.assignment.sum()),
-        "expected_accuracy": float(out.expected_accuracy).hex(),
-        "start_accuracy": float(out.start_accuracy).hex(),
+        "expected_accuracy": float(out.details["accuracy"]).hex(),
+        "start_accuracy": float(out.details["start_accuracy"]).hex(),
         "iterations": int(out.iterations),
         "history": [[int(t), float(a).hex()] for t, a in out.history],
         "message": out.message,
@@ -228,15 +228,14 @@ def same_steps(a, b) -> bool:
 def speed_row(old, size: tuple[int, int], options: dict, repeats: int, seed: int) -> dict:
     n, m = size
     problem = figure4_problem(n, m, 0.1, seed)
-    start, info = greedy_assignment(problem)
+    greedy = greedy_assignment(problem)
+    start, start_acc = greedy.assignment, greedy.details["accuracy"]
     times = {"old": [], "new": []}
     outs = {}
-    steps_once(tvcs_iht_module, problem, start, info["accuracy"], options, seed)  # compile, warm
+    steps_once(tvcs_iht_module, problem, start, start_acc, options, seed)  # compile, warm
     for _ in range(repeats):
         for label, module in (("old", old), ("new", tvcs_iht_module)):
-            seconds, outs[label] = steps_once(
-                module, problem, start, info["accuracy"], options, seed
-            )
+            seconds, outs[label] = steps_once(module, problem, start, start_acc, options, seed)
             times[label].append(seconds)
     old_s, new_s = statistics.median(times["old"]), statistics.median(times["new"])
     return {

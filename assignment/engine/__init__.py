@@ -14,6 +14,7 @@ from assignment.engine.accuracy import (
 )
 from assignment.engine.aggregate import AggregateResult, aggregate
 from assignment.engine.answer_quality import AnswerQuality, estimate_from_answers
+from assignment.engine.method_output import MethodOutput
 from assignment.engine.multiclass import (
     MulticlassAggregate,
     aggregate_multiclass,
@@ -42,6 +43,7 @@ __all__ = [
     "AggregateResult",
     "AnswerQuality",
     "AssignmentProblem",
+    "MethodOutput",
     "MethodSpec",
     "MulticlassAggregate",
     "NextRound",

@@ -56,6 +56,7 @@ import logging
 
 import numpy as np
 
+from assignment.engine.method_output import MethodOutput
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.q_lp import q_lp_weights, solve_q_lp
@@ -91,9 +92,7 @@ def random_assignment(problem: AssignmentProblem, *, rng: np.random.Generator) -
     return project(v, problem.structure).support
 
 
-def random_pairs(
-    problem: AssignmentProblem, *, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, str]:
+def random_pairs(problem: AssignmentProblem, *, rng: np.random.Generator) -> MethodOutput:
     """A random feasible assignment of maximal size as pairs, in memory ``O(pairs)``.
 
     Up to ``MAX_SEARCH_PAIRS`` pairs it is :func:`random_assignment`'s, the same for the same
@@ -108,14 +107,14 @@ def random_pairs(
 
     Returns
     -------
-    workers, tasks : ndarray of int64, shape (p,)
-        The assigned pairs.
-    message : str
+    MethodOutput
+        The assigned pairs and the message; one iteration, no details.
     """
     n, m = problem.shape
     if n * m <= MAX_SEARCH_PAIRS:
-        workers, tasks = np.nonzero(random_assignment(problem, rng=rng))
-        return workers.astype(np.int64), tasks.astype(np.int64), "random maximal"
+        return MethodOutput.from_assignment(
+            random_assignment(problem, rng=rng), message="random maximal"
+        )
     most = min(
         int(problem.budget),
         int(np.minimum(problem.max_tasks_per_worker, m).sum()),
@@ -133,7 +132,7 @@ def random_pairs(
         k = min(k_max, 2 * k)
     reach = "the most the caps allow" if workers.size == most else f"the caps allow {most:,}"
     message = f"random maximal over {entries.shape[0]:,} random candidate pairs ({reach})"
-    return workers, tasks, message
+    return MethodOutput.from_pairs(problem.shape, workers, tasks, message=message)
 
 
 def _random_candidates(problem: AssignmentProblem, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -188,7 +187,7 @@ def q_lp_credit_cap(target_error: float, n_labels: int = 2) -> float:
 
 def q_lp_assignment(
     problem: AssignmentProblem, *, target_error: float = DEFAULT_TARGET_ERROR
-) -> tuple[np.ndarray, dict]:
+) -> MethodOutput:
     """Solve the Q-based LP of Ho et al. (2013) and round it with the exact projection.
 
     Parameters
@@ -200,24 +199,18 @@ def q_lp_assignment(
 
     Returns
     -------
-    assignment : ndarray of bool, shape (n_workers, n_tasks)
-    info : dict
-        ``lp_objective``, ``credit_cap``, ``fractional`` (number of fractional LP values),
-        ``lp_pairs`` (the pairs the LP was solved on, every other pair proved 0), ``message``.
+    MethodOutput
+        The assignment, how HiGHS ended in ``message``, and ``details``: ``lp_objective``,
+        ``credit_cap``, ``fractional`` (number of fractional LP values), ``lp_pairs`` (the
+        pairs the LP was solved on, every other pair proved 0).
     """
     Q_LP_OPTIONS[0].check(target_error)
-    n, m = problem.shape
     credit_cap = q_lp_credit_cap(target_error, problem.n_labels)
     lp = solve_q_lp(problem, credit_cap)
-    assignment = np.zeros((n, m), bool)
     if lp.x.size == 0 or problem.budget == 0:
-        return assignment, {
-            "lp_objective": 0.0,
-            "credit_cap": credit_cap,
-            "fractional": 0,
-            "lp_pairs": 0,
-            "message": "nothing to assign",
-        }
+        details = {"lp_objective": 0.0, "credit_cap": credit_cap, "fractional": 0, "lp_pairs": 0}
+        empty = np.zeros(0, dtype=np.int64)
+        return MethodOutput(empty, empty, problem.shape, "nothing to assign", details=details)
     if not lp.optimal:
         logger.warning("q-lp: the LP is not proved optimal after %d rounds", lp.rounds)
     structure = TVCSStructure.from_labels(
@@ -228,12 +221,16 @@ def q_lp_assignment(
         total=problem.budget,
     )
     chosen = project(lp.x, structure).support
-    assignment[lp.workers[chosen], lp.tasks[chosen]] = True
     proved = "optimal over every pair" if lp.optimal else "NOT proved optimal"
-    return assignment, {
-        "lp_objective": lp.objective,
-        "credit_cap": float(credit_cap),
-        "fractional": int(np.sum((lp.x > 1e-9) & (lp.x < 1 - 1e-9))),
-        "lp_pairs": int(lp.x.size),
-        "message": f"HiGHS: {lp.message}; {proved} after {lp.rounds} LPs on {lp.x.size:,} pairs",
-    }
+    return MethodOutput.from_pairs(
+        problem.shape,
+        lp.workers[chosen],
+        lp.tasks[chosen],
+        message=f"HiGHS: {lp.message}; {proved} after {lp.rounds} LPs on {lp.x.size:,} pairs",
+        details={
+            "lp_objective": lp.objective,
+            "credit_cap": float(credit_cap),
+            "fractional": int(np.sum((lp.x > 1e-9) & (lp.x < 1 - 1e-9))),
+            "lp_pairs": int(lp.x.size),
+        },
+    )

@@ -143,6 +143,7 @@ from assignment.engine.accuracy import (
     _enumerate,
     task_accuracy_pairs,
 )
+from assignment.engine.method_output import MethodOutput
 from assignment.engine.multiclass import set_accuracy_multiclass
 from assignment.engine.problem import AssignmentProblem
 
@@ -676,20 +677,13 @@ def _pairs_accuracy(problem: AssignmentProblem, workers: np.ndarray, tasks: np.n
     )
 
 
-def _dense(shape: tuple[int, int], workers: np.ndarray, tasks: np.ndarray) -> np.ndarray:
-    """The bool matrix of shape ``shape`` (n_workers, n_tasks) true at the pairs."""
-    dense = np.zeros(shape, dtype=bool)
-    dense[workers, tasks] = True
-    return dense
-
-
 def greedy_pairs(
     problem: AssignmentProblem,
     *,
     initial=None,
     progress: Callable[[float, str], object] | None = None,
-) -> tuple[np.ndarray, np.ndarray, dict]:
-    """:func:`greedy_assignment` with the assignment as pairs, never as an (n, m) matrix.
+) -> MethodOutput:
+    """:func:`greedy_assignment` with ``initial`` as pairs, never as an (n, m) matrix.
 
     Parameters
     ----------
@@ -701,13 +695,10 @@ def greedy_pairs(
 
     Returns
     -------
-    workers, tasks : ndarray of int64, shape (pairs,)
-        The assignment's pairs sorted by worker, then task: the same assignment as
-        :func:`greedy_assignment` returns (``np.nonzero`` of it). The run needs memory
-        ``O(n C + m + pairs)`` for a problem by category (``C`` categories), for any number of
-        labels: the workers of each task are lists, and accuracies are computed from the pairs.
-    info : dict
-        As in :func:`greedy_assignment`.
+    MethodOutput
+        As :func:`greedy_assignment`'s. The run needs memory ``O(n C + m + pairs)`` for a
+        problem by category (``C`` categories), for any number of labels: the workers of each
+        task are lists, and accuracies are computed from the pairs.
 
     Raises
     ------
@@ -746,7 +737,7 @@ def greedy_pairs(
     accuracy = _pairs_accuracy(problem, workers, tasks)
     if progress is not None:
         progress(1.0, f"done ({stopped}), accuracy {accuracy:.4f}")
-    info = {
+    details = {
         "steps": steps,
         "singles_added": steps - pairs,
         "pairs_added": pairs,
@@ -757,7 +748,7 @@ def greedy_pairs(
         "evaluations": state.evaluations,
         "seconds": time.perf_counter() - start,
     }
-    return workers, tasks, info
+    return MethodOutput(workers, tasks, problem.shape, stopped, steps, details=details)
 
 
 def greedy_assignment(
@@ -765,7 +756,7 @@ def greedy_assignment(
     *,
     initial=None,
     progress: Callable[[float, str], object] | None = None,
-) -> tuple[np.ndarray, dict]:
+) -> MethodOutput:
     """Greedy marginal gain with a two-step (pair) lookahead; see the module docstring.
 
     Parameters
@@ -780,18 +771,17 @@ def greedy_assignment(
 
     Returns
     -------
-    assignment : ndarray of bool, shape (n_workers, n_tasks)
-        Feasible for ``problem``. :func:`greedy_pairs` returns it as pairs, for problems too
-        large for an (n, m) matrix.
-    info : dict
-        ``steps`` (moves made), ``singles_added``, ``pairs_added``, ``assigned`` (pairs
-        (worker, task) in the assignment), ``stopped`` (``"budget spent"``,
-        ``"no positive gain"`` or ``"no feasible addition"``), ``initial_accuracy`` and
-        ``accuracy`` (exact expected accuracy of the empty and the returned assignment,
+    MethodOutput
+        The assignment's pairs, feasible for ``problem`` and sorted by worker, then task
+        (:attr:`~MethodOutput.assignment` is its (n, m) matrix); ``message`` is why it
+        stopped (``"budget spent"``, ``"no positive gain"`` or ``"no feasible addition"``),
+        ``iterations`` the moves made. ``details``: ``steps`` (moves made),
+        ``singles_added``, ``pairs_added``, ``assigned`` (pairs (worker, task) in the
+        assignment), ``stopped`` (the message), ``initial_accuracy`` and ``accuracy`` (exact
+        expected accuracy of the empty and the returned assignment,
         :func:`~assignment.engine.accuracy.expected_accuracy`, or
         :func:`~assignment.engine.multiclass.expected_accuracy_multiclass` for ``K > 2``
-        labels), ``evaluations`` (task
-        evaluations, a measure of work) and ``seconds``.
+        labels), ``evaluations`` (task evaluations, a measure of work) and ``seconds``.
 
     Raises
     ------
@@ -809,5 +799,4 @@ def greedy_assignment(
         if start_assignment.shape != problem.shape or not problem.is_feasible(start_assignment):
             raise ValueError("initial must be a feasible assignment of the problem's shape")
         pairs = np.nonzero(start_assignment)
-    workers, tasks, info = greedy_pairs(problem, initial=pairs, progress=progress)
-    return _dense(problem.shape, workers, tasks), info
+    return greedy_pairs(problem, initial=pairs, progress=progress)

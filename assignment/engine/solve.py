@@ -7,7 +7,6 @@ import importlib
 import inspect
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +17,7 @@ from assignment.engine.accuracy import (
     expected_accuracy,
     task_accuracy_pairs,
 )
+from assignment.engine.method_output import MethodOutput
 from assignment.engine.multiclass import (
     MAX_EXACT_STATES,
     estimate_accuracy_multiclass,
@@ -74,7 +74,9 @@ class SolveResult:
     seed : int or None
     message : str
     details : dict
-        Method-specific figures (q-lp: LP objective and credit cap; greedy: pairs added).
+        Method-specific figures, the method's
+        :attr:`~assignment.engine.method_output.MethodOutput.details` (q-lp: LP objective and
+        credit cap; greedy: pairs added; tvcs-iht: its start and support accuracies).
     """
 
     rows: np.ndarray
@@ -101,32 +103,6 @@ class SolveResult:
         return int(self.rows.shape[0])
 
 
-# Each method's output as ``(assignment, iterations, history, message, details)``, the
-# assignment a bool matrix or pairs ``(workers, tasks)``.
-
-
-def _tvcs_iht_run(solver, problem, rng, progress, options):
-    out = solver(problem, rng=rng, progress=progress, **options)
-    details = {"start_accuracy": out.start_accuracy}
-    assignment = out.assignment if out.pairs is None else out.pairs
-    return assignment, out.iterations, out.history, out.message, details
-
-
-def _random_run(solver, problem, rng, progress, options):
-    workers, tasks, message = solver(problem, rng=rng, **options)
-    return (workers, tasks), 1, [], message, {}
-
-
-def _q_lp_run(solver, problem, rng, progress, options):
-    assignment, info = solver(problem, **options)
-    return assignment, 1, [], info.pop("message"), info
-
-
-def _greedy_run(solver, problem, rng, progress, options):
-    workers, tasks, info = solver(problem, progress=progress, **options)
-    return (workers, tasks), int(info.get("steps", 0)), [], str(info.get("stopped", "")), info
-
-
 @dataclass(frozen=True)
 class _Registered:
     """One method of the registry: what users see, and where its solver lives (imported only
@@ -138,7 +114,6 @@ class _Registered:
     module: str
     solver: str
     options: str | None  # the module's tuple of Option, if users may set any
-    run: Callable[..., tuple]  # one of the _*_run adapters above
 
 
 #: The registry of methods: the one place that names them. The models' choices, the API, the
@@ -153,7 +128,6 @@ _REGISTRY = (
         "assignment.engine.tvcs_iht",
         "tvcs_iht",
         "OPTIONS",
-        _tvcs_iht_run,
     ),
     _Registered(
         "random",
@@ -162,7 +136,6 @@ _REGISTRY = (
         "assignment.engine.baselines",
         "random_pairs",
         None,
-        _random_run,
     ),
     _Registered(
         "q-lp",
@@ -172,7 +145,6 @@ _REGISTRY = (
         "assignment.engine.baselines",
         "q_lp_assignment",
         "Q_LP_OPTIONS",
-        _q_lp_run,
     ),
     _Registered(
         "greedy",
@@ -182,7 +154,6 @@ _REGISTRY = (
         "assignment.engine.greedy",
         "greedy_pairs",
         None,
-        _greedy_run,
     ),
 )
 
@@ -190,21 +161,21 @@ METHODS = tuple(entry.name for entry in _REGISTRY)
 _BY_NAME = {entry.name: entry for entry in _REGISTRY}
 
 
-def _plain_run(solver, problem, rng, progress, options):
-    return solver(problem, rng=rng, **options), 1, [], "", {}
-
-
-def register_method(name, *, title, description, module, solver, options=None, run=_plain_run):
+def register_method(name, *, title, description, module, solver, options=None):
     """Add a method to the registry, as one more ``_REGISTRY`` line would (same fields).
 
-    ``module.solver(problem, *, rng, **options)`` returns the assignment unless ``run`` is one
-    of the adapters above. Modules that copied :data:`METHODS` at import time (the models'
-    choices, the API's schema, the forms) see a method only when it is in ``_REGISTRY``.
+    ``module.solver(problem, **options)`` returns a
+    :class:`~assignment.engine.method_output.MethodOutput`, or the assignment as a bool
+    matrix (n_workers, n_tasks) (then with no message, one iteration and no details); it is
+    passed ``rng`` (a ``numpy.random.Generator``) and ``progress`` (callable or None) as
+    keywords if it takes them. Modules that copied :data:`METHODS` at import time (the
+    models' choices, the API's schema, the forms) see a method only when it is in
+    ``_REGISTRY``.
     """
     global _REGISTRY, METHODS
     if name in _BY_NAME:
         raise ValueError(f"method {name!r} is already registered")
-    entry = _Registered(name, title, description, module, solver, options, run)
+    entry = _Registered(name, title, description, module, solver, options)
     _REGISTRY, METHODS = (*_REGISTRY, entry), (*METHODS, name)
     _BY_NAME[name] = entry
     _specs.cache_clear()
@@ -214,9 +185,15 @@ def _solver(entry: _Registered):
     return getattr(importlib.import_module(entry.module), entry.solver)
 
 
-def _run(problem, method, rng, progress, options):
-    entry = _BY_NAME[method]
-    return entry.run(_solver(entry), problem, rng, progress, options)
+def _run(problem, method, rng, progress, options) -> MethodOutput:
+    """Run ``method``'s solver, passing ``rng`` and ``progress`` where it takes them."""
+    solver = _solver(_BY_NAME[method])
+    accepted = inspect.signature(solver).parameters
+    extra = {"rng": rng, "progress": progress}
+    output = solver(problem, **{k: v for k, v in extra.items() if k in accepted}, **options)
+    if isinstance(output, MethodOutput):
+        return output
+    return MethodOutput.from_assignment(output)
 
 
 @dataclass(frozen=True)
@@ -285,17 +262,6 @@ def check_options(method: str, options: dict) -> None:
         )
     for name, value in options.items():
         specs[name].check(value)
-
-
-def _as_pairs(assignment) -> tuple[np.ndarray, np.ndarray]:
-    """A method's assignment, a bool matrix or pairs ``(workers, tasks)``, as pairs (int64)
-    sorted by worker, then task."""
-    if isinstance(assignment, tuple):
-        workers, tasks = (np.asarray(v, dtype=np.int64) for v in assignment)
-        order = np.lexsort((tasks, workers))
-        return workers[order], tasks[order]
-    workers, tasks = np.nonzero(np.asarray(assignment, dtype=bool))
-    return workers.astype(np.int64), tasks.astype(np.int64)
 
 
 def evaluate_pairs(
@@ -376,12 +342,9 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     check_options(method, options)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
-    assignment, iterations, history, message, details = _run(
-        problem, method, rng, progress, options
-    )
+    output = _run(problem, method, rng, progress, options)
     seconds = time.perf_counter() - start
-    rows, cols = _as_pairs(assignment)
-    del assignment  # a method's dense matrix is not kept: the result holds pairs
+    rows, cols = output.rows, output.cols
     if not problem.is_feasible_pairs(rows, cols):
         raise RuntimeError(f"method {method!r} returned an infeasible assignment (a bug)")
     accuracy, standard_error = evaluate_pairs(problem, rows, cols, seed=seed)
@@ -394,10 +357,10 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
         expected_accuracy=float(accuracy),
         accuracy_standard_error=standard_error,
         method=method,
-        iterations=iterations,
-        history=history,
+        iterations=output.iterations,
+        history=list(output.history),
         seconds=seconds,
         seed=seed,
-        message=message,
-        details=details,
+        message=output.message,
+        details=output.details,
     )

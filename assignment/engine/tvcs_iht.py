@@ -59,8 +59,7 @@ Above ``DENSE_PAIRS_MAX = 600,000,000`` pairs ``n * m`` the steps and the final 
 run: they hold several dense (n, m) arrays (11.5 bytes per pair measured at 2,000 x 200,000 x
 20: 4.4 GB), which at 10,000 x 1,000,000 would need over 100 GB. tvcs-iht then returns greedy's
 assignment as pairs (:func:`~assignment.engine.greedy.greedy_pairs`, ``O(n C + m + pairs)``
-memory by category) and says so in its message; :attr:`IHTOutcome.pairs` holds it and
-:attr:`IHTOutcome.assignment` is None.
+memory by category) and says so in its message.
 
 Tasks take at most ``MAX_EXACT_WORKERS = 20`` workers during the search (a lower per-task cap
 than the problem's when it allows more), so that every support can be evaluated exactly. When
@@ -84,7 +83,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -92,6 +90,7 @@ from assignment.engine.accuracy import MAX_EXACT_WORKERS
 from assignment.engine.greedy import _accuracy as exact_accuracy
 from assignment.engine.greedy import greedy_assignment, greedy_pairs
 from assignment.engine.local_search import improve, prune
+from assignment.engine.method_output import MethodOutput
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.search_pairs import search_pairs
@@ -103,7 +102,7 @@ from projections import TVCSStructure
 from projections.solvers import stochastic_iht, tvcs_projection
 from projections.tvcs import project
 
-__all__ = ["DENSE_PAIRS_MAX", "OPTIONS", "IHTOutcome", "check_options", "tvcs_iht"]
+__all__ = ["DENSE_PAIRS_MAX", "OPTIONS", "check_options", "tvcs_iht"]
 
 logger = logging.getLogger(__name__)
 
@@ -115,35 +114,21 @@ _START_SHARE, _IHT_SHARE = 0.6, 0.8
 DENSE_PAIRS_MAX = 600_000_000
 
 
-@dataclass(frozen=True)
-class IHTOutcome:
-    """What :func:`tvcs_iht` returns; ``expected_accuracy`` is exact for the searched support
-    (before any top-up beyond ``MAX_EXACT_WORKERS`` workers per task).
-
-    ``assignment`` is the bool matrix (n, m); above ``DENSE_PAIRS_MAX`` pairs it is None and
-    ``pairs`` holds the assignment as ``(workers, tasks)`` instead."""
-
-    assignment: np.ndarray | None
-    expected_accuracy: float
-    start_accuracy: float
-    iterations: int
-    history: list = field(default_factory=list)  # (iteration, exact accuracy of the support)
-    message: str = ""
-    pairs: tuple[np.ndarray, np.ndarray] | None = None
-
-
-def _greedy_only(problem: AssignmentProblem, progress) -> IHTOutcome:
+def _greedy_only(problem: AssignmentProblem, progress) -> MethodOutput:
     """Greedy's assignment as pairs, for a problem above ``DENSE_PAIRS_MAX`` pairs."""
-    workers, tasks, info = greedy_pairs(problem, progress=progress)
+    greedy = greedy_pairs(problem, progress=progress)
     n, m = problem.shape
     message = (
-        f"greedy's assignment ({info['stopped']}), without IHT steps or final pass: "
+        f"greedy's assignment ({greedy.message}), without IHT steps or final pass: "
         f"{n:,} x {m:,} = {n * m:.3g} pairs is above tvcs-iht's limit of "
         f"{DENSE_PAIRS_MAX:.3g} for its dense (n, m) arrays"
     )
     logger.info("tvcs-iht: %s", message)
-    accuracy = info["accuracy"]
-    return IHTOutcome(None, accuracy, accuracy, 0, [(0, accuracy)], message, (workers, tasks))
+    accuracy = greedy.details["accuracy"]
+    details = {"accuracy": accuracy, "start_accuracy": accuracy}
+    return MethodOutput(
+        greedy.rows, greedy.cols, problem.shape, message, 0, [(0, accuracy)], details
+    )
 
 
 def _top_up(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np.ndarray, int]:
@@ -373,7 +358,7 @@ def tvcs_iht(
     refine_rounds: int = 2,
     progress=None,
     time_limit: float | None = None,
-) -> IHTOutcome:
+) -> MethodOutput:
     """Run stochastic IHT from the greedy assignment; see the module docstring for the method.
 
     Parameters
@@ -404,6 +389,13 @@ def tvcs_iht(
         Stop after this many seconds (the greedy start always completes; the best support so
         far is returned, after a final pass that starts no new round once the limit has
         passed).
+
+    Returns
+    -------
+    MethodOutput
+        ``details`` holds ``accuracy`` (exact for the searched support, before any top-up
+        beyond ``MAX_EXACT_WORKERS`` workers per task) and ``start_accuracy`` (greedy's);
+        ``history`` the exact accuracy of the support along the run.
     """
     options = {
         "max_iter": max_iter,
@@ -426,8 +418,8 @@ def tvcs_iht(
         if progress is not None:
             progress(_START_SHARE * fraction, f"greedy start: {message}")
 
-    start, info = greedy_assignment(problem, progress=greedy_progress)
-    start_acc = info["accuracy"]
+    greedy = greedy_pairs(problem, progress=greedy_progress)
+    start, start_acc = greedy.assignment, greedy.details["accuracy"]
     optimum = single_worker_optimum(problem)
     if optimum is not None:  # the optimum itself, at the cost of one projection
         return _single_worker_outcome(problem, start, start_acc, optimum)
@@ -480,7 +472,7 @@ def _refine_multiclass(problem: AssignmentProblem, best: np.ndarray, best_acc: f
     The destroy-and-repair rounds need the binary greedy state's removals, not written for
     ``K`` labels yet."""
     pruned = prune(problem, best)
-    refilled, _ = greedy_assignment(problem, initial=pruned)
+    refilled = greedy_assignment(problem, initial=pruned).assignment
     refilled = prune(problem, refilled)
     acc = exact_accuracy(problem, refilled)
     if acc <= best_acc:
@@ -503,7 +495,7 @@ def _upper_bound(problem: AssignmentProblem) -> float | None:
         return None
 
 
-def _single_worker_outcome(problem, start, start_acc, optimum) -> IHTOutcome:
+def _single_worker_outcome(problem, start, start_acc, optimum) -> MethodOutput:
     """At most one worker per task: the exact optimum of
     :func:`~assignment.engine.single_worker.single_worker_optimum` (the greedy start only if
     rounding puts it above)."""
@@ -516,11 +508,14 @@ def _single_worker_outcome(problem, start, start_acc, optimum) -> IHTOutcome:
     return _outcome(problem, best, best_acc, start_acc, 0, [(0, start_acc), (0, best_acc)], message)
 
 
-def _outcome(problem, best, best_acc, start_acc, iterations, history, message) -> IHTOutcome:
+def _outcome(problem, best, best_acc, start_acc, iterations, history, message) -> MethodOutput:
     """The outcome, after topping up tasks at ``MAX_EXACT_WORKERS`` when caps allow more (two
     labels only: K-class tasks stay within the exact limit, as greedy's)."""
     if problem.n_labels == 2 and problem.max_workers_per_task.max(initial=0) > MAX_EXACT_WORKERS:
         best, added = _top_up(problem, best)
         if added:
             message += f"; {added} pair(s) added beyond {MAX_EXACT_WORKERS} workers per task"
-    return IHTOutcome(best, best_acc, start_acc, iterations, history, message)
+    details = {"accuracy": best_acc, "start_accuracy": start_acc}
+    return MethodOutput.from_assignment(
+        best, message=message, iterations=iterations, history=history, details=details
+    )

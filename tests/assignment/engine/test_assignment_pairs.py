@@ -28,8 +28,10 @@ def problem_by_category(seed=0, n=12, m=50, categories=3, dense=False, **kwargs)
 @pytest.mark.parametrize("dense", [False, True])
 def test_greedy_pairs_are_the_nonzeros_of_greedy_assignment(seed, dense):
     problem = problem_by_category(seed, dense=dense)
-    matrix, info = greedy_assignment(problem)
-    workers, tasks, pairs_info = greedy_pairs(problem)
+    output = greedy_assignment(problem)
+    matrix, info = output.assignment, output.details
+    output = greedy_pairs(problem)
+    workers, tasks, pairs_info = output.rows, output.cols, output.details
     want = np.nonzero(matrix)
     np.testing.assert_array_equal(workers, want[0])
     np.testing.assert_array_equal(tasks, want[1])
@@ -42,10 +44,12 @@ def test_greedy_pairs_extends_initial_pairs_as_greedy_extends_the_matrix():
     rng = np.random.default_rng(9)
     eligible = rng.random((12, 50)) < 0.8
     problem = problem_by_category(9, eligible=eligible)
-    start, _ = greedy_assignment(problem)
+    start = greedy_assignment(problem).assignment
     start[:, 1::3] = False
-    matrix, info = greedy_assignment(problem, initial=start)
-    workers, tasks, pairs_info = greedy_pairs(problem, initial=np.nonzero(start)[::-1][::-1])
+    output = greedy_assignment(problem, initial=start)
+    matrix, info = output.assignment, output.details
+    output = greedy_pairs(problem, initial=np.nonzero(start)[::-1][::-1])
+    workers, tasks, pairs_info = output.rows, output.cols, output.details
     np.testing.assert_array_equal(np.stack([workers, tasks]), np.stack(np.nonzero(matrix)))
     assert pairs_info["initial_accuracy"] == info["initial_accuracy"]
     with pytest.raises(ValueError, match="feasible"):
@@ -84,7 +88,7 @@ def test_solve_result_pairs_are_its_assignment(method):
 @pytest.mark.parametrize("seed", range(3))
 def test_accuracy_from_pairs_in_any_order_equals_the_dense_one(seed):
     problem = problem_by_category(seed)
-    matrix, _ = greedy_assignment(problem)
+    matrix = greedy_assignment(problem).assignment
     workers, tasks = np.nonzero(matrix)
     order = np.random.default_rng(seed).permutation(workers.size)
     got = task_accuracy_pairs(
@@ -112,7 +116,7 @@ def test_feasibility_of_pairs_is_that_of_the_matrix(seed):
         matrix = rng.random(problem.shape) < density
         pairs = np.nonzero(matrix)
         assert problem.is_feasible_pairs(*pairs) == problem.is_feasible(matrix)
-    matrix, _ = greedy_assignment(problem)
+    matrix = greedy_assignment(problem).assignment
     workers, tasks = np.nonzero(matrix)
     assert problem.is_feasible_pairs(workers, tasks)
     assert not problem.is_feasible_pairs(np.append(workers, workers[0]), np.append(tasks, tasks[0]))
@@ -136,7 +140,8 @@ def test_a_by_category_greedy_never_allocates_an_n_by_m_array():
     )
     tracemalloc.start()
     try:
-        workers, _, info = greedy_pairs(problem)
+        output = greedy_pairs(problem)
+        workers, info = output.rows, output.details
         _, greedy_peak = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
         result = solve(problem, method="greedy")
@@ -156,7 +161,8 @@ def test_tvcs_iht_above_its_dense_limit_returns_greedys_pairs(monkeypatch):
     problem = problem_by_category(6)
     monkeypatch.setattr(tvcs_iht, "DENSE_PAIRS_MAX", problem.n_workers * problem.n_tasks - 1)
     result = solve(problem, method="tvcs-iht", seed=0)
-    workers, tasks, info = greedy_pairs(problem)
+    output = greedy_pairs(problem)
+    workers, tasks, info = output.rows, output.cols, output.details
     np.testing.assert_array_equal(result.rows, workers)
     np.testing.assert_array_equal(result.cols, tasks)
     assert result.expected_accuracy == info["accuracy"]
@@ -173,9 +179,11 @@ def test_greedy_memoised_best_moves_change_no_choice(seed, monkeypatch):
     problem = problem_by_category(
         seed, n=30, m=400, categories=3, max_tasks_per_worker=30, budget=800, prior=0.5
     )
-    workers, tasks, info = greedy_pairs(problem)
+    output = greedy_pairs(problem)
+    workers, tasks, info = output.rows, output.cols, output.details
     monkeypatch.setattr(GreedyState, "_memo_key", lambda self, j, budget_left: None)
-    want_workers, want_tasks, want_info = greedy_pairs(problem)
+    output = greedy_pairs(problem)
+    want_workers, want_tasks, want_info = output.rows, output.cols, output.details
     np.testing.assert_array_equal(workers, want_workers)
     np.testing.assert_array_equal(tasks, want_tasks)
     assert info["accuracy"] == want_info["accuracy"]

@@ -80,7 +80,8 @@ def test_random_depends_on_the_seed_only():
 
 def test_random_pairs_are_random_assignments_pairs_up_to_the_search_limit():
     problem = make_problem(**CASES["per-worker and per-task caps"])
-    workers, tasks, message = random_pairs(problem, rng=np.random.default_rng(3))
+    output = random_pairs(problem, rng=np.random.default_rng(3))
+    workers, tasks, message = output.rows, output.cols, output.message
     dense = random_assignment(problem, rng=np.random.default_rng(3))
     np.testing.assert_array_equal(np.stack(np.nonzero(dense)), np.stack([workers, tasks]))
     assert message == "random maximal"
@@ -90,7 +91,8 @@ def test_random_pairs_are_random_assignments_pairs_up_to_the_search_limit():
 def test_random_over_candidate_pairs_is_feasible_for_every_cap_mix(case, monkeypatch):
     monkeypatch.setattr(baselines, "MAX_SEARCH_PAIRS", 40)  # 160 pairs: the candidate path
     problem = make_problem(**CASES[case])
-    workers, tasks, message = random_pairs(problem, rng=np.random.default_rng(0))
+    output = random_pairs(problem, rng=np.random.default_rng(0))
+    workers, tasks, message = output.rows, output.cols, output.message
     assert problem.is_feasible_pairs(workers, tasks)
     assert message.startswith("random maximal over ")
 
@@ -99,14 +101,15 @@ def test_random_over_candidate_pairs_takes_the_most_the_caps_allow_and_says_so(m
     monkeypatch.setattr(baselines, "MAX_SEARCH_PAIRS", 1_000)
     # 400 tasks x 3 workers: the binding caps (60 workers x 40 tasks would allow 2,400)
     problem = make_problem(n=60, m=400, budget=10_000, max_tasks_per_worker=40)
-    workers, tasks, message = random_pairs(problem, rng=np.random.default_rng(0))
+    output = random_pairs(problem, rng=np.random.default_rng(0))
+    workers, tasks, message = output.rows, output.cols, output.message
     assert problem.is_feasible_pairs(workers, tasks)
     assert workers.size == 1_200
     assert message.endswith("(the most the caps allow)")
     again = random_pairs(problem, rng=np.random.default_rng(0))
     other = random_pairs(problem, rng=np.random.default_rng(1))
-    np.testing.assert_array_equal(again[0], workers)
-    assert not np.array_equal(other[0], workers)
+    np.testing.assert_array_equal(again.rows, workers)
+    assert not np.array_equal(other.rows, workers)
 
 
 def test_random_over_candidate_pairs_draws_more_while_it_falls_short_and_says_when_it_does(
@@ -119,7 +122,8 @@ def test_random_over_candidate_pairs_draws_more_while_it_falls_short_and_says_wh
         eligible[np.random.default_rng(j).choice(n, 20, replace=False), j] = True
     caps = {"max_workers_per_task": 1, "max_tasks_per_worker": 100, "budget": 1_000}
     problem = AssignmentProblem(np.full((n, m), 0.8), eligible=eligible, **caps)
-    workers, tasks, message = random_pairs(problem, rng=np.random.default_rng(0))
+    output = random_pairs(problem, rng=np.random.default_rng(0))
+    workers, tasks, message = output.rows, output.cols, output.message
     assert problem.is_feasible_pairs(workers, tasks)
     assert workers.size == m
     assert message.endswith("(the most the caps allow)")
@@ -127,7 +131,8 @@ def test_random_over_candidate_pairs_draws_more_while_it_falls_short_and_says_wh
     assert int(message.split(" over ")[1].split(" ")[0].replace(",", "")) > 4 * m
     eligible[:, 7] = False  # task 7 can have nobody
     problem = AssignmentProblem(np.full((n, m), 0.8), eligible=eligible, **caps)
-    workers, tasks, message = random_pairs(problem, rng=np.random.default_rng(0))
+    output = random_pairs(problem, rng=np.random.default_rng(0))
+    workers, tasks, message = output.rows, output.cols, output.message
     assert problem.is_feasible_pairs(workers, tasks)
     assert workers.size == m - 1
     assert message.endswith("(the caps allow 100)")
@@ -145,7 +150,7 @@ def test_random_over_candidate_pairs_builds_no_workers_by_tasks_array(monkeypatc
     random_pairs(problem, rng=np.random.default_rng(1))  # the kernels' first call made
     tracemalloc.start()
     try:
-        workers, _, _ = random_pairs(problem, rng=np.random.default_rng(0))
+        workers = random_pairs(problem, rng=np.random.default_rng(0)).rows
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -146,7 +146,8 @@ def check_info(problem, x, info):
 )
 def test_the_result_is_always_feasible_and_its_info_consistent(seed, n, m):
     problem = random_problem(np.random.default_rng(seed), n, m, max_budget=20)
-    x, info = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x, info = output.assignment, output.details
     assert x.dtype == np.bool_
     assert x.shape == (n, m)
     assert problem.is_feasible(x)
@@ -157,7 +158,8 @@ def test_budget_zero_assigns_nothing_and_says_the_budget_is_spent():
     problem = AssignmentProblem(
         np.full((3, 4), 0.8), max_workers_per_task=3, max_tasks_per_worker=4, budget=0
     )
-    x, info = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x, info = output.assignment, output.details
     assert not x.any()
     assert info["stopped"] == "budget spent"
     assert info["steps"] == 0
@@ -167,7 +169,8 @@ def test_budget_zero_assigns_nothing_and_says_the_budget_is_spent():
 def test_caps_of_zero_assign_nothing_and_say_no_addition_is_feasible(zero):
     caps = {"max_workers_per_task": 3, "max_tasks_per_worker": 3, zero: 0}
     problem = AssignmentProblem(np.full((3, 4), 0.8), budget=10, **caps)
-    x, info = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x, info = output.assignment, output.details
     assert not x.any()
     assert info["stopped"] == "no feasible addition"
 
@@ -181,7 +184,8 @@ def test_an_eligibility_mask_that_leaves_tasks_uncoverable_is_respected():
     problem = AssignmentProblem(
         q, max_workers_per_task=3, max_tasks_per_worker=6, budget=30, eligible=eligible
     )
-    x, info = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x, info = output.assignment, output.details
     assert problem.is_feasible(x)
     assert not x[:, [1, 4]].any()
     assert not x[2].any()
@@ -193,7 +197,8 @@ def test_a_second_equally_good_worker_has_no_gain_so_it_stops_with_no_positive_g
     problem = AssignmentProblem(
         np.full((4, 5), 0.75), max_workers_per_task=2, max_tasks_per_worker=5, budget=10
     )
-    x, info = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x, info = output.assignment, output.details
     assert x.sum(axis=0).tolist() == [1] * 5
     assert info["stopped"] == "no positive gain"
 
@@ -202,7 +207,8 @@ def test_tasks_never_get_more_workers_than_the_exact_accuracy_handles():
     problem = AssignmentProblem(
         np.full((25, 1), 0.6), max_workers_per_task=25, max_tasks_per_worker=1, budget=25
     )
-    x, info = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x, info = output.assignment, output.details
     assert x.sum() == greedy_module.MAX_EXACT_WORKERS - 1  # odd: the 20th adds nothing
     assert info["stopped"] == "no positive gain"
 
@@ -278,7 +284,7 @@ def test_it_makes_the_same_moves_as_a_plain_greedy_that_rescans_everything():
     for _ in range(60):
         n, m = int(rng.integers(1, 12)), int(rng.integers(1, 6))
         problem = random_problem(rng, n, m, max_budget=25)
-        x, _ = greedy_assignment(problem)
+        x = greedy_assignment(problem).assignment
         np.testing.assert_array_equal(x, reference_greedy(problem))
 
 
@@ -293,7 +299,8 @@ def test_with_prior_one_half_and_room_for_three_workers_it_assigns_three_not_two
     problem = AssignmentProblem(
         q, max_workers_per_task=3, max_tasks_per_worker=m, budget=3 * m, prior=0.5
     )
-    x, info = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x, info = output.assignment, output.details
     assert x.sum(axis=0).tolist() == [3] * m
     assert info["pairs_added"] == m
     assert info["stopped"] == "budget spent"
@@ -307,7 +314,7 @@ def test_on_tiny_problems_it_is_at_least_as_accurate_as_the_one_step_greedy():
     for _ in range(60):
         n, m = (3, 2) if rng.random() < 0.5 else (4, 3)
         problem = random_problem(rng, n, m)
-        _, info = greedy_assignment(problem)
+        info = greedy_assignment(problem).details
         one_step = reference_greedy(problem, lookahead=False)
         assert (
             info["accuracy"]
@@ -324,7 +331,7 @@ def test_on_tiny_problems_it_is_optimal_mostly_and_never_far_from_the_brute_forc
     gaps = []
     for _ in range(40):
         problem = random_problem(rng, 3, 2, max_budget=6)
-        _, info = greedy_assignment(problem)
+        info = greedy_assignment(problem).details
         gap = brute_force_optimum(problem) - info["accuracy"]
         assert gap >= -1e-12
         gaps.append(gap)
@@ -346,7 +353,7 @@ def test_on_one_task_without_binding_worker_caps_it_is_optimal(qualities):
         problem = AssignmentProblem(
             q, max_workers_per_task=n, max_tasks_per_worker=1, budget=budget, prior=0.5
         )
-        _, info = greedy_assignment(problem)
+        info = greedy_assignment(problem).details
         assert info["accuracy"] == pytest.approx(brute_force_optimum(problem), abs=1e-12)
 
 
@@ -358,7 +365,7 @@ def test_it_never_loses_accuracy_as_the_budget_grows():
         problem = AssignmentProblem(
             q, max_workers_per_task=4, max_tasks_per_worker=4, budget=budget, prior=0.6
         )
-        _, info = greedy_assignment(problem)
+        info = greedy_assignment(problem).details
         accuracies.append(info["accuracy"])
     assert accuracies[0] == pytest.approx(0.6)  # the empty assignment: the prior's guess
     assert np.all(np.diff(accuracies) >= -1e-12)
@@ -374,7 +381,8 @@ def test_it_is_within_a_hair_of_the_upper_bound_on_the_figure_4_setting():
         max_tasks_per_worker=per_worker,
         budget=math.floor(0.8 * min(m * per_task, n * per_worker)),
     )
-    x, info = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x, info = output.assignment, output.details
     assert problem.is_feasible(x)
     bound = accuracy_upper_bound(problem).value
     assert bound - 0.001 <= info["accuracy"] <= bound + 1e-12
@@ -385,8 +393,10 @@ def test_it_is_within_a_hair_of_the_upper_bound_on_the_figure_4_setting():
 
 def test_it_is_deterministic():
     problem = random_problem(np.random.default_rng(12), 8, 6, max_budget=25)
-    x1, info1 = greedy_assignment(problem)
-    x2, info2 = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x1, info1 = output.assignment, output.details
+    output = greedy_assignment(problem)
+    x2, info2 = output.assignment, output.details
     np.testing.assert_array_equal(x1, x2)
     info1.pop("seconds"), info2.pop("seconds")
     assert info1 == info2
@@ -396,7 +406,7 @@ def test_ties_go_to_the_lowest_task_and_then_the_lowest_worker():
     problem = AssignmentProblem(
         np.full((3, 3), 0.8), max_workers_per_task=1, max_tasks_per_worker=1, budget=2
     )
-    x, _ = greedy_assignment(problem)
+    x = greedy_assignment(problem).assignment
     expected = np.zeros((3, 3), dtype=bool)
     expected[0, 0] = expected[1, 1] = True
     np.testing.assert_array_equal(x, expected)
@@ -440,7 +450,8 @@ def test_greedy_extends_a_feasible_initial_assignment_without_removing_it():
     problem = AssignmentProblem(q, max_workers_per_task=3, max_tasks_per_worker=6, budget=40)
     initial = np.zeros(q.shape, dtype=bool)
     initial[0, :5] = True
-    assignment, info = greedy_assignment(problem, initial=initial)
+    output = greedy_assignment(problem, initial=initial)
+    assignment, info = output.assignment, output.details
     assert problem.is_feasible(assignment)
     assert np.all(assignment[initial])
     assert info["accuracy"] >= info["initial_accuracy"]
@@ -511,7 +522,7 @@ def test_a_state_that_loses_pairs_is_the_state_of_what_is_left(seed):
     problem = AssignmentProblem(
         q, max_workers_per_task=n, max_tasks_per_worker=6, budget=60, prior=rng.uniform(0.1, 0.9, m)
     )
-    full, _ = greedy_assignment(problem)
+    full = greedy_assignment(problem).assignment
     state = greedy_module.GreedyState(problem)
     state.start_from(full)
     workers, tasks = np.nonzero(full)
@@ -533,7 +544,7 @@ def test_a_state_that_loses_pairs_is_the_state_of_what_is_left(seed):
 def test_filling_a_state_again_is_greedy_from_what_it_holds():
     q = np.random.default_rng(3).uniform(0.5, 0.9, (20, 120))
     problem = AssignmentProblem(q, max_workers_per_task=3, max_tasks_per_worker=14, budget=220)
-    full, _ = greedy_assignment(problem)
+    full = greedy_assignment(problem).assignment
     workers, tasks = np.nonzero(full)
     keep = np.random.default_rng(0).random(workers.size) < 0.5
     partial = np.zeros_like(full)
@@ -542,7 +553,7 @@ def test_filling_a_state_again_is_greedy_from_what_it_holds():
     state.start_from(full)
     state.remove(workers[~keep], tasks[~keep])
     greedy_module.fill(state)
-    refilled, _ = greedy_assignment(problem, initial=partial)
+    refilled = greedy_assignment(problem, initial=partial).assignment
     np.testing.assert_array_equal(state.assignment, refilled)
 
 
@@ -559,7 +570,7 @@ def test_evaluating_every_task_at_once_finds_each_tasks_own_best_move(eligible):
         eligible=rng.random(q.shape) < 0.7 if eligible else None,
     )
     half = problem.budget // 2
-    partial, _ = greedy_assignment(
+    partial = greedy_assignment(
         AssignmentProblem(
             q,
             max_workers_per_task=problem.max_workers_per_task,
@@ -568,7 +579,7 @@ def test_evaluating_every_task_at_once_finds_each_tasks_own_best_move(eligible):
             prior=problem.prior,
             eligible=problem.eligible,
         )
-    )
+    ).assignment
     state = greedy_module.GreedyState(problem)
     state.start_from(partial)
     for budget_left in (problem.budget - half, 1):

@@ -52,7 +52,8 @@ def test_the_steps_are_those_of_the_plain_loop_bit_for_bit(case, candidates, mon
             prior=prior if kind.get("prior") else None,
             n_labels=kind.get("n_labels", 2),
         )
-        start, info = greedy_assignment(problem)
+        output = greedy_assignment(problem)
+        start, info = output.assignment, output.details
         best, best_acc, t, history, message = _steps(
             problem,
             start,

@@ -99,14 +99,15 @@ def test_an_initial_assignment_is_extended_as_the_old_state_extends_it():
     keep = np.bincount(workers, minlength=problem.n_workers)[workers] <= 8  # within the caps
     initial = (workers[keep], tasks[keep])
     assert_same_run(problem, initial)
-    _, _, info = greedy_pairs(problem, initial=initial)
+    info = greedy_pairs(problem, initial=initial).details
     assert info["initial_accuracy"] < info["accuracy"]
 
 
 @pytest.mark.parametrize("prior", ["uniform", "dirichlet"])
 def test_the_accuracy_greedy_reports_from_pairs_is_the_dense_one_bit_for_bit(prior):
     problem = random_problem(5, 4, prior=prior, m=80, budget=60)  # some tasks left empty
-    workers, tasks, info = greedy_pairs(problem)
+    output = greedy_pairs(problem)
+    workers, tasks, info = output.rows, output.cols, output.details
     dense = np.zeros(problem.shape, dtype=bool)
     dense[workers, tasks] = True
     assert (tasks.size, np.unique(tasks).size < problem.n_tasks) == (info["assigned"], True)

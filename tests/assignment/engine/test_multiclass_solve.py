@@ -244,7 +244,8 @@ def test_greedy_for_k_labels_makes_the_moves_of_the_plain_reference_greedy(n_lab
         eligible=None if seed < 2 else rng.random((n, m)) < 0.7,
         prior=None if seed % 2 == 0 else rng.dirichlet(np.full(n_labels, 4.0), m),
     )
-    x, info = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x, info = output.assignment, output.details
     np.testing.assert_array_equal(x, reference_greedy(problem))
     assert info["accuracy"] == pytest.approx(accuracy_of(problem, x), abs=1e-12)
     assert info["assigned"] == int(x.sum())
@@ -263,7 +264,8 @@ def test_greedy_with_more_candidates_than_the_exhaustive_pair_search_matches_the
         budget=15,
         prior=None,
     )
-    x, info = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x, info = output.assignment, output.details
     assert info["pairs_added"] > 0
     np.testing.assert_array_equal(x, reference_greedy(problem))
 
@@ -274,7 +276,8 @@ def test_greedy_builds_a_majority_of_three_under_a_uniform_prior():
     problem = make_problem(
         3, quality=np.full((5, 1), 0.7), m=1, max_workers_per_task=5, budget=3, prior=None
     )
-    x, info = greedy_assignment(problem)
+    output = greedy_assignment(problem)
+    x, info = output.assignment, output.details
     assert x.sum() == 3
     assert info["pairs_added"] == 1
     assert info["accuracy"] > 0.7 + 0.05
@@ -284,7 +287,8 @@ def test_greedy_extends_an_initial_assignment_for_k_labels():
     problem = make_problem(3, seed=5)
     start = np.zeros(problem.shape, bool)
     start[0, :4] = start[1, :3] = True
-    x, info = greedy_assignment(problem, initial=start)
+    output = greedy_assignment(problem, initial=start)
+    x, info = output.assignment, output.details
     assert problem.is_feasible(x)
     assert (x >= start).all()
     assert info["initial_accuracy"] == pytest.approx(accuracy_of(problem, start), abs=1e-12)
@@ -303,7 +307,7 @@ def test_greedy_gives_a_task_no_more_workers_than_the_exact_accuracy_allows():
         budget=9,
         prior=None,
     )
-    x, _ = greedy_assignment(problem)
+    x = greedy_assignment(problem).assignment
     assert x.sum() <= 7
 
 
@@ -398,7 +402,7 @@ def test_tvcs_iht_steps_on_the_k_class_surrogate_climb_from_a_random_start(n_lab
             progress=None,
             deadline=None,
         )
-        greedy_acc = greedy_assignment(problem)[1]["accuracy"]
+        greedy_acc = greedy_assignment(problem).details["accuracy"]
         assert problem.is_feasible(best)
         assert best_acc == pytest.approx(accuracy_of(problem, best), abs=1e-12)
         assert best_acc >= start_acc + 0.5 * (greedy_acc - start_acc)

@@ -141,7 +141,8 @@ def test_the_restricted_lp_stays_small():
 @pytest.mark.parametrize("masked", [False, True])
 def test_q_lp_assignment_is_feasible_and_rounds_the_lp(masked):
     problem = random_problem(11, by_category=False, masked=masked, n_labels=2)
-    assignment, info = q_lp_assignment(problem, target_error=0.01)
+    output = q_lp_assignment(problem, target_error=0.01)
+    assignment, info = output.assignment, output.details
     assert problem.is_feasible(assignment)
     assert info["lp_objective"] == pytest.approx(
         full_lp_optimum(problem, info["credit_cap"]), rel=1e-6
@@ -169,15 +170,15 @@ def test_a_problem_by_category_never_gets_a_dense_float_matrix(monkeypatch):
     q_lp_assignment(problem)  # compile the projection's kernels outside the measurement
     tracemalloc.start()
     try:
-        assignment, info = q_lp_assignment(problem)
+        output = q_lp_assignment(problem)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert "quality" not in vars(problem)
     assert peak < 4 * n * m
-    assert problem.is_feasible(assignment)
-    assert assignment.sum() > 0
-    assert "optimal over every pair" in info["message"]
+    assert problem.is_feasible(output.assignment)
+    assert output.n_assigned > 0
+    assert "optimal over every pair" in output.message
 
 
 def test_tasks_of_one_category_start_from_different_workers():

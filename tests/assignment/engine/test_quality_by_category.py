@@ -52,8 +52,10 @@ def test_greedy_by_category_matches_dense_with_an_eligibility_mask():
     rng = np.random.default_rng(5)
     eligible = rng.random((15, 60)) < 0.7
     by_category, dense = twins(5, eligible=eligible)
-    got, got_info = greedy_assignment(by_category)
-    want, want_info = greedy_assignment(dense)
+    output = greedy_assignment(by_category)
+    got, got_info = output.assignment, output.details
+    output = greedy_assignment(dense)
+    want, want_info = output.assignment, output.details
     np.testing.assert_array_equal(got, want)
     assert got_info["accuracy"] == want_info["accuracy"]
     assert not (got & ~eligible).any()
@@ -61,10 +63,10 @@ def test_greedy_by_category_matches_dense_with_an_eligibility_mask():
 
 def test_greedy_extending_an_assignment_matches_dense():
     by_category, dense = twins(2)
-    start, _ = greedy_assignment(dense)
+    start = greedy_assignment(dense).assignment
     start[:, ::2] = False  # half the tasks lose their workers
-    got, _ = greedy_assignment(by_category, initial=start)
-    want, _ = greedy_assignment(dense, initial=start)
+    got = greedy_assignment(by_category, initial=start).assignment
+    want = greedy_assignment(dense, initial=start).assignment
     np.testing.assert_array_equal(got, want)
 
 
@@ -97,7 +99,7 @@ def test_the_upper_bound_by_category_equals_the_dense_one():
 
 def test_accuracy_functions_take_quality_by_category():
     by_category, dense = twins(6)
-    assignment, _ = greedy_assignment(dense)
+    assignment = greedy_assignment(dense).assignment
     form, q = by_category.quality_form, dense.quality
     np.testing.assert_array_equal(
         task_accuracy(form, assignment, prior=dense.prior),
@@ -174,5 +176,5 @@ def test_tvcs_iht_above_its_pair_limit_searches_candidates_and_stays_off_the_den
     assert "final pass" in result.message
     assert "quality" not in vars(by_category)
     assert by_category.is_feasible(result.assignment)
-    _, greedy = greedy_assignment(dense)
+    greedy = greedy_assignment(dense).details
     assert result.expected_accuracy >= greedy["accuracy"]

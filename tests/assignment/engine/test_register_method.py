@@ -30,6 +30,7 @@ TOY_MODULE = '''
 
 import numpy as np
 
+from assignment.engine.method_output import MethodOutput
 from assignment.engine.options import Option
 from projections.tvcs import project
 
@@ -43,6 +44,16 @@ def most_reliable(problem, *, rng, power=2.0):
     weights = np.abs(2.0 * problem.quality - 1.0) ** power
     support = project(problem.mask(weights).ravel(), problem.structure).support
     return support.reshape(problem.shape)
+
+
+def most_reliable_output(problem, *, progress=None, power=2.0):
+    """The same assignment as a MethodOutput, with a message and details; no ``rng``."""
+    assignment = most_reliable(problem, rng=None, power=power)
+    if progress is not None:
+        progress(0.5, "projected")
+    return MethodOutput.from_assignment(
+        assignment, message="projected once", details={"power": power}
+    )
 '''
 
 
@@ -107,6 +118,29 @@ def test_solve_runs_a_registered_method_with_its_options(toy):
     )
     reference = solve(problem, method="random", seed=0)
     assert result.expected_accuracy > reference.expected_accuracy
+
+
+def test_a_method_returning_a_method_output_keeps_its_message_and_details_in_the_result(toy):
+    register_method(
+        "toy-output",
+        title="most reliable pairs, as a MethodOutput",
+        description="The same projection, reported.",
+        module="toy_reliable_method",
+        solver="most_reliable_output",
+        options="OPTIONS",
+    )
+    problem = _problem()
+    reports = []
+    result = solve(problem, method="toy-output", power=1.0, progress=lambda *a: reports.append(a))
+    plain = solve(problem, method="toy-reliable", power=1.0)
+    np.testing.assert_array_equal(result.assignment, plain.assignment)
+    assert (result.message, result.details, result.iterations) == (
+        "projected once",
+        {"power": 1.0},
+        1,
+    )
+    assert (plain.message, plain.details) == ("", {})
+    assert reports[0] == (0.5, "projected")
 
 
 def test_a_name_is_registered_once(toy):

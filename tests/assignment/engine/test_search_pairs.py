@@ -56,7 +56,7 @@ def test_a_small_problem_searches_every_pair():
 def test_a_large_problem_searches_the_start_and_each_tasks_most_reliable_workers(form, monkeypatch):
     eligible = np.random.default_rng(9).random((12, 40)) < 0.6 if form == "eligible" else None
     problem = make_problem(1, categories=5 if form == "by category" else None, eligible=eligible)
-    start, _ = greedy_assignment(problem)
+    start = greedy_assignment(problem).assignment
     limit = 200  # k = max(2 * 3, 200 // 40 - 3) = 6 workers per task
     monkeypatch.setattr(search_pairs_module, "MAX_SEARCH_PAIRS", limit)
     pairs = search_pairs(problem, start)
@@ -98,7 +98,7 @@ def test_a_step_over_candidates_is_the_full_step_at_those_pairs(categories):
 
 def test_the_projection_over_candidates_is_feasible_for_the_whole_problem(monkeypatch):
     problem = make_problem(6, categories=3)
-    start, _ = greedy_assignment(problem)
+    start = greedy_assignment(problem).assignment
     monkeypatch.setattr(search_pairs_module, "MAX_SEARCH_PAIRS", 200)
     pairs = search_pairs(problem, start)
     weights = np.random.default_rng(7).random(pairs.size)

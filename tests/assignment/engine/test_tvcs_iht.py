@@ -156,5 +156,5 @@ def test_tvcs_iht_past_its_time_limit_takes_one_step_evaluates_it_and_keeps_the_
     assert out.iterations == 1
     assert "stopped by the time limit after 1 steps" in out.message
     assert [t for t, _ in out.history[:2]] == [0, 1]  # the last step's support is evaluated
-    assert out.expected_accuracy >= out.start_accuracy
+    assert out.details["accuracy"] >= out.details["start_accuracy"]
     assert problem.is_feasible(out.assignment)
