@@ -113,6 +113,25 @@ def run(ns, trials: int, seed: int, solvers, solver_options: dict) -> dict:
     return rows
 
 
+def headline(rows: dict, ns, solvers) -> str:
+    """Per solver, the n where TVCS falls below top-k on recall, exact rate or relative error."""
+
+    def mean(s, p, n, key):
+        return np.mean([r[key] for r in rows[(s, p, n)]])
+
+    parts = []
+    for s in solvers:
+        worse = [
+            f"{key} at n={n}"
+            for n in ns
+            for key, sign in (("recall", 1), ("exact", 1), ("rel_error", -1))
+            if sign * (mean(s, "tvcs", n, key) - mean(s, "top-k", n, key)) < -1e-12
+        ]
+        verdict = "worse on " + ", ".join(worse) if worse else "at least as good at every n"
+        parts.append(f"{s} with TVCS vs top-k: {verdict}")
+    return "; ".join(parts) + "."
+
+
 def report(rows: dict, ns, solvers, command: str, seconds: float) -> str:
     """Markdown tables: one per metric, a row per n, a column per (solver, projection)."""
     cols = [(s, p) for s in solvers for p in ("top-k", "tvcs")]
@@ -122,6 +141,8 @@ def report(rows: dict, ns, solvers, command: str, seconds: float) -> str:
         f"Command: `{command}` ({seconds:.0f} s).",
         "",
         f"Paper: {PAPER_HEADLINE}",
+        "",
+        "Measured: " + headline(rows, ns, solvers),
         "",
     ]
     for key, title in (
