@@ -124,12 +124,12 @@ def iht(
         Stop (not converged) after this many seconds.
     escape : int, default 8
         Escape from fixed points (see Notes): when an iteration barely moves (the ``tol``
-        test) or, for a loss with ``minimize_on_support`` when minimising, keeps the
-        support, try the steps ``step * 2^k`` for ``k = 1 .. escape``; the first whose
-        candidate lowers ``phi`` (``f``, or ``-f`` when maximising) by more than a relative
-        ``1e-9`` becomes the next iterate and the run goes on; if none does and the
-        iteration barely moved, the run has converged. ``0`` turns it off (plain
-        Algorithm 1).
+        test) or, for a loss with ``minimize_on_support`` when minimising, keeps a support
+        it can debias (see ``DEBIAS_MAX_FRACTION``), try the steps ``step * 2^k`` for ``k =
+        1 .. escape``; the first whose candidate lowers ``phi`` (``f``, or ``-f`` when
+        maximising) by more than a relative ``1e-9`` becomes the next iterate and the run
+        goes on; if none does and the iteration barely moved, the run has converged. ``0``
+        turns it off (plain Algorithm 1).
 
     Returns
     -------
@@ -217,7 +217,7 @@ def iht(
                 x, sup = proj(w - step * g)
                 f_new = obj.f(x)
             small = small_change(x, w, tol)
-            stalled = small or (debias and np.array_equal(sup, support))
+            stalled = small or (debias and _can_debias(loss, sup) and np.array_equal(sup, support))
             if stalled and escape and not escape_failed:
                 found = _escape(
                     obj, proj, loss if debias else None, w, obj.sign * f, g, step, escape
@@ -283,6 +283,11 @@ def _backtracking_step(obj: Objective, proj: Projector, w, phi_w: float, g, step
     raise Breakdown(f"backtracking found no acceptable step after {MAX_HALVINGS} halvings")
 
 
+def _can_debias(loss, support) -> bool:
+    """Whether ``support`` has at most ``DEBIAS_MAX_FRACTION * loss.n_samples`` elements."""
+    return bool(support.sum() <= DEBIAS_MAX_FRACTION * getattr(loss, "n_samples", math.inf))
+
+
 def _escape(obj: Objective, proj: Projector, debias_loss, w, phi_w, g, step: float, doublings):
     """The first longer step that leaves an IHT fixed point with a lower ``phi`` (see :func:`iht`).
 
@@ -307,8 +312,7 @@ def _escape(obj: Objective, proj: Projector, debias_loss, w, phi_w, g, step: flo
     threshold = phi_w - ESCAPE_DECREASE * max(abs(phi_w), np.finfo(np.float64).tiny)
     for k in range(1, doublings + 1):
         x, sup = proj(w - step * 2.0**k * g)
-        n_samples = getattr(debias_loss, "n_samples", math.inf)
-        if debias_loss is not None and sup.sum() <= DEBIAS_MAX_FRACTION * n_samples:
+        if debias_loss is not None and _can_debias(debias_loss, sup):
             x = np.asarray(debias_loss.minimize_on_support(x, sup), dtype=np.float64).reshape(
                 w.shape
             )
