@@ -126,7 +126,9 @@ def test_iht_passes_each_projections_warm_start_to_the_next_and_counts_them(plan
             warm_start=len(received),
         )
 
-    result = iht(LeastSquares(planted.A, planted.y), projection, max_iter=5, tol=0.0)
+    # escape=0: one projection per iteration (escapes add their own calls, threaded alike).
+    loss = LeastSquares(planted.A, planted.y)
+    result = iht(loss, projection, max_iter=5, tol=0.0, escape=0)
 
     assert received == [None, 1, 2, 3, 4]
     assert result.n_projections == 5
@@ -135,7 +137,8 @@ def test_iht_passes_each_projections_warm_start_to_the_next_and_counts_them(plan
 
 
 def test_iht_with_the_exact_projection_reports_warm_started_projections(planted):
-    result = iht(LeastSquares(planted.A, planted.y), planted.projection, max_iter=10, tol=0.0)
+    loss = LeastSquares(planted.A, planted.y)
+    result = iht(loss, planted.projection, max_iter=10, tol=0.0, escape=0)
 
     assert result.n_projections == 10
     assert result.n_warm_started == 9
@@ -143,7 +146,11 @@ def test_iht_with_the_exact_projection_reports_warm_started_projections(planted)
 
 def test_iht_without_warm_start_never_passes_state(planted):
     result = iht(
-        LeastSquares(planted.A, planted.y), planted.projection, max_iter=5, warm_start=False
+        LeastSquares(planted.A, planted.y),
+        planted.projection,
+        max_iter=5,
+        warm_start=False,
+        escape=0,
     )
 
     assert result.n_projections == 5
