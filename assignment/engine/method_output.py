@@ -11,11 +11,28 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["MethodOutput"]
+__all__ = ["MethodOutput", "PairsOfShape"]
+
+
+class PairsOfShape:
+    """What an assignment given as pairs ``rows``, ``cols`` of a ``shape`` (fields of the
+    dataclasses that take it in) says: the dense matrix, built on first access, and the count."""
+
+    @functools.cached_property
+    def assignment(self) -> np.ndarray:
+        """The assignment as a bool matrix, shape ``shape``."""
+        dense = np.zeros(self.shape, dtype=bool)
+        dense[self.rows, self.cols] = True
+        return dense
+
+    @property
+    def n_assigned(self) -> int:
+        """The number of pairs."""
+        return int(self.rows.shape[0])
 
 
 @dataclass(frozen=True, eq=False)
-class MethodOutput:
+class MethodOutput(PairsOfShape):
     """An assignment method's result.
 
     Attributes
@@ -62,13 +79,3 @@ class MethodOutput:
         assignment = np.asarray(assignment, dtype=bool)
         rows, cols = np.nonzero(assignment)
         return cls(rows.astype(np.int64), cols.astype(np.int64), assignment.shape, **fields)
-
-    @functools.cached_property
-    def assignment(self) -> np.ndarray:
-        dense = np.zeros(self.shape, dtype=bool)
-        dense[self.rows, self.cols] = True
-        return dense
-
-    @property
-    def n_assigned(self) -> int:
-        return int(self.rows.shape[0])

@@ -17,7 +17,7 @@ from assignment.engine.accuracy import (
     expected_accuracy,
     task_accuracy_pairs,
 )
-from assignment.engine.method_output import MethodOutput
+from assignment.engine.method_output import MethodOutput, PairsOfShape
 from assignment.engine.multiclass import (
     MAX_EXACT_STATES,
     estimate_accuracy_multiclass,
@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, eq=False)
-class SolveResult:
+class SolveResult(PairsOfShape):
     """Outcome of :func:`solve`.
 
     Attributes
@@ -91,16 +91,6 @@ class SolveResult:
     seed: int | None
     message: str
     details: dict = field(default_factory=dict)
-
-    @functools.cached_property
-    def assignment(self) -> np.ndarray:
-        dense = np.zeros(self.shape, dtype=bool)
-        dense[self.rows, self.cols] = True
-        return dense
-
-    @property
-    def n_assigned(self) -> int:
-        return int(self.rows.shape[0])
 
 
 @dataclass(frozen=True)
