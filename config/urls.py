@@ -6,12 +6,13 @@ from django.urls import include, path
 from assignment.api.views import HealthView
 from frontend.urls import auth_urlpatterns
 
+# The API first: its polls are the most frequent requests, and Django tries the patterns in order.
 urlpatterns = [
+    path("api/", include("assignment.api.urls")),
+    path("healthz", HealthView.as_view(), name="healthz"),
     *auth_urlpatterns,
     path("", include("frontend.urls")),
     path("admin/", admin.site.urls),
-    path("api/", include("assignment.api.urls")),
-    path("healthz", HealthView.as_view(), name="healthz"),
 ]
 
 handler404 = "assignment.api.errors.not_found"
