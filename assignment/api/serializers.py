@@ -431,7 +431,7 @@ class RunCreateSerializer(_RoundSerializer, _CapsSerializer):
         min_value=1,
         max_value=MAX_SHARDS,
         help_text=f"Solve the run's tasks in this many shards on separate workers, coordinated "
-        f"by prices (two labels, not rounds); default 1. At most {MAX_SHARDS}.",
+        f"by prices (any number of labels, not rounds); default 1. At most {MAX_SHARDS}.",
     )
 
 

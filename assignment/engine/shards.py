@@ -62,7 +62,9 @@ The product's Celery driver passes one that has each job solved by a worker. A j
 shard's task indices and its shares; an outcome is its answer as pairs, its accuracy and its
 prices: ``O(n + |X_s|)`` numbers each way.
 
-Two labels only (the prices use the binary leave-one-out losses).
+Any number of labels: for ``K > 2`` the shards' problems keep the prior distributions and the
+prices use the K-class leave-one-out losses
+(:func:`~assignment.engine.multiclass.removal_losses_multiclass`).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assignment.engine.accuracy import removal_losses
+from assignment.engine.multiclass import removal_losses_multiclass
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.solve import evaluate, solve
 
@@ -282,8 +285,9 @@ def shard_problem(problem: AssignmentProblem, job: ShardJob) -> AssignmentProble
         max_workers_per_task=problem.max_workers_per_task[t],
         max_tasks_per_worker=job.worker_caps,
         budget=int(job.budget),
-        prior=problem.prior[t],
+        prior=problem.prior_distribution[t],
         eligible=None if problem.eligible is None else problem.eligible[:, t],
+        n_labels=problem.n_labels,
     )
 
 
@@ -306,7 +310,7 @@ def shard_prices(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np
     """
     used = assignment.sum(axis=1)
     caps = problem.max_tasks_per_worker
-    workers, _, loss = removal_losses(problem.quality_form, assignment, prior=problem.prior)
+    workers, _, loss = _removal_losses(problem, assignment)
     loss = np.maximum(loss, 0.0)
     last = np.full(problem.n_workers, np.inf)
     np.minimum.at(last, workers, loss)
@@ -315,6 +319,18 @@ def shard_prices(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np
     binding = problem.budget > 0 and int(used.sum()) >= problem.budget
     budget_price = float(loss.min(initial=np.inf)) if binding else 0.0
     return price, budget_price if np.isfinite(budget_price) else 0.0
+
+
+def _removal_losses(problem: AssignmentProblem, assignment: np.ndarray):
+    """The leave-one-out losses of every assigned pair, under the problem's number of labels."""
+    if problem.n_labels == 2:
+        return removal_losses(problem.quality_form, assignment, prior=problem.prior)
+    return removal_losses_multiclass(
+        problem.quality_form,
+        assignment,
+        prior=problem.prior_distribution,
+        n_labels=problem.n_labels,
+    )
 
 
 def solve_shard(
@@ -421,8 +437,6 @@ def merged_accuracy(outcomes: Sequence[ShardOutcome], sizes: np.ndarray) -> floa
 
 
 def _check(problem: AssignmentProblem, rounds: int, step: float) -> None:
-    if problem.n_labels != 2:
-        raise ValueError(f"a sharded solve is for two labels; this problem has {problem.n_labels}")
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
         raise ValueError(f"rounds must be a non-negative integer, got {rounds!r}")
     if not 0 < step <= 1:
@@ -447,7 +461,7 @@ def solve_sharded(
     Parameters
     ----------
     problem : AssignmentProblem
-        Two labels.
+        Any number of labels.
     method : str
         Any method of :func:`~assignment.engine.solve.solve`, for every shard.
     n_shards : int

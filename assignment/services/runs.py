@@ -170,7 +170,7 @@ def run_create(
     """
     _check_method(method)
     _check_round_targets(next_round, target_posterior, target_accuracy, rounds_left)
-    _check_shards(project, shards, next_round)
+    _check_shards(shards, next_round)
     return _run_new(
         project=project,
         matrix=_quality_matrix_for_runs(project=project),
@@ -186,13 +186,9 @@ def run_create(
     )
 
 
-def _check_shards(project: Project, shards: int, next_round: bool) -> None:
+def _check_shards(shards: int, next_round: bool) -> None:
     if shards != 1 and next_round:
         raise RunValidationError("shards are for runs on the whole project, not next rounds")
-    if shards != 1 and len(project.labels) != 2:
-        raise RunValidationError(
-            f"shards are for projects of two labels; this one has {len(project.labels)}"
-        )
 
 
 def _check_round_targets(

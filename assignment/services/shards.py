@@ -95,9 +95,6 @@ def run_shards_start(*, run: AssignmentRun) -> bool:
     sizes, one row and one message each. False if the run was planned already (a duplicate
     delivery) or is no longer running."""
     problem = _whole_problem(run)
-    if problem.n_labels != 2:
-        run_fail(run_id=run.pk, reason="a sharded run is for two labels")
-        return False
     tasks = split_tasks(problem, min(run.shards, max(1, problem.n_tasks)))
     sizes = [t.shape[0] for t in tasks]
     shares = initial_shares(problem.max_tasks_per_worker, sizes)

@@ -11,6 +11,7 @@ from project_data import project_with_random_quality
 
 from assignment import services, tasks
 from assignment.engine import expected_accuracy
+from assignment.engine.multiclass import expected_accuracy_multiclass
 from assignment.engine.shards import solve_sharded
 from assignment.errors import RunValidationError
 from assignment.models import (
@@ -249,3 +250,27 @@ def test_a_worker_starting_again_under_its_name_takes_back_the_shards_it_left(
     assert RunShard.objects.get(pk=theirs).status == RunStatus.RUNNING
     with capture(execute=True):
         assert services.shards_reclaim(worker="w3@host") == []
+
+
+def test_a_sharded_run_of_a_three_label_project_is_scored_by_the_k_class_vote(
+    project, broker, django_capture_on_commit_callbacks
+):
+    project.labels = ["cat", "dog", "bird"]
+    project.save(update_fields=["labels"])
+    run = start(project, django_capture_on_commit_callbacks, shards=3, budget=150)
+    drain(broker, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    q = run.quality_matrix.values
+    x = np.zeros(q.shape, dtype=bool)
+    x[run.pairs[:, 0], run.pairs[:, 1]] = True
+    assert x.sum() == run.n_assigned <= 150
+    assert x.sum(axis=0).max() <= run.max_workers_per_task
+    assert x.sum(axis=1).max() <= run.max_tasks_per_worker
+    uniform = np.full((q.shape[1], 3), 1 / 3)
+    exact = expected_accuracy_multiclass(q, x, prior=uniform, n_labels=3)
+    assert run.expected_accuracy == pytest.approx(exact, abs=1e-12)
+    assert run.expected_accuracy != pytest.approx(expected_accuracy(q, x), abs=1e-3)
+    single = start(project, django_capture_on_commit_callbacks, budget=150)
+    single.refresh_from_db()
+    assert abs(run.expected_accuracy - single.expected_accuracy) < 0.01

@@ -6,11 +6,14 @@ import numpy as np
 import pytest
 
 from assignment.engine.accuracy import expected_accuracy
+from assignment.engine.multiclass import expected_accuracy_multiclass, removal_losses_multiclass
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.shards import (
     ShardJob,
     initial_shares,
     rebalance,
+    shard_prices,
+    shard_problem,
     solve_shard,
     solve_sharded,
     split_tasks,
@@ -162,15 +165,6 @@ def test_more_labels_or_bad_arguments_are_refused():
         solve_sharded(problem, method="greedy", n_shards=2, rounds=-1)
     with pytest.raises(ValueError, match="step"):
         solve_sharded(problem, method="greedy", n_shards=2, step=0)
-    three = AssignmentProblem(
-        np.full((3, 4), 0.7),
-        max_workers_per_task=2,
-        max_tasks_per_worker=2,
-        budget=5,
-        n_labels=3,
-    )
-    with pytest.raises(ValueError, match="two labels"):
-        solve_sharded(three, method="greedy", n_shards=2)
 
 
 def test_a_round_that_does_not_pay_is_the_last():
@@ -203,3 +197,80 @@ def test_prices_move_the_units_a_worker_cannot_use_where_it_can():
     assert result.expected_accuracy > single - 0.005
     own_shard = np.arange(n) % 4
     assert np.all(result.worker_shares[own_shard, np.arange(n)] > 80 // 4)
+
+
+def make_labelled_problem(n_labels, seed=0, n=12, m=60, **kwargs):
+    """A K-label problem: quality in [0.4, 0.9], a random prior distribution per task."""
+    rng = np.random.default_rng(seed)
+    prior = rng.dirichlet(np.full(n_labels, 2.0), size=m)
+    return make_problem(seed, n, m, prior=prior, n_labels=n_labels, **kwargs)
+
+
+@pytest.mark.parametrize("n_labels", [3, 4])
+@pytest.mark.parametrize("n_shards", [2, 3])
+def test_a_k_label_problem_is_solved_in_shards_feasibly_and_scored_exactly(n_labels, n_shards):
+    problem = make_labelled_problem(n_labels, seed=n_labels)
+    result = solve_sharded(problem, method="greedy", n_shards=n_shards, rounds=3)
+    assert problem.is_feasible(result.assignment)
+    assert result.accuracy_standard_error is None
+    assert result.expected_accuracy == pytest.approx(
+        expected_accuracy_multiclass(
+            problem.quality,
+            result.assignment,
+            prior=problem.prior_distribution,
+            n_labels=n_labels,
+        ),
+        abs=1e-12,
+    )
+    np.testing.assert_array_equal(result.worker_shares.sum(axis=0), problem.max_tasks_per_worker)
+    accepted = [r.accuracy for r in result.rounds if r.accepted]
+    assert accepted == sorted(accepted)
+
+
+@pytest.mark.parametrize("n_labels", [3, 4])
+def test_a_k_label_shard_keeps_its_tasks_prior_distributions_and_labels(n_labels):
+    problem = make_labelled_problem(n_labels, seed=1)
+    tasks = np.array([5, 0, 17, 42])
+    job = ShardJob(0, tasks, problem.max_tasks_per_worker, 10)
+    shard = shard_problem(problem, job)
+    assert shard.n_labels == n_labels
+    np.testing.assert_allclose(
+        shard.prior_distribution, problem.prior_distribution[tasks], rtol=0, atol=1e-15
+    )
+    np.testing.assert_array_equal(shard.quality, problem.quality[:, tasks])
+
+
+def test_a_k_label_shards_prices_are_its_k_class_leave_one_out_losses():
+    caps = np.repeat([4, 40], 6)  # the first six fill up, the others cannot
+    problem = make_labelled_problem(3, seed=2, max_tasks_per_worker=caps, budget=500)
+    x = solve(problem, method="greedy").assignment
+    price, budget_price = shard_prices(problem, x)
+    workers, _, loss = removal_losses_multiclass(
+        problem.quality, x, prior=problem.prior_distribution, n_labels=3
+    )
+    full = x.sum(axis=1) == 4
+    assert full.any()
+    assert not full.all()
+    for i in range(problem.n_workers):
+        expected = max(loss[workers == i].min(), 0.0) if full[i] else 0.0
+        assert price[i] == pytest.approx(expected, abs=1e-15)
+    assert budget_price == 0.0  # 500 is more than the caps allow: the budget does not bind
+
+
+def test_a_two_label_problem_given_prior_distributions_shards_as_with_p_of_label_1():
+    base = make_problem(seed=4, prior=np.linspace(0.2, 0.8, 60))
+    as_distribution = make_problem(
+        seed=4, prior=np.column_stack([1 - base.prior, base.prior]), n_labels=2
+    )
+    a = solve_sharded(base, method="greedy", n_shards=3, rounds=2)
+    b = solve_sharded(as_distribution, method="greedy", n_shards=3, rounds=2)
+    np.testing.assert_array_equal(a.assignment, b.assignment)
+    assert a.expected_accuracy == b.expected_accuracy
+
+
+@pytest.mark.parametrize("n_labels", [3, 4])
+def test_the_sharded_accuracy_of_a_k_label_problem_is_close_to_one_solve(n_labels):
+    problem = make_labelled_problem(n_labels, seed=3, n=20, m=200)
+    single = solve(problem, method="greedy")
+    sharded = solve_sharded(problem, method="greedy", n_shards=4)
+    assert abs(sharded.expected_accuracy - single.expected_accuracy) < 0.005
