@@ -413,7 +413,18 @@ class _RoundSerializer(serializers.Serializer):
         return value
 
 
-class RunCreateSerializer(_RoundSerializer, _CapsSerializer):
+class _ShardsSerializer(serializers.Serializer):
+    shards = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_SHARDS,
+        help_text=f"Solve the tasks of the run (of each run of a comparison) in this many "
+        f"shards on separate workers, coordinated by prices (any number of labels, not "
+        f"rounds); default 1. At most {MAX_SHARDS}.",
+    )
+
+
+class RunCreateSerializer(_RoundSerializer, _CapsSerializer, _ShardsSerializer):
     method = serializers.ChoiceField(choices=Method.choices)
     budget = serializers.IntegerField(
         required=False,
@@ -425,13 +436,6 @@ class RunCreateSerializer(_RoundSerializer, _CapsSerializer):
         required=False,
         help_text='The method\'s options, e.g. {"max_iter": 30}; each method takes its own '
         "(the engine's registry: defaults, bounds and meanings are in each property).",
-    )
-    shards = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_SHARDS,
-        help_text=f"Solve the run's tasks in this many shards on separate workers, coordinated "
-        f"by prices (any number of labels, not rounds); default 1. At most {MAX_SHARDS}.",
     )
 
 
@@ -481,7 +485,7 @@ class RunFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
 
 
-class ComparisonCreateSerializer(_RoundSerializer, _CapsSerializer):
+class ComparisonCreateSerializer(_RoundSerializer, _CapsSerializer, _ShardsSerializer):
     methods = serializers.ListField(
         child=serializers.ChoiceField(choices=Method.choices), min_length=1
     )

@@ -23,6 +23,7 @@ from assignment.services.runs import (
     _caps_or_defaults,
     _check_active_runs,
     _check_round_targets,
+    _check_shards,
     _project_budget,
     _quality_matrix_for_runs,
     _run_new,
@@ -60,13 +61,15 @@ def comparison_create(
     target_posterior: float | None = None,
     target_accuracy: float | None = None,
     rounds_left: int | None = None,
+    shards: int = 1,
     enqueue: bool = True,
 ) -> Comparison:
     """A comparison of ``methods`` on the project's latest quality matrix: one run per method
     and budget (per method with the default budget when ``budgets`` is empty), all queued at
     once and handed to the workers after the transaction commits, so they run in parallel.
     With ``next_round`` every run is the next round (see :func:`run_create`), all from the
-    same answers in hand, read once; the upper bound is then the round's.
+    same answers in hand, read once; the upper bound is then the round's. With ``shards`` > 1
+    every run is solved in that many shards (see :func:`run_create`).
 
     All of it or nothing: raises :class:`RunValidationError` (an unknown or repeated method, a
     repeated or invalid budget, more than :data:`MAX_COMPARISON_RUNS` runs, no quality matrix,
@@ -94,6 +97,7 @@ def comparison_create(
         )
     matrix = _quality_matrix_for_runs(project=project)
     _check_round_targets(next_round, target_posterior, target_accuracy, rounds_left)
+    _check_shards(shards, next_round)
     round_plan = None
     if next_round:
         per_task, per_worker = _caps_or_defaults(
@@ -130,6 +134,7 @@ def comparison_create(
                         (target_posterior, target_accuracy, rounds_left) if next_round else None
                     ),
                     round_plan=round_plan,
+                    shards=shards,
                 )
         if enqueue:
             from assignment.tasks import comparison_upper_bound_task

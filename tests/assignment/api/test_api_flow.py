@@ -440,3 +440,34 @@ def test_a_run_shows_its_shard_count_and_rounds_left_null_outside_rounds(api, pr
     assert (created.json()["shards"], created.json()["rounds_left"]) == (2, None)  # not a round
     shown = api.get(f"/api/runs/{created.json()['id']}/").json()
     assert (shown["shards"], shown["rounds_left"]) == (2, None)  # not a round
+
+
+def test_a_comparison_can_have_each_of_its_runs_solved_in_shards(api, project, queued):
+    response = api.post(
+        f"/api/projects/{project.pk}/comparisons/",
+        {"methods": ["random", "greedy"], "budgets": [5, 10], "shards": 3},
+    )
+    assert response.status_code == 202, response.json()
+    runs = AssignmentRun.objects.filter(comparison_id=response.json()["id"])
+    assert sorted(runs.values_list("shards", flat=True)) == [3, 3, 3, 3]
+    for run_id in queued:
+        assert api.get(f"/api/runs/{run_id}/").json()["shards"] == 3
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [({"shards": 65}, "shards"), ({"shards": 0}, "shards"), ({"shards": 2, "round": True}, None)],
+)
+def test_a_comparison_with_shards_it_cannot_have_queues_nothing(
+    api, project, queued, extra, field
+):
+    response = api.post(
+        f"/api/projects/{project.pk}/comparisons/", {"methods": ["greedy"], **extra}
+    )
+    assert response.status_code == 400
+    if field:
+        assert field in response.json()["fields"]
+    else:
+        assert "not next rounds" in response.json()["detail"]
+    assert not Comparison.objects.exists()
+    assert not AssignmentRun.objects.exists()
