@@ -461,8 +461,10 @@ _VOTE_ACCURACY_SCHEMA = {
         "description": "Only for a run whose quality was estimated by Dawid-Skene EM (and "
         "not a next round): the assignment's expected accuracy if the workers answer as "
         "their fitted confusion matrices say, for the Dawid-Skene vote (the best vote under "
-        "that model) and for the Bayes vote of the symmetric model that expected_accuracy "
-        "is computed under. Standard error 0 where the sum over answer patterns was exact.",
+        "that model) and for the Bayes vote of the symmetric model. The run was chosen under "
+        "those matrices and its expected_accuracy is the Dawid-Skene vote's, except for a "
+        "sharded run (chosen, and expected_accuracy computed, under the symmetric model). "
+        "Standard error 0 where the sum over answer patterns was exact.",
     }
 )
 class DawidSkeneAccuracyField(serializers.JSONField):

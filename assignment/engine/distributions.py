@@ -39,7 +39,8 @@ def assignment_distributions(problem: AssignmentProblem, assignment) -> dict:
         ``tasks_per_worker``: ``counts[k]`` = number of workers with ``k`` tasks;
         ``task_accuracy``: ``{"edges": [...], "counts": [...]}``, the histogram of each
         task's exact expected accuracy over :func:`accuracy_bins` (``[1/K, 1]``), or None
-        when a task is beyond the exact computation (its accuracy is only estimated).
+        when a task is beyond the exact computation (its accuracy is only estimated); for a
+        problem with ``confusion``, the Dawid–Skene vote's accuracy under the matrices.
     """
     n, m = problem.shape
     if isinstance(assignment, tuple):
@@ -65,7 +66,13 @@ def assignment_distributions(problem: AssignmentProblem, assignment) -> dict:
 
 
 def _task_accuracies(problem: AssignmentProblem, workers, tasks, per_task) -> np.ndarray | None:
-    """Every task's exact expected accuracy, or None when one is beyond the exact limit."""
+    """Every task's exact expected accuracy, or None when one is beyond the exact limit; under
+    the problem's confusion matrices, if it has them, the Dawid–Skene vote's."""
+    if problem.confusion is not None:
+        result = confusion_accuracy(
+            problem.confusion, workers, tasks, prior=problem.prior_distribution
+        )
+        return None if np.any(result.task_standard_error) else result.task_accuracy
     if problem.n_labels == 2:
         if per_task.max(initial=0) > MAX_EXACT_WORKERS:
             return None

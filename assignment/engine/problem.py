@@ -28,6 +28,7 @@ that scale read qualities through :meth:`AssignmentProblem.quality_at` and the t
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from functools import cached_property
 from numbers import Integral, Real
@@ -166,6 +167,40 @@ def _priors(value, m: int, n_labels: int) -> tuple[np.ndarray | None, np.ndarray
     return None, rows / rows.sum(axis=1, keepdims=True)
 
 
+#: Rows of a confusion matrix must sum to 1 within this (as in :mod:`~assignment.engine.confusion`).
+CONFUSION_SUM_ATOL = 1e-6
+
+
+def _confusion(value, n: int, n_labels: int) -> np.ndarray:
+    """Dawid–Skene confusion matrices, shape (n, K, K), checked: finite, in [0, 1], every row
+    (a worker, a true label) summing to 1 within ``CONFUSION_SUM_ATOL``. A float64 copy."""
+    try:
+        c = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError("confusion must be numbers, shape (n_workers, K, K)") from exc
+    if c.shape != (n, n_labels, n_labels):
+        raise ValueError(
+            f"confusion must have shape (n_workers, n_labels, n_labels) = ({n}, {n_labels}, "
+            f"{n_labels}); got {c.shape}"
+        )
+    bad = ~(np.isfinite(c) & (c >= 0.0) & (c <= 1.0))
+    if bad.any():
+        i, t, a = np.argwhere(bad)[0]
+        raise ValueError(
+            f"confusion must hold probabilities in [0, 1], got {c[i, t, a]} at worker {i}, "
+            f"true label {t}, answer {a}"
+        )
+    sums = c.sum(axis=2)
+    off = np.argwhere(np.abs(sums - 1.0) > CONFUSION_SUM_ATOL)
+    if off.size:
+        i, t = off[0]
+        raise ValueError(
+            f"confusion's rows must be distributions over the answers (sum 1 within "
+            f"{CONFUSION_SUM_ATOL:g}), got {float(sums[i, t])!r} at worker {i}, true label {t}"
+        )
+    return c
+
+
 @dataclass(frozen=True, eq=False, init=False)
 class QualityByCategory:
     """Quality that depends on the worker and the task's category only.
@@ -252,13 +287,21 @@ class AssignmentProblem:
         the one-coin model of :mod:`~assignment.engine.multiclass` (right with probability
         ``Q[i, j]``, else one of the ``K - 1`` wrong labels uniformly), and :attr:`prior`
         (``P(y = 1)``) does not exist: read :attr:`prior_distribution`.
+    confusion : array-like of float, shape (n_workers, n_labels, n_labels), optional
+        Dawid–Skene's worker model (docs/design.md#under-confusion-matrices):
+        ``confusion[i, c, a] = P(worker i answers a | true label c)``, each row a
+        distribution. When given, :func:`~assignment.engine.solve.solve` chooses (greedy) or
+        at least scores (every method) the assignment by the exact accuracy of the
+        Dawid–Skene vote under these matrices; ``quality`` is then only the symmetric
+        surrogate some methods search with (:mod:`~assignment.engine.under_confusion`).
 
     Raises
     ------
     ValueError
         Naming the field: shape mismatch, NaN, values outside their range, negative or
         fractional caps or budget, a prior that is not a distribution (naming the task and
-        the label), a number or per-task ``P(y = 1)`` with ``K > 2``, ``n_labels < 2``.
+        the label), a number or per-task ``P(y = 1)`` with ``K > 2``, ``n_labels < 2``, a
+        ``confusion`` of the wrong shape or whose rows are not distributions.
 
     Attributes
     ----------
@@ -275,6 +318,7 @@ class AssignmentProblem:
     n_labels: int
     prior_distribution: np.ndarray
     eligible: np.ndarray | None
+    confusion: np.ndarray | None
 
     def __init__(
         self,
@@ -286,6 +330,7 @@ class AssignmentProblem:
         prior=None,
         eligible=None,
         n_labels=2,
+        confusion=None,
     ) -> None:
         if isinstance(quality, QualityByCategory):
             table, column, form = quality.table, quality.task_category, quality
@@ -319,6 +364,7 @@ class AssignmentProblem:
                 if not np.all((el == 0) | (el == 1)):
                     raise ValueError("eligible must be a bool (or 0/1) matrix")
             el = el.astype(bool)
+        conf = None if confusion is None else _confusion(confusion, n, n_labels)
         for name, value in (
             ("quality_table", table),
             ("task_column", column),
@@ -329,6 +375,7 @@ class AssignmentProblem:
             ("_prior_one", prior_one),
             ("prior_distribution", distribution),
             ("eligible", el),
+            ("confusion", conf),
         ):
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
@@ -349,6 +396,15 @@ class AssignmentProblem:
                 f"{self.n_labels} labels: read problem.prior_distribution"
             )
         return self._prior_one
+
+    def symmetric(self) -> AssignmentProblem:
+        """The same problem without :attr:`confusion` (the symmetric worker model of
+        ``quality``); ``self`` when it has none. Shares the read-only arrays."""
+        if self.confusion is None:
+            return self
+        out = copy.copy(self)
+        object.__setattr__(out, "confusion", None)
+        return out
 
     @property
     def n_workers(self) -> int:

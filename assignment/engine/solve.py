@@ -260,10 +260,16 @@ def evaluate_pairs(
     """:func:`evaluate` of the assignment given as pairs ``(workers[e], tasks[e])``.
 
     For two labels with at most ``MAX_EXACT_WORKERS`` workers per task, computed from the
-    pairs (memory ``O(pairs + n_tasks)``); otherwise from the dense matrix.
+    pairs (memory ``O(pairs + n_tasks)``); otherwise from the dense matrix. A problem with
+    ``confusion`` is scored by the Dawid–Skene vote under its matrices
+    (:func:`~assignment.engine.under_confusion.dawid_skene_accuracy`).
     """
     workers = np.asarray(workers, dtype=np.int64)
     tasks = np.asarray(tasks, dtype=np.int64)
+    if problem.confusion is not None:
+        from assignment.engine.under_confusion import dawid_skene_accuracy
+
+        return dawid_skene_accuracy(problem, workers, tasks, seed=seed)
     counts = np.bincount(tasks, minlength=problem.n_tasks)
     if problem.n_labels == 2 and counts.max(initial=0) <= MAX_EXACT_WORKERS:
         accuracy = task_accuracy_pairs(problem.quality_form, workers, tasks, prior=problem.prior)
@@ -279,7 +285,10 @@ def evaluate(problem: AssignmentProblem, assignment, *, seed=None) -> tuple[floa
     Exact (standard error ``None``) when every task is within the exact limit: at most
     ``MAX_EXACT_WORKERS`` workers for two labels, at most ``MAX_EXACT_STATES`` answer states
     for ``K > 2``. Otherwise the Monte Carlo estimate (10,000 samples, seeded by ``seed``).
+    A problem with ``confusion`` is scored by the Dawid–Skene vote (:func:`evaluate_pairs`).
     """
+    if problem.confusion is not None:
+        return evaluate_pairs(problem, *np.nonzero(np.asarray(assignment, dtype=bool)), seed=seed)
     if problem.n_labels == 2:
         if assignment.sum(axis=0).max(initial=0) <= MAX_EXACT_WORKERS:
             return expected_accuracy(problem.quality_form, assignment, prior=problem.prior), None
@@ -315,6 +324,10 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     Returns
     -------
     SolveResult
+        With ``problem.confusion`` set, chosen as
+        :mod:`~assignment.engine.under_confusion` says (greedy by the Dawid–Skene vote's
+        exact accuracy), and ``expected_accuracy`` is that vote's accuracy under the matrices
+        (``details["objective"]`` says so).
 
     Raises
     ------
@@ -332,7 +345,17 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     check_options(method, options)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
-    output = _run(problem, method, rng, progress, options)
+    if problem.confusion is None:
+        output = _run(problem, method, rng, progress, options)
+    else:
+        from assignment.engine.under_confusion import choose_under_confusion  # numba kernels
+
+        def run_symmetric(symmetric, **overrides):
+            return _run(symmetric, method, rng, progress, {**options, **overrides})
+
+        output = choose_under_confusion(
+            problem, method, run_symmetric, seed=seed, progress=progress
+        )
     seconds = time.perf_counter() - start
     rows, cols = output.rows, output.cols
     if not problem.is_feasible_pairs(rows, cols):

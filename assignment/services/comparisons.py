@@ -24,6 +24,7 @@ from assignment.services.runs import (
     _check_active_runs,
     _check_round_targets,
     _check_shards,
+    _fitting_confusion,
     _project_budget,
     _quality_matrix_for_runs,
     _run_new,
@@ -147,15 +148,22 @@ def comparison_create(
     return comparison
 
 
+_NO_BOUND_UNDER_CONFUSION = (
+    "the runs are chosen and scored under the quality's Dawid-Skene confusion matrices; the "
+    "upper bound is written for the symmetric worker model, not for them"
+)
+
+
 def comparison_upper_bound_compute(*, comparison_id: int) -> dict | None:
     """Compute and store the accuracy upper bound at each budget of a comparison's runs.
 
     The bound drops the per-worker caps (:func:`assignment.engine.accuracy_upper_bounds`), so
     every method's curve lies below it. Stored in ``comparison.upper_bound`` as
     ``{"status": "done", "points": [[budget, value], ...]}``, or ``"not applicable"`` with a
-    message when a task may take more workers than exact accuracies allow. Only a ``pending``
-    bound is computed and stored (a duplicate delivery does nothing); returns what was stored,
-    or None.
+    message when a task may take more workers than exact accuracies allow or when the runs are
+    chosen under Dawid–Skene confusion matrices (the bound is the symmetric model's). Only a
+    ``pending`` bound is computed and stored (a duplicate delivery does nothing); returns what
+    was stored, or None.
     """
     pending = Comparison.objects.filter(pk=comparison_id, upper_bound__status="pending")
     run = (
@@ -173,17 +181,24 @@ def comparison_upper_bound_compute(*, comparison_id: int) -> dict | None:
             )
         )
     )
-    try:
-        bounds = accuracy_upper_bounds(_run_problem(run), budgets=budgets)
-    except ValueError as exc:
-        upper_bound = {"status": "not applicable", "message": str(exc)}
+    if _fitting_confusion(run) is not None:
+        upper_bound = {"status": "not applicable", "message": _NO_BOUND_UNDER_CONFUSION}
     else:
-        points = [[budget, bound.value] for budget, bound in zip(budgets, bounds, strict=True)]
-        upper_bound = {"status": "done", "points": points}
+        upper_bound = _upper_bound_points(run, budgets)
     if not pending.update(upper_bound=upper_bound):
         return None
     logger.info("comparison %s: upper bound %s", comparison_id, upper_bound["status"])
     return upper_bound
+
+
+def _upper_bound_points(run: AssignmentRun, budgets: list[int]) -> dict:
+    """The symmetric model's upper bound at each budget, or why it does not apply."""
+    try:
+        bounds = accuracy_upper_bounds(_run_problem(run), budgets=budgets)
+    except ValueError as exc:
+        return {"status": "not applicable", "message": str(exc)}
+    points = [[budget, bound.value] for budget, bound in zip(budgets, bounds, strict=True)]
+    return {"status": "done", "points": points}
 
 
 def comparison_upper_bound_fail(*, comparison_id: int, reason: str) -> bool:

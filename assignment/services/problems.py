@@ -23,6 +23,7 @@ def _project_problem(
     budget: int,
     max_workers_per_task: int,
     max_tasks_per_worker: int,
+    confusion: np.ndarray | None = None,
 ) -> AssignmentProblem:
     """The engine problem of ``matrix`` with per-worker and per-task data.
 
@@ -31,7 +32,9 @@ def _project_problem(
     matrix was made) get a per-worker cap of 0 and tasks deleted since a per-task cap of 0: the
     feasible assignments of an eligibility mask, without a workers x tasks array (the upper
     bound, which drops the per-worker caps, leaves workers with a cap of 0 out). Workers' and
-    tasks' own caps and priors override the given defaults.
+    tasks' own caps and priors override the given defaults. With ``confusion`` (the matrix's
+    Dawid–Skene matrices, shape (n_workers, K, K)) the problem is chosen and scored under them
+    (docs/design.md#under-confusion-matrices).
     """
     worker_ids, task_ids = matrix.worker_ids, matrix.task_ids
     workers = {
@@ -62,4 +65,5 @@ def _project_problem(
         budget=budget,
         prior=task_priors(project=project, task_ids=task_ids),
         n_labels=len(project.labels),
+        confusion=confusion,
     )

@@ -68,14 +68,35 @@ def _run_problem(run: AssignmentRun) -> AssignmentProblem:
     return _run_round(run).problem
 
 
-def _whole_problem(run: AssignmentRun) -> AssignmentProblem:
+def _whole_problem(run: AssignmentRun, *, under_confusion: bool = False) -> AssignmentProblem:
+    """The project's problem for ``run``; with ``under_confusion``, with the quality's
+    Dawid–Skene matrices when it has matrices that fit (:func:`_fitting_confusion`)."""
     return _project_problem(
         project=run.project,
         matrix=run.quality_matrix,
         budget=run.budget,
         max_workers_per_task=run.max_workers_per_task,
         max_tasks_per_worker=run.max_tasks_per_worker,
+        confusion=_fitting_confusion(run) if under_confusion else None,
     )
+
+
+def _fitting_confusion(run: AssignmentRun) -> np.ndarray | None:
+    """The Dawid–Skene confusion matrices a run that is not a next round is chosen under: its
+    quality's, or None (a one-coin or gold estimate, or matrices that no longer fit the
+    project's labels). A next round's problem holds posteriors of the symmetric model, so it
+    is never chosen under them."""
+    confusion = None if run.next_round else run.quality_matrix.confusion
+    n_labels = len(run.project.labels)
+    if confusion is not None and confusion.shape[1:] != (n_labels, n_labels):
+        logger.warning(
+            "run %s: confusion matrices of shape %s do not fit %d labels; chosen without them",
+            run.pk,
+            confusion.shape,
+            n_labels,
+        )
+        return None
+    return confusion
 
 
 def _run_round(run: AssignmentRun) -> NextRound:
@@ -95,8 +116,8 @@ def _run_solve(run: AssignmentRun, progress) -> tuple[AssignmentProblem, SolveRe
     (``rounds_left > 1``) solves all of them (its budget) and keeps this round's layers of
     that plan (:meth:`~assignment.engine.rounds.NextRound.take_layers`), evaluated again."""
     arguments = {"method": run.method, "seed": run.seed, "progress": progress, **run.options}
-    if not run.next_round:
-        problem = _whole_problem(run)
+    if not run.next_round:  # on Dawid-Skene quality, chosen under its confusion matrices
+        problem = _whole_problem(run, under_confusion=True)
         return problem, solve(problem, **arguments)
     nxt = _run_round(run)
     plan = solve(nxt.problem, **arguments)

@@ -16,7 +16,9 @@ from project_data import make_project
 from rest_framework.test import APIClient
 
 from assignment import services
+from assignment.engine.confusion import confusion_accuracy
 from assignment.engine.distributions import accuracy_under_confusion
+from assignment.engine.greedy_confusion import greedy_confusion
 from assignment.errors import QualityEstimationError
 from assignment.models import (
     Answer,
@@ -360,3 +362,63 @@ def test_a_run_on_dawid_skene_quality_says_its_accuracy_under_the_confusion_matr
     assert figures == accuracy_under_confusion(problem, pairs, matrix.confusion)
     best, bayes = figures["dawid_skene_vote"], figures["bayes_vote"]
     assert 1 / 3 < bayes["expected_accuracy"] <= best["expected_accuracy"] + 1e-12 <= 1 + 1e-12
+
+
+def _executed(run) -> AssignmentRun:
+    assert services.run_claim(run_id=run.pk)
+    services.run_execute(run_id=run.pk)
+    run = AssignmentRun.objects.get(pk=run.pk)
+    assert run.status == "succeeded", run.error
+    return run
+
+
+def test_a_run_on_dawid_skene_quality_is_chosen_and_scored_under_the_confusion_matrices():
+    project = make_project(labels=["cat", "dog", "bird"])
+    accuracy = np.random.default_rng(8).uniform(0.5, 0.95, 12)
+    crowd(project, accuracy, n_tasks=60, answers_per_task=3, labels=("cat", "dog", "bird"))
+    matrix = quality_estimate(project=project, source="answers", model="dawid-skene")
+    run = _executed(services.run_create(project=project, method="greedy", seed=0, enqueue=False))
+    problem = _whole_problem(run, under_confusion=True)
+    np.testing.assert_array_equal(problem.confusion, matrix.confusion)
+    chosen = greedy_confusion(problem)
+    np.testing.assert_array_equal(run.pairs[:, 0], chosen.rows)
+    np.testing.assert_array_equal(run.pairs[:, 1], chosen.cols)
+    ds = confusion_accuracy(
+        matrix.confusion, chosen.rows, chosen.cols, prior=problem.prior_distribution
+    )
+    assert run.expected_accuracy == ds.expected_accuracy
+    assert run.dawid_skene_accuracy["dawid_skene_vote"]["expected_accuracy"] == pytest.approx(
+        ds.expected_accuracy, abs=1e-12
+    )
+    assert "Dawid-Skene" in run.progress_message
+    # The page's histogram is of the Dawid-Skene vote's per-task accuracies too.
+    bins = np.linspace(1 / 3, 1, 21)
+    counts = np.histogram(np.clip(ds.task_accuracy, bins[0], 1.0), bins=bins)[0]
+    assert run.summary["task_accuracy"]["counts"] == counts.tolist()
+
+
+def test_a_next_round_on_dawid_skene_quality_is_chosen_under_the_symmetric_model():
+    project = make_project(labels=["cat", "dog", "bird"])
+    accuracy = np.random.default_rng(9).uniform(0.5, 0.95, 12)
+    crowd(project, accuracy, n_tasks=60, answers_per_task=2, labels=("cat", "dog", "bird"))
+    quality_estimate(project=project, source="answers", model="dawid-skene")
+    run = services.run_create(
+        project=project, method="greedy", seed=0, next_round=True, budget=20, enqueue=False
+    )
+    run = _executed(run)
+    assert _whole_problem(run, under_confusion=True).confusion is None
+    assert "Dawid-Skene" not in run.progress_message
+    assert run.dawid_skene_accuracy is None
+
+
+def test_a_comparison_on_dawid_skene_quality_shows_no_symmetric_upper_bound():
+    project = make_project(labels=["cat", "dog", "bird"])
+    accuracy = np.random.default_rng(10).uniform(0.5, 0.95, 8)
+    crowd(project, accuracy, n_tasks=30, answers_per_task=2, labels=("cat", "dog", "bird"))
+    quality_estimate(project=project, source="answers", model="dawid-skene")
+    comparison = services.comparison_create(
+        project=project, methods=["greedy"], budgets=[10], seed=1, enqueue=False
+    )
+    bound = services.comparison_upper_bound_compute(comparison_id=comparison.pk)
+    assert bound["status"] == "not applicable"
+    assert "confusion matrices" in bound["message"]

@@ -221,3 +221,7 @@ def test_a_run_on_dawid_skene_quality_shows_its_accuracy_under_the_confusion_mat
     assert 'id="run-dawid-skene"' in fragment
     assert "0.9123 with the Dawid\u2013Skene vote" in fragment
     assert "0.8765 (± 0.0021) with the Bayes vote" in fragment
+    assert "the assignment was chosen under these matrices" in fragment
+    AssignmentRun.objects.filter(pk=run.pk).update(shards=2)
+    fragment = client.get(status_url).content.decode()
+    assert "under the symmetric model the assignment was optimised for" in fragment

@@ -199,3 +199,48 @@ def test_bad_labels_or_priors_are_refused_naming_the_field(kwargs, message):
             budget=4,
             **kwargs,
         )
+
+
+# --------------------------------------------------------------------------- confusion matrices
+
+
+def confusion_of(q=0.7, n=3, k=2) -> np.ndarray:
+    """One-coin matrices of accuracy ``q``, shape (n, k, k)."""
+    c = np.full((n, k, k), (1 - q) / (k - 1))
+    c[:, np.arange(k), np.arange(k)] = q
+    return c
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"confusion": confusion_of(n=2)}, r"confusion must have shape .* \(3, 2, 2\); got \(2"),
+        (
+            {"confusion": confusion_of(k=3), "n_labels": 2},
+            r"confusion must have shape \(n_workers, n_labels, n_labels\) = \(3, 2, 2\)",
+        ),
+        ({"confusion": [["x"]]}, r"confusion must be numbers"),
+        (
+            {"confusion": np.where(np.arange(2) == 0, np.nan, confusion_of())},
+            r"confusion must hold probabilities in \[0, 1\], got nan at worker 0",
+        ),
+        (
+            {"confusion": confusion_of() + np.multiply.outer([0, 1, 0], [[0, 0], [0.2, 0]])},
+            r"confusion's rows must be distributions .* got 1\.2.* at worker 1, true label 1",
+        ),
+    ],
+)
+def test_bad_confusion_matrices_are_refused_naming_the_field(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        problem_with(**kwargs)
+
+
+def test_confusion_is_kept_read_only_and_symmetric_drops_it():
+    problem = problem_with(confusion=confusion_of(0.8, n=3, k=3), n_labels=3)
+    assert problem.confusion.shape == (3, 3, 3)
+    assert not problem.confusion.flags.writeable
+    plain = problem.symmetric()
+    assert plain.confusion is None
+    assert plain.quality is problem.quality
+    assert plain.symmetric() is plain
+    assert problem_with().confusion is None

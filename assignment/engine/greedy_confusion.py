@@ -1,0 +1,329 @@
+"""Greedy under Dawid–Skene's confusion matrices (docs/design.md#under-confusion-matrices).
+
+The moves, their worth, the lazy queue and every tie rule are those of
+:mod:`assignment.engine.greedy` (its :func:`~assignment.engine.greedy.fill` runs this state): a
+move adds one worker (worth its gain ``g1``) or two (worth ``g2 / 2``, made only if it beats the
+task's best single by more than ``GAIN_TOL``), the largest worth first, ties to the lowest task,
+then worker. What changes is the objective: the gain of a move is the exact increase of the
+accuracy of the Dawid–Skene vote (the posterior's argmax under the matrices, Dawid & Skene
+1979), ``A_j(S) = sum_a max_c pi_jc prod_{i in S} C_i[c, a_i]``, instead of the symmetric
+model's.
+
+A task's state is its joint table ``P_S(c, a) = pi_c prod_{i in S} C_i[c, a_i]``, shape
+``(K, K^|S|)``, rebuilt from its workers when the task is evaluated (``K^(|S|+1)`` products,
+less than scoring one candidate). A candidate ``i`` scores ``A(S + i) = sum_{a, a'} max_c
+P_S(c, a) C_i[c, a']`` (``K^|S| K^2`` operations) and a pair ``(i, l)``
+``sum_{a, a', a''} max_c P_S(c, a) C_i[c, a'] C_l[c, a'']`` (``K^|S| K^3``). A task takes at
+most :func:`max_confusion_workers` workers (``K^k <= MAX_EXACT_PATTERNS`` of
+:mod:`~assignment.engine.confusion`), so every accuracy is exact.
+
+Laziness needs no submodularity (these gains are not submodular: a second worker can be worth
+more than the first): a task's stored best move was the best over its options when stored; until
+a move is made on that task its table does not change and its options only shrink (workers fill
+up, the budget falls), so the stored worth bounds the current one, and a stored move that is
+still feasible is still the task's best. :func:`~assignment.engine.greedy.fill` re-evaluates a
+task whose stored move became infeasible before it may be made. Pairs are scored exhaustively up
+to ``PAIR_EXHAUSTIVE_MAX`` candidates, else among the ``PAIR_TOP_GAIN`` best by single gain and
+the ``PAIR_TOP_RELIABLE`` best alone on the task (their solo accuracy ``sum_a max_c pi_c
+C_i[c, a]``), and skipped when the best single already earns half of what is left,
+``(1 - A_j) / 2``, which no pair can beat: as in the symmetric greedy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+from numba import njit
+
+from assignment.engine._move_scores import first_best, top_positions
+from assignment.engine.confusion import MAX_EXACT_PATTERNS, confusion_accuracy
+from assignment.engine.greedy import (
+    GAIN_TOL,
+    PAIR_EXHAUSTIVE_MAX,
+    PAIR_TOP_GAIN,
+    PAIR_TOP_RELIABLE,
+    GreedyState,
+    fill,
+)
+from assignment.engine.method_output import MethodOutput
+from assignment.engine.problem import AssignmentProblem
+
+__all__ = ["ConfusionGreedyState", "greedy_confusion", "max_confusion_workers"]
+
+
+def max_confusion_workers(n_labels: int) -> int:
+    """The most workers ``k`` with ``K^k <= MAX_EXACT_PATTERNS`` answer patterns: 12 for two
+    labels, 7 for three, 6 for four, 5 for five."""
+    k = 0
+    while n_labels ** (k + 1) <= MAX_EXACT_PATTERNS:
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def joint_table(prior_row, confusion, members):
+    """``P_S(c, a) = pi_c prod_s C_{members[s]}[c, a_s]``, shape (K, K^|S|); the pattern
+    ``a`` is indexed ``sum_s a_s K^(|S| - 1 - s)`` (the last worker varies fastest)."""
+    k = prior_row.shape[0]
+    table = np.empty((k, 1))
+    table[:, 0] = prior_row
+    for i in members:
+        table = _extend(table, confusion[i])
+    return table
+
+
+@njit(cache=True)
+def _extend(table, c_new):
+    """The table with one more worker of confusion ``c_new`` (K, K): shape (K, K M)."""
+    k, size = table.shape
+    out = np.empty((k, size * k))
+    for x in range(size):
+        for a in range(k):
+            for c in range(k):
+                out[c, x * k + a] = table[c, x] * c_new[c, a]
+    return out
+
+
+@njit(cache=True)
+def table_accuracy(table):
+    """``sum_a max_c P(c, a)``: the Dawid–Skene vote's accuracy."""
+    total = 0.0
+    for x in range(table.shape[1]):
+        total += table[:, x].max()
+    return total
+
+
+@njit(cache=True)
+def single_accuracy(table, c_new):
+    """``A(S + i) = sum_{a, a'} max_c P_S(c, a) C_i[c, a']``, without building the table."""
+    k, size = table.shape
+    total = 0.0
+    for x in range(size):
+        for a in range(k):
+            best = 0.0
+            for c in range(k):
+                v = table[c, x] * c_new[c, a]
+                if v > best:
+                    best = v
+            total += best
+    return total
+
+
+@njit(cache=True)
+def pair_accuracy(table, c_one, c_two):
+    """``A(S + i + l) = sum_{a, a', a''} max_c P_S(c, a) C_i[c, a'] C_l[c, a'']``."""
+    return single_accuracy(_extend(table, c_one), c_two)
+
+
+@njit(cache=True)
+def _solo_accuracies(prior_row, confusion, cand):
+    """Each candidate's accuracy alone on the task, ``sum_a max_c pi_c C_i[c, a]``."""
+    out = np.empty(cand.shape[0])
+    base = np.empty((prior_row.shape[0], 1))
+    base[:, 0] = prior_row
+    for e in range(cand.shape[0]):
+        out[e] = single_accuracy(base, confusion[cand[e]])
+    return out
+
+
+@njit(cache=True)
+def _best_pair(table, acc, prior_row, confusion, cand, g1, consts):
+    """The best pair among the candidates: ``(g2, a, b)``, positions ``a < b`` in ``cand``
+    (exhaustive up to ``consts[1]`` candidates, else the top ``consts[2]`` by ``g1`` and the
+    top ``consts[3]`` alone on the task); within ``consts[0]`` of the best, the lowest."""
+    size = cand.shape[0]
+    if size <= consts[1]:
+        sub = np.arange(size)
+    else:
+        chosen = np.zeros(size, dtype=np.bool_)
+        top_positions(g1, int(consts[2]), chosen)
+        top_positions(_solo_accuracies(prior_row, confusion, cand), int(consts[3]), chosen)
+        sub = np.flatnonzero(chosen)
+    n_sub = sub.shape[0]
+    pa = np.empty(n_sub * (n_sub - 1) // 2, dtype=np.int64)
+    pb = np.empty_like(pa)
+    g2 = np.empty(pa.shape[0])
+    e = 0
+    for x in range(n_sub):
+        wider = _extend(table, confusion[cand[sub[x]]])
+        for y in range(x + 1, n_sub):
+            pa[e], pb[e] = sub[x], sub[y]
+            g2[e] = single_accuracy(wider, confusion[cand[sub[y]]]) - acc
+            e += 1
+    e = first_best(g2, consts[0])
+    return g2[e], pa[e], pb[e]
+
+
+@njit(cache=True)
+def task_best_move(table, acc, prior_row, confusion, cand, room, budget_left, consts):
+    """A task's best move over the candidates ``cand`` (ascending): ``(worth, first, second,
+    gain)`` with ``second`` -1 for a single, ``first`` -1 when there is no move.
+
+    ``consts``: ``GAIN_TOL``, ``PAIR_EXHAUSTIVE_MAX``, ``PAIR_TOP_GAIN``, ``PAIR_TOP_RELIABLE``.
+    """
+    size = cand.shape[0]
+    if room < 1 or budget_left < 1 or size == 0:
+        return -1.0, -1, -1, 0.0
+    gain_tol = consts[0]
+    g1 = np.empty(size)
+    for e in range(size):
+        g1[e] = single_accuracy(table, confusion[cand[e]]) - acc
+    best = first_best(g1, gain_tol)
+    worth = g1[best]
+    gain = worth
+    first, second = cand[best], -1
+    if room >= 2 and budget_left >= 2 and size >= 2 and worth + gain_tol < 0.5 * (1.0 - acc):
+        g2, pa, pb = _best_pair(table, acc, prior_row, confusion, cand, g1, consts)
+        if 0.5 * g2 > worth + gain_tol:
+            worth, gain, first, second = 0.5 * g2, g2, cand[pa], cand[pb]
+    return worth, first, second, gain
+
+
+_CONSTS = np.array([GAIN_TOL, PAIR_EXHAUSTIVE_MAX, PAIR_TOP_GAIN, PAIR_TOP_RELIABLE], dtype=float)
+
+
+class ConfusionGreedyState:
+    """Loads, each task's workers and Dawid–Skene accuracy, and a task's best move under the
+    confusion matrices; the interface :func:`~assignment.engine.greedy.fill` uses."""
+
+    still_feasible = GreedyState.still_feasible
+    any_feasible = GreedyState.any_feasible
+    pairs = GreedyState.pairs
+    budget_left = GreedyState.budget_left
+
+    def __init__(self, problem: AssignmentProblem) -> None:
+        if problem.confusion is None:
+            raise ValueError("problem.confusion is None: use assignment.engine.greedy")
+        n, m = problem.shape
+        self.confusion = np.ascontiguousarray(problem.confusion)
+        self.prior = np.ascontiguousarray(problem.prior_distribution)
+        self.eligible = (
+            None if problem.eligible is None else np.ascontiguousarray(problem.eligible.T)
+        )
+        self.task_cap = np.minimum(
+            problem.max_workers_per_task, max_confusion_workers(problem.n_labels)
+        )
+        self.budget = problem.budget
+        self.worker_cap = problem.max_tasks_per_worker
+        self.load = np.zeros(n, dtype=np.int64)
+        self.open_worker = self.load < self.worker_cap
+        self.workers: list[list[int]] = [[] for _ in range(m)]
+        self.acc = self.prior.max(axis=1)
+        self.evaluations = 0
+        self._version = 0  # moves are memoised while the open workers stay the same
+        self._memo: dict = {}
+        self._memo_version = 0
+
+    def _candidates(self, j: int) -> np.ndarray:
+        """The open workers not on task ``j`` (and eligible for it), ascending."""
+        ok = self.open_worker.copy()
+        if self.eligible is not None:
+            ok &= self.eligible[j]
+        ok[self.workers[j]] = False
+        return np.flatnonzero(ok)
+
+    def evaluate(self, j: int, budget_left: int):
+        """The best move on task ``j``: ``(worth, workers, gain)``, or None if none helps.
+
+        Without an eligibility mask the move depends only on the task's prior, workers and
+        room and on the open workers, so tasks alike share it until a worker fills up."""
+        room = int(self.task_cap[j]) - len(self.workers[j])
+        key = None
+        if self.eligible is None:
+            if self._memo_version != self._version:
+                self._memo.clear()
+                self._memo_version = self._version
+            key = (self.prior[j].tobytes(), tuple(self.workers[j]), room, min(budget_left, 2))
+            if key in self._memo:
+                return self._memo[key]
+        members = np.array(self.workers[j], dtype=np.int64)
+        table = joint_table(self.prior[j], self.confusion, members)
+        worth, a, b, gain = task_best_move(
+            table,
+            self.acc[j],
+            self.prior[j],
+            self.confusion,
+            self._candidates(j),
+            room,
+            budget_left,
+            _CONSTS,
+        )
+        self.evaluations += 1
+        best = None
+        if a >= 0 and worth > GAIN_TOL:
+            best = float(worth), ((int(a),) if b < 0 else (int(a), int(b))), float(gain)
+        if key is not None:
+            self._memo[key] = best
+        return best
+
+    def evaluate_all(self, budget_left: int) -> list:
+        """:meth:`evaluate` of every task: ``[(task, best), ...]`` for those with a move."""
+        found = ((j, self.evaluate(j, budget_left)) for j in range(len(self.workers)))
+        return [(j, best) for j, best in found if best is not None]
+
+    def apply(self, j: int, move: tuple[int, ...]) -> None:
+        """Add the workers of ``move`` to task ``j``."""
+        for i in move:
+            self.load[i] += 1
+            if self.load[i] >= self.worker_cap[i]:
+                self.open_worker[i] = False
+                self._version += 1
+            self.workers[j].append(i)
+        members = np.array(self.workers[j], dtype=np.int64)
+        self.acc[j] = table_accuracy(joint_table(self.prior[j], self.confusion, members))
+
+
+def greedy_confusion(
+    problem: AssignmentProblem, *, progress: Callable[[float, str], object] | None = None
+) -> MethodOutput:
+    """Greedy with pair lookahead on the exact accuracy of the Dawid–Skene vote.
+
+    Parameters
+    ----------
+    problem : AssignmentProblem
+        With :attr:`~AssignmentProblem.confusion` (n_workers, K, K).
+    progress : callable, optional
+        ``progress(fraction, message)`` about every 1% of the budget.
+
+    Returns
+    -------
+    MethodOutput
+        Feasible pairs; ``message`` why it stopped (``"budget spent"``, ``"no positive gain"``
+        or ``"no feasible addition"``); ``details``: ``steps``, ``singles_added``,
+        ``pairs_added``, ``assigned``, ``stopped``, ``accuracy`` (the Dawid–Skene vote's exact
+        accuracy of the pairs, :func:`~assignment.engine.confusion.confusion_accuracy`),
+        ``worker_limit`` (workers a task takes at most here), ``evaluations`` and ``seconds``.
+
+    Raises
+    ------
+    ValueError
+        If ``problem`` has no confusion matrices.
+    """
+    start = time.perf_counter()
+    state = ConfusionGreedyState(problem)
+    steps, pairs = fill(state, progress=progress)
+    budget_left = state.budget_left
+    if budget_left == 0:
+        stopped = "budget spent"
+    elif state.any_feasible():
+        stopped = "no positive gain"
+    else:
+        stopped = "no feasible addition"
+    workers, tasks = state.pairs()
+    accuracy = confusion_accuracy(
+        problem.confusion, workers, tasks, prior=problem.prior_distribution
+    ).expected_accuracy
+    details = {
+        "steps": steps,
+        "singles_added": steps - pairs,
+        "pairs_added": pairs,
+        "assigned": problem.budget - budget_left,
+        "stopped": stopped,
+        "accuracy": accuracy,
+        "worker_limit": max_confusion_workers(problem.n_labels),
+        "evaluations": state.evaluations,
+        "seconds": time.perf_counter() - start,
+    }
+    return MethodOutput(workers, tasks, problem.shape, stopped, steps, details=details)
