@@ -157,37 +157,16 @@ def group_iht(
         step = lipschitz_step(loss)
         if step is None:
             raise ValueError(f"step is required: {type(loss).__name__} has no lipschitz()")
-    support = w != 0
-    history = [obj.f(w)]
-    status, message = "max_iter", f"stopped after max_iter={max_iter} iterations"
-    it = 0
-    try:
-        while it < max_iter:
-            w_new, support_new = proj(w - step * obj.grad_phi(w))
-            if fully_corrective:
-                refit = loss.minimize_on_support(w_new, support_new)
-                w_new = obj.check_array(refit, "minimize_on_support")
-            value = obj.f(w_new)
-            it += 1
-            converged = small_change(w_new, w, tol)
-            w, support = w_new, support_new
-            history.append(value)
-            stop, text = stop_reason(
-                it=it, w=w, value=value, callback=callback, converged=converged,
-                convergence=f"relative change <= tol={tol:g}", deadline=deadline,
-                time_limit=time_limit,
-            )  # fmt: skip
-            if stop is not None:
-                status, message = stop, text
-                break
-    except Breakdown as exc:
-        status, message = "breakdown", f"numerical breakdown at iteration {it + 1}: {exc}"
-        logger.warning("group_iht: %s", message)
+    refit = loss.minimize_on_support if fully_corrective else None
+    w, support, history, status, message = _iterate(
+        obj, proj, w, step, refit, max_iter=max_iter, tol=tol, callback=callback,
+        deadline=deadline,
+    )  # fmt: skip
     return SolverResult(
         solution=w,
         support=support,
-        iterations=it,
-        history=np.asarray(history),
+        iterations=history.size - 1,
+        history=history,
         history_iterations=np.arange(len(history)),
         converged=status == "converged",
         status=status,
@@ -196,5 +175,36 @@ def group_iht(
         projection_seconds=proj.counters["seconds"],
         n_projections=proj.counters["calls"],
         step=step,
-        objective=history[-1],
+        objective=float(history[-1]),
     )
+
+
+def _iterate(obj, proj, w, step, refit, *, max_iter, tol, callback, deadline):
+    """Algorithm 1's loop (with the refit when ``refit`` is given): ``(w, support, history,
+    status, message)``; on a numerical breakdown, the last finite iterate."""
+    support = w != 0
+    history = [obj.f(w)]
+    status, message = "max_iter", f"stopped after max_iter={max_iter} iterations"
+    it = 0
+    try:
+        while it < max_iter:
+            w_new, support_new = proj(w - step * obj.grad_phi(w))
+            if refit is not None:
+                w_new = obj.check_array(refit(w_new, support_new), "minimize_on_support")
+            value = obj.f(w_new)
+            it += 1
+            converged = small_change(w_new, w, tol)
+            w, support = w_new, support_new
+            history.append(value)
+            stop, text = stop_reason(
+                it=it, w=w, value=value, callback=callback, converged=converged,
+                convergence=f"relative change <= tol={tol:g}", deadline=deadline,
+                time_limit=deadline.limit,
+            )  # fmt: skip
+            if stop is not None:
+                status, message = stop, text
+                break
+    except Breakdown as exc:
+        status, message = "breakdown", f"numerical breakdown at iteration {it + 1}: {exc}"
+        logger.warning("group_iht: %s", message)
+    return w, support, np.asarray(history), status, message
