@@ -5,6 +5,8 @@
   (Nguyen, Needell & Woolf 2014).
 * :func:`gradmp` — gradient matching pursuit, Algorithm 2 (CoSaMP for general losses,
   Needell & Tropp 2009).
+* :func:`group_iht` — IHT and IHT-FC (fully corrective) with the greedy projection onto
+  overlapping group sparsity, :func:`group_projection` (Jain, Rao & Dhillon, NIPS 2016).
 
 ``P`` is any callable projection; :func:`tvcs_projection` builds the TVCS one (with the doubled
 caps GradMP needs). Losses are duck-typed (:class:`Loss`, :class:`StochasticOracle`);
@@ -29,6 +31,7 @@ Example
 """
 
 from projections.solvers.gradmp import gradmp
+from projections.solvers.group_iht import group_iht, group_projection
 from projections.solvers.iht import SCHEDULE_SHIFT, SCHEDULES, iht, stochastic_iht
 from projections.solvers.losses import LeastSquares, Loss, SquaredHinge, StochasticOracle
 from projections.solvers.projection import TVCSProjection, double_caps, tvcs_projection
@@ -45,6 +48,8 @@ __all__ = [
     "TVCSProjection",
     "double_caps",
     "gradmp",
+    "group_iht",
+    "group_projection",
     "iht",
     "stochastic_iht",
     "tvcs_projection",

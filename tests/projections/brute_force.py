@@ -37,3 +37,34 @@ def highs_optimum(weights: np.ndarray, structure: TVCSStructure) -> float:
     res = linprog(-weights, A_ub=np.array(rows), b_ub=bounds, bounds=(0, 1), method="highs")
     assert res.status == 0, res.message
     return -float(res.fun)
+
+
+def brute_force_group_cover(weights: np.ndarray, members, k: int) -> float:
+    """Best ``sum(weights[union of at most k groups])`` over every such set of groups."""
+    best = 0.0
+    for size in range(min(k, len(members)) + 1):
+        for chosen in itertools.combinations(range(len(members)), size):
+            covered = np.zeros(weights.size, dtype=bool)
+            for g in chosen:
+                covered[members[g]] = True
+            best = max(best, float(weights[covered].sum()))
+    return best
+
+
+def brute_force_sparse_group_cover(weights: np.ndarray, members, k: int, per_group: int) -> float:
+    """Best ``sum(weights[S])`` with ``S`` a union of at most ``per_group`` coordinates taken
+    from each of at most ``k`` groups (the sparse-overlapping-groups set), by enumeration."""
+    best = 0.0
+    for size in range(min(k, len(members)) + 1):
+        for chosen in itertools.combinations(range(len(members)), size):
+            picks = [
+                [c for r in range(min(per_group, len(members[g])) + 1)
+                 for c in itertools.combinations(members[g], r)]
+                for g in chosen
+            ]  # fmt: skip
+            for combo in itertools.product(*picks):
+                covered = np.zeros(weights.size, dtype=bool)
+                for part in combo:
+                    covered[list(part)] = True
+                best = max(best, float(weights[covered].sum()))
+    return best

@@ -1,0 +1,444 @@
+"""Section 5 of Jain, Rao & Dhillon (NIPS 2016): IHT and IHT-FC with greedy overlapping-group
+projections on synthetic regression, against group OMP.
+
+What it generates (per instance, from ``np.random.default_rng([seed, part, kappa, n, trial])``)
+-----------------------------------------------------------------------------------------------
+* ``M`` contiguous groups of ``size`` coordinates, each sharing its last ``overlap`` with the
+  next one's first (``OverlappingGroups.contiguous``), ``p = M (size - overlap) + overlap``;
+* ``k*`` active groups drawn at random, ``w*`` uniform in ``[-1, 1]`` on their union;
+* rows ``x_i ~ N(0, Sigma)``: ``Sigma = I`` (condition number 1) or the AR(1) covariance
+  ``Sigma_ij = rho^|i-j|`` with ``rho`` set so that ``sigma_max / sigma_min`` of the ``p x p``
+  matrix is the requested condition number (the paper does not say which ``Sigma`` it used);
+* ``y = X w* + e``, ``e ~ N(0, 0.1^2)``.
+
+Two parts, both scaled down from the paper to fit minutes on 2 shared cores:
+
+* ``convergence`` (the paper's Figure 1 left: ``M = 1000`` groups of 25, overlap 5, 50 active,
+  ``n = 5000``, ``p ~ 20000``): here ``M = 250``, 12 active, ``n = 1250`` (the same ratios
+  n/p and active/M), relative error ``||w_t - w*|| / ||w*||`` and ``f(w_t)`` per iteration.
+* ``phase`` (the paper's phase transition: ``M = 500`` groups of 15, 25 active, ``p ~ 5000``,
+  10 runs per point): here ``M = 100`` groups of 15, overlap 5, 5 active, ``p = 1005``;
+  success is a relative error <= 0.1 (a missed group of 15 costs far more), for IHT, IHT-FC and
+  group OMP, against ``n``.
+
+Solvers: ``group_iht`` with ``group_projection(groups, k=k*)`` (least squares, mean reduction);
+the step is picked per instance from ``{0.25, 0.5, 1} / sigma_max(Sigma)`` by the lowest final
+training loss (the paper chose its hyper-parameters by grid search). Group OMP (Swirszcz, Abe &
+Lozano, NIPS 2009): ``k*`` times, add the group whose orthonormalised columns correlate most
+with the residual, then refit least squares on the union.
+
+Run::
+
+    python benchmarks/overlapping_groups.py --out docs/benchmarks/overlapping_groups.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+# One BLAS thread: the machine is shared, and threaded BLAS on small products only contends.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+from scipy.linalg import eigvalsh_tridiagonal  # noqa: E402
+from scipy.optimize import brentq  # noqa: E402
+from scipy.signal import lfilter  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from projections.groups import OverlappingGroups  # noqa: E402
+from projections.solvers import LeastSquares, group_iht, group_projection  # noqa: E402
+
+logger = logging.getLogger("overlapping_groups")
+
+NOISE = 0.1
+SUCCESS = 0.1
+STEP_FACTORS = (0.25, 0.5, 1.0)
+CONVERGENCE = {"n_groups": 250, "size": 25, "overlap": 5, "active": 12, "n": 1250}
+PHASE = {"n_groups": 100, "size": 15, "overlap": 5, "active": 5}
+DEFAULT_NS = (100, 150, 200, 300, 400, 600)
+#: ``(name, fully corrective, groups kept as a multiple of k*)``; the last is the paper's
+#: trade-off (Theorem 3.1 wants more greedy groups than the model has; its SoG run takes 2k*).
+IHT_VARIANTS = (("IHT", False, 1), ("IHT-FC", True, 1), ("IHT-FC 2k", True, 2))
+METHODS = ("IHT", "IHT-FC", "IHT-FC 2k", "GOMP")
+PAPER = (
+    "Figure 1 (left): IHT methods are orders of magnitude faster than the other methods and "
+    "reach almost the same final objective despite approximate projections. Phase transition "
+    "(M = 500, groups of 15, 25 active, p ~ 5000, 10 runs): even for condition numbers as high "
+    "as 200, n ~ 1500 measurements suffice for IHT to recover w* exactly, whereas GOMP with the "
+    "same setting does not recover w* even once."
+)
+
+
+@functools.cache
+def ar1_rho(p: int, kappa: float) -> float:
+    """``rho`` whose ``p x p`` AR(1) covariance ``rho^|i-j|`` has condition number ``kappa``.
+
+    The inverse is tridiagonal, so its spectrum (hence ``Sigma``'s) is cheap.
+    """
+    if kappa == 1.0:
+        return 0.0
+
+    def cond(rho):
+        diag = np.full(p, 1 + rho**2)
+        diag[[0, -1]] = 1.0
+        eig = eigvalsh_tridiagonal(diag, np.full(p - 1, -rho))
+        return eig[-1] / eig[0] - kappa
+
+    return float(brentq(cond, 1e-9, 0.999))
+
+
+def instance(cfg: dict, kappa: float, n: int, seed):
+    """``(X, y, w_true, groups, sigma_max)`` for one trial."""
+    rng = np.random.default_rng(seed)
+    groups = OverlappingGroups.contiguous(cfg["n_groups"], cfg["size"], cfg["overlap"])
+    p = groups.n_features
+    w_true = np.zeros(p)
+    union = groups.union(rng.choice(groups.n_groups, cfg["active"], replace=False))
+    w_true[union] = rng.uniform(-1, 1, union.sum())
+    rho = ar1_rho(p, kappa)
+    e = rng.standard_normal((n, p))
+    e[:, 0] /= np.sqrt(1 - rho**2)
+    X = lfilter([np.sqrt(1 - rho**2)], [1.0, -rho], e, axis=1)
+    y = X @ w_true + NOISE * rng.standard_normal(n)
+    return X, y, w_true, groups, (1 + rho) / (1 - rho)
+
+
+def run_iht(X, y, w_true, groups, k, sigma_max, *, fully_corrective, max_iter):
+    """The best of the step grid by final training loss.
+
+    Returns ``(result, errors, seconds)``: ``errors[t]`` is the relative error of ``w_t``
+    (``t`` from 0) of the chosen run; ``seconds`` covers every step tried.
+    """
+    loss = LeastSquares(X, y)
+    start = time.perf_counter()
+    best, best_errors = None, None
+    for factor in STEP_FACTORS:
+        errors = [1.0]
+        result = group_iht(
+            loss,
+            group_projection(groups, k=k),
+            fully_corrective=fully_corrective,
+            step=factor / sigma_max,
+            max_iter=max_iter,
+            callback=lambda it, w, value, errors=errors: errors.append(rel_error(w, w_true)),
+        )
+        if best is None or result.objective < best.objective:
+            best, best_errors = result, errors
+    return best, best_errors, time.perf_counter() - start
+
+
+def group_omp(X, y, groups, k):
+    """Group OMP: ``(w, seconds)``; ``k`` groups chosen by ``||Q_G^T r||`` (``Q_G`` an
+    orthonormal basis of group ``G``'s columns), least squares refit after each choice."""
+    start = time.perf_counter()
+    bases = [np.linalg.qr(X[:, m])[0] for m in groups.members]
+    chosen, w, residual = [], np.zeros(X.shape[1]), y.copy()
+    for _ in range(k):
+        scores = [np.linalg.norm(q.T @ residual) if g not in chosen else -1.0
+                  for g, q in enumerate(bases)]  # fmt: skip
+        chosen.append(int(np.argmax(scores)))
+        support = groups.union(chosen)
+        w = np.zeros(X.shape[1])
+        w[support] = np.linalg.lstsq(X[:, support], y, rcond=None)[0]
+        residual = y - X @ w
+    return w, time.perf_counter() - start
+
+
+def rel_error(w, w_true) -> float:
+    return float(np.linalg.norm(w - w_true) / np.linalg.norm(w_true))
+
+
+def convergence(trials: int, max_iter: int, seed: int) -> dict:
+    """``{(kappa, method): [(errors, objectives, seconds), ...]}`` on the larger instance."""
+    out = {}
+    cfg = CONVERGENCE
+    for kappa in (1.0, 10.0):
+        for trial in range(trials):
+            X, y, w_true, groups, smax = instance(
+                cfg, kappa, cfg["n"], [seed, 0, int(kappa), trial]
+            )
+            for method, fc in (("IHT", False), ("IHT-FC", True)):
+                result, errors, seconds = run_iht(
+                    X, y, w_true, groups, cfg["active"], smax, fully_corrective=fc,
+                    max_iter=max_iter,
+                )  # fmt: skip
+                out.setdefault((kappa, method), []).append((errors, result.history, seconds))
+                logger.info(
+                    "convergence kappa=%g %s trial %d: error %.4f after %d its, %.1f s",
+                    *(kappa, method, trial, errors[-1], result.iterations, seconds),
+                )
+    return out
+
+
+def phase(ns, trials: int, max_iter: int, seed: int) -> dict:
+    """``{(kappa, n, method): [(rel_error, seconds), ...]}`` on the smaller instance."""
+    out = {}
+    k = PHASE["active"]
+    for kappa in (1.0, 10.0):
+        for n in ns:
+            for trial in range(trials):
+                X, y, w_true, groups, smax = instance(
+                    PHASE, kappa, n, [seed, 1, int(kappa), n, trial]
+                )
+                for method, fc, factor in IHT_VARIANTS:
+                    result, _, seconds = run_iht(
+                        X, y, w_true, groups, factor * k, smax, fully_corrective=fc,
+                        max_iter=max_iter,
+                    )  # fmt: skip
+                    out.setdefault((kappa, n, method), []).append(
+                        (rel_error(result.solution, w_true), seconds)
+                    )
+                w, seconds = group_omp(X, y, groups, k)
+                out.setdefault((kappa, n, "GOMP"), []).append((rel_error(w, w_true), seconds))
+            logger.info("phase kappa=%g n=%d: success %s", kappa, n, {
+                m: success_rate(out[(kappa, n, m)]) for m in METHODS})  # fmt: skip
+    return out
+
+
+def success_rate(rows) -> float:
+    return float(np.mean([err <= SUCCESS for err, _ in rows]))
+
+
+def first_n(rows: dict, kappa: float, method: str, ns, level: float = 0.9):
+    """Smallest ``n`` from which the success rate stays at least ``level``, or None."""
+    good = [n for n in ns if success_rate(rows[(kappa, n, method)]) >= level]
+    ok = [n for n in good if all(success_rate(rows[(kappa, m, method)]) >= level
+                                 for m in ns if m >= n)]  # fmt: skip
+    return min(ok) if ok else None
+
+
+def measured_headline(conv: dict, rows: dict, ns) -> str:
+    parts = []
+    for kappa in (1.0, 10.0):
+        err = {m: np.mean([e[-1] for e, _, _ in conv[(kappa, m)]]) for m in ("IHT", "IHT-FC")}
+        sec = {m: np.mean([s for _, _, s in conv[(kappa, m)]]) for m in ("IHT", "IHT-FC")}
+        reach = {m: first_n(rows, kappa, m, ns) for m in METHODS}
+        gomp_max = max(success_rate(rows[(kappa, n, "GOMP")]) for n in ns)
+        parts.append(
+            f"condition number {kappa:g}: final relative error IHT {err['IHT']:.4f} "
+            f"({sec['IHT']:.1f} s), IHT-FC {err['IHT-FC']:.4f} ({sec['IHT-FC']:.1f} s); "
+            "success >= 0.9 from n = "
+            + ", ".join(f"{m} {reach[m] if reach[m] else 'never'}" for m in METHODS)
+            + f" (GOMP's best success rate {gomp_max:.1f})"
+        )
+    return "; ".join(parts) + "."
+
+
+def convergence_table(conv: dict, max_iter: int) -> list[str]:
+    out = [
+        "| condition number | method | final rel. error (mean) | iterations (mean) | "
+        "f(w_T) (mean) | seconds per run, 3 steps tried (mean) |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for (kappa, method), runs in conv.items():
+        out.append(
+            f"| {kappa:g} | {method} | {np.mean([e[-1] for e, _, _ in runs]):.4f} | "
+            f"{np.mean([len(e) - 1 for e, _, _ in runs]):.0f} | "
+            f"{np.mean([h[-1] for _, h, _ in runs]):.5f} | {np.mean([s for _, _, s in runs]):.2f} |"
+        )
+    return [*out, "", f"(at most {max_iter} iterations per run)"]
+
+
+def phase_tables(rows: dict, ns) -> list[str]:
+    out = []
+    for title, cell in (
+        ("success rate (relative error <= 0.1)", lambda r: f"{success_rate(r):.1f}"),
+        ("relative error (mean)", lambda r: f"{np.mean([e for e, _ in r]):.3f}"),
+        ("seconds per run (mean; IHT and IHT-FC try 3 steps)",
+         lambda r: f"{np.mean([s for _, s in r]):.3f}"),
+    ):  # fmt: skip
+        out += [f"### {title}", ""]
+        cols = [(kappa, m) for kappa in (1.0, 10.0) for m in METHODS]
+        out.append("| n | " + " | ".join(f"{m} (κ={kappa:g})" for kappa, m in cols) + " |")
+        out.append("|---:|" + "---:|" * len(cols))
+        for n in ns:
+            out.append(f"| {n} | " + " | ".join(cell(rows[(k, n, m)]) for k, m in cols) + " |")
+        out.append("")
+    return out
+
+
+def plot(conv: dict, rows: dict, ns, prefix: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = [prefix.with_name(prefix.name + s) for s in ("_convergence.png", "_samples.png")]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, kappa in zip(axes, (1.0, 10.0), strict=True):
+        for method in ("IHT", "IHT-FC"):
+            for i, (errors, _, _) in enumerate(conv[(kappa, method)]):
+                ax.semilogy(errors, color="C0" if method == "IHT" else "C1", alpha=0.7,
+                            label=method if i == 0 else None)  # fmt: skip
+        ax.set(
+            title=f"condition number {kappa:g}", xlabel="iteration", ylabel="||w_t - w*|| / ||w*||"
+        )
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(paths[0], dpi=110)
+    plt.close(fig)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+    for col, kappa in enumerate((1.0, 10.0)):
+        for method in METHODS:
+            rate = [success_rate(rows[(kappa, n, method)]) for n in ns]
+            err = [np.mean([e for e, _ in rows[(kappa, n, method)]]) for n in ns]
+            axes[0, col].plot(ns, rate, marker="o", label=method)
+            axes[1, col].semilogy(ns, err, marker="o", label=method)
+        axes[0, col].set(title=f"condition number {kappa:g}", ylabel="success probability")
+        axes[1, col].set(xlabel="samples n", ylabel="mean relative error")
+        for ax in axes[:, col]:
+            ax.grid(alpha=0.3)
+            ax.legend()
+    fig.tight_layout()
+    fig.savefig(paths[1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def header(argv, seconds: float, load) -> list[str]:
+    import scipy
+
+    command = "python benchmarks/overlapping_groups.py " + " ".join(argv)
+    return [
+        "# Overlapping group sparsity: IHT and IHT-FC with greedy projections "
+        "(Jain, Rao & Dhillon, NIPS 2016, section 5)",
+        "",
+        f"- command: `{command.strip()}` ({seconds:.0f} s)",
+        f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"- machine: {platform.platform()}, {platform.machine()}, {os.cpu_count()} cores shared "
+        f"with other work (load average {load[0]:.1f} at the start), one BLAS thread, "
+        f"`nice -n 10`",
+        f"- python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}",
+        "",
+    ]
+
+
+def setup_lines(args) -> list[str]:
+    c, q = CONVERGENCE, PHASE
+    p_c = c["n_groups"] * (c["size"] - c["overlap"]) + c["overlap"]
+    p_q = q["n_groups"] * (q["size"] - q["overlap"]) + q["overlap"]
+    return [
+        "## Setup (scaled down from the paper)",
+        "",
+        "| part | paper | here |",
+        "|---|---|---|",
+        f"| error against iterations | M = 1000 groups of 25, overlap 5, 50 active, n = 5000, "
+        f"p ~ 20000 (the paper says 22000) | M = {c['n_groups']} groups of {c['size']}, overlap "
+        f"{c['overlap']}, {c['active']} active, n = {c['n']}, p = {p_c}; {args.conv_trials} "
+        "trials |",
+        f"| phase transition | M = 500 groups of 15, 25 active, p ~ 5000, 10 runs, condition "
+        f"numbers up to 200 | M = {q['n_groups']} groups of {q['size']}, overlap "
+        f"{q['overlap']}, {q['active']} active, p = {p_q}, {args.trials} runs, condition "
+        "numbers 1 and 10 |",
+        "",
+        "Both: w* uniform in [-1, 1] on the active groups' union, noise 0.1, rows N(0, Σ) with "
+        "Σ = I or an AR(1) covariance of condition number 10; k = the number of active groups "
+        "for every method (2k for IHT-FC 2k); IHT and IHT-FC step picked per instance from "
+        "{0.25, 0.5, 1} / sigma_max(Σ) by the lowest final training loss; group OMP stops "
+        "after k groups.",
+        "",
+    ]
+
+
+def report(args, argv, conv, rows, seconds, load, figures) -> str:
+    out = header(argv, seconds, load) + setup_lines(args)
+    out += [
+        "## Headline",
+        "",
+        f"Paper: {PAPER}",
+        "",
+        f"Measured: {measured_headline(conv, rows, args.ns)}",
+        "",
+        "## Error against iterations",
+        "",
+        f"![error against iterations]({figures[0].name})",
+        "",
+        *convergence_table(conv, args.max_iter),
+        "",
+        "## Success and error against the number of samples",
+        "",
+        f"![success and error against samples]({figures[1].name})",
+        "",
+        *phase_tables(rows, args.ns),
+        NOTES,
+    ]
+    return "\n".join(out)
+
+
+NOTES = """## Where this differs from the paper, and why
+
+Written for the run above (seeded: the errors and success rates repeat; the seconds do not).
+
+- **Scale.** Both parts are scaled down to fit minutes on 2 shared cores (the paper's Figure 1
+  design matrix alone is 5000 x 20000, 800 MB). The convergence part keeps the paper's n/p and
+  active/M ratios; the phase-transition part keeps groups of 15 with overlap 5 (what the
+  paper's p ~ 5000 for 500 groups of 15 implies) but has 5 active groups instead of 25, so
+  the paper's n ~ 1500 for 25 groups (at most 375 coordinates) corresponds to n ~ 300 here
+  (at most 75). Condition numbers stop at 10 (the paper goes to 200).
+- **Only group OMP as a competitor.** CoGEnT and Frank-Wolfe are not implemented, so the
+  paper's "orders of magnitude faster than the competing schemes" is not tested. Against our
+  group OMP, IHT-FC costs about the same per run and plain IHT is 5 to 30 times slower: it
+  tries three steps and needs tens to hundreds of iterations, where group OMP makes 5 choices
+  (it would make 25-50 at the paper's sizes).
+- **IHT against IHT-FC over iterations: agrees.** Both end at the same error and objective
+  (the noise floor); IHT-FC gets there in 2 iterations, IHT in about 70 (condition number 1)
+  to 200 (condition number 10), which is the paper's "almost the same final objective
+  despite approximate projections" and its IHT-FC being the faster of the two.
+- **Group OMP recovers where IHT does not: disagrees.** The paper's GOMP never recovers w*
+  where IHT does; here GOMP has the highest success rate at every n, for both condition
+  numbers. What we can point to: (a) our GOMP is told the number of active groups and scores
+  each group by its orthonormalised columns, which undoes the correlation inside a group; the
+  paper does not give its GOMP's settings beyond a grid search. (b) Our condition number 10
+  is a mild AR(1) covariance (neighbour correlation 0.52); the paper's GOMP failures are over
+  condition numbers up to 200 with an unstated covariance, which we did not run. (c) IHT here
+  keeps k = k* greedy groups, while Theorem 3.1 asks for k = O(kappa^2 k* log(...)), and
+  IHT-FC's refit turns a wrong support into a fixed point (IHT-FC at condition number 10
+  succeeds in 8 or 9 of 10 runs even at n = 400 and 600; checked by hand on those three
+  failures: each keeps 4 of the 5 active groups, misses one of two neighbouring, overlapping
+  active groups, and holds an unrelated group instead). The IHT-FC 2k column is the paper's
+  remedy, more greedy groups: it succeeds in every run from n = 400 at condition number 10
+  but needs more samples at the small n (0 of 10 at n = 150, where k* groups give 3), the
+  trade-off between projection accuracy and sample complexity the paper describes after
+  Theorem 3.1.
+- **Success criterion.** With noise 0.1 nothing is recovered exactly; a run succeeds when
+  its relative error is at most 0.1, well above the noise floor (0.01-0.03 here) and well
+  below what one missed group of 15 coordinates costs (about 0.45).
+"""
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=10, help="runs per phase-transition point")
+    parser.add_argument("--conv-trials", type=int, default=3)
+    parser.add_argument("--max-iter", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ns", type=int, nargs="+", default=list(DEFAULT_NS))
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    load = os.getloadavg()
+    start = time.perf_counter()
+    conv = convergence(args.conv_trials, args.max_iter, args.seed)
+    rows = phase(args.ns, args.trials, args.max_iter, args.seed)
+    out = args.out or ROOT / "docs" / "benchmarks" / "overlapping_groups.md"
+    figures = plot(conv, rows, args.ns, out.with_suffix(""))
+    text = report(args, argv, conv, rows, time.perf_counter() - start, load, figures)
+    out.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
