@@ -87,16 +87,11 @@ def assert_feasible(problem: AssignmentProblem, lp, credit_cap: float) -> None:
     np.testing.assert_allclose(lp.objective, np.sum(w * lp.x), rtol=1e-9)
 
 
-@pytest.mark.parametrize("solver", ["dual simplex", "interior point"])
 @pytest.mark.parametrize("n_labels", [2, 4])
 @pytest.mark.parametrize("masked", [False, True])
 @pytest.mark.parametrize("by_category", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_the_lp_optimum_is_highs_over_every_pair(
-    seed, by_category, masked, n_labels, solver, monkeypatch
-):
-    if solver == "interior point":  # what the restricted LPs of large problems go to
-        monkeypatch.setattr(q_lp, "SIMPLEX_MAX_PAIRS", 0)
+def test_the_lp_optimum_is_highs_over_every_pair(seed, by_category, masked, n_labels):
     problem = random_problem(seed, by_category=by_category, masked=masked, n_labels=n_labels)
     credit_cap = q_lp_credit_cap([0.3, 0.05, 0.01][seed % 3], n_labels)
     lp = solve_q_lp(problem, credit_cap)
@@ -237,3 +232,18 @@ def test_without_a_proof_after_its_rounds_the_lp_takes_every_pair(monkeypatch):
     assert lp.x.size == int(eligible.sum())
     assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-6)
     assert_feasible(problem, lp, credit_cap)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_after_full_lp_after_rounds_every_pair_joins_and_the_optimum_is_still_highs(
+    seed, monkeypatch
+):
+    monkeypatch.setattr(q_lp, "FULL_LP_AFTER", 1)
+    problem = random_problem(seed, by_category=False, masked=True, n_labels=2)
+    credit_cap = q_lp_credit_cap(0.05)
+    lp = solve_q_lp(problem, credit_cap)
+    assert_feasible(problem, lp, credit_cap)
+    usable = problem.eligible & (q_lp_weights(problem.quality) > 0)
+    assert lp.rounds == 2  # pricing found pairs after round 1, so every usable pair joined
+    assert lp.x.size == usable.sum()
+    assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-6)
