@@ -93,7 +93,9 @@ def project_exclusive_groups(v, labels, *, caps, total=None) -> ProjectionResult
     sorted_labels = l1[order]
     group_start = np.searchsorted(sorted_labels, sorted_labels, side="left")
     rank = np.arange(l1.size) - group_start
-    caps_of = np.where(sorted_labels >= 0, structure.caps1[np.maximum(sorted_labels, 0)], l1.size)
+    # Ungrouped elements (label -1) index the extra last cap, which never binds.
+    caps_ext = np.append(structure.caps1, l1.size)
+    caps_of = caps_ext[np.where(sorted_labels >= 0, sorted_labels, caps_ext.size - 1)]
     survivors = np.sort(order[rank < caps_of])
     chosen = _heaviest(weights, survivors, structure.total)
     return _result(arr, weights, chosen, "exclusive-groups", start)

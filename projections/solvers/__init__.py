@@ -7,9 +7,13 @@
   Needell & Tropp 2009).
 * :func:`group_iht` — IHT and IHT-FC (fully corrective) with the greedy projection onto
   overlapping group sparsity, :func:`group_projection` (Jain, Rao & Dhillon, NIPS 2016).
+* :func:`exclusive_lasso` — the convex baseline of section 5.1: proximal gradient (FISTA) on
+  ``f(w) + lam/2 sum_g ||w_g||_1^2`` with the closed-form :func:`prox_exclusive_lasso`.
 
 ``P`` is any callable projection; :func:`tvcs_projection` builds the TVCS one (with the doubled
-caps GradMP needs). Losses are duck-typed (:class:`Loss`, :class:`StochasticOracle`);
+caps GradMP needs), :func:`exclusive_groups_projection` the one onto a single view of groups and
+a total (rows only or columns only). Losses are duck-typed (:class:`Loss`,
+:class:`StochasticOracle`);
 :class:`LeastSquares` and :class:`SquaredHinge` are the paper's section 5.1 losses. Every
 solver returns a :class:`SolverResult`, and the three end their loops the same way: the callback,
 their own convergence test, no improvement (stochastic IHT), the time limit, in that order, each
@@ -30,16 +34,28 @@ Example
 (True, [1, 13])
 """
 
+from projections.solvers.exclusive_lasso import (
+    exclusive_lasso,
+    exclusive_lasso_penalty,
+    prox_exclusive_lasso,
+)
 from projections.solvers.gradmp import gradmp
 from projections.solvers.group_iht import group_iht, group_projection
 from projections.solvers.iht import SCHEDULE_SHIFT, SCHEDULES, iht, stochastic_iht
 from projections.solvers.losses import LeastSquares, Loss, SquaredHinge, StochasticOracle
-from projections.solvers.projection import TVCSProjection, double_caps, tvcs_projection
+from projections.solvers.projection import (
+    ExclusiveGroupsProjection,
+    TVCSProjection,
+    double_caps,
+    exclusive_groups_projection,
+    tvcs_projection,
+)
 from projections.solvers.result import SolverResult
 
 __all__ = [
     "SCHEDULES",
     "SCHEDULE_SHIFT",
+    "ExclusiveGroupsProjection",
     "LeastSquares",
     "Loss",
     "SolverResult",
@@ -47,10 +63,14 @@ __all__ = [
     "StochasticOracle",
     "TVCSProjection",
     "double_caps",
+    "exclusive_groups_projection",
+    "exclusive_lasso",
+    "exclusive_lasso_penalty",
     "gradmp",
     "group_iht",
     "group_projection",
     "iht",
+    "prox_exclusive_lasso",
     "stochastic_iht",
     "tvcs_projection",
 ]

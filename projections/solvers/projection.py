@@ -5,16 +5,30 @@ on the kept support, same shape as ``v``) and ``.support`` (bool, same shape); i
 takes a ``warm_start`` keyword (or ``**kwargs``) and results carry ``.warm_start``, the solvers
 thread it from one call to the next. GradMP also needs the projection onto the set with every
 cap doubled (``P_{Omega(G, 2s)}`` in Yang et al., ICML 2017, Algorithm 2), which it gets from
-``projection.doubled()``; :func:`tvcs_projection` builds such an object.
+``projection.doubled()``; :func:`tvcs_projection` builds such an object, and
+:func:`exclusive_groups_projection` the one onto a single view of disjoint groups plus a total
+cap (the "bilevel exclusive sparsity" of Yang, Huang, Tran, Liu & Huang, CVPR 2016: rows only, or
+columns only), a matroid on which the greedy choice is exact.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
+
+from projections.cardinality import project_exclusive_groups
 from projections.result import ProjectionResult
 from projections.structure import TVCSStructure
 from projections.tvcs import METHODS, project
 
-__all__ = ["TVCSProjection", "double_caps", "tvcs_projection"]
+__all__ = [
+    "ExclusiveGroupsProjection",
+    "TVCSProjection",
+    "double_caps",
+    "exclusive_groups_projection",
+    "tvcs_projection",
+]
 
 
 def double_caps(structure: TVCSStructure) -> TVCSStructure:
@@ -103,3 +117,83 @@ def tvcs_projection(structure: TVCSStructure, method: str = "exact", **options) 
     4
     """
     return TVCSProjection(structure, method, **options)
+
+
+class ExclusiveGroupsProjection:
+    """Callable projection onto "at most ``caps[g]`` per disjoint group, ``total`` in all".
+
+    ``ExclusiveGroupsProjection(labels, caps, total)(v)`` is
+    :func:`projections.cardinality.project_exclusive_groups` on ``v`` flattened, with ``x`` and
+    ``support`` given back in ``v``'s shape (so a matrix ``w`` works with row or column labels).
+    Build one with :func:`exclusive_groups_projection`.
+
+    Attributes
+    ----------
+    labels : ndarray of int64, shape (p,)
+        Group of each element; ``-1`` = no group (limited by the total only).
+    caps : ndarray of int64, shape (n_groups,)
+    total : int
+    """
+
+    def __init__(self, labels, caps, total=None) -> None:
+        structure = TVCSStructure.from_labels(
+            labels,
+            np.full(np.shape(labels), -1),
+            caps1=caps,
+            caps2=np.zeros(0, np.int64),
+            total=total,
+        )
+        self.labels = structure.labels1
+        self.caps = structure.caps1
+        self.total = structure.total
+
+    def __call__(self, v) -> ProjectionResult:
+        """Project ``v`` (any shape with ``p`` elements); ``v`` is not modified."""
+        arr = np.asarray(v)
+        if arr.size != self.labels.size:
+            raise ValueError(f"v has {arr.size} elements, the labels have {self.labels.size}")
+        result = project_exclusive_groups(
+            arr.reshape(-1), self.labels, caps=self.caps, total=self.total
+        )
+        return dataclasses.replace(
+            result, x=result.x.reshape(arr.shape), support=result.support.reshape(arr.shape)
+        )
+
+    def doubled(self) -> ExclusiveGroupsProjection:
+        """The projection with every cap and the total doubled (GradMP's ``P_2s``)."""
+        return ExclusiveGroupsProjection(self.labels, 2 * self.caps, 2 * self.total)
+
+    def __repr__(self) -> str:
+        return (
+            f"ExclusiveGroupsProjection(n_elements={self.labels.size}, "
+            f"n_groups={self.caps.size}, total={self.total})"
+        )
+
+
+def exclusive_groups_projection(labels, caps, total=None) -> ExclusiveGroupsProjection:
+    """A projection onto one view of disjoint groups with caps, and a total cap, for the solvers.
+
+    Parameters
+    ----------
+    labels : array-like of int, shape (p,)
+        Group of each element, numbered from 0; ``-1`` = no group. For the rows of an
+        ``n_rows x n_cols`` matrix: ``np.repeat(np.arange(n_rows), n_cols)``; for its columns:
+        ``np.tile(np.arange(n_cols), n_rows)``.
+    caps : int or array-like of int, shape (n_groups,)
+    total : int or None
+        ``None`` means no total cap.
+
+    Returns
+    -------
+    ExclusiveGroupsProjection
+        Callable ``v -> ProjectionResult`` with ``.doubled()``. Equals the TVCS projection whose
+        second view has no groups (every element labelled ``-1``), at the cost of one sort.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> P = exclusive_groups_projection(np.repeat(np.arange(2), 3), caps=[1, 2], total=2)
+    >>> P(np.array([[3.0, 1.0, 2.0], [0.5, 4.0, 5.0]])).support.astype(int).tolist()
+    [[0, 0, 0], [0, 1, 1]]
+    """
+    return ExclusiveGroupsProjection(labels, caps, total)

@@ -48,6 +48,12 @@ def test_exclusive_groups_projection_is_feasible_and_optimal(data, v):
     assert result.objective == pytest.approx(brute_force_optimum(v**2, structure), rel=1e-12)
 
 
+def test_exclusive_groups_with_no_group_at_all_is_top_k():
+    v = np.array([0.5, -3.0, 2.0, 1.0])
+    result = project_exclusive_groups(v, np.full(4, -1), caps=np.zeros(0, int), total=2)
+    np.testing.assert_array_equal(result.support, project_top_k(v, k=2).support)
+
+
 def test_top_k_works_on_matrices_and_breaks_ties_towards_the_lower_index():
     V = np.array([[1.0, -2.0], [2.0, 0.5]])
     result = project_top_k(V, k=1)
