@@ -226,7 +226,7 @@ def q_lp_assignment(
         problem.shape,
         lp.workers[chosen],
         lp.tasks[chosen],
-        message=f"HiGHS: {lp.message}; {proved} after {lp.rounds} LPs on {lp.x.size:,} pairs",
+        message=f"{lp.message}; {proved} after {lp.rounds} LPs on {lp.x.size:,} pairs",
         details={
             "lp_objective": lp.objective,
             "credit_cap": float(credit_cap),

@@ -3,8 +3,15 @@
 The LP of :mod:`~assignment.engine.baselines` (Ho et al., 2013) has one variable per eligible
 (worker, task) pair, ``n m`` of them, but its optimum uses only a few: at most
 ``max_workers_per_task[j]`` workers of a task, the best ones. It is solved by *column
-generation*:
+generation*, after one exact shortcut:
 
+0. Without its credit rows the LP is a transportation problem whose optimum is the caps'
+   optimum, one TVCS projection of ``sqrt(w)`` (:func:`_relaxation`). When that keeps every
+   task's credit within ``C`` (most of Figure 4, where a task's few workers weigh at most 0.64
+   each; skill x difficulty quality) it is the LP's optimum, and no LP is solved. Otherwise its
+   pairs join the start below, which then spreads each worker's cap over the tasks instead of
+   handing every task the same few heaviest workers. Dense problems of at most
+   ``RELAXATION_MAX_PAIRS`` pairs only.
 1. Start from a candidate set of pairs: each task's ``INITIAL_PER_TASK_FACTOR *
    max_workers_per_task[j]`` heaviest eligible workers (largest ``w_ij``).
 2. Solve the LP restricted to the candidates with HiGHS's simplex (SciPy's build of its Python
@@ -38,6 +45,8 @@ import numpy as np
 from scipy.optimize._highspy import _core as highspy
 
 from assignment.engine.problem import AssignmentProblem
+from projections import TVCSStructure
+from projections.tvcs import project
 
 __all__ = ["QLPSolution", "q_lp_weights", "solve_q_lp"]
 
@@ -55,6 +64,10 @@ BLOCK_PAIRS = 1 << 18
 #: task's cap of pairs round after round (20 rounds at 100 x 1,000), each of them cheap from the
 #: last basis.
 FULL_LP_AFTER = 20
+#: Up to this many pairs ``n m`` a dense problem's LP without its credit rows is solved first,
+#: exactly, by one TVCS projection over every usable pair (a problem by category never gets an
+#: array of every pair).
+RELAXATION_MAX_PAIRS = 30_000_000
 
 
 @dataclass(frozen=True)
@@ -75,7 +88,7 @@ class QLPSolution:
         Whether the solution is optimal for the full LP: pricing proved it, or every usable
         pair was in the LP (after ``FULL_LP_AFTER`` rounds).
     message : str
-        HiGHS's last message.
+        How it was solved: HiGHS's last message, or that the caps' optimum was the LP's.
     """
 
     workers: np.ndarray
@@ -353,8 +366,46 @@ def _all_keys(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
     return np.concatenate(keys) if keys else np.empty(0, np.int64)
 
 
+def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float):
+    """The LP without its credit rows, solved exactly: ``(solution or None, its pairs' keys)``.
+
+    Without the credit rows the LP is ``max sum w_ij x_ij`` over the caps and the budget, whose
+    constraint matrix is totally unimodular: an optimal vertex is 0/1, the support ``S``
+    maximising ``sum_S w`` under the caps, which is the TVCS projection of ``sqrt(w)``
+    (docs/design.md, "The TVCS projection"). Dropping rows can only raise the optimum, so when
+    ``S`` keeps every task's credit ``sum_{i in S} w_ij`` within ``C`` it is optimal for the LP
+    itself, and returned with ``x = 1`` on it. Otherwise the solution is None and ``S`` is a
+    start for column generation.
+    """
+    keys = _all_keys(problem, table)
+    tasks, workers = np.divmod(keys, problem.n_workers)
+    wk = q_lp_weights(table[workers, problem.task_column[tasks]], problem.n_labels)
+    structure = TVCSStructure.from_labels(
+        workers,
+        tasks,
+        caps1=problem.max_tasks_per_worker,
+        caps2=problem.max_workers_per_task,
+        total=problem.budget,
+    )
+    chosen = project(np.sqrt(wk), structure).support
+    credit = np.bincount(tasks[chosen], weights=wk[chosen], minlength=problem.n_tasks)
+    if credit.max(initial=0.0) > credit_cap:
+        return None, keys[chosen]
+    solution = QLPSolution(
+        workers[chosen],
+        tasks[chosen],
+        np.ones(int(chosen.sum())),
+        float(wk[chosen].sum()),
+        0,
+        True,
+        "the caps' optimum (one exact projection) keeps every task's credit within C",
+    )
+    return solution, keys[chosen]
+
+
 def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
-    """The q-lp LP's optimum by column generation (module docstring).
+    """The q-lp LP's optimum: the caps' optimum when it respects the credit caps
+    (:func:`_relaxation`), else by column generation (module docstring).
 
     Parameters
     ----------
@@ -372,8 +423,13 @@ def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
     if keys.size == 0 or problem.budget == 0:
         tasks, workers = np.divmod(keys, n)
         return QLPSolution(workers, tasks, np.zeros(keys.size), 0.0, 0, True, "nothing to assign")
+    if not problem.by_category and problem.n_workers * problem.n_tasks <= RELAXATION_MAX_PAIRS:
+        relaxed, support = _relaxation(problem, table, credit_cap)
+        if relaxed is not None:
+            return relaxed
+        keys = np.union1d(keys, support)  # a start that already spreads the workers' caps
     master = _MasterLP(problem, credit_cap)
-    new, message = keys, ""
+    new = keys
     for rounds in range(1, FULL_LP_AFTER + 2):
         tasks, workers = np.divmod(new, n)
         master.add(
@@ -381,7 +437,8 @@ def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
             tasks,
             q_lp_weights(table[workers, problem.task_column[tasks]], problem.n_labels),
         )
-        x, objective, prices, message = master.solve()
+        x, objective, prices, status = master.solve()
+        message = f"HiGHS: {status}"
         if rounds == FULL_LP_AFTER + 1:  # every usable pair was in the LP
             message += f"; every pair in the LP after {FULL_LP_AFTER} rounds of pricing"
             break

@@ -87,11 +87,16 @@ def assert_feasible(problem: AssignmentProblem, lp, credit_cap: float) -> None:
     np.testing.assert_allclose(lp.objective, np.sum(w * lp.x), rtol=1e-9)
 
 
+@pytest.mark.parametrize("path", ["relaxation first", "column generation only"])
 @pytest.mark.parametrize("n_labels", [2, 4])
 @pytest.mark.parametrize("masked", [False, True])
 @pytest.mark.parametrize("by_category", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_the_lp_optimum_is_highs_over_every_pair(seed, by_category, masked, n_labels):
+def test_the_lp_optimum_is_highs_over_every_pair(
+    seed, by_category, masked, n_labels, path, monkeypatch
+):
+    if path == "column generation only":
+        monkeypatch.setattr(q_lp, "RELAXATION_MAX_PAIRS", 0)
     problem = random_problem(seed, by_category=by_category, masked=masked, n_labels=n_labels)
     credit_cap = q_lp_credit_cap([0.3, 0.05, 0.01][seed % 3], n_labels)
     lp = solve_q_lp(problem, credit_cap)
@@ -105,6 +110,7 @@ def test_pricing_brings_in_the_pairs_the_start_lacks(monkeypatch):
     """One strong worker per task is the start, but he can take one task only: the other
     tasks' optimum needs the pairs pricing finds, over tasks split into many blocks."""
     monkeypatch.setattr(q_lp, "BLOCK_PAIRS", 7)
+    monkeypatch.setattr(q_lp, "RELAXATION_MAX_PAIRS", 0)
     rng = np.random.default_rng(4)
     quality = rng.uniform(0.6, 0.8, size=(6, 30))
     quality[0] = 1.0
@@ -119,8 +125,9 @@ def test_pricing_brings_in_the_pairs_the_start_lacks(monkeypatch):
     assert_feasible(problem, lp, credit_cap)
 
 
-def test_the_restricted_lp_stays_small():
+def test_the_restricted_lp_stays_small(monkeypatch):
     """The LP is solved on far fewer pairs than the problem has."""
+    monkeypatch.setattr(q_lp, "RELAXATION_MAX_PAIRS", 0)
     rng = np.random.default_rng(0)
     problem = AssignmentProblem(
         rng.uniform(0.5, 0.9, size=(60, 400)),
@@ -215,6 +222,7 @@ def test_equal_columns_of_a_dense_matrix_group_as_their_categories():
 def test_without_a_proof_after_its_rounds_the_lp_takes_every_pair(monkeypatch):
     """Where pricing keeps finding pairs, the LP over every usable pair ends it, exactly."""
     monkeypatch.setattr(q_lp, "FULL_LP_AFTER", 1)
+    monkeypatch.setattr(q_lp, "RELAXATION_MAX_PAIRS", 0)
     rng = np.random.default_rng(4)
     quality = rng.uniform(0.6, 0.8, size=(6, 30))
     quality[0] = 1.0
@@ -239,6 +247,7 @@ def test_after_full_lp_after_rounds_every_pair_joins_and_the_optimum_is_still_hi
     seed, monkeypatch
 ):
     monkeypatch.setattr(q_lp, "FULL_LP_AFTER", 1)
+    monkeypatch.setattr(q_lp, "RELAXATION_MAX_PAIRS", 0)
     problem = random_problem(seed, by_category=False, masked=True, n_labels=2)
     credit_cap = q_lp_credit_cap(0.05)
     lp = solve_q_lp(problem, credit_cap)
@@ -246,4 +255,40 @@ def test_after_full_lp_after_rounds_every_pair_joins_and_the_optimum_is_still_hi
     usable = problem.eligible & (q_lp_weights(problem.quality) > 0)
     assert lp.rounds == 2  # pricing found pairs after round 1, so every usable pair joined
     assert lp.x.size == usable.sum()
+    assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-6)
+
+
+def test_when_the_caps_optimum_respects_every_credit_cap_it_is_the_lp_optimum():
+    """Caps of 3 workers a task of weight at most 0.64 never reach C = 5.99: one projection
+    solves the LP, with no LP solved at all."""
+    problem = AssignmentProblem(
+        np.random.default_rng(1).uniform(0.5, 0.9, size=(30, 200)),
+        max_workers_per_task=3,
+        max_tasks_per_worker=12,
+        budget=500,
+    )
+    credit_cap = q_lp_credit_cap(0.05)
+    lp = solve_q_lp(problem, credit_cap)
+    assert lp.rounds == 0
+    assert lp.optimal
+    np.testing.assert_array_equal(lp.x, 1.0)
+    assert_feasible(problem, lp, credit_cap)
+    assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-9)
+
+
+def test_when_the_caps_optimum_overflows_a_credit_cap_column_generation_starts_from_it():
+    """Ten workers of weight up to 0.81 a task overflow C = 0.6 (target error 0.74): the
+    relaxation is not the LP's optimum, and the LP is solved by pricing instead."""
+    problem = AssignmentProblem(
+        np.random.default_rng(2).uniform(0.5, 0.95, size=(20, 60)),
+        max_workers_per_task=10,
+        max_tasks_per_worker=30,
+        budget=600,
+    )
+    credit_cap = q_lp_credit_cap(0.74)
+    lp = solve_q_lp(problem, credit_cap)
+    assert lp.rounds >= 1
+    assert lp.optimal
+    assert np.any((lp.x > 1e-9) & (lp.x < 1 - 1e-9))  # the credit caps make it fractional
+    assert_feasible(problem, lp, credit_cap)
     assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-6)
