@@ -30,7 +30,13 @@ Example
 
 from projections.solvers.gradmp import gradmp
 from projections.solvers.iht import SCHEDULE_SHIFT, SCHEDULES, iht, stochastic_iht
-from projections.solvers.losses import LeastSquares, Loss, SquaredHinge, StochasticOracle
+from projections.solvers.losses import (
+    LeastSquares,
+    Logistic,
+    Loss,
+    SquaredHinge,
+    StochasticOracle,
+)
 from projections.solvers.projection import TVCSProjection, double_caps, tvcs_projection
 from projections.solvers.result import SolverResult
 
@@ -38,6 +44,7 @@ __all__ = [
     "SCHEDULES",
     "SCHEDULE_SHIFT",
     "LeastSquares",
+    "Logistic",
     "Loss",
     "SolverResult",
     "SquaredHinge",
