@@ -301,7 +301,8 @@ def _project(v, graph, kind, sparsity, n_components, tolerance, max_iter, warm_s
     """The search, then the best of its candidates and of a greedy growth from the heaviest node."""
     start = time.perf_counter()
     low, high = _check_options(graph, sparsity, n_components, tolerance, max_iter)
-    arr = _check_values(v, graph.n_nodes, None)
+    arr = _check_values(v, graph.n_nodes, np.shape(v) if np.size(v) == graph.n_nodes else None)
+    shape, arr = arr.shape, arr.reshape(-1)
     if warm_start is not None and not (isinstance(warm_start, float) and warm_start > 0):
         raise ValueError(f"warm_start must be a positive float from a result, got {warm_start!r}")
     prizes = np.square(arr, dtype=np.float64)
@@ -315,8 +316,8 @@ def _project(v, graph, kind, sparsity, n_components, tolerance, max_iter, warm_s
     support = max(candidates, key=lambda m: prizes[m].sum())
     where = "landed in" if landed else "missed"
     return ProjectionResult(
-        x=np.where(support, arr, np.zeros((), dtype=arr.dtype)),
-        support=support,
+        x=np.where(support, arr, np.zeros((), dtype=arr.dtype)).reshape(shape),
+        support=support.reshape(shape),
         objective=float(prizes[support].sum()),
         method=kind,
         optimal=False,
@@ -351,7 +352,8 @@ def head_projection(
 
     Parameters
     ----------
-    v : array-like of float, shape (n_nodes,)
+    v : array-like of float, shape (n_nodes,) or any shape with ``n_nodes`` elements
+        (node ``i`` is the flat index ``i``, e.g. ``r * cols + c`` on :meth:`Graph.grid`).
     graph : Graph
     sparsity : int
         Target number of nodes ``s`` (``>= n_components``).
@@ -368,7 +370,7 @@ def head_projection(
     Returns
     -------
     ProjectionResult
-        ``support`` (bool, ``(n_nodes,)``): at most ``n_components`` trees of ``graph``, at
+        ``support`` (bool, the shape of ``v``): at most ``n_components`` trees of ``graph``, at
         most ``floor((1 + tolerance) * sparsity)`` nodes, empty when ``v == 0``; ``x`` is ``v``
         on it; ``objective`` is ``||v_H||^2``; ``converged`` says whether the size landed in
         the target range; ``iterations`` counts PCST calls; ``optimal`` is False.

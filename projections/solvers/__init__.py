@@ -5,6 +5,9 @@
   (Nguyen, Needell & Woolf 2014).
 * :func:`gradmp` — gradient matching pursuit, Algorithm 2 (CoSaMP for general losses,
   Needell & Tropp 2009).
+* :func:`dual_averaging` — online dual averaging with a hard-thresholding projection (DA-IHT),
+  and :func:`graph_da` with head and tail projections onto connected supports (GraphDA; Zhou,
+  Chen & Ying, KDD 2019).
 
 ``P`` is any callable projection; :func:`tvcs_projection` builds the TVCS one (with the doubled
 caps GradMP needs). Losses are duck-typed (:class:`Loss`, :class:`StochasticOracle`);
@@ -28,6 +31,7 @@ Example
 (True, [1, 13])
 """
 
+from projections.solvers.dual_averaging import dual_averaging, graph_da
 from projections.solvers.gradmp import gradmp
 from projections.solvers.iht import SCHEDULE_SHIFT, SCHEDULES, iht, stochastic_iht
 from projections.solvers.losses import (
@@ -51,7 +55,9 @@ __all__ = [
     "StochasticOracle",
     "TVCSProjection",
     "double_caps",
+    "dual_averaging",
     "gradmp",
+    "graph_da",
     "iht",
     "stochastic_iht",
     "tvcs_projection",
