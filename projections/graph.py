@@ -315,6 +315,7 @@ def _project(v, graph, kind, sparsity, n_components, tolerance, max_iter, warm_s
         candidates.append(_grow(empty, prizes, graph, low))
     support = max(candidates, key=lambda m: prizes[m].sum())
     where = "landed in" if landed else "missed"
+    after = "" if landed else " (its nearest forests grown or trimmed)"
     return ProjectionResult(
         x=np.where(support, arr, np.zeros((), dtype=arr.dtype)).reshape(shape),
         support=support.reshape(shape),
@@ -323,8 +324,8 @@ def _project(v, graph, kind, sparsity, n_components, tolerance, max_iter, warm_s
         optimal=False,
         iterations=it,
         converged=landed,
-        message=f"{kind} projection: {int(support.sum())} nodes; the search {where} "
-        f"[{low}, {high}] after {it} PCST calls",
+        message=f"{kind} projection: {int(support.sum())} nodes; the bisection {where} "
+        f"[{low}, {high}] after {it} PCST calls{after}",
         seconds=time.perf_counter() - start,
         warm_start=None if lam is None else lam / float(prizes.sum()),
     )
