@@ -203,8 +203,9 @@ def graph_da(
     gamma : float
         As for :func:`dual_averaging`.
     head_sparsity : int, optional
-        Target size of the head projection's support; default ``n_nodes // 2``, the paper's
-        setting (Appendix A: the head only removes the noise of the averaged gradient).
+        Target size of the head projection's support; default ``n_nodes // 2`` (at least
+        ``sparsity``), the paper's setting (Appendix A: the head only removes the noise of the
+        averaged gradient).
     n_components : int, default 1
     **options
         Passed to :func:`dual_averaging` (``max_iter``, ``eval_every``, ...).
@@ -214,7 +215,7 @@ def graph_da(
     if math.prod(getattr(loss, "feature_shape", (-1,))) != graph.n_nodes:
         raise ValueError(f"loss.feature_shape must have graph.n_nodes = {graph.n_nodes} elements")
     if head_sparsity is None:
-        head_sparsity = max(graph.n_nodes // 2, n_components)
+        head_sparsity = max(graph.n_nodes // 2, sparsity)
     head = GraphProjection(graph, head_sparsity, "head", n_components=n_components)
     tail = GraphProjection(graph, sparsity, "tail", n_components=n_components)
     return dual_averaging(loss, tail, gamma=gamma, head=head, **options)
