@@ -28,6 +28,7 @@ from projections.solvers._common import (
     check_int,
     check_methods,
     check_time_limit,
+    readonly,
     stop_reason,
 )
 from projections.solvers.result import SolverResult
@@ -132,7 +133,9 @@ def dual_averaging(
     status, message, done = "max_iter", f"max_iter ({max_iter}) reached", 0
     try:
         for t in range(max_iter):
-            total += obj.check_array(loss.sample_gradient(w, t % n), "the sample gradient")
+            total += obj.check_array(
+                loss.sample_gradient(readonly(w), t % n), "the sample gradient"
+            )
             average = total / (t + 1)
             b = average if head_proj is None else head_proj(average)[0]
             w, support = proj(-(math.sqrt(t + 1) / gamma) * b)
