@@ -60,12 +60,12 @@ __all__ = [
 
 #: ``c_H`` the tests check: the head keeps at least this fraction of the energy of the best
 #: connected support of ``sparsity`` nodes (brute force over grids, paths, stars and random
-#: graphs of 9 to 12 nodes, Gaussian ``v``, sparsity 2 to 5; the worst seen was 0.72).
+#: graphs of 9 to 12 nodes, Gaussian ``v``, sparsity 2 to 5).
 HEAD_FACTOR = 0.7
 
 #: ``c_T`` the tests check: the tail's residual is at most this multiple of the best connected
-#: support's, on the same instances (worst seen 3.7). With heavy-tailed ``v`` (``exp(1)^2``),
-#: where the best residual can be tiny, ratios up to 30 were seen: it is not a worst case.
+#: support's, on the same instances. With heavy-tailed ``v``, where the best residual can be
+#: tiny, the ratio can be much larger: it is not a worst-case bound.
 TAIL_FACTOR = 4.0
 
 PCST_MISSING = (
