@@ -9,6 +9,9 @@
   overlapping group sparsity, :func:`group_projection` (Jain, Rao & Dhillon, NIPS 2016).
 * :func:`exclusive_lasso` — the convex baseline of section 5.1: proximal gradient (FISTA) on
   ``f(w) + lam/2 sum_g ||w_g||_1^2`` with the closed-form :func:`prox_exclusive_lasso`.
+* :func:`dual_averaging` — online dual averaging with a hard-thresholding projection (DA-IHT),
+  and :func:`graph_da` with head and tail projections onto connected supports (GraphDA; Zhou,
+  Chen & Ying, KDD 2019).
 
 ``P`` is any callable projection; :func:`tvcs_projection` builds the TVCS one (with the doubled
 caps GradMP needs), :func:`exclusive_groups_projection` the one onto a single view of groups and
@@ -34,6 +37,7 @@ Example
 (True, [1, 13])
 """
 
+from projections.solvers.dual_averaging import dual_averaging, graph_da
 from projections.solvers.exclusive_lasso import (
     exclusive_lasso,
     exclusive_lasso_penalty,
@@ -42,7 +46,13 @@ from projections.solvers.exclusive_lasso import (
 from projections.solvers.gradmp import gradmp
 from projections.solvers.group_iht import group_iht, group_projection
 from projections.solvers.iht import SCHEDULE_SHIFT, SCHEDULES, iht, stochastic_iht
-from projections.solvers.losses import LeastSquares, Loss, SquaredHinge, StochasticOracle
+from projections.solvers.losses import (
+    LeastSquares,
+    Logistic,
+    Loss,
+    SquaredHinge,
+    StochasticOracle,
+)
 from projections.solvers.projection import (
     ExclusiveGroupsProjection,
     TVCSProjection,
@@ -57,16 +67,19 @@ __all__ = [
     "SCHEDULE_SHIFT",
     "ExclusiveGroupsProjection",
     "LeastSquares",
+    "Logistic",
     "Loss",
     "SolverResult",
     "SquaredHinge",
     "StochasticOracle",
     "TVCSProjection",
     "double_caps",
+    "dual_averaging",
     "exclusive_groups_projection",
     "exclusive_lasso",
     "exclusive_lasso_penalty",
     "gradmp",
+    "graph_da",
     "group_iht",
     "group_projection",
     "iht",

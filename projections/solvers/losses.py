@@ -15,14 +15,19 @@ Optional methods the solvers use when they exist:
     Instead of ``stochastic_gradient``: stochastic IHT's whole step, ``(z, y)``, the point it
     projects and the iterate it keeps on the projection's support (for a projection onto a box
     intersected with a sparsity set, where what decides the support is not the step itself).
+``sample_gradient(w, index)``
+    The gradient of one sample's loss (unscaled), for the online solvers of
+    :mod:`projections.solvers.dual_averaging`, which visit the samples in order.
 ``minimize_on_support(w, support)``
     The exact minimiser of the loss over vectors supported on ``support`` (GradMP's subspace
     optimisation).
 ``feature_shape``
     Shape of ``w``; lets the solvers start from zero when no ``w0`` is given.
 
-The two concrete losses are those of Yang et al., ICML 2017, section 5.1: least squares for
-linear regression and the squared hinge for classification, on features ``A`` of shape
+Two concrete losses are those of Yang et al., ICML 2017, section 5.1: least squares for
+linear regression and the squared hinge for classification; :class:`Logistic` is the online
+logistic regression of Zhou, Chen & Ying, KDD 2019 (GraphDA), section 5.3. All take features
+``A`` of shape
 ``(n_samples, *feature_shape)`` (``A[i]`` is the paper's ``X_i``; for the matrix experiments
 ``feature_shape = (sqrt(p), sqrt(p))`` and ``<X_i, w>`` is the Frobenius inner product).
 """
@@ -34,7 +39,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["LeastSquares", "Loss", "SquaredHinge", "StochasticOracle"]
+__all__ = ["LeastSquares", "Logistic", "Loss", "SquaredHinge", "StochasticOracle"]
 
 REDUCTIONS = ("mean", "sum")
 
@@ -189,6 +194,19 @@ class _LinearModelLoss:
         factor = self._scale * self.n_samples / self.batch_size
         return (factor * (rows.T @ d)).reshape(np.shape(w))
 
+    def sample_gradient(self, w, index: int) -> np.ndarray:
+        """Gradient of sample ``index``'s own loss ``loss(<A_i, w>, y_i)``, shape of ``w``.
+
+        Unscaled (no ``1 / n_samples``): the loss ``f_t`` an online learner suffers at step ``t``.
+        """
+        if isinstance(index, bool) or not isinstance(index, Integral | np.integer):
+            raise ValueError(f"index must be an integer, got {index!r}")
+        if not 0 <= index < self.n_samples:
+            raise ValueError(f"index must be in [0, {self.n_samples}), got {index!r}")
+        row = self._A[index]
+        d = self._derivatives(np.atleast_1d(row @ self._flat(w)), self._y[index : index + 1])
+        return (d[0] * row).reshape(np.shape(w))
+
     def lipschitz(self) -> float:
         """Lipschitz constant of :meth:`gradient`: ``c * scale * sigma_max(A)^2``.
 
@@ -315,3 +333,44 @@ class SquaredHinge(_LinearModelLoss):
     def error_rate(self, w) -> float:
         """Fraction of training samples misclassified by ``w``."""
         return float(np.mean(self.predict(w) != self._y))
+
+
+class Logistic(_LinearModelLoss):
+    """Logistic loss ``f(w) = scale * sum_i log(1 + exp(-y_i <A_i, w>))``, labels in {-1, 1}.
+
+    The loss of online logistic regression in Zhou, Chen & Ying, "Dual averaging method for
+    online graph-structured sparsity", KDD 2019, section 5.3. ``scale`` is ``1 / n_samples``
+    (``reduction="mean"``, the default) or ``1`` (``"sum"``). The gradient is
+    ``-scale * sum_i y_i sigma(-y_i <A_i, w>) A_i`` with ``sigma`` the logistic function; it is
+    Lipschitz with constant ``scale * sigma_max(A)^2 / 4``.
+
+    Parameters
+    ----------
+    A : array-like of float, shape (n_samples, *feature_shape)
+    y : array-like, shape (n_samples,)
+        Labels, each -1 or 1.
+    reduction : {"mean", "sum"}, default "mean"
+    batch_size : int, default 32
+        Samples per :meth:`stochastic_gradient` call (capped at ``n_samples``).
+    """
+
+    _CURVATURE = 0.25
+
+    def __init__(self, A, y, *, reduction: str = "mean", batch_size: int = 32) -> None:
+        super().__init__(A, y, reduction=reduction, batch_size=batch_size)
+        if not np.all(np.isin(self._y, (-1.0, 1.0))):
+            bad = self._y[~np.isin(self._y, (-1.0, 1.0))][0]
+            raise ValueError(f"y must hold labels -1 and 1 only, got {bad!r}")
+
+    def _losses(self, margins, y):
+        return np.logaddexp(0.0, -y * margins)
+
+    def _derivatives(self, margins, y):
+        # -y * sigma(-y m), written with exp of a non-positive number only
+        z = -y * margins
+        e = np.exp(-np.abs(z))
+        return -y * np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+    def predict(self, w) -> np.ndarray:
+        """Predicted labels ``sign(<A_i, w>)`` (0 counted as 1), shape (n_samples,)."""
+        return np.where(self._A @ self._flat(w) >= 0.0, 1.0, -1.0)
