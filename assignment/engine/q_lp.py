@@ -8,30 +8,29 @@ generation*, after one exact shortcut:
 0. Without its credit rows the LP is a transportation problem whose optimum is the caps'
    optimum, one TVCS projection of ``sqrt(w)`` (:func:`_relaxation`). When that keeps every
    task's credit within ``C`` (most of Figure 4, where a task's few workers weigh at most 0.64
-   each; skill x difficulty quality) it is the LP's optimum, and no LP is solved. Otherwise its
-   pairs join the start below, which then spreads each worker's cap over the tasks instead of
-   handing every task the same few heaviest workers. Dense problems of at most
-   ``RELAXATION_MAX_PAIRS`` pairs only.
+   each, and skill x difficulty quality at the smaller caps) it is the LP's optimum and no LP
+   is solved. Dense problems of at most ``RELAXATION_MAX_PAIRS`` pairs only.
 1. Start from a candidate set of pairs: each task's ``INITIAL_PER_TASK_FACTOR *
    max_workers_per_task[j]`` heaviest eligible workers (largest ``w_ij``).
-2. Solve the LP restricted to the candidates with HiGHS's simplex (SciPy's build of its Python
-   binding), kept in one model across rounds (:class:`_MasterLP`): each round appends the new
-   pairs as columns and starts from the last optimal basis. Its duals are prices ``u_j >= 0`` on
-   task ``j``'s credit row, ``a_i >= 0`` on worker ``i``'s cap, ``b_j >= 0`` on task ``j``'s
-   cap and ``beta >= 0`` on the budget.
+2. Solve the LP restricted to the candidates with HiGHS (through SciPy). Its duals are prices
+   ``u_j >= 0`` on task ``j``'s credit row, ``a_i >= 0`` on worker ``i``'s cap, ``b_j >= 0``
+   on task ``j``'s cap and ``beta >= 0`` on the budget.
 3. *Price* every pair outside the set: its reduced profit is
    ``w_ij (1 - u_j) - a_i - b_j - beta``. If none exceeds ``PRICING_TOLERANCE``, the restricted
    optimum ``x`` (0 outside the set) and the prices are a primal feasible, dual feasible pair of
    the full LP with equal objectives: ``x`` is optimal for the full LP (within HiGHS's own
    tolerances and the pricing tolerance). Otherwise add, per task, the
    ``max_workers_per_task[j]`` most profitable pairs and go back to 2. After
-   ``FULL_LP_AFTER`` rounds without a proof, every usable pair is added (exact, but as large
-   as the problem).
+   ``FULL_LP_AFTER`` rounds without a proof, solve the LP over every usable pair instead (as
+   q-lp did before; slow and ~1,200 bytes per pair, but exact).
 
 Pricing walks the tasks in blocks of about ``BLOCK_PAIRS`` pairs, so no ``n x m`` float array
 is ever built: weights come from :attr:`~assignment.engine.problem.AssignmentProblem.
 quality_table` (a worker x category table for a problem given by category, whose dense matrix is
-never asked for). Every row is in the LP from the first round, empty until a pair enters it.
+never asked for). Rows the candidates cannot bind are left out of the restricted LP (their dual
+is 0): a credit row whose task's ``max_workers_per_task[j]`` heaviest candidates weigh at most
+``C``, a cap row with no more candidates than its cap, the budget when the candidates are
+fewer. The restricted solution satisfies them all the same, so the certificate holds.
 
 Pairs are kept *task-major*: key ``j n + i`` for worker ``i`` and task ``j``, ascending.
 """
@@ -42,7 +41,8 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize._highspy import _core as highspy
+import scipy.sparse as sp
+from scipy.optimize import linprog
 
 from assignment.engine.problem import AssignmentProblem
 from projections import TVCSStructure
@@ -58,16 +58,24 @@ INITIAL_PER_TASK_FACTOR = 1
 PRICING_TOLERANCE = 1e-9
 #: Pricing and the start build weight blocks of about this many pairs.
 BLOCK_PAIRS = 1 << 18
-#: After this many restricted LPs without a proof, every usable pair joins the LP. Figure 4's
-#: instances need 2-4, a problem of 400 categories 6; where every task ranks the workers alike
-#: (skill x difficulty quality, no categories) the duals are degenerate and pricing brings in a
-#: task's cap of pairs round after round (20 rounds at 100 x 1,000), each of them cheap from the
-#: last basis.
+#: After this many restricted LPs without a proof, the LP over every usable pair (as q-lp did
+#: before column generation, HiGHS's presolve on). Figure 4's instances need 2-4, a problem of
+#: 400 categories 6; where every task ranks the workers alike (skill x difficulty quality, no
+#: categories) the duals are degenerate and pricing brings in a task's cap of pairs round after
+#: round (17 rounds at 100 x 1,000).
 FULL_LP_AFTER = 20
 #: Up to this many pairs ``n m`` a dense problem's LP without its credit rows is solved first,
 #: exactly, by one TVCS projection over every usable pair (a problem by category never gets an
 #: array of every pair).
 RELAXATION_MAX_PAIRS = 30_000_000
+#: How HiGHS solves a restricted LP of at least ``SIMPLEX_MAX_PAIRS`` pairs: interior point, then
+#: crossover to a vertex. HiGHS's presolve is off: on these LPs it cost up to 30 s where the LP
+#: itself takes 0.5 s (200 x 10,000).
+HIGHS = {"method": "highs-ipm", "options": {"presolve": False}}
+#: Smaller restricted LPs go to the dual simplex, faster there (about 2x at 1,000 to 5,000
+#: pairs, even at 20,000, slower beyond: 0.4 s against 3 s at 80,000).
+SIMPLEX_MAX_PAIRS = 10_000
+SIMPLEX = {"method": "highs-ds", "options": {"presolve": False}}
 
 
 @dataclass(frozen=True)
@@ -83,7 +91,7 @@ class QLPSolution:
     objective : float
         ``sum_ij w_ij x_ij``.
     rounds : int
-        Restricted LPs solved.
+        Restricted LPs solved (0 when the caps' optimum was the LP's).
     optimal : bool
         Whether the solution is optimal for the full LP: pricing proved it, or every usable
         pair was in the LP (after ``FULL_LP_AFTER`` rounds).
@@ -261,77 +269,110 @@ class _Prices:
     budget: float  # beta
 
 
-class _MasterLP:
-    """The LP over the candidate pairs, kept in one HiGHS model across pricing rounds.
+def _binding_rows(problem, workers, tasks, wk, credit_cap):
+    """The rows the candidates can bind: credit rows, worker rows, task rows (indices) and
+    whether the budget row is needed."""
+    n, m = problem.shape
+    cap_task = problem.max_workers_per_task
+    order = np.lexsort((-wk, tasks))
+    starts = np.searchsorted(tasks[order], np.arange(m))
+    sorted_tasks = tasks[order]
+    top = np.arange(tasks.size) - starts[sorted_tasks] < cap_task[sorted_tasks]
+    credit_max = np.bincount(sorted_tasks[top], weights=wk[order][top], minlength=m)
+    return (
+        np.flatnonzero(credit_max > credit_cap),
+        np.flatnonzero(np.bincount(workers, minlength=n) > problem.max_tasks_per_worker),
+        np.flatnonzero(np.bincount(tasks, minlength=m) > cap_task),
+        tasks.size > problem.budget,
+    )
 
-    ``min -w x`` subject to ``A x <= b``, ``0 <= x <= 1``, with every row from the start: the
-    credit row of each task (``C``), the cap row of each worker and of each task, and the
-    budget. Pricing appends columns (:meth:`add`); HiGHS's simplex then starts from the last
-    optimal basis, in which the new columns are non-basic at 0, so a round costs the pivots
-    the new columns bring instead of a solve from scratch (measured, 100 x 1,000 skill x
-    difficulty: 0.4 s for 20 rounds where re-solving each restricted LP took 10 s).
-    Columns keep the order they were added in.
-    """
 
-    def __init__(self, problem: AssignmentProblem, credit_cap: float):
-        n, m = problem.shape
-        self.n, self.m = n, m
-        self.highs = highspy._Highs()  # SciPy's own build of HiGHS's Python binding
-        for option, value in (("output_flag", False), ("presolve", "off")):
-            self.highs.setOptionValue(option, value)
-        upper = np.concatenate(
-            [
-                np.full(m, float(credit_cap)),
-                problem.max_tasks_per_worker,
-                problem.max_workers_per_task,
-                [problem.budget],
-            ]
-        ).astype(np.float64)
-        no_entries = np.zeros(upper.size, dtype=np.int32)
-        self.highs.addRows(
-            upper.size, np.full(upper.size, -highspy.kHighsInf), upper, 0, no_entries, [], []
-        )
-        self.workers = np.empty(0, np.int64)
-        self.tasks = np.empty(0, np.int64)
-        self.weights = np.empty(0, np.float64)
+def _row_index(rows: np.ndarray, length: int, offset: int) -> np.ndarray:
+    """Row number ``offset + r`` of group ``rows[r]``, -1 for groups left out."""
+    index = np.full(length, -1, np.int64)
+    index[rows] = offset + np.arange(rows.size)
+    return index
 
-    def add(self, workers: np.ndarray, tasks: np.ndarray, wk: np.ndarray) -> None:
-        """Append the pairs ``(workers[e], tasks[e])`` of weights ``wk`` as columns."""
-        k = wk.size
-        if k == 0:
-            return
-        n, m = self.n, self.m
-        rows = np.column_stack([tasks, m + workers, m + n + tasks, np.full(k, 2 * m + n)])
-        values = np.column_stack([wk, np.ones((k, 3))])
-        self.highs.addCols(
-            k,
-            -wk,
-            np.zeros(k),
-            np.ones(k),
-            4 * k,
-            np.arange(0, 4 * k, 4, dtype=np.int32),
-            rows.ravel().astype(np.int32),
-            values.ravel(),
-        )
-        self.workers = np.concatenate([self.workers, workers])
-        self.tasks = np.concatenate([self.tasks, tasks])
-        self.weights = np.concatenate([self.weights, wk])
 
-    def solve(self) -> tuple[np.ndarray, float, _Prices, str]:
-        """``(x, objective, prices, message)`` of the LP over the columns so far."""
-        highs = self.highs
-        highs.run()
-        status = highs.getModelStatus()
-        message = highs.modelStatusToString(status)
-        if status != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"q-lp: HiGHS found no solution: {message}")
-        solution = highs.getSolution()
-        x = np.clip(np.asarray(solution.col_value), 0.0, 1.0)
-        dual = np.maximum(-np.asarray(solution.row_dual), 0.0)
-        n, m = self.n, self.m
-        prices = _Prices(dual[:m], dual[m : m + n], dual[m + n : 2 * m + n], float(dual[-1]))
-        objective = -highs.getInfo().objective_function_value
-        return x, float(objective), prices, message
+def _highs(w: np.ndarray, A: sp.csc_matrix, b: np.ndarray, *, presolve: bool = False):
+    """``max w x`` subject to ``A x <= b``, ``0 <= x <= 1``: ``(x, row prices >= 0, objective,
+    message)``, shapes (k,) and (r,).
+
+    HiGHS through SciPy's own binding of it: ``linprog`` adds a Python loop over the columns
+    (bound multipliers this method does not need) that cost about as much as HiGHS itself on
+    the small LPs here. Where that private binding is missing, ``linprog``."""
+    how = SIMPLEX if w.size < SIMPLEX_MAX_PAIRS else HIGHS
+    try:
+        from scipy.optimize._highspy import _core as h
+    except ImportError:  # pragma: no cover - another SciPy layout
+        res = linprog(-w, A_ub=A, b_ub=b, bounds=(0, 1), **how)
+        if res.x is None:
+            raise RuntimeError(f"q-lp: HiGHS found no solution: {res.message}") from None
+        return np.clip(res.x, 0, 1), -res.ineqlin.marginals, float(-res.fun), str(res.message)
+    lp = h.HighsLp()
+    lp.num_col_, lp.num_row_ = w.size, b.size
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = w.size, b.size
+    lp.a_matrix_.format_ = h.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    lp.col_cost_ = -w
+    lp.col_lower_, lp.col_upper_ = np.zeros(w.size), np.ones(w.size)
+    lp.row_lower_, lp.row_upper_ = np.full(b.size, -h.kHighsInf), b
+    options = h.HighsOptions()
+    options.presolve = "on" if presolve else "off"
+    options.output_flag, options.log_to_console = False, False
+    options.solver = "ipm" if how is HIGHS else "simplex"
+    highs = h._Highs()
+    highs.passOptions(options)
+    highs.passModel(lp)
+    highs.run()
+    status = highs.getModelStatus()
+    message = highs.modelStatusToString(status)
+    if status != h.HighsModelStatus.kOptimal:
+        raise RuntimeError(f"q-lp: HiGHS found no solution: {message}")
+    solution = highs.getSolution()
+    x = np.clip(np.asarray(solution.col_value), 0.0, 1.0)
+    objective = -highs.getInfo().objective_function_value
+    return x, -np.asarray(solution.row_dual), float(objective), message
+
+
+def _restricted_lp(problem, workers, tasks, wk, credit_cap, *, presolve=False):
+    """Solve the LP over the candidate pairs: ``(x, objective, prices, message)``."""
+    n, m = problem.shape
+    credit_rows, worker_rows, task_rows, budget_row = _binding_rows(
+        problem, workers, tasks, wk, credit_cap
+    )
+    r1, r2, r3 = credit_rows.size, worker_rows.size, task_rows.size
+    n_rows = r1 + r2 + r3 + int(budget_row)
+    if n_rows == 0:  # nothing binds: every candidate at 1
+        zero_m = np.zeros(m)
+        return np.ones(wk.size), float(wk.sum()), _Prices(zero_m, np.zeros(n), zero_m, 0.0), ""
+    var = np.arange(wk.size)
+    parts = [
+        (_row_index(credit_rows, m, 0)[tasks], wk),
+        (_row_index(worker_rows, n, r1)[workers], np.ones(wk.size)),
+        (_row_index(task_rows, m, r1 + r2)[tasks], np.ones(wk.size)),
+    ]
+    if budget_row:
+        parts.append((np.full(wk.size, n_rows - 1), np.ones(wk.size)))
+    row_of = np.concatenate([row for row, _ in parts])
+    value = np.concatenate([val for _, val in parts])
+    col_of = np.tile(var, len(parts))
+    used = row_of >= 0
+    A = sp.csc_matrix((value[used], (row_of[used], col_of[used])), shape=(n_rows, wk.size))
+    b = np.concatenate(
+        [
+            np.full(r1, credit_cap),
+            problem.max_tasks_per_worker[worker_rows],
+            problem.max_workers_per_task[task_rows],
+            [problem.budget] * int(budget_row),
+        ]
+    ).astype(float)
+    x, dual, objective, message = _highs(wk, A, b, presolve=presolve)
+    prices = _Prices(np.zeros(m), np.zeros(n), np.zeros(m), float(dual[-1]) if budget_row else 0.0)
+    prices.credit[credit_rows] = dual[:r1]
+    prices.worker[worker_rows] = dual[r1 : r1 + r2]
+    prices.task[task_rows] = dual[r1 + r2 : r1 + r2 + r3]
+    return x, objective, prices, message
 
 
 def _price(problem, table, keys, prices: _Prices) -> np.ndarray:
@@ -367,7 +408,7 @@ def _all_keys(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
 
 
 def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float):
-    """The LP without its credit rows, solved exactly: ``(solution or None, its pairs' keys)``.
+    """The LP without its credit rows, solved exactly: the LP's optimum if it is one, else None.
 
     Without the credit rows the LP is ``max sum w_ij x_ij`` over the caps and the budget, whose
     constraint matrix is totally unimodular: an optimal vertex is 0/1, the support ``S``
@@ -390,8 +431,8 @@ def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float
     chosen = project(np.sqrt(wk), structure).support
     credit = np.bincount(tasks[chosen], weights=wk[chosen], minlength=problem.n_tasks)
     if credit.max(initial=0.0) > credit_cap:
-        return None, keys[chosen]
-    solution = QLPSolution(
+        return None
+    return QLPSolution(
         workers[chosen],
         tasks[chosen],
         np.ones(int(chosen.sum())),
@@ -400,7 +441,6 @@ def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float
         True,
         "the caps' optimum (one exact projection) keeps every task's credit within C",
     )
-    return solution, keys[chosen]
 
 
 def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
@@ -419,27 +459,24 @@ def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
     """
     n = problem.n_workers
     table = problem.quality_table  # weights are made block by block, never for every pair
-    keys = _initial_keys(problem, table)
-    if keys.size == 0 or problem.budget == 0:
-        tasks, workers = np.divmod(keys, n)
-        return QLPSolution(workers, tasks, np.zeros(keys.size), 0.0, 0, True, "nothing to assign")
     if not problem.by_category and problem.n_workers * problem.n_tasks <= RELAXATION_MAX_PAIRS:
-        relaxed, support = _relaxation(problem, table, credit_cap)
+        relaxed = _relaxation(problem, table, credit_cap)
         if relaxed is not None:
             return relaxed
-        keys = np.union1d(keys, support)  # a start that already spreads the workers' caps
-    master = _MasterLP(problem, credit_cap)
-    new = keys
+    keys = _initial_keys(problem, table)
+    message, full = "", False
     for rounds in range(1, FULL_LP_AFTER + 2):
-        tasks, workers = np.divmod(new, n)
-        master.add(
-            workers,
-            tasks,
-            q_lp_weights(table[workers, problem.task_column[tasks]], problem.n_labels),
+        tasks, workers = np.divmod(keys, n)
+        wk = q_lp_weights(table[workers, problem.task_column[tasks]], problem.n_labels)
+        if keys.size == 0 or problem.budget == 0:
+            return QLPSolution(
+                workers, tasks, np.zeros(keys.size), 0.0, 0, True, "nothing to assign"
+            )
+        x, objective, prices, message = _restricted_lp(
+            problem, workers, tasks, wk, credit_cap, presolve=full
         )
-        x, objective, prices, status = master.solve()
-        message = f"HiGHS: {status}"
-        if rounds == FULL_LP_AFTER + 1:  # every usable pair was in the LP
+        message = f"HiGHS: {message}"
+        if full:  # every usable pair was in the LP
             message += f"; every pair in the LP after {FULL_LP_AFTER} rounds of pricing"
             break
         new = _price(problem, table, keys, prices)
@@ -453,9 +490,7 @@ def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
         if new.size == 0:
             break
         if rounds == FULL_LP_AFTER:
-            new = np.setdiff1d(_all_keys(problem, table), keys, assume_unique=True)
-        keys = np.sort(np.concatenate([keys, new]))
-    order = np.argsort(master.tasks * n + master.workers)  # task-major, as QLPSolution says
-    return QLPSolution(
-        master.workers[order], master.tasks[order], x[order], objective, rounds, True, message
-    )
+            keys, full = _all_keys(problem, table), True
+        else:
+            keys = np.sort(np.concatenate([keys, new]))
+    return QLPSolution(workers, tasks, x, objective, rounds, True, message)

@@ -88,15 +88,18 @@ def assert_feasible(problem: AssignmentProblem, lp, credit_cap: float) -> None:
 
 
 @pytest.mark.parametrize("path", ["relaxation first", "column generation only"])
+@pytest.mark.parametrize("solver", ["dual simplex", "interior point"])
 @pytest.mark.parametrize("n_labels", [2, 4])
 @pytest.mark.parametrize("masked", [False, True])
 @pytest.mark.parametrize("by_category", [False, True])
 @pytest.mark.parametrize("seed", range(6))
 def test_the_lp_optimum_is_highs_over_every_pair(
-    seed, by_category, masked, n_labels, path, monkeypatch
+    seed, by_category, masked, n_labels, solver, path, monkeypatch
 ):
     if path == "column generation only":
         monkeypatch.setattr(q_lp, "RELAXATION_MAX_PAIRS", 0)
+    if solver == "interior point":  # what the restricted LPs of large problems go to
+        monkeypatch.setattr(q_lp, "SIMPLEX_MAX_PAIRS", 0)
     problem = random_problem(seed, by_category=by_category, masked=masked, n_labels=n_labels)
     credit_cap = q_lp_credit_cap([0.3, 0.05, 0.01][seed % 3], n_labels)
     lp = solve_q_lp(problem, credit_cap)
@@ -242,22 +245,6 @@ def test_without_a_proof_after_its_rounds_the_lp_takes_every_pair(monkeypatch):
     assert_feasible(problem, lp, credit_cap)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_after_full_lp_after_rounds_every_pair_joins_and_the_optimum_is_still_highs(
-    seed, monkeypatch
-):
-    monkeypatch.setattr(q_lp, "FULL_LP_AFTER", 1)
-    monkeypatch.setattr(q_lp, "RELAXATION_MAX_PAIRS", 0)
-    problem = random_problem(seed, by_category=False, masked=True, n_labels=2)
-    credit_cap = q_lp_credit_cap(0.05)
-    lp = solve_q_lp(problem, credit_cap)
-    assert_feasible(problem, lp, credit_cap)
-    usable = problem.eligible & (q_lp_weights(problem.quality) > 0)
-    assert lp.rounds == 2  # pricing found pairs after round 1, so every usable pair joined
-    assert lp.x.size == usable.sum()
-    assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-6)
-
-
 def test_when_the_caps_optimum_respects_every_credit_cap_it_is_the_lp_optimum():
     """Caps of 3 workers a task of weight at most 0.64 never reach C = 5.99: one projection
     solves the LP, with no LP solved at all."""
@@ -276,7 +263,7 @@ def test_when_the_caps_optimum_respects_every_credit_cap_it_is_the_lp_optimum():
     assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-9)
 
 
-def test_when_the_caps_optimum_overflows_a_credit_cap_column_generation_starts_from_it():
+def test_when_the_caps_optimum_overflows_a_credit_cap_the_lp_is_solved_by_pricing():
     """Ten workers of weight up to 0.81 a task overflow C = 0.6 (target error 0.74): the
     relaxation is not the LP's optimum, and the LP is solved by pricing instead."""
     problem = AssignmentProblem(
