@@ -18,6 +18,15 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("projections", "assignment/engine")
 MAX_LINES = 80
 
+#: Functions allowed over ``MAX_LINES``, each with the measurement that keeps it whole.
+EXEMPT = {
+    ("projections/_mincostflow/scaling.py", "refine"): (
+        "the Numba push-relabel kernel: split into njit helpers it ran slower "
+        "(docs/benchmarks/solver-loop.md: ratios new / old of 1.9 to 4.0 at 100x1000, where "
+        "an A/A run gave 0.1 to 0.75; 1.5 to 2.4 with inline='always')"
+    ),
+}
+
 
 def body_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     """Lines of ``function``'s body without its docstring."""
@@ -89,9 +98,16 @@ class Steps:
 
 @pytest.mark.parametrize("path", module_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_no_function_is_longer_than_80_lines(path: Path):
+    relative = path.relative_to(ROOT).as_posix()
     too_long = [
         f"{name} ({lines} lines)"
         for name, lines in functions(path.read_text(encoding="utf-8"))
-        if lines > MAX_LINES
+        if lines > MAX_LINES and (relative, name) not in EXEMPT
     ]
-    assert not too_long, f"{path.relative_to(ROOT)}: split " + ", ".join(too_long)
+    assert not too_long, f"{relative}: split " + ", ".join(too_long)
+
+
+def test_every_exempt_function_exists_and_is_still_over_the_limit():
+    for (relative, name), _ in EXEMPT.items():
+        lengths = dict(functions((ROOT / relative).read_text(encoding="utf-8")))
+        assert lengths[name] > MAX_LINES, f"{relative} {name} is short enough now: drop it"

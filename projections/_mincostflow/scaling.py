@@ -227,8 +227,15 @@ def refine(
     n_nodes = first.shape[0] - 1
     # Saturate every residual arc of negative reduced cost: the result is 0-optimal but
     # leaves excesses and deficits.
-    _saturate_negative(first, act, head, rescap, cost, rev, price, excess)
-    # The nodes with excess, first in first out, in a ring of n_nodes + 1 slots.
+    for v in range(n_nodes):
+        pv = price[v]
+        for a in range(first[v], act[v]):
+            r = rescap[a]
+            if r > 0 and cost[a] + pv - price[head[a]] < 0:
+                rescap[a] = 0
+                rescap[rev[a]] += r
+                excess[v] -= r
+                excess[head[a]] += r
     queue = np.empty(n_nodes + 1, dtype=np.int64)
     in_queue = np.zeros(n_nodes, dtype=np.bool_)
     q_head = 0
@@ -268,149 +275,85 @@ def refine(
         if q_head == size:
             q_head = 0
         in_queue[v] = False
-        n_pushes, n_relabels, q_tail = _discharge(
-            v, first, last, act, head, rescap, cost, rev, ident, guard, price, eps, excess,
-            current, listed, queue, in_queue, q_tail,
-        )  # fmt: skip
-        pushes += n_pushes
-        relabels += n_relabels
-    return pushes, relabels, True
-
-
-@njit(cache=True)
-def _saturate_negative(first, act, head, rescap, cost, rev, price, excess):
-    """Saturate every active residual arc of negative reduced cost, moving its units from the
-    excess of its tail to that of its head (the first step of :func:`refine`)."""
-    for v in range(first.shape[0] - 1):
+        end = act[v]
         pv = price[v]
-        for a in range(first[v], act[v]):
+        a = current[v]
+        while excess[v] > 0:
+            if a == end:
+                # Relabel: lower the price as far as eps-optimality allows, and restart the
+                # scan at the arc that became admissible.
+                best = np.iinfo(np.int64).min
+                best_arc = -1
+                for b in range(first[v], end):
+                    if rescap[b] > 0:
+                        cand = price[head[b]] - cost[b]
+                        if cand > best:
+                            best = cand
+                            best_arc = b
+                if best_arc < 0 or guard[v] > best - eps:
+                    # An inactive arc may be admissible at the new price, or no active arc
+                    # is residual (an excess left by a stopped refine, whose arcs were then
+                    # switched off): activate, with their pairs, the inactive residual arcs
+                    # within eps of the best value over all of them, and rescan. One pass
+                    # over the inactive arcs lists those within eps of the best so far (in
+                    # slot order); the others bound the guard.
+                    top = best
+                    bound = np.iinfo(np.int64).min
+                    n_listed = 0
+                    for b in range(end, last[v]):
+                        if rescap[b] > 0:
+                            value = price[head[b]] - cost[b]
+                            if value > top:  # (first: top may be INT64_MIN, no top - eps)
+                                top = value
+                                listed[n_listed] = b
+                                n_listed += 1
+                            elif value > top - eps:
+                                listed[n_listed] = b
+                                n_listed += 1
+                            elif value > bound:
+                                bound = value
+                    # Activate the listed arcs within eps of the final best. Each swap moves
+                    # the arc at ``end`` (never a listed slot still to come: those lie
+                    # beyond it) to slot b.
+                    for t in range(n_listed):
+                        b = listed[t]
+                        value = price[head[b]] - cost[b]
+                        if value > top - eps:
+                            swap(head, rescap, cost, rev, ident, b, end)
+                            end += 1
+                            w = head[end - 1]
+                            swap(head, rescap, cost, rev, ident, rev[end - 1], act[w])
+                            act[w] += 1
+                            if value > best:
+                                best = value
+                                best_arc = end - 1
+                        elif value > bound:
+                            bound = value
+                    act[v] = end
+                    guard[v] = bound
+                pv = best - eps
+                price[v] = pv
+                a = best_arc
+                relabels += 1
+                continue
             r = rescap[a]
-            if r > 0 and cost[a] + pv - price[head[a]] < 0:
-                rescap[a] = 0
-                rescap[rev[a]] += r
-                excess[v] -= r
-                excess[head[a]] += r
-
-
-@njit(cache=True)
-def _discharge(
-    v, first, last, act, head, rescap, cost, rev, ident, guard, price, eps, excess,
-    current, listed, queue, in_queue, q_tail,
-):  # fmt: skip
-    """Push ``v``'s excess along admissible active arcs from its current arc, relabelling it
-    (:func:`_relabel`) whenever its scan reaches the end, until the excess is gone.
-
-    A node that gains excess joins the ring ``queue`` at ``q_tail``. Returns ``(pushes,
-    relabels, q_tail)``; ``current[v]`` keeps where the scan stopped.
-    """
-    size = queue.shape[0]
-    end = act[v]
-    pv = price[v]
-    a = current[v]
-    pushes = 0
-    relabels = 0
-    while excess[v] > 0:
-        if a == end:
-            pv, a, end = _relabel(
-                v, end, first, last, act, head, rescap, cost, rev, ident, guard, price, eps,
-                listed,
-            )  # fmt: skip
-            relabels += 1
-            continue
-        r = rescap[a]
-        if r > 0:
-            w = head[a]
-            if cost[a] + pv - price[w] < 0:
-                d = excess[v] if excess[v] < r else r
-                rescap[a] = r - d
-                rescap[rev[a]] += d
-                excess[v] -= d
-                excess[w] += d
-                pushes += 1
-                if excess[w] > 0 and not in_queue[w]:
-                    queue[q_tail] = w
-                    q_tail += 1
-                    if q_tail == size:
-                        q_tail = 0
-                    in_queue[w] = True
-                if rescap[a] > 0:
-                    continue
-        a += 1
-    current[v] = a
-    return pushes, relabels, q_tail
-
-
-@njit(cache=True)
-def _relabel(v, end, first, last, act, head, rescap, cost, rev, ident, guard, price, eps, listed):
-    """Lower ``price[v]`` as far as eps-optimality allows: to ``eps`` below the best value
-    ``price[head] - cost`` of its residual active arcs, after activating the inactive ones
-    that would otherwise break it (:func:`_activate_near_best`).
-
-    Returns ``(new price, the arc that became admissible, the new end of v's active arcs)``.
-    """
-    best = np.iinfo(np.int64).min
-    best_arc = -1
-    for b in range(first[v], end):
-        if rescap[b] > 0:
-            cand = price[head[b]] - cost[b]
-            if cand > best:
-                best = cand
-                best_arc = b
-    if best_arc < 0 or guard[v] > best - eps:
-        best, best_arc, end = _activate_near_best(
-            v, end, best, best_arc, last, act, head, rescap, cost, rev, ident, guard, price, eps,
-            listed,
-        )  # fmt: skip
-    pv = best - eps
-    price[v] = pv
-    return pv, best_arc, end
-
-
-@njit(cache=True)
-def _activate_near_best(
-    v, end, best, best_arc, last, act, head, rescap, cost, rev, ident, guard, price, eps, listed
-):
-    """Activate, with their pairs, ``v``'s inactive residual arcs within eps of the best value
-    ``price[head] - cost`` over all its residual arcs, and bound the guard by the others.
-
-    Called when an inactive arc may be admissible at ``v``'s new price, or when no active arc
-    is residual (an excess left by a stopped refine, whose arcs were then switched off).
-    ``best``/``best_arc`` are the best over the active arcs ``first[v] .. end``. Returns the
-    best value and arc over all of them and the new end of ``v``'s active arcs.
-    """
-    # One pass over the inactive arcs lists those within eps of the best so far (in slot
-    # order); the others bound the guard.
-    top = best
-    bound = np.iinfo(np.int64).min
-    n_listed = 0
-    for b in range(end, last[v]):
-        if rescap[b] > 0:
-            value = price[head[b]] - cost[b]
-            if value > top:  # (first: top may be INT64_MIN, no top - eps)
-                top = value
-                listed[n_listed] = b
-                n_listed += 1
-            elif value > top - eps:
-                listed[n_listed] = b
-                n_listed += 1
-            elif value > bound:
-                bound = value
-    # Activate the listed arcs within eps of the final best. Each swap moves the arc at
-    # ``end`` (never a listed slot still to come: those lie beyond it) to slot b.
-    for t in range(n_listed):
-        b = listed[t]
-        value = price[head[b]] - cost[b]
-        if value > top - eps:
-            swap(head, rescap, cost, rev, ident, b, end)
-            end += 1
-            w = head[end - 1]
-            swap(head, rescap, cost, rev, ident, rev[end - 1], act[w])
-            act[w] += 1
-            if value > best:
-                best = value
-                best_arc = end - 1
-        elif value > bound:
-            bound = value
-    act[v] = end
-    guard[v] = bound
-    return best, best_arc, end
+            if r > 0:
+                w = head[a]
+                if cost[a] + pv - price[w] < 0:
+                    d = excess[v] if excess[v] < r else r
+                    rescap[a] = r - d
+                    rescap[rev[a]] += d
+                    excess[v] -= d
+                    excess[w] += d
+                    pushes += 1
+                    if excess[w] > 0 and not in_queue[w]:
+                        queue[q_tail] = w
+                        q_tail += 1
+                        if q_tail == size:
+                            q_tail = 0
+                        in_queue[w] = True
+                    if rescap[a] > 0:
+                        continue
+            a += 1
+        current[v] = a
+    return pushes, relabels, True
