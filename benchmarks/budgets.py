@@ -22,7 +22,8 @@ from the cap ratio ``r`` (``--ratio``, default 0.03) and budgets as fractions ``
     budget               = max(1, floor(f * min(m * max_workers_per_task,
                                                 n * max_tasks_per_worker)))
 
-Quality models (``--quality``, default ``uniform,skill-difficulty``):
+Quality models (``--quality``, default ``uniform,skill-difficulty``; the instances are built by
+``benchmarks/instances.py``, shared with ``benchmarks/figure4.py``):
 
 * ``uniform``: ``Q ~ U[0.5, 0.9]`` i.i.d., ``np.random.default_rng([seed, n, m])`` as in
   Figure 4;
@@ -107,13 +108,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing the project
     sys.path.insert(0, str(ROOT))
 
-from assignment.engine.problem import AssignmentProblem  # noqa: E402
 from assignment.engine.solve import METHODS, solve  # noqa: E402
 from benchmarks.child_runs import (  # noqa: E402
     code_version,
@@ -122,9 +120,9 @@ from benchmarks.child_runs import (  # noqa: E402
     result_line,
     run_child,
 )
+from benchmarks.instances import QUALITIES, caps, make_problem  # noqa: E402
 from benchmarks.results_file import append_row, load_rows  # noqa: E402
 
-QUALITIES = ("uniform", "skill-difficulty", "spammers")
 DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "budgets.jsonl"
 DEFAULTS = {
     "sizes": "100x1000,200x10000",
@@ -144,45 +142,7 @@ ACCURACY_SLACK = 1e-6  # in accuracy (not points): rounding of the exact evaluat
 
 
 # ---------------------------------------------------------------------------------------------
-# instances
-
-
-def caps(n: int, m: int, ratio: float, fraction: float) -> tuple[int, int, int]:
-    """``(max_workers_per_task, max_tasks_per_worker, budget)`` for ratio ``r`` and fraction
-    ``f`` of what the caps allow."""
-    per_task = max(1, round(ratio * n))
-    per_worker = max(1, round(ratio * m))
-    budget = max(1, math.floor(fraction * min(m * per_task, n * per_worker)))
-    return per_task, per_worker, budget
-
-
-def make_quality(n: int, m: int, quality: str, seed: int) -> np.ndarray:
-    if quality == "uniform":
-        return np.random.default_rng([seed, n, m]).uniform(0.5, 0.9, (n, m))
-    if quality == "skill-difficulty":
-        rng = np.random.default_rng([seed, n, m, 1])
-        skill = rng.uniform(0.0, 1.0, n)
-        ease = rng.uniform(0.2, 1.0, m)
-        return 0.5 + 0.45 * np.outer(skill, ease)
-    if quality == "spammers":
-        rng = np.random.default_rng([seed, n, m, 2])
-        q = rng.uniform(0.6, 0.95, (n, m))
-        q[rng.choice(n, n // 5, replace=False)] = 0.5
-        return q
-    raise ValueError(f"unknown quality model {quality!r}; choose from {', '.join(QUALITIES)}")
-
-
-def make_problem(
-    n: int, m: int, ratio: float, fraction: float, quality: str, seed: int
-) -> AssignmentProblem:
-    per_task, per_worker, budget = caps(n, m, ratio, fraction)
-    return AssignmentProblem(
-        make_quality(n, m, quality, seed),
-        max_workers_per_task=per_task,
-        max_tasks_per_worker=per_worker,
-        budget=budget,
-        prior=0.5,
-    )
+# names and keys (the instances are built by benchmarks/instances.py)
 
 
 def size_name(n: int, m: int) -> str:
@@ -212,10 +172,10 @@ def child(spec: dict) -> dict:
     n, m, ratio, fraction = spec["n"], spec["m"], spec["ratio"], spec["fraction"]
     start = time.perf_counter()
     warm_up(methods=[method])
-    solve(make_problem(6, 30, 0.2, 0.8, quality, 0), method=method, seed=0)
+    solve(make_problem(6, 30, 0.2, 0, fraction=0.8, quality=quality), method=method, seed=0)
     warm_seconds = time.perf_counter() - start
 
-    problem = make_problem(n, m, ratio, fraction, quality, seed)
+    problem = make_problem(n, m, ratio, seed, fraction=fraction, quality=quality)
     return {**measure_solve(problem, method=method, seed=seed), "warm_up_seconds": warm_seconds}
 
 

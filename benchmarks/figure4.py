@@ -8,7 +8,10 @@ m tasks (``--sizes``, default 100x1000 and 200x10000). For each cap ratio ``r`` 
 
     max_workers_per_task = max(1, round(r * n))
     max_tasks_per_worker = max(1, round(r * m))
-    budget               = floor(0.8 * min(m * max_workers_per_task, n * max_tasks_per_worker))
+    budget               = max(1, floor(0.8 * min(m * max_workers_per_task,
+                                                  n * max_tasks_per_worker)))
+
+(built by ``benchmarks/instances.py``, shared with ``benchmarks/budgets.py``).
 
 For every seed in ``range(--seeds)`` and every method (``--methods``; a method whose module
 does not import is skipped with a note) it calls
@@ -80,6 +83,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the proj
 from assignment.engine.problem import AssignmentProblem  # noqa: E402
 from assignment.engine.solve import METHODS, solve  # noqa: E402
 from benchmarks.child_runs import code_version, header  # noqa: E402
+from benchmarks.instances import caps, make_problem  # noqa: E402
 from benchmarks.results_file import append_row, load_rows  # noqa: E402
 
 BOUND = "upper-bound"  # the method name of the bound's rows in the results file
@@ -103,27 +107,6 @@ LINEAR_SPREAD = 1.5
 
 # ---------------------------------------------------------------------------------------------
 # instances and runs
-
-
-def caps(n: int, m: int, ratio: float) -> tuple[int, int, int]:
-    """``(max_workers_per_task, max_tasks_per_worker, budget)`` for ratio ``r``."""
-    per_task = max(1, round(ratio * n))
-    per_worker = max(1, round(ratio * m))
-    budget = math.floor(0.8 * min(m * per_task, n * per_worker))
-    return per_task, per_worker, budget
-
-
-def make_problem(n: int, m: int, ratio: float, seed: int) -> AssignmentProblem:
-    """The paper's instance: ``Q ~ U[0.5, 0.9]``, prior 0.5, caps from :func:`caps`."""
-    quality = np.random.default_rng([seed, n, m]).uniform(0.5, 0.9, (n, m))
-    per_task, per_worker, budget = caps(n, m, ratio)
-    return AssignmentProblem(
-        quality,
-        max_workers_per_task=per_task,
-        max_tasks_per_worker=per_worker,
-        budget=budget,
-        prior=0.5,
-    )
 
 
 def size_name(n: int, m: int) -> str:

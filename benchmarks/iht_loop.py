@@ -48,14 +48,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from figure4 import make_problem as figure4_problem  # noqa: E402
 
 from assignment.engine import search_pairs as search_pairs_module  # noqa: E402
 from assignment.engine import tvcs_iht as tvcs_iht_module  # noqa: E402
 from assignment.engine.greedy import greedy_assignment  # noqa: E402
 from assignment.engine.problem import AssignmentProblem  # noqa: E402
+from benchmarks.instances import make_problem as figure4_problem  # noqa: E402
 
 logger = logging.getLogger("benchmarks.iht_loop")
 

@@ -240,94 +240,28 @@ def solve(
 
     start = time.perf_counter()
     w = w_all[elements]  # a copy: fancy indexing never aliases the caller's array
-    A, s = _constraints(structure, elements)
-    AT = A.T.tocsr()
-    k, m = w.shape[0], s.shape[0]
-    rng = np.random.default_rng(seed)
-    wp = w * (1.0 + 0.25 * tol * rng.random(k))  # the footnote's random perturbation
-
-    norm_a_sq = float(np.max(A @ (AT @ np.ones(m)), initial=0.0))
-    lipschitz = float(wp @ wp + s @ s + k) + norm_a_sq + 1.0
-    step = 1.0 / lipschitz
-
-    x = np.zeros(k)
-    u = np.zeros(m)
-    z = np.zeros(k)
-    if accelerated:
-        x_prev, u_prev, z_prev = x.copy(), u.copy(), z.copy()
-        t_k = 1.0
-
-    best_chosen = np.zeros(0, dtype=np.int64)
-    best_primal = 0.0
-    best_dual = math.inf
-    last_rounding_feasible = True
-
-    def check() -> None:
-        nonlocal best_chosen, best_primal, best_dual, last_rounding_feasible
-        chosen, last_rounding_feasible = _round_and_repair(x, elements, structure, w)
-        primal = float(w[chosen].sum())
-        if primal > best_primal or best_chosen.size == 0:
-            best_chosen, best_primal = chosen, primal
-        dual = float(s @ u + np.maximum(z, w - AT @ u).sum())
-        best_dual = min(best_dual, dual)
-
-    def gap() -> float:
-        return max(best_dual - best_primal, 0.0) / best_dual if best_dual > 0 else 0.0
-
-    iterations = 0
-    reason = f"reached max_iter={max_iter}"
-    certified = False
-    while True:
-        if iterations % check_every == 0:
-            check()
-            if gap() <= tol:
-                certified = True
-                break
-        if iterations >= max_iter:
-            break
-        if time.perf_counter() - start >= time_limit:
-            reason = f"hit the time limit of {time_limit:g} s"
-            break
-        if accelerated:
-            t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t_k * t_k))
-            beta = (t_k - 1.0) / t_next
-            xa = x + beta * (x - x_prev)
-            ua = u + beta * (u - u_prev)
-            za = z + beta * (z - z_prev)
-            x_prev, u_prev, z_prev = x, u, z
-        else:
-            xa, ua, za = x, u, z
-        # Gradient of (7) at (xa, ua, za).
-        excess = np.maximum(A @ xa - s, 0.0)
-        shortfall = np.maximum(wp - AT @ ua - za, 0.0)
-        r0 = float(s @ ua + za.sum() - wp @ xa)
-        x = np.clip(xa - step * (AT @ excess - r0 * wp), 0.0, 1.0)
-        u = np.maximum(ua - step * (r0 * s - A @ shortfall), 0.0)
-        z = np.maximum(za - step * (r0 - shortfall), 0.0)
-        if accelerated:
-            # Restart the momentum when the step goes against the previous direction.
-            moved = (xa - x) @ (x - x_prev) + (ua - u) @ (u - u_prev) + (za - z) @ (z - z_prev)
-            t_k = 1.0 if moved > 0 else t_next
-        iterations += 1
-
-    if not certified and iterations % check_every != 0:
-        check()  # the last iterate has not been looked at yet
-        certified = gap() <= tol
-    support[elements[best_chosen]] = True
+    problem = _Problem(w, *_constraints(structure, elements), tol=tol, seed=seed)
+    descent = _Descent(problem, accelerated=accelerated)
+    best = _Best(problem, elements, structure)
+    iterations, reason, certified = _iterate(
+        descent,
+        best,
+        max_iter=max_iter,
+        start=start,
+        time_limit=time_limit,
+        tol=tol,
+        check_every=check_every,
+    )
+    support[elements[best.chosen]] = True
     seconds = time.perf_counter() - start
-    rounding = "feasible" if last_rounding_feasible else "infeasible, repaired"
-    if certified:
-        message = (
-            f"converged after {iterations} iterations: rounded support {rounding}, "
-            f"relative duality gap {gap():.1e} <= tol {tol:g}"
-        )
-    else:
-        message = (
-            f"stopped after {iterations} iterations ({reason}): rounded support {rounding}, "
-            f"relative duality gap {gap():.1e}"
-        )
+    message = _message(best, iterations, reason, certified, tol)
     logger.debug(
-        "pgd: %s (%.3f s, L = %.3g, %d elements, %d rows)", message, seconds, lipschitz, k, m
+        "pgd: %s (%.3f s, L = %.3g, %d elements, %d rows)",
+        message,
+        seconds,
+        problem.lipschitz,
+        problem.w.shape[0],
+        problem.s.shape[0],
     )
     return MethodOutput(
         support=support,
@@ -335,4 +269,132 @@ def solve(
         iterations=iterations,
         converged=certified,
         message=message,
+    )
+
+
+class _Problem:
+    """Problem (7) on the elements of positive weight: ``A`` (and ``A^T``), the caps ``s``, the
+    weights ``w``, their perturbation ``wp`` and the step ``1 / L`` (see :func:`solve`)."""
+
+    def __init__(self, w, A, s, *, tol: float, seed) -> None:
+        self.w, self.A, self.AT, self.s = w, A, A.T.tocsr(), s
+        k, m = w.shape[0], s.shape[0]
+        rng = np.random.default_rng(seed)
+        self.wp = w * (1.0 + 0.25 * tol * rng.random(k))  # the footnote's random perturbation
+        norm_a_sq = float(np.max(A @ (self.AT @ np.ones(m)), initial=0.0))
+        self.lipschitz = float(self.wp @ self.wp + s @ s + k) + norm_a_sq + 1.0
+        self.step = 1.0 / self.lipschitz
+
+
+class _Descent:
+    """The iterate ``(x, u, z)`` of projected gradient on (7), from 0, with FISTA momentum and
+    gradient-based restart when ``accelerated`` (see :func:`solve`)."""
+
+    def __init__(self, problem: _Problem, *, accelerated: bool) -> None:
+        k, m = problem.w.shape[0], problem.s.shape[0]
+        self.problem, self.accelerated = problem, accelerated
+        self.x, self.u, self.z = np.zeros(k), np.zeros(m), np.zeros(k)
+        if accelerated:
+            self.x_prev, self.u_prev, self.z_prev = self.x.copy(), self.u.copy(), self.z.copy()
+            self.t_k = 1.0
+
+    def step(self) -> None:
+        """One projected gradient step, from the extrapolated point when accelerated."""
+        x, u, z = self.x, self.u, self.z
+        if self.accelerated:
+            t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * self.t_k * self.t_k))
+            beta = (self.t_k - 1.0) / t_next
+            xa = x + beta * (x - self.x_prev)
+            ua = u + beta * (u - self.u_prev)
+            za = z + beta * (z - self.z_prev)
+            self.x_prev, self.u_prev, self.z_prev = x, u, z
+        else:
+            xa, ua, za = x, u, z
+        self.x, self.u, self.z = self._projected_gradient_step(xa, ua, za)
+        if self.accelerated:
+            # Restart the momentum when the step goes against the previous direction.
+            moved = (
+                (xa - self.x) @ (self.x - self.x_prev)
+                + (ua - self.u) @ (self.u - self.u_prev)
+                + (za - self.z) @ (self.z - self.z_prev)
+            )
+            self.t_k = 1.0 if moved > 0 else t_next
+
+    def _projected_gradient_step(self, xa, ua, za):
+        """``P_box((xa, ua, za) - grad f / L)`` for the objective ``f`` of (7)."""
+        pb = self.problem
+        A, AT, s, wp, step = pb.A, pb.AT, pb.s, pb.wp, pb.step
+        excess = np.maximum(A @ xa - s, 0.0)
+        shortfall = np.maximum(wp - AT @ ua - za, 0.0)
+        r0 = float(s @ ua + za.sum() - wp @ xa)
+        x = np.clip(xa - step * (AT @ excess - r0 * wp), 0.0, 1.0)
+        u = np.maximum(ua - step * (r0 * s - A @ shortfall), 0.0)
+        z = np.maximum(za - step * (r0 - shortfall), 0.0)
+        return x, u, z
+
+
+class _Best:
+    """The best feasible rounded support seen, its weight and the best dual bound (see
+    :func:`solve`), with whether the last rounding was feasible before its repair."""
+
+    def __init__(self, problem: _Problem, elements: np.ndarray, structure) -> None:
+        self.problem, self.elements, self.structure = problem, elements, structure
+        self.chosen = np.zeros(0, dtype=np.int64)
+        self.primal = 0.0
+        self.dual = math.inf
+        self.last_rounding_feasible = True
+
+    def check(self, descent: _Descent) -> None:
+        """Round ``descent``'s ``x`` and bound the optimum by its dual iterate."""
+        pb = self.problem
+        chosen, self.last_rounding_feasible = _round_and_repair(
+            descent.x, self.elements, self.structure, pb.w
+        )
+        primal = float(pb.w[chosen].sum())
+        if primal > self.primal or self.chosen.size == 0:
+            self.chosen, self.primal = chosen, primal
+        dual = float(pb.s @ descent.u + np.maximum(descent.z, pb.w - pb.AT @ descent.u).sum())
+        self.dual = min(self.dual, dual)
+
+    def gap(self) -> float:
+        """The relative duality gap of the best support against the best bound."""
+        return max(self.dual - self.primal, 0.0) / self.dual if self.dual > 0 else 0.0
+
+
+def _iterate(descent: _Descent, best: _Best, *, max_iter, start, time_limit, tol, check_every):
+    """Step until the gap closes (checked every ``check_every`` steps and at the end),
+    ``max_iter`` or ``time_limit`` seconds after ``start`` (a ``time.perf_counter()`` value).
+
+    Returns ``(iterations, why it stopped if not certified, certified)``.
+    """
+    iterations = 0
+    reason = f"reached max_iter={max_iter}"
+    while True:
+        if iterations % check_every == 0:
+            best.check(descent)
+            if best.gap() <= tol:
+                return iterations, reason, True
+        if iterations >= max_iter:
+            break
+        if time.perf_counter() - start >= time_limit:
+            reason = f"hit the time limit of {time_limit:g} s"
+            break
+        descent.step()
+        iterations += 1
+    if iterations % check_every != 0:
+        best.check(descent)  # the last iterate has not been looked at yet
+        return iterations, reason, best.gap() <= tol
+    return iterations, reason, False
+
+
+def _message(best: _Best, iterations: int, reason: str, certified: bool, tol: float) -> str:
+    rounding = "feasible" if best.last_rounding_feasible else "infeasible, repaired"
+    if certified:
+        return (
+            f"converged after {iterations} iterations: rounded support {rounding}, "
+            f"relative duality gap {best.gap():.1e} <= tol {tol:g}"
+        )
+    return (
+        f"stopped after {iterations} iterations ({reason}): rounded support {rounding}, "
+        f"relative duality gap {best.gap():.1e}"
     )

@@ -318,27 +318,3 @@ class Deadline:
 
     def passed(self) -> bool:
         return self.limit is not None and self.elapsed() >= self.limit
-
-
-#: Why a solver's loop ended, in :attr:`~projections.solvers.SolverResult.status`.
-STATUSES = ("max_iter", "converged", "callback", "no_improvement", "time_limit", "breakdown")
-
-
-def stop_reason(
-    *, it, w, value, callback, converged, convergence, deadline, time_limit, stalled=None
-):
-    """Why a solver stops after iteration ``it``: ``(status, message)``, or ``(None, None)``.
-
-    Checked in this order: the callback (which returns True to stop), convergence (``converged``
-    with ``convergence`` describing the criterion), no improvement (``stalled``, a description
-    of it, or None), the time limit. ``status`` is one of :data:`STATUSES`.
-    """
-    if callback is not None and callback(it, readonly(w), value):
-        return "callback", f"stopped by callback at iteration {it}"
-    if converged:
-        return "converged", f"converged at iteration {it} ({convergence})"
-    if stalled is not None:
-        return "no_improvement", f"stopped at iteration {it}: {stalled}"
-    if deadline.passed():
-        return "time_limit", f"time limit of {time_limit:g} s reached at iteration {it}"
-    return None, None

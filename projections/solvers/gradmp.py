@@ -31,8 +31,8 @@ from projections.solvers._common import (
     new_counters,
     readonly,
     small_change,
-    stop_reason,
 )
+from projections.solvers._loop import Steps, run
 from projections.solvers.result import SolverResult
 
 __all__ = ["gradmp"]
@@ -140,79 +140,76 @@ def gradmp(
     head = Projector(head_projection, warm_start=False, counters=counters)
     obj = Objective(loss, maximize=maximize, shape=w.shape)
     deadline = Deadline(time_limit)
-
-    exact_subspace = not maximize and callable(getattr(loss, "minimize_on_support", None))
-    fixed_step = step if step is not None else (None if exact_subspace else lipschitz_step(loss))
-    if exact_subspace:
-        rule = "exact subspace minimisation (minimize_on_support)"
-    elif fixed_step is not None:
-        rule = f"{inner_iter} restricted gradient steps, step {fixed_step:.3g}"
-    else:
-        rule = f"{inner_iter} restricted gradient steps, Armijo backtracking"
-    inner_step = fixed_step
-
-    f = obj.f(w)
-    history = [f]
-    support = w != 0
-    status, message = "max_iter", f"max_iter ({max_iter}) reached"
-    done = 0
-    try:
-        for it in range(1, max_iter + 1):
-            g = obj.grad_phi(w)
-            _, gamma = head(g)
-            merged = gamma | support | (w != 0)
-            if exact_subspace:
-                z = obj.check_array(
-                    loss.minimize_on_support(readonly(w), readonly(merged)),
-                    "minimize_on_support",
-                )
-                z = np.where(merged, z, 0.0)
-            else:
-                z, inner_step = _restricted_descent(
-                    obj, w, merged, inner_step, fixed=fixed_step is not None, n_steps=inner_iter
-                )
-            x, sup = proj(z)
-            f_new = obj.f(x)
-            history.append(f_new)
-            small = small_change(x, w, tol)
-            w, support, f, done = x, sup, f_new, it
-            logger.debug("gradmp iteration %d: f=%.6g |merged|=%d", it, f, int(merged.sum()))
-            stop, reason = stop_reason(
-                it=it,
-                w=w,
-                value=f,
-                callback=callback,
-                converged=small,
-                convergence=f"relative change <= tol={tol:g}",
-                deadline=deadline,
-                time_limit=time_limit,
-            )
-            if stop is not None:
-                status, message = stop, reason
-                break
-    except Breakdown as exc:
-        status = "breakdown"
-        message = f"stopped at iteration {done + 1}: {exc}; returned the last finite iterate"
-        logger.warning("gradmp: %s", message)
-
-    result = SolverResult(
-        solution=w,
-        support=support,
-        iterations=done,
-        history=np.asarray(history, dtype=np.float64),
-        history_iterations=np.arange(len(history), dtype=np.int64),
-        converged=status == "converged",
-        status=status,
-        message=f"{message} (subspace: {rule})",
-        seconds=deadline.elapsed(),
-        projection_seconds=counters["seconds"],
-        n_projections=counters["calls"],
-        n_warm_started=counters["warm_started"],
-        step=None if exact_subspace else inner_step,
-        objective=f,
+    steps = _GradMPSteps(
+        loss, proj, head, obj, w, step=step, tol=tol, inner_iter=inner_iter, maximize=maximize
     )
-    logger.info("gradmp: %s; f=%.6g after %d iterations", result.message, f, done)
-    return result
+    return run(steps, w, max_iter=max_iter, callback=callback, deadline=deadline)
+
+
+class _GradMPSteps(Steps):
+    """GradMP's side of the shared loop (see :func:`gradmp`): both projections, how the
+    subspace problem is solved (exactly, or by restricted gradient steps and their step), and
+    the value of the iterate."""
+
+    name = "gradmp"
+
+    def __init__(self, loss, proj, head, obj, w, *, step, tol, inner_iter, maximize):
+        self.loss, self.proj, self.head, self.obj, self.tol = loss, proj, head, obj, tol
+        self.inner_iter = inner_iter
+        self.counters = proj.counters
+        self.convergence = f"relative change <= tol={tol:g}"
+        self.exact = not maximize and callable(getattr(loss, "minimize_on_support", None))
+        self.fixed_step = (
+            step if step is not None else (None if self.exact else lipschitz_step(loss))
+        )
+        self.inner_step = self.fixed_step
+        self.f = obj.f(w)
+
+    def initial_value(self, w, support) -> float:
+        return self.f
+
+    def advance(self, it, w, support):
+        g = self.obj.grad_phi(w)
+        _, gamma = self.head(g)
+        merged = gamma | support | (w != 0)
+        x, sup = self.proj(self._subspace_minimiser(w, merged))
+        self.f = self.obj.f(x)
+        self.converged = small_change(x, w, self.tol)
+        logger.debug("gradmp iteration %d: f=%.6g |merged|=%d", it, self.f, int(merged.sum()))
+        return x, sup
+
+    def _subspace_minimiser(self, w, merged):
+        """``argmin phi`` over vectors supported on ``merged``, exact or approximate."""
+        if self.exact:
+            z = self.obj.check_array(
+                self.loss.minimize_on_support(readonly(w), readonly(merged)),
+                "minimize_on_support",
+            )
+            return np.where(merged, z, 0.0)
+        z, self.inner_step = _restricted_descent(
+            self.obj,
+            w,
+            merged,
+            self.inner_step,
+            fixed=self.fixed_step is not None,
+            n_steps=self.inner_iter,
+        )
+        return z
+
+    def value(self, it, w, support) -> float:
+        return self.f
+
+    def describe(self) -> str:
+        if self.exact:
+            rule = "exact subspace minimisation (minimize_on_support)"
+        elif self.fixed_step is not None:
+            rule = f"{self.inner_iter} restricted gradient steps, step {self.fixed_step:.3g}"
+        else:
+            rule = f"{self.inner_iter} restricted gradient steps, Armijo backtracking"
+        return f"subspace: {rule}"
+
+    def step_size(self) -> float | None:
+        return None if self.exact else self.inner_step
 
 
 def _restricted_descent(obj: Objective, w, mask, step, *, fixed: bool, n_steps: int):

@@ -35,9 +35,9 @@ from projections.solvers._common import (
     lipschitz_step,
     readonly,
     small_change,
-    stop_reason,
     sufficient_decrease,
 )
+from projections.solvers._loop import History, Steps, run
 from projections.solvers.result import SolverResult
 
 __all__ = ["SCHEDULES", "SCHEDULE_SHIFT", "iht", "stochastic_iht"]
@@ -192,80 +192,83 @@ def iht(
     proj = Projector(projection, warm_start=warm_start)
     obj = Objective(loss, maximize=maximize, shape=w.shape)
     deadline = Deadline(time_limit)
+    steps = _IHTSteps(loss, proj, obj, w, step=step, tol=tol, escape=escape, maximize=maximize)
+    return run(steps, w, max_iter=max_iter, callback=callback, deadline=deadline)
 
-    rule = "constant"
-    if step is None:
-        step = lipschitz_step(loss)
-        rule = "1/L" if step is not None else "backtracking"
-    backtracking = step is None
 
-    f = obj.f(w)
-    history = [f]
-    support = w != 0
-    status, message = "max_iter", f"max_iter ({max_iter}) reached"
-    done = n_escapes = 0
-    escape_failed = False  # no escape from this w: do not retry until w moves
-    debias = not maximize and callable(getattr(loss, "minimize_on_support", None))
-    try:
-        for it in range(1, max_iter + 1):
-            g = obj.grad_phi(w)
-            if backtracking:
-                if step is None:
-                    step = initial_backtracking_step(obj, w, g)
-                x, sup, f_new, step = _backtracking_step(obj, proj, w, obj.sign * f, g, step)
-            else:
-                x, sup = proj(w - step * g)
-                f_new = obj.f(x)
-            small = small_change(x, w, tol)
-            stalled = small or (debias and _can_debias(loss, sup) and np.array_equal(sup, support))
-            if stalled and escape and not escape_failed:
-                found = _escape(
-                    obj, proj, loss if debias else None, w, obj.sign * f, g, step, escape
-                )
-                if found is not None:
-                    (x, sup, f_new), small = found, False
-                    n_escapes += 1
-                escape_failed = found is None
-            escape_failed = escape_failed and np.array_equal(x, w)
-            history.append(f_new)
-            w, support, f, done = x, sup, f_new, it
-            logger.debug("iht iteration %d: f=%.6g step=%.3g", it, f, step)
-            stop, reason = stop_reason(
-                it=it,
-                w=w,
-                value=f,
-                callback=callback,
-                converged=small,
-                convergence=f"relative change <= tol={tol:g}",
-                deadline=deadline,
-                time_limit=time_limit,
+class _IHTSteps(Steps):
+    """IHT's side of the shared loop (see :func:`iht`): the step and its rule, the value of the
+    iterate, and the escape's state (how many, and whether the last one from this ``w`` failed).
+    """
+
+    name = "iht"
+
+    def __init__(self, loss, proj: Projector, obj: Objective, w, *, step, tol, escape, maximize):
+        self.loss, self.proj, self.obj, self.tol, self.escape = loss, proj, obj, tol, escape
+        self.counters = proj.counters
+        self.convergence = f"relative change <= tol={tol:g}"
+        self.rule = "constant"
+        if step is None:
+            step = lipschitz_step(loss)
+            self.rule = "1/L" if step is not None else "backtracking"
+        self.backtracking = step is None
+        self.step = step
+        self.f = obj.f(w)
+        self.n_escapes = 0
+        self.escape_failed = False  # no escape from this w: do not retry until w moves
+        self.debias = not maximize and callable(getattr(loss, "minimize_on_support", None))
+
+    def initial_value(self, w, support) -> float:
+        return self.f
+
+    def advance(self, it, w, support):
+        g = self.obj.grad_phi(w)
+        x, sup, f_new = self._step(w, g)
+        small = small_change(x, w, self.tol)
+        stalled = small or (
+            self.debias and _can_debias(self.loss, sup) and np.array_equal(sup, support)
+        )
+        if stalled and self.escape and not self.escape_failed:
+            debias_loss = self.loss if self.debias else None
+            found = _escape(
+                self.obj,
+                self.proj,
+                debias_loss,
+                w,
+                self.obj.sign * self.f,
+                g,
+                self.step,
+                self.escape,
             )
-            if stop is not None:
-                status, message = stop, reason
-                break
-    except Breakdown as exc:
-        status = "breakdown"
-        message = f"stopped at iteration {done + 1}: {exc}; returned the last finite iterate"
-        logger.warning("iht: %s", message)
+            if found is not None:
+                (x, sup, f_new), small = found, False
+                self.n_escapes += 1
+            self.escape_failed = found is None
+        self.escape_failed = self.escape_failed and np.array_equal(x, w)
+        self.f, self.converged = f_new, small
+        logger.debug("iht iteration %d: f=%.6g step=%.3g", it, f_new, self.step)
+        return x, sup
 
-    result = SolverResult(
-        solution=w,
-        support=support,
-        iterations=done,
-        history=np.asarray(history, dtype=np.float64),
-        history_iterations=np.arange(len(history), dtype=np.int64),
-        converged=status == "converged",
-        status=status,
-        message=f"{message} (step rule: {rule}; {n_escapes} fixed-point escapes)",
-        seconds=deadline.elapsed(),
-        projection_seconds=proj.counters["seconds"],
-        n_projections=proj.counters["calls"],
-        n_warm_started=proj.counters["warm_started"],
-        step=step,
-        objective=f,
-    )
-    logger.info("iht: %s; f=%.6g after %d iterations", result.message, f, done)
-    return result
+    def _step(self, w, g):
+        """``(P(w - step g), its support, f of it)``, the step found by backtracking if so."""
+        if not self.backtracking:
+            x, sup = self.proj(w - self.step * g)
+            return x, sup, self.obj.f(x)
+        if self.step is None:
+            self.step = initial_backtracking_step(self.obj, w, g)
+        x, sup, f_x, self.step = _backtracking_step(
+            self.obj, self.proj, w, self.obj.sign * self.f, g, self.step
+        )
+        return x, sup, f_x
+
+    def value(self, it, w, support) -> float:
+        return self.f
+
+    def describe(self) -> str:
+        return f"step rule: {self.rule}; {self.n_escapes} fixed-point escapes"
+
+    def step_size(self) -> float | None:
+        return self.step
 
 
 def _backtracking_step(obj: Objective, proj: Projector, w, phi_w: float, g, step: float):
@@ -467,65 +470,73 @@ def stochastic_iht(
     obj = Objective(oracle, maximize=maximize, shape=w.shape)
     evals = _Evaluations(obj, evaluate, keep_best=keep_best, patience=n_evals_no_change)
     w0_value = evals.check_w0_value(w0_value)
-    move = _Move(oracle, obj, proj, rng)
     deadline = Deadline(time_limit)
-
-    support = w != 0
-    status, message = "max_iter", f"max_iter ({max_iter}) reached"
-    done, quiet, step_t = 0, 0, step
-    try:
-        if evals.enabled:
-            evals.record(0, w, support, w0_value)
-        for it in range(1, max_iter + 1):
-            step_t = scheduled_step(schedule, step, it)
-            x, sup = move(w, step_t)
-            quiet = quiet + 1 if tol is not None and small_change(x, w, tol) else 0
-            w, support, done = x, sup, it
-            value = None
-            if evals.enabled and (it % eval_every == 0 or it == max_iter):
-                value = evals.record(it, w, support)
-            stop, reason = stop_reason(
-                it=it,
-                w=w,
-                value=value,
-                callback=callback,
-                converged=tol is not None and quiet >= patience,
-                convergence=f"relative change <= tol={tol} for {patience} iterations",
-                deadline=deadline,
-                time_limit=time_limit,
-                stalled=evals.stalled() if it < max_iter else None,
-            )
-            if stop is not None:
-                status, message = stop, reason
-                break
-        if evals.enabled and (not evals.iterations or evals.iterations[-1] != done):
-            evals.record(done, w, support)
-    except Breakdown as exc:
-        status = "breakdown"
-        message = f"stopped at iteration {done + 1}: {exc}; returned the last finite iterate"
-        logger.warning("stochastic_iht: %s", message)
-
-    w, support, objective, best_it = evals.returned(w, support, done)
-    if best_it != done:
-        message = f"{message}; returned the best iterate, from iteration {best_it}"
-    result = SolverResult(
-        solution=w,
-        support=support,
-        iterations=done,
-        history=np.asarray(evals.values, dtype=np.float64),
-        history_iterations=np.asarray(evals.iterations, dtype=np.int64),
-        converged=status == "converged",
-        status=status,
-        message=f"{message} (schedule: {schedule}, base step {step:.3g})",
-        seconds=deadline.elapsed(),
-        projection_seconds=proj.counters["seconds"],
-        n_projections=proj.counters["calls"],
-        n_warm_started=proj.counters["warm_started"],
-        step=step_t,
-        objective=objective,
+    steps = _StochasticSteps(
+        _Move(oracle, obj, proj, rng),
+        evals,
+        w0_value=w0_value,
+        schedule=schedule,
+        step=step,
+        tol=tol,
+        patience=patience,
+        eval_every=eval_every,
+        max_iter=max_iter,
     )
-    logger.info("stochastic_iht: %s", result.message)
-    return result
+    return run(steps, w, max_iter=max_iter, callback=callback, deadline=deadline)
+
+
+class _StochasticSteps(Steps):
+    """Stochastic IHT's side of the shared loop (see :func:`stochastic_iht`): the scheduled
+    step, the run of small changes the ``tol`` test counts, and the evaluations."""
+
+    name = "stochastic_iht"
+
+    def __init__(
+        self, move, evals, *, w0_value, schedule, step, tol, patience, eval_every, max_iter
+    ):
+        self.move, self.evals, self.w0_value = move, evals, w0_value
+        self.schedule, self.step = schedule, step
+        self.tol, self.patience, self.eval_every, self.max_iter = (
+            tol,
+            patience,
+            eval_every,
+            max_iter,
+        )
+        self.counters = move.proj.counters
+        self.convergence = f"relative change <= tol={tol} for {patience} iterations"
+        self.step_t = step
+        self.quiet = 0  # consecutive iterations that passed the tol test
+
+    def initial_value(self, w, support) -> float | None:
+        return self.evals.record(0, w, support, self.w0_value) if self.evals.enabled else None
+
+    def advance(self, it, w, support):
+        self.step_t = scheduled_step(self.schedule, self.step, it)
+        x, sup = self.move(w, self.step_t)
+        small = self.tol is not None and small_change(x, w, self.tol)
+        self.quiet = self.quiet + 1 if small else 0
+        self.converged = self.tol is not None and self.quiet >= self.patience
+        return x, sup
+
+    def value(self, it, w, support) -> float | None:
+        if self.evals.enabled and (it % self.eval_every == 0 or it == self.max_iter):
+            return self.evals.record(it, w, support)
+        return None
+
+    def stalled(self) -> str | None:
+        return self.evals.stalled()
+
+    def final_value(self, it, w, support) -> float | None:
+        return self.evals.record(it, w, support) if self.evals.enabled else None
+
+    def returned(self, w, support, done, history):
+        return self.evals.returned(w, support, done, history)
+
+    def describe(self) -> str:
+        return f"schedule: {self.schedule}, base step {self.step:.3g}"
+
+    def step_size(self) -> float:
+        return self.step_t
 
 
 def _stochastic_lipschitz_step(oracle) -> float:
@@ -571,8 +582,9 @@ class _Move:
 
 
 class _Evaluations:
-    """What stochastic IHT's evaluations found: the history, the best evaluated iterate and how
-    many evaluations in a row found nothing strictly better than the best before them.
+    """What stochastic IHT's evaluations found: the best evaluated iterate and how many
+    evaluations in a row found nothing strictly better than the best before them (the history
+    of values is the shared loop's).
 
     ``obj`` gives the direction and ``oracle.value``; ``evaluate(w, support)`` replaces it."""
 
@@ -585,8 +597,6 @@ class _Evaluations:
             self._need_values("n_evals_no_change")
             patience = check_int(patience, "n_evals_no_change", minimum=1)
         self.patience = patience
-        self.values: list[float] = []
-        self.iterations: list[int] = []
         self.best = None  # (phi, iteration, w, support, f)
         self.best_phi = math.inf
         self.stale = 0
@@ -616,8 +626,6 @@ class _Evaluations:
                 raise Breakdown("the evaluation is not finite")
         elif value is None:
             value = self.obj.f(w)
-        self.values.append(value)
-        self.iterations.append(it)
         phi = self.obj.sign * value
         self.stale = 0 if phi < self.best_phi else self.stale + 1
         self.best_phi = min(self.best_phi, phi)
@@ -625,11 +633,10 @@ class _Evaluations:
             self.best = (phi, it, w, support, value)
         return value
 
-    def returned(self, w: np.ndarray, support: np.ndarray, done: int):
+    def returned(self, w: np.ndarray, support: np.ndarray, done: int, history: History):
         """``(solution, support, objective, iteration)``: the best iterate when kept, else the
-        last one ``w`` (iteration ``done``) with its value if evaluated."""
+        last one ``w`` (iteration ``done``) with its value if ``history`` has it."""
         if self.best is not None:
             _, it, w_best, support_best, value = self.best
             return w_best, support_best, value, it
-        evaluated = bool(self.iterations) and self.iterations[-1] == done
-        return w, support, self.values[-1] if evaluated else float("nan"), done
+        return w, support, history.value_at(done), done

@@ -107,7 +107,6 @@ def test_iht_calls_the_callback_every_iteration_and_stops_when_it_returns_true(p
     assert result.iterations == 3
     assert not result.converged
     assert result.status == "callback"
-    assert "callback" in result.message
 
 
 def test_iht_passes_each_projections_warm_start_to_the_next_and_counts_them(planted):
@@ -221,7 +220,6 @@ def test_iht_stops_with_the_last_finite_iterate_when_the_loss_blows_up(planted):
 
     assert not result.converged
     assert result.status == "breakdown"
-    assert "not finite" in result.message
     assert result.iterations == 2
     assert np.all(np.isfinite(result.solution))
 
@@ -278,4 +276,3 @@ def test_iht_stops_at_the_time_limit_without_claiming_convergence(planted):
     assert result.iterations == 1
     assert not result.converged
     assert result.status == "time_limit"
-    assert "time limit" in result.message

@@ -131,7 +131,7 @@ def test_stochastic_iht_calls_the_callback_and_stops_when_it_returns_true(plante
     assert [c[1] is None for c in calls] == [True, False, True, False, True]
     assert result.iterations == 5
     assert not result.converged
-    assert "callback" in result.message
+    assert result.status == "callback"
 
 
 def test_stochastic_iht_requires_a_step_when_the_oracle_cannot_suggest_one(planted):
