@@ -29,8 +29,8 @@ from projections.solvers._common import (
     check_methods,
     check_time_limit,
     readonly,
-    stop_reason,
 )
+from projections.solvers._loop import stop_reason
 from projections.solvers.result import SolverResult
 
 __all__ = ["dual_averaging", "graph_da"]
@@ -151,7 +151,6 @@ def dual_averaging(
                 converged=False,
                 convergence="",
                 deadline=deadline,
-                time_limit=time_limit,
             )
             if stop is not None:
                 status, message = stop, reason

@@ -33,8 +33,8 @@ from projections.solvers._common import (
     initial_point,
     lipschitz_step,
     small_change,
-    stop_reason,
 )
+from projections.solvers._loop import stop_reason
 from projections.solvers.result import SolverResult
 
 __all__ = ["exclusive_lasso", "exclusive_lasso_penalty", "prox_exclusive_lasso"]
@@ -218,7 +218,6 @@ def _fista(obj: Objective, lab, lam, w, step, max_iter, tol, callback, deadline)
                 converged=small,
                 convergence=f"relative change <= tol={tol:g}",
                 deadline=deadline,
-                time_limit=deadline.limit,
             )
             if status_now is not None:
                 status, message = status_now, reason

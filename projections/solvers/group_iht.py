@@ -33,8 +33,8 @@ from projections.solvers._common import (
     initial_point,
     lipschitz_step,
     small_change,
-    stop_reason,
 )
+from projections.solvers._loop import stop_reason
 from projections.solvers.result import SolverResult
 
 __all__ = ["group_iht", "group_projection"]
@@ -199,7 +199,6 @@ def _iterate(obj, proj, w, step, refit, *, max_iter, tol, callback, deadline):
             stop, text = stop_reason(
                 it=it, w=w, value=value, callback=callback, converged=converged,
                 convergence=f"relative change <= tol={tol:g}", deadline=deadline,
-                time_limit=deadline.limit,
             )  # fmt: skip
             if stop is not None:
                 status, message = stop, text
