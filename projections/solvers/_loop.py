@@ -1,10 +1,12 @@
 """The loop every IHT-family solver runs: each solver supplies its step, :func:`run` the rest.
 
 A solver (:func:`~projections.solvers.iht`, :func:`~projections.solvers.stochastic_iht`,
-:func:`~projections.solvers.gradmp`) checks its arguments, builds a :class:`Steps` (its own
-state and its one iteration) and calls :func:`run`, which owns what they share: the history of
-values, the stopping rules (:func:`stop_reason`: the callback, the solver's convergence test,
-no improvement, the time limit), the numerical breakdown, and the :class:`SolverResult`.
+:func:`~projections.solvers.gradmp`, :func:`~projections.solvers.dual_averaging`,
+:func:`~projections.solvers.group_iht.group_iht`, :func:`~projections.solvers.exclusive_lasso`)
+checks its arguments, builds a :class:`Steps` (its own state and its one iteration) and calls
+:func:`run`, which owns what they share: the history of values, the stopping rules
+(:func:`stop_reason`: the callback, the solver's convergence test, no improvement, the time
+limit), the numerical breakdown, and the :class:`SolverResult`.
 """
 
 from __future__ import annotations
