@@ -1,10 +1,12 @@
 """The loop every IHT-family solver runs: each solver supplies its step, :func:`run` the rest.
 
 A solver (:func:`~projections.solvers.iht`, :func:`~projections.solvers.stochastic_iht`,
-:func:`~projections.solvers.gradmp`) checks its arguments, builds a :class:`Steps` (its own
-state and its one iteration) and calls :func:`run`, which owns what they share: the history of
-values, the stopping rules (:func:`stop_reason`: the callback, the solver's convergence test,
-no improvement, the time limit), the numerical breakdown, and the :class:`SolverResult`.
+:func:`~projections.solvers.gradmp`, :func:`~projections.solvers.dual_averaging`,
+:func:`~projections.solvers.group_iht.group_iht`, :func:`~projections.solvers.exclusive_lasso`)
+checks its arguments, builds a :class:`Steps` (its own state and its one iteration) and calls
+:func:`run`, which owns what they share: the history of values, the stopping rules
+(:func:`stop_reason`: the callback, the solver's convergence test, no improvement, the time
+limit), the numerical breakdown, and the :class:`SolverResult`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ class Steps:
     #: Whether the last :meth:`advance` met the solver's convergence test.
     converged = False
     counters: dict
+    #: Whether the callback receives :meth:`value` (else None, for a solver that promises it).
+    callback_gets_value = True
+    #: The message of a run that reached ``max_iter``, formatted with ``max_iter``.
+    max_iter_message = "max_iter ({max_iter}) reached"
+    #: The message of a breakdown, formatted with ``it`` (the failed iteration) and ``exc``.
+    breakdown_message = "stopped at iteration {it}: {exc}; returned the last finite iterate"
 
     def initial_value(self, w: np.ndarray, support: np.ndarray) -> float | None:
         """``f(w0)``, recorded at iteration 0, or None when the solver cannot evaluate."""
@@ -64,7 +72,8 @@ class Steps:
         return w, support, history.value_at(done), done
 
     def describe(self) -> str:
-        """The solver's settings in a few words, appended to the message in parentheses."""
+        """The solver's settings in a few words, appended to the message in parentheses
+        (nothing appended when empty)."""
         raise NotImplementedError
 
     def step_size(self) -> float | None:
@@ -125,7 +134,7 @@ def run(
     """
     history = History()
     support = w != 0
-    status, message = "max_iter", f"max_iter ({max_iter}) reached"
+    status, message = "max_iter", steps.max_iter_message.format(max_iter=max_iter)
     done = 0
     try:
         history.record(0, steps.initial_value(w, support))
@@ -137,7 +146,7 @@ def run(
             stop, reason = stop_reason(
                 it=it,
                 w=w,
-                value=value,
+                value=value if steps.callback_gets_value else None,
                 callback=callback,
                 converged=steps.converged,
                 convergence=steps.convergence,
@@ -151,7 +160,7 @@ def run(
             history.record(done, steps.final_value(done, w, support))
     except Breakdown as exc:
         status = "breakdown"
-        message = f"stopped at iteration {done + 1}: {exc}; returned the last finite iterate"
+        message = steps.breakdown_message.format(it=done + 1, exc=exc)
         logger.warning("%s: %s", steps.name, message)
     return _result(steps, w, support, done, history, status, message, deadline)
 
@@ -161,6 +170,7 @@ def _result(steps: Steps, w, support, done: int, history: History, status, messa
     w, support, objective, returned_it = steps.returned(w, support, done, history)
     if returned_it != done:
         message = f"{message}; returned the best iterate, from iteration {returned_it}"
+    settings = steps.describe()
     result = SolverResult(
         solution=w,
         support=support,
@@ -169,7 +179,7 @@ def _result(steps: Steps, w, support, done: int, history: History, status, messa
         history_iterations=np.asarray(history.iterations, dtype=np.int64),
         converged=status == "converged",
         status=status,
-        message=f"{message} ({steps.describe()})",
+        message=f"{message} ({settings})" if settings else message,
         seconds=deadline.elapsed(),
         projection_seconds=steps.counters["seconds"],
         n_projections=steps.counters["calls"],

@@ -12,14 +12,12 @@ projection (top-k, or any other such as a TVCS projection).
 
 from __future__ import annotations
 
-import logging
 import math
 
 import numpy as np
 
 from projections.graph import Graph, GraphProjection
 from projections.solvers._common import (
-    Breakdown,
     Deadline,
     Objective,
     Projector,
@@ -30,12 +28,10 @@ from projections.solvers._common import (
     check_time_limit,
     readonly,
 )
-from projections.solvers._loop import stop_reason
+from projections.solvers._loop import Steps, run
 from projections.solvers.result import SolverResult
 
 __all__ = ["dual_averaging", "graph_da"]
-
-logger = logging.getLogger(__name__)
 
 
 def _check_gamma(gamma) -> float:
@@ -125,58 +121,62 @@ def dual_averaging(
         None if head is None else Projector(head, warm_start=warm_start, counters=proj.counters)
     )
     w = np.zeros(tuple(loss.feature_shape), dtype=np.float64)
-    obj = Objective(loss, maximize=False, shape=w.shape)
-    evaluate = callable(getattr(loss, "value", None))
     deadline = Deadline(time_limit)
-    total, support = np.zeros_like(w), np.zeros(w.shape, dtype=bool)
-    history, at = ([obj.f(w)], [0]) if evaluate else ([], [])
-    status, message, done = "max_iter", f"max_iter ({max_iter}) reached", 0
-    try:
-        for t in range(max_iter):
-            total += obj.check_array(
-                loss.sample_gradient(readonly(w), t % n), "the sample gradient"
-            )
-            average = total / (t + 1)
-            b = average if head_proj is None else head_proj(average)[0]
-            w, support = proj(-(math.sqrt(t + 1) / gamma) * b)
-            done = t + 1
-            if evaluate and eval_every is not None and done % eval_every == 0 and done < max_iter:
-                history.append(obj.f(w))
-                at.append(done)
-            stop, reason = stop_reason(
-                it=done,
-                w=w,
-                value=None,
-                callback=callback,
-                converged=False,
-                convergence="",
-                deadline=deadline,
-            )
-            if stop is not None:
-                status, message = stop, reason
-                break
-    except Breakdown as exc:
-        status, message = "breakdown", f"stopped at step {done + 1}: {exc}"
-        logger.warning("dual_averaging: %s", message)
-    if evaluate and (not at or at[-1] != done):
-        history.append(obj.f(w))
-        at.append(done)
-    logger.info("dual_averaging: %s after %d steps", message, done)
-    return SolverResult(
-        solution=w,
-        support=support,
-        iterations=done,
-        history=np.asarray(history, dtype=np.float64),
-        history_iterations=np.asarray(at, dtype=np.int64),
-        converged=False,
-        status=status,
-        message=f"{message} (gamma={gamma:g}, {'head and tail' if head else 'one'} projection)",
-        seconds=deadline.elapsed(),
-        projection_seconds=proj.counters["seconds"],
-        n_projections=proj.counters["calls"],
-        n_warm_started=proj.counters["warm_started"],
-        objective=history[-1] if evaluate else float("nan"),
+    steps = _DualAveragingSteps(
+        loss, proj, head_proj, w, gamma=gamma, eval_every=eval_every, max_iter=max_iter
     )
+    return run(steps, w, max_iter=max_iter, callback=callback, deadline=deadline)
+
+
+class _DualAveragingSteps(Steps):
+    """Dual averaging's side of the shared loop (see :func:`dual_averaging`): the running sum
+    of sample gradients, the head and tail projections, and the evaluations when the loss has
+    ``value``. The callback gets no value, and a step is no iteration in its messages."""
+
+    name = "dual_averaging"
+    callback_gets_value = False
+    breakdown_message = "stopped at step {it}: {exc}"
+
+    def __init__(self, loss, proj, head, w, *, gamma, eval_every, max_iter) -> None:
+        self.loss, self.proj, self.head, self.gamma = loss, proj, head, gamma
+        self.eval_every, self.max_iter = eval_every, max_iter
+        self.n = loss.n_samples
+        self.counters = proj.counters
+        self.obj = Objective(loss, maximize=False, shape=w.shape)
+        self.evaluate = callable(getattr(loss, "value", None))
+        self.total = np.zeros_like(w)
+        self.f0 = self.obj.f(w) if self.evaluate else None
+
+    def initial_value(self, w, support) -> float | None:
+        return self.f0
+
+    def advance(self, it, w, support):
+        t = it - 1
+        self.total += self.obj.check_array(
+            self.loss.sample_gradient(readonly(w), t % self.n), "the sample gradient"
+        )
+        average = self.total / (t + 1)
+        b = average if self.head is None else self.head(average)[0]
+        return self.proj(-(math.sqrt(t + 1) / self.gamma) * b)
+
+    def value(self, it, w, support) -> float | None:
+        every = self.eval_every
+        if self.evaluate and every is not None and it % every == 0 and it < self.max_iter:
+            return self.obj.f(w)
+        return None
+
+    def returned(self, w, support, done, history):
+        """The last iterate, evaluated here (when the loss has ``value``) if the loop did not,
+        after a breakdown too."""
+        if self.evaluate and not history.has(done):
+            history.record(done, self.obj.f(w))
+        return w, support, history.value_at(done), done
+
+    def describe(self) -> str:
+        return f"gamma={self.gamma:g}, {'head and tail' if self.head else 'one'} projection"
+
+    def step_size(self) -> None:
+        return None
 
 
 def graph_da(

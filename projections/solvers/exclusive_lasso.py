@@ -15,13 +15,11 @@ Elements labelled ``-1`` belong to no group and are not penalised.
 
 from __future__ import annotations
 
-import logging
 import math
 
 import numpy as np
 
 from projections.solvers._common import (
-    Breakdown,
     Deadline,
     Objective,
     check_callback,
@@ -32,14 +30,13 @@ from projections.solvers._common import (
     check_time_limit,
     initial_point,
     lipschitz_step,
+    new_counters,
     small_change,
 )
-from projections.solvers._loop import stop_reason
+from projections.solvers._loop import Steps, run
 from projections.solvers.result import SolverResult
 
 __all__ = ["exclusive_lasso", "exclusive_lasso_penalty", "prox_exclusive_lasso"]
-
-logger = logging.getLogger("projections.solvers")
 
 
 def _check_labels(labels, size: int) -> np.ndarray:
@@ -183,61 +180,53 @@ def exclusive_lasso(
             raise ValueError(f"step is required: {type(loss).__name__} has no lipschitz()")
     obj = Objective(loss, maximize=False, shape=w.shape)
     deadline = Deadline(time_limit)
-    return _fista(obj, lab, lam, w, step, max_iter, tol, callback, deadline)
+    steps = _FistaSteps(obj, lab, lam, w, step, tol)
+    return run(steps, w, max_iter=max_iter, callback=callback, deadline=deadline)
 
 
-def _fista(obj: Objective, lab, lam, w, step, max_iter, tol, callback, deadline) -> SolverResult:
-    """FISTA with function-value restart; the loop of :func:`exclusive_lasso`."""
+class _FistaSteps(Steps):
+    """FISTA with function-value restart, :func:`exclusive_lasso`'s side of the shared loop:
+    the extrapolated point ``y``, the momentum ``t_k`` and the value ``F`` of the iterate."""
 
-    def total(x) -> float:
-        return obj.f(x) + lam * exclusive_lasso_penalty(x, lab)
+    name = "exclusive_lasso"
 
-    value = total(w)
-    history = [value]
-    y, t_k = w.copy(), 1.0
-    status, message, done, n_restarts = "max_iter", f"max_iter ({max_iter}) reached", 0, 0
-    try:
-        for it in range(1, max_iter + 1):
-            x = prox_exclusive_lasso(y - step * obj.grad_phi(y), lab, step * lam)
-            new = total(x)
-            if new > value and not np.array_equal(y, w):  # momentum overshot: restart from w
-                n_restarts += 1
-                y, t_k = w.copy(), 1.0
-                x = prox_exclusive_lasso(w - step * obj.grad_phi(w), lab, step * lam)
-                new = total(x)
-            t_next = (1.0 + math.sqrt(1.0 + 4.0 * t_k * t_k)) / 2.0
-            y = x + ((t_k - 1.0) / t_next) * (x - w)
-            small = small_change(x, w, tol)
-            w, value, t_k, done = x, new, t_next, it
-            history.append(value)
-            status_now, reason = stop_reason(
-                it=it,
-                w=w,
-                value=value,
-                callback=callback,
-                converged=small,
-                convergence=f"relative change <= tol={tol:g}",
-                deadline=deadline,
-            )
-            if status_now is not None:
-                status, message = status_now, reason
-                break
-    except Breakdown as exc:
-        status = "breakdown"
-        message = f"stopped at iteration {done + 1}: {exc}; returned the last finite iterate"
-        logger.warning("exclusive_lasso: %s", message)
-    logger.info("exclusive_lasso: %s; F=%.6g, %d restarts", message, value, n_restarts)
-    return SolverResult(
-        solution=w,
-        support=w != 0,
-        iterations=done,
-        history=np.asarray(history, dtype=np.float64),
-        history_iterations=np.arange(len(history), dtype=np.int64),
-        converged=status == "converged",
-        status=status,
-        message=f"{message} ({n_restarts} momentum restarts)",
-        seconds=deadline.elapsed(),
-        projection_seconds=0.0,
-        step=step,
-        objective=value,
-    )
+    def __init__(self, obj: Objective, lab, lam, w, step, tol) -> None:
+        self.obj, self.lab, self.lam, self.step, self.tol = obj, lab, lam, step, tol
+        self.convergence = f"relative change <= tol={tol:g}"
+        self.counters = new_counters()
+        self.y, self.t_k, self.n_restarts = w.copy(), 1.0, 0
+        self.F = self._total(w)
+
+    def _total(self, x) -> float:
+        return self.obj.f(x) + self.lam * exclusive_lasso_penalty(x, self.lab)
+
+    def _prox_step(self, z):
+        return prox_exclusive_lasso(
+            z - self.step * self.obj.grad_phi(z), self.lab, self.step * self.lam
+        )
+
+    def initial_value(self, w, support) -> float:
+        return self.F
+
+    def advance(self, it, w, support):
+        x = self._prox_step(self.y)
+        new = self._total(x)
+        if new > self.F and not np.array_equal(self.y, w):  # momentum overshot: restart from w
+            self.n_restarts += 1
+            self.y, self.t_k = w.copy(), 1.0
+            x = self._prox_step(w)
+            new = self._total(x)
+        t_next = (1.0 + math.sqrt(1.0 + 4.0 * self.t_k * self.t_k)) / 2.0
+        self.y = x + ((self.t_k - 1.0) / t_next) * (x - w)
+        self.converged = small_change(x, w, self.tol)
+        self.F, self.t_k = new, t_next
+        return x, x != 0
+
+    def value(self, it, w, support) -> float:
+        return self.F
+
+    def describe(self) -> str:
+        return f"{self.n_restarts} momentum restarts"
+
+    def step_size(self) -> float:
+        return self.step

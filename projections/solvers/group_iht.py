@@ -9,17 +9,12 @@ the minimiser of ``f`` on the projection's support.
 
 from __future__ import annotations
 
-import logging
-
-import numpy as np
-
 from projections.groups import (
     OverlappingGroups,
     project_overlapping_groups,
     project_sparse_overlapping_groups,
 )
 from projections.solvers._common import (
-    Breakdown,
     Deadline,
     Objective,
     Projector,
@@ -34,12 +29,10 @@ from projections.solvers._common import (
     lipschitz_step,
     small_change,
 )
-from projections.solvers._loop import stop_reason
+from projections.solvers._loop import Steps, run
 from projections.solvers.result import SolverResult
 
 __all__ = ["group_iht", "group_projection"]
-
-logger = logging.getLogger(__name__)
 
 
 def group_projection(groups, *, k: int, per_group: int | None = None):
@@ -158,52 +151,40 @@ def group_iht(
         if step is None:
             raise ValueError(f"step is required: {type(loss).__name__} has no lipschitz()")
     refit = loss.minimize_on_support if fully_corrective else None
-    w, support, history, status, message = _iterate(
-        obj, proj, w, step, refit, max_iter=max_iter, tol=tol, callback=callback,
-        deadline=deadline,
-    )  # fmt: skip
-    return SolverResult(
-        solution=w,
-        support=support,
-        iterations=history.size - 1,
-        history=history,
-        history_iterations=np.arange(len(history)),
-        converged=status == "converged",
-        status=status,
-        message=message,
-        seconds=deadline.elapsed(),
-        projection_seconds=proj.counters["seconds"],
-        n_projections=proj.counters["calls"],
-        step=step,
-        objective=float(history[-1]),
-    )
+    steps = _GroupIHTSteps(obj, proj, w, step, refit, tol)
+    return run(steps, w, max_iter=max_iter, callback=callback, deadline=deadline)
 
 
-def _iterate(obj, proj, w, step, refit, *, max_iter, tol, callback, deadline):
-    """Algorithm 1's loop (with the refit when ``refit`` is given): ``(w, support, history,
-    status, message)``; on a numerical breakdown, the last finite iterate."""
-    support = w != 0
-    history = [obj.f(w)]
-    status, message = "max_iter", f"stopped after max_iter={max_iter} iterations"
-    it = 0
-    try:
-        while it < max_iter:
-            w_new, support_new = proj(w - step * obj.grad_phi(w))
-            if refit is not None:
-                w_new = obj.check_array(refit(w_new, support_new), "minimize_on_support")
-            value = obj.f(w_new)
-            it += 1
-            converged = small_change(w_new, w, tol)
-            w, support = w_new, support_new
-            history.append(value)
-            stop, text = stop_reason(
-                it=it, w=w, value=value, callback=callback, converged=converged,
-                convergence=f"relative change <= tol={tol:g}", deadline=deadline,
-            )  # fmt: skip
-            if stop is not None:
-                status, message = stop, text
-                break
-    except Breakdown as exc:
-        status, message = "breakdown", f"numerical breakdown at iteration {it + 1}: {exc}"
-        logger.warning("group_iht: %s", message)
-    return w, support, np.asarray(history), status, message
+class _GroupIHTSteps(Steps):
+    """Algorithm 1 (with IHT-FC's refit when ``refit`` is given), :func:`group_iht`'s side of
+    the shared loop; it reports as it always has: no settings in the message."""
+
+    name = "group_iht"
+    max_iter_message = "stopped after max_iter={max_iter} iterations"
+    breakdown_message = "numerical breakdown at iteration {it}: {exc}"
+
+    def __init__(self, obj: Objective, proj: Projector, w, step, refit, tol) -> None:
+        self.obj, self.proj, self.step, self.refit, self.tol = obj, proj, step, refit, tol
+        self.convergence = f"relative change <= tol={tol:g}"
+        self.counters = proj.counters
+        self.f = obj.f(w)
+
+    def initial_value(self, w, support) -> float:
+        return self.f
+
+    def advance(self, it, w, support):
+        w_new, support_new = self.proj(w - self.step * self.obj.grad_phi(w))
+        if self.refit is not None:
+            w_new = self.obj.check_array(self.refit(w_new, support_new), "minimize_on_support")
+        self.f = self.obj.f(w_new)
+        self.converged = small_change(w_new, w, self.tol)
+        return w_new, support_new
+
+    def value(self, it, w, support) -> float:
+        return self.f
+
+    def describe(self) -> str:
+        return ""
+
+    def step_size(self) -> float:
+        return self.step

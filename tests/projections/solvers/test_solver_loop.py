@@ -122,3 +122,25 @@ def test_a_run_of_at_most_one_iteration_still_has_its_starting_value(max_iter):
 
     assert result.history[0] == 64.0
     assert result.iterations == max_iter
+
+
+class Quiet(Halving):
+    """The toy with its own messages, no settings in them and a callback without values."""
+
+    callback_gets_value = False
+    max_iter_message = "ran all {max_iter}"
+    breakdown_message = "failed at {it}: {exc}"
+
+    def describe(self):
+        return ""
+
+
+def test_a_solver_may_keep_its_own_messages_and_withhold_values_from_the_callback():
+    seen = []
+    ran = run_toy(Quiet(), max_iter=3, callback=lambda it, w, value: seen.append(value))
+    failed = run_toy(Quiet(explode_at=2))
+
+    assert seen == [None, None, None]
+    assert ran.message == "ran all 3"
+    np.testing.assert_array_equal(ran.history, [64.0, 16.0, 4.0, 1.0])
+    assert failed.message == "failed at 2: the toy exploded"
