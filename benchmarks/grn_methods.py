@@ -36,6 +36,7 @@ from projections.solvers import LeastSquares, gradmp, iht, tvcs_projection
 __all__ = [
     "Inferred",
     "dbn_loss",
+    "genie3",
     "lagged_correlation",
     "partial_correlation",
     "pearson_correlation",
@@ -200,3 +201,28 @@ def lagged_correlation(series) -> np.ndarray:
     Xc = (X - X.mean(axis=0)) / X.std(axis=0)
     Yc = (Y - Y.mean(axis=0)) / Y.std(axis=0)
     return np.abs(Yc.T @ Xc / X.shape[0])
+
+
+def genie3(series, *, n_trees: int = 100, seed: int = 0) -> np.ndarray:
+    """GENIE3 importances (Huynh-Thu et al. 2010) by arboreto's per-target random forest.
+
+    Each gene's level is regressed on every other gene's at the same time point (all series'
+    points pooled) with ``n_trees`` trees; ``scores[i, j]`` is regulator ``j``'s importance for
+    target ``i``. Calls ``arboreto.core.infer_partial_network`` one target at a time, without
+    arboreto's dask graph (``arboreto.algo.genie3`` fails under dask 2026: "Must supply at
+    least one delayed object"). Needs ``pip install arboreto``.
+    """
+    from arboreto.core import RF_KWARGS, infer_partial_network
+
+    series = _check_series(series)
+    levels = series.reshape(-1, series.shape[2])
+    n = levels.shape[1]
+    names = [str(j) for j in range(n)]
+    scores = np.zeros((n, n))
+    kwargs = {**RF_KWARGS, "n_estimators": int(n_trees)}
+    for i in range(n):
+        links = infer_partial_network(
+            "RF", kwargs, levels, names, names[i], levels[:, i], seed=seed
+        )
+        scores[i, links["TF"].astype(int).to_numpy()] = links["importance"].to_numpy()
+    return scores
