@@ -120,4 +120,5 @@ def test_genie3_scores_every_regulator_of_every_target_but_itself(noiseless):
     scores = genie3(noiseless.series, n_trees=10)
     assert scores.shape == (12, 12)
     assert np.all(np.diag(scores) == 0)
-    assert np.all(scores >= 0) and scores.sum() > 0
+    assert np.all(scores >= 0)
+    assert scores.sum() > 0
