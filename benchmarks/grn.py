@@ -183,6 +183,11 @@ def main(argv=None) -> None:
     parser.add_argument("--skip", nargs="*", default=[], help="method names to leave out")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    if args.networks < 2:
+        parser.error(f"--networks must be at least 2 for a standard deviation, got {args.networks}")
+    unknown = sorted(set(args.skip) - set(METHODS))
+    if unknown:
+        parser.error(f"--skip names no method: {', '.join(unknown)}; methods: {', '.join(METHODS)}")
     results, seconds = run(args.networks, args.seed, args.series, args.times, set(args.skip))
     text = report(results, seconds, args)
     print(text)
