@@ -41,16 +41,22 @@ __all__ = [
     "partial_correlation",
     "pearson_correlation",
     "top_scores",
+    "true_support_loss",
     "tvcs_network",
 ]
 
 
 @dataclass(frozen=True)
 class Inferred:
-    """An inferred network: ``edges`` (bool) and ``scores`` (float), both ``(n, n)``."""
+    """An inferred network: ``edges`` (bool) and ``scores`` (float), both ``(n, n)``.
+
+    ``loss`` is, for the regressions, the DBN loss of the least-squares refit on the final
+    support (how well the support explains the data), ``None`` otherwise.
+    """
 
     edges: np.ndarray
     scores: np.ndarray
+    loss: float | None = None
 
 
 def _check_series(series) -> np.ndarray:
@@ -163,7 +169,16 @@ def tvcs_network(
     g = np.abs(loss.gradient(w))
     outside = g / (g.max() + 1e-300)  # in [0, 1]
     scores = np.where(support, 2.0 + np.abs(w), outside)
-    return Inferred(_to_matrix(support, n), _to_matrix(scores, n))
+    refit = loss.value(loss.minimize_on_support(w, support))
+    return Inferred(_to_matrix(support, n), _to_matrix(scores, n), refit)
+
+
+def true_support_loss(series, edges) -> float:
+    """The DBN loss of the least-squares fit on the true edges (``edges``, bool ``(n, n)``)."""
+    loss = dbn_loss(series)
+    edges = np.asarray(edges, dtype=bool)
+    flat = edges[~np.eye(edges.shape[0], dtype=bool)]
+    return loss.value(loss.minimize_on_support(np.zeros(flat.size), flat))
 
 
 def top_scores(scores, total) -> np.ndarray:
