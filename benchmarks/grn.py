@@ -39,9 +39,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from grn_methods import (
     genie3,
     lagged_correlation,
