@@ -1,0 +1,36 @@
+"""benchmarks/grn.py checks the paper's ordering honestly and refuses bad options."""
+
+import numpy as np
+import pytest
+from grn import METRICS, main, ordering_check
+
+AUC, MCC = METRICS.index("AUC"), METRICS.index("MCC")
+
+
+def _results(tvcs_auc, baseline_auc):
+    tvcs = np.full((3, len(METRICS)), 0.5)
+    base = np.full((3, len(METRICS)), 0.4)
+    tvcs[:, AUC], base[:, AUC] = tvcs_auc, baseline_auc
+    return {"TVCS (GradMP)": tvcs, "PCC": base}
+
+
+def test_the_ordering_holds_when_tvcs_leads_on_both_metrics():
+    lines = ordering_check(_results([0.9, 0.8, 0.85], [0.6, 0.7, 0.65]))
+    assert all("best: holds" in line for line in lines)
+
+
+def test_a_baseline_ahead_on_auc_is_named_with_its_paired_difference():
+    lines = ordering_check(_results([0.6, 0.7, 0.8], [0.7, 0.8, 0.6]))
+    auc_line = next(line for line in lines if "AUC" in line)
+    assert "not best: PCC (0.700; paired difference +0.000" in auc_line
+    assert "TVCS ahead on 1 of 3" in auc_line
+    assert "best: holds" in next(line for line in lines if "MCC" in line)
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"), [(["--networks", "1"], "--networks"), (["--skip", "LASSO"], "--skip")]
+)
+def test_bad_options_are_refused_naming_them(argv, name, capsys):
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert name in capsys.readouterr().err
