@@ -9,7 +9,8 @@ generation*, after one exact shortcut:
    optimum, one TVCS projection of ``sqrt(w)`` (:func:`_relaxation`). When that keeps every
    task's credit within ``C`` (most of Figure 4, where a task's few workers weigh at most 0.64
    each, and skill x difficulty quality at the smaller caps) it is the LP's optimum and no LP
-   is solved. Dense problems of at most ``RELAXATION_MAX_PAIRS`` pairs only.
+   is solved. Problems of at most ``RELAXATION_MAX_PAIRS`` pairs only, dense or by category
+   alike, so that both forms of the same quality give the same answer.
 1. Start from a candidate set of pairs: each task's ``INITIAL_PER_TASK_FACTOR *
    max_workers_per_task[j]`` heaviest eligible workers (largest ``w_ij``).
 2. Solve the LP restricted to the candidates with HiGHS (through SciPy). Its duals are prices
@@ -64,10 +65,11 @@ BLOCK_PAIRS = 1 << 18
 #: categories) the duals are degenerate and pricing brings in a task's cap of pairs round after
 #: round (17 rounds at 100 x 1,000).
 FULL_LP_AFTER = 20
-#: Up to this many pairs ``n m`` a dense problem's LP without its credit rows is solved first,
-#: exactly, by one TVCS projection over every usable pair (a problem by category never gets an
-#: array of every pair).
-RELAXATION_MAX_PAIRS = 30_000_000
+#: Up to this many pairs ``n m`` the LP without its credit rows is solved first, exactly, by one
+#: TVCS projection over every usable pair (arrays of every pair, about 40 bytes each at the
+#: peak: so only on problems this small, whichever form their quality has, and a problem by
+#: category above it never gets an array of every pair).
+RELAXATION_MAX_PAIRS = 3_000_000
 #: How HiGHS solves a restricted LP of at least ``SIMPLEX_MAX_PAIRS`` pairs: interior point, then
 #: crossover to a vertex. HiGHS's presolve is off: on these LPs it cost up to 30 s where the LP
 #: itself takes 0.5 s (200 x 10,000).
@@ -459,7 +461,7 @@ def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
     """
     n = problem.n_workers
     table = problem.quality_table  # weights are made block by block, never for every pair
-    if not problem.by_category and problem.n_workers * problem.n_tasks <= RELAXATION_MAX_PAIRS:
+    if problem.n_workers * problem.n_tasks <= RELAXATION_MAX_PAIRS:
         relaxed = _relaxation(problem, table, credit_cap)
         if relaxed is not None:
             return relaxed

@@ -51,11 +51,17 @@ def test_methods_behave_sensibly_beyond_uniform_quality(method, case):
     result = solve(problem, method=method, seed=0, **options(method))
     assert problem.is_feasible(result.assignment)
     assert np.isfinite(result.expected_accuracy)
-    if method != "random":
-        rand = np.mean(
-            [solve(problem, method="random", seed=s).expected_accuracy for s in range(3)]
-        )
-        assert result.expected_accuracy >= rand - 0.02
+    if method == "random":
+        return
+    randoms = [solve(problem, method="random", seed=s) for s in range(3)]
+    weights = (2 * problem.quality - 1) ** 2
+    if method == "q-lp" and np.ptp(weights[weights > 0]) < 1e-6:
+        # Every usable pair weighs the same in Ho et al.'s LP: its optimum is any assignment of
+        # the most pairs, however it spreads them over the tasks, so only its size is promised.
+        assert result.n_assigned == max(r.n_assigned for r in randoms)
+        return
+    rand = np.mean([r.expected_accuracy for r in randoms])
+    assert result.expected_accuracy >= rand - 0.02
 
 
 def test_progress_is_reported_and_ends_at_one():
