@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignment.engine.accuracy import _clip, task_accuracy_pairs
+from assignment.engine.accuracy import _clip, _task_accuracy_sorted
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.search_pairs import MAX_SEARCH_PAIRS
 from projections.tvcs import project
@@ -32,7 +32,8 @@ _NO_GAIN = 1e-15
 
 def single_worker_gains(problem: AssignmentProblem) -> np.ndarray:
     """``g_ij``, the gain in task ``j``'s expected accuracy from worker ``i`` alone, shape
-    (n_workers, n_tasks), by the engine's exact accuracy (two labels: ``task_accuracy_pairs``;
+    (n_workers, n_tasks), by the engine's exact accuracy (two labels: ``task_accuracy_pairs``'s
+    kernel, without checking the problem's arrays again for each worker;
     ``K`` labels: the K-class vote's)."""
     n, m = problem.shape
     tasks = np.arange(m)
@@ -40,9 +41,10 @@ def single_worker_gains(problem: AssignmentProblem) -> np.ndarray:
     if problem.n_labels == 2:
         prior = problem.prior
         nobody = np.maximum(prior, 1.0 - prior)
+        quality = problem.quality_form  # validated with the problem: the unchecked kernel
         for i in range(n):
-            alone = np.full(m, i)
-            gains[i] = task_accuracy_pairs(problem.quality_form, alone, tasks, prior=prior)
+            alone = np.full(m, i)  # pairs sorted by task, as the kernel takes them
+            gains[i] = _task_accuracy_sorted(quality, alone, tasks, prior)
     else:
         from assignment.engine.multiclass import _units_accuracy  # numba on first use
 
