@@ -156,6 +156,7 @@ __all__ = [
     "fill",
     "greedy_assignment",
     "greedy_pairs",
+    "why_fill_stopped",
 ]
 
 #: Moves worth at most this (accuracy of one task per assignment) are no improvement; a pair
@@ -677,6 +678,13 @@ def _pairs_accuracy(problem: AssignmentProblem, workers: np.ndarray, tasks: np.n
     )
 
 
+def why_fill_stopped(state) -> str:
+    """Why :func:`fill` stopped adding pairs to ``state``, in a run's words."""
+    if state.budget_left == 0:
+        return "budget spent"
+    return "no positive gain" if state.any_feasible() else "no feasible addition"
+
+
 def greedy_pairs(
     problem: AssignmentProblem,
     *,
@@ -726,13 +734,7 @@ def greedy_pairs(
     budget = problem.budget
     steps, pairs = fill(state, progress=progress)
     budget_left = state.budget_left
-
-    if budget_left == 0:
-        stopped = "budget spent"
-    elif state.any_feasible():
-        stopped = "no positive gain"
-    else:
-        stopped = "no feasible addition"
+    stopped = why_fill_stopped(state)
     workers, tasks = state.pairs()
     accuracy = _pairs_accuracy(problem, workers, tasks)
     if progress is not None:

@@ -46,6 +46,7 @@ from assignment.engine.greedy import (
     PAIR_TOP_RELIABLE,
     GreedyState,
     fill,
+    why_fill_stopped,
 )
 from assignment.engine.method_output import MethodOutput
 from assignment.engine.problem import AssignmentProblem
@@ -305,12 +306,7 @@ def greedy_confusion(
     state = ConfusionGreedyState(problem)
     steps, pairs = fill(state, progress=progress)
     budget_left = state.budget_left
-    if budget_left == 0:
-        stopped = "budget spent"
-    elif state.any_feasible():
-        stopped = "no positive gain"
-    else:
-        stopped = "no feasible addition"
+    stopped = why_fill_stopped(state)
     workers, tasks = state.pairs()
     accuracy = confusion_accuracy(
         problem.confusion, workers, tasks, prior=problem.prior_distribution
