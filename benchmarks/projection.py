@@ -3,7 +3,9 @@
 What it measures
 ----------------
 On random instances -- an n x m matrix V ~ N(0, 1) (n workers = rows, m tasks = columns, as in
-docs/design.md#the-assignment-problem; ``--weights lognormal``: exp(2 N(0, 1)), heavy-tailed),
+docs/design.md#the-assignment-problem; ``--weights lognormal``: exp(2 N(0, 1)), heavy-tailed;
+``--weights rank1``: outer(a, b), a ~ U[0, 1] per row, b ~ U[0.2, 1] per column, the square root
+of q-lp's weights on skill x difficulty quality, where every column ranks the rows alike),
 per-row caps uniform in
 [1, m/4], per-column caps uniform in [1, n/4], and a large and a small budget, floor(0.8 * C)
 and floor(0.1 * C) with C = min(sum of row caps, sum of column caps) -- it runs:
@@ -65,18 +67,25 @@ OURS = ("exact", "greedy", "lp", "pgd")
 METHODS = (*OURS, "ortools", "argpartition")
 SLOW = ("lp", "pgd")
 BUDGETS = {"large": 0.8, "small": 0.1}
+WEIGHTS = ("normal", "lognormal", "rank1")
 
 
 def make_instance(n_rows: int, n_cols: int, seed: int, weights: str = "normal"):
     """Return ``V, row_caps, col_caps, totals`` (``totals`` maps budget name to the total cap).
 
     ``weights="lognormal"``: ``V = exp(2 Z)`` instead of ``Z`` (heavy tails: ``V ** 2`` spans
-    some 60 octaves at 1,000 x 10,000); the caps and budgets are the same.
+    some 60 octaves at 1,000 x 10,000); ``weights="rank1"``: ``V = outer(a, b)`` with
+    ``a ~ U[0, 1]``, ``b ~ U[0.2, 1]`` (rank one: every column ranks the rows alike). The caps
+    and budgets are the same.
     """
     rng = np.random.default_rng([seed, n_rows, n_cols])
     V = rng.standard_normal((n_rows, n_cols))
     if weights == "lognormal":
         V = np.exp(2 * V)
+    elif weights == "rank1":
+        V = np.outer(rng.uniform(0.0, 1.0, n_rows), rng.uniform(0.2, 1.0, n_cols))
+    elif weights != "normal":
+        raise ValueError(f"unknown weights {weights!r}; choose from {', '.join(WEIGHTS)}")
     row_caps = rng.integers(1, max(1, n_cols // 4), size=n_rows, endpoint=True)
     col_caps = rng.integers(1, max(1, n_rows // 4), size=n_cols, endpoint=True)
     cap = min(int(row_caps.sum()), int(col_caps.sum()))
@@ -264,9 +273,10 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--weights",
-        choices=("normal", "lognormal"),
+        choices=WEIGHTS,
         default="normal",
-        help="V ~ N(0, 1), or exp(2 N(0, 1)) for heavy tails (default: %(default)s)",
+        help="V ~ N(0, 1), exp(2 N(0, 1)) for heavy tails, or outer(a, b) of rank one "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--slow-limit",

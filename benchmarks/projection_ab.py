@@ -112,7 +112,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--sizes", default="100x1000,300x3000,1000x10000")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--weights", choices=("normal", "lognormal"), default="normal")
+    parser.add_argument(
+        "--weights", default="normal", help="as in benchmarks/projection.py (%(default)s)"
+    )
     parser.add_argument("--out", type=Path, help="also write the Markdown report here")
     args = parser.parse_args(argv)
 

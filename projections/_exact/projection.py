@@ -87,9 +87,12 @@ def _cold_start(problem: Problem, clock: float) -> tuple[CandidateGraph, Scaling
     # The first phase runs at scale // START, where the scale is that of the costs that are
     # close calls: top_cost, unless most prices are far below it (heavy tails: the heaviest
     # weights are then selected anyway, and an eps set by them would leave every decision
-    # near the prices unresolved in the first phases).
+    # near the prices unresolved in the first phases). The total cap's price ``lam`` (the
+    # source's) counts too: when the budget binds, most group prices are 0 and ``lam`` alone
+    # says where the close calls are.
     g1, g2 = problem.g1, problem.g2
-    scale = min(problem.top_cost, 4 * int(np.percentile(np.abs(price[: g1 + g2]), 90)))
+    close = max(int(np.percentile(np.abs(price[: g1 + g2]), 90)), int(price[g1 + g2]))
+    scale = min(problem.top_cost, 4 * close)
     eps = max(1, scale // levers.START) * levers.ALPHA
     excess = np.zeros(problem.n_nodes, dtype=np.int64)
     scaling = Scaling(price, excess, eps, None, levers.RELABELS)

@@ -477,3 +477,21 @@ def test_heavy_tailed_weights_keep_the_candidate_graph_small_and_stay_exact():
     assert result.optimal
     assert _candidates(result) < 0.4 * V.size
     assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+
+
+@pytest.mark.parametrize("budget_fraction", [0.1, 0.3])
+def test_rank_one_weights_under_a_binding_budget_start_at_its_price_and_stay_exact(budget_fraction, caplog):
+    """Skill x ease weights (v = outer(a, b)): every column ranks the rows alike, so when the
+    budget binds most group prices are 0 and only the budget's price says where the close calls
+    are. The first phase starts at that scale: no refine gives up for prices far from its eps
+    (from 0.1 to 0.3 of the caps, 40 x 2,000 used to stop six or seven times, starting at
+    eps 1)."""
+    rng = np.random.default_rng(5)
+    V = np.outer(rng.uniform(0.0, 1.0, 40), rng.uniform(0.2, 1.0, 2000))
+    total = int(budget_fraction * min(40 * 100, 2000 * 2))
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=100, max_per_col=2, total=total)
+    with caplog.at_level("DEBUG", logger="projections._exact.phases"):
+        result = project(V, structure)
+    assert not [r for r in caplog.records if "stopped after" in r.getMessage()]
+    assert_valid_projection(V, structure, result)
+    assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
