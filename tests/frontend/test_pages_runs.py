@@ -242,8 +242,8 @@ def test_a_next_round_on_dawid_skene_quality_says_it_was_chosen_under_the_matric
         },
     )
     page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
-    assert "the round was chosen under these matrices, from the Dawid–Skene posteriors" in page
-    assert "before it (the Dawid–Skene vote under the quality's confusion matrices)" in page
+    assert "the round was chosen under these matrices, from the Dawid\u2013Skene posteriors" in page
+    assert "before it (the Dawid\u2013Skene vote under the quality's confusion matrices)" in page
     AssignmentRun.objects.filter(pk=run.pk).update(
         round_start={**start, "dawid_skene": False}, dawid_skene_accuracy=None
     )
