@@ -507,3 +507,21 @@ def test_a_comparison_on_dawid_skene_quality_shows_no_symmetric_upper_bound():
     bound = services.comparison_upper_bound_compute(comparison_id=comparison.pk)
     assert bound["status"] == "not applicable"
     assert "confusion matrices" in bound["message"]
+
+
+def test_confusion_matrices_that_no_longer_fit_the_labels_leave_a_next_round_symmetric(caplog):
+    project = make_project(labels=["cat", "dog", "bird"])
+    accuracy = np.random.default_rng(9).uniform(0.5, 0.95, 12)
+    crowd(project, accuracy, n_tasks=30, answers_per_task=2, labels=("cat", "dog", "bird"))
+    matrix = quality_estimate(project=project, source="answers", model="dawid-skene")
+    project.labels = ["cat", "dog", "bird", "fish"]  # a label added since the estimate
+    project.save(update_fields=["labels"])
+    assert selectors.fitting_confusion(project=project, matrix=matrix) is None
+    run = services.run_create(
+        project=project, method="greedy", seed=0, next_round=True, budget=10, enqueue=False
+    )
+    assert run.round_start["dawid_skene"] is False
+    with caplog.at_level(logging.WARNING, logger="assignment.services.runs"):
+        run = _executed(run)
+    assert run.dawid_skene_accuracy is None
+    assert "do not fit 4 labels; chosen without them" in caplog.text
