@@ -525,3 +525,31 @@ def test_confusion_matrices_that_no_longer_fit_the_labels_leave_a_next_round_sym
         run = _executed(run)
     assert run.dawid_skene_accuracy is None
     assert "do not fit 4 labels; chosen without them" in caplog.text
+
+
+def test_a_dawid_skene_round_with_rounds_to_go_scores_the_layers_it_takes_under_the_matrices():
+    project = make_project(labels=["cat", "dog", "bird"])
+    accuracy = np.random.default_rng(12).uniform(0.5, 0.95, 12)
+    crowd(project, accuracy, n_tasks=40, answers_per_task=1, labels=("cat", "dog", "bird"))
+    matrix = quality_estimate(project=project, source="answers", model="dawid-skene")
+    run = services.run_create(
+        project=project, method="greedy", seed=0, next_round=True, rounds_left=3, enqueue=False
+    )
+    run = _executed(run)
+    rows, columns, labels = _answers_by_hand(project, matrix)
+    nxt = next_round(
+        _whole_problem(run),
+        worker_index=rows,
+        task_index=columns,
+        label=labels,
+        budget=run.budget,
+        confusion=matrix.confusion,
+    )
+    assert run.n_assigned == nxt.layer_budget(3) < run.budget
+    taken = confusion_accuracy(
+        matrix.confusion, run.pairs[:, 0], run.pairs[:, 1], prior=nxt.prior_distribution
+    )
+    assert run.expected_accuracy == pytest.approx(taken.expected_accuracy, abs=1e-12)
+    assert run.dawid_skene_accuracy["dawid_skene_vote"]["expected_accuracy"] == pytest.approx(
+        taken.expected_accuracy, abs=1e-12
+    )
