@@ -460,6 +460,7 @@ def run_execute(
     heartbeat.start()
     try:
         problem, result = _run_solve(run, progress)
+        vote_prior = _bayes_vote_prior(run, problem)
     except _RunStopped:
         logger.info("run %s stopped while computing: it is no longer running", run_id)
         return AssignmentRun.objects.filter(pk=run_id).first()
@@ -481,7 +482,7 @@ def run_execute(
         accuracy=(result.expected_accuracy, result.accuracy_standard_error),
         message=result.message,
         confusion=run.quality_matrix.confusion,
-        vote_prior=_bayes_vote_prior(run, problem),
+        vote_prior=vote_prior,
     )
     return AssignmentRun.objects.filter(pk=run_id).first()
 
