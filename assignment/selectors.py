@@ -30,6 +30,7 @@ from rest_framework.authtoken.models import Token
 
 from assignment.answers import answers_in_hand
 from assignment.engine.aggregate import aggregate_pairs
+from assignment.engine.confusion import confusion_posterior
 from assignment.engine.multiclass import aggregate_multiclass
 from assignment.errors import AnswersError, RunStateError
 from assignment.exporters import EXPORT_KINDS, LABEL_AGGREGATIONS
@@ -483,13 +484,35 @@ class RoundOverview:
         return self.last_round.expected_accuracy - self.last_round.round_start["accuracy_now"]
 
 
+def fitting_confusion(*, project: Project, matrix: QualityMatrix) -> np.ndarray | None:
+    """The quality's Dawid–Skene confusion matrices, shape (n_workers, K, K), when they fit
+    the project's K labels: what runs and next rounds are chosen under
+    (docs/design.md#under-confusion-matrices). None for a one-coin or gold estimate, or for
+    matrices of another number of labels (the label set changed since the estimate)."""
+    confusion = matrix.confusion
+    k = len(project.labels)
+    if confusion is None or confusion.shape[1:] != (k, k):
+        return None
+    return confusion
+
+
 def _confidence_now(*, project: Project, matrix: QualityMatrix, answers) -> np.ndarray:
     """Each matrix task's posterior of its likeliest label after ``answers``, shape (m,):
-    the Bayes vote under the tasks' priors (:func:`~assignment.priors.task_priors`), binary or
-    over K labels (:mod:`~assignment.engine.multiclass`)."""
+    under the tasks' priors (:func:`~assignment.priors.task_priors`), Dawid–Skene's posterior
+    when the quality has confusion matrices that fit (:func:`fitting_confusion`), else the
+    Bayes vote's, binary or over K labels (:mod:`~assignment.engine.multiclass`)."""
     quality = matrix.quality_at(rows=answers.rows, columns=answers.columns)
     prior = task_priors(project=project, task_ids=matrix.task_ids)
     k = len(project.labels)
+    confusion = fitting_confusion(project=project, matrix=matrix)
+    if confusion is not None:
+        return confusion_posterior(
+            confusion,
+            worker_index=answers.rows,
+            task_index=answers.columns,
+            label=answers.label,
+            prior=np.column_stack([1.0 - prior, prior]) if k == 2 else prior,
+        ).max(axis=1)
     if k != 2:
         return aggregate_multiclass(
             task_index=answers.columns,

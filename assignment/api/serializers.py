@@ -458,13 +458,16 @@ _VOTE_ACCURACY_SCHEMA = {
             "bayes_vote": _VOTE_ACCURACY_SCHEMA,
         },
         "required": ["dawid_skene_vote", "bayes_vote"],
-        "description": "Only for a run whose quality was estimated by Dawid-Skene EM (and "
-        "not a next round): the assignment's expected accuracy if the workers answer as "
-        "their fitted confusion matrices say, for the Dawid-Skene vote (the best vote under "
-        "that model) and for the Bayes vote of the symmetric model. The run was chosen under "
-        "those matrices and its expected_accuracy is the Dawid-Skene vote's, except for a "
-        "sharded run (chosen, and expected_accuracy computed, under the symmetric model). "
-        "Standard error 0 where the sum over answer patterns was exact.",
+        "description": "Only for a run whose quality was estimated by Dawid-Skene EM: the "
+        "assignment's expected accuracy if the workers answer as their fitted confusion "
+        "matrices say, for the Dawid-Skene vote (the best vote under that model) and for the "
+        "Bayes vote of the symmetric model. The run was chosen under those matrices and its "
+        "expected_accuracy is the Dawid-Skene vote's, except for a sharded run (chosen, and "
+        "expected_accuracy computed, under the symmetric model). For a next round (round: "
+        "true, round_start.dawid_skene true) both are of the final labels, the vote over all "
+        "the answers, given the answers in hand, and the round was chosen from the "
+        "Dawid-Skene posteriors of those. Standard error 0 where the sum over answer "
+        "patterns was exact.",
     }
 )
 class DawidSkeneAccuracyField(serializers.JSONField):

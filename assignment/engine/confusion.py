@@ -27,7 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DEFAULT_SAMPLES", "MAX_EXACT_PATTERNS", "ConfusionAccuracy", "confusion_accuracy"]
+__all__ = [
+    "DEFAULT_SAMPLES",
+    "MAX_EXACT_PATTERNS",
+    "ConfusionAccuracy",
+    "confusion_accuracy",
+    "confusion_posterior",
+]
 
 #: Tasks with at most this many answer patterns (``K^|S|``) are summed exactly.
 MAX_EXACT_PATTERNS = 4096
@@ -67,6 +73,40 @@ class ConfusionAccuracy:
         return float(np.sqrt(np.sum(self.task_standard_error**2)) / m)
 
 
+def confusion_posterior(confusion, *, worker_index, task_index, label, prior) -> np.ndarray:
+    """Each task's posterior over its true label given its answers, under the matrices.
+
+    Bayes' rule with answers independent given the label: ``P(y_j = c | D_j)`` is proportional
+    to ``prior[j, c] prod_{(i, a) in D_j} confusion[i, c, a]``; summed in log space (a zero
+    entry counts as ``1e-300``, as in :func:`confusion_accuracy`), ``O(n_answers K)``.
+
+    Parameters
+    ----------
+    confusion : ndarray of float, shape (n_workers, K, K)
+        ``C_i[c, a]``, rows distributions (checked by the caller, e.g.
+        :func:`~assignment.engine.rounds.next_round`).
+    worker_index, task_index, label : ndarray of int, shape (n_answers,)
+        Who answered which task with which label in ``[0, K)``; in range.
+    prior : ndarray of float, shape (n_tasks, K)
+        Each task's prior distribution, positive.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_tasks, K)
+        Rows summing to 1; a task without answers keeps its prior.
+    """
+    log_c = np.log(np.maximum(np.asarray(confusion, dtype=np.float64), 1e-300))
+    prior = np.asarray(prior, dtype=np.float64)
+    m, k = prior.shape
+    log_post = np.log(np.maximum(prior, 1e-300))
+    for c in range(k):
+        log_post[:, c] += np.bincount(
+            task_index, weights=log_c[worker_index, c, label], minlength=m
+        )
+    post = np.exp(log_post - log_post.max(axis=1, keepdims=True))
+    return post / post.sum(axis=1, keepdims=True)
+
+
 def confusion_accuracy(
     confusion,
     workers,
@@ -74,6 +114,7 @@ def confusion_accuracy(
     *,
     prior,
     vote_quality=None,
+    vote_prior=None,
     n_samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
 ) -> ConfusionAccuracy:
@@ -90,6 +131,11 @@ def confusion_accuracy(
     vote_quality : array_like of float, shape (pairs,), optional
         Each pair's quality ``q`` in the symmetric model: score the Bayes vote of that model
         instead of the Dawid–Skene vote.
+    vote_prior : array_like of float, shape (n_tasks, K), optional
+        The prior in that vote's scores, default ``prior``: in a next round the symmetric
+        model's posterior after the answers in hand, while ``prior`` (what the labels are) is
+        the Dawid–Skene posterior (:mod:`~assignment.engine.rounds`). Only with
+        ``vote_quality``.
     n_samples : int, default 2000
         Answer patterns drawn per task summed by Monte Carlo.
     seed : int, default 0
@@ -107,6 +153,7 @@ def confusion_accuracy(
     """
     log_c, log_prior, w, t, vq = _validate(confusion, workers, tasks, prior, vote_quality)
     m, k = log_prior.shape
+    log_vote = log_prior if vote_prior is None else _vote_prior(vote_prior, vq, (m, k))
     order = np.argsort(t, kind="stable")
     w, t = w[order], t[order]
     vq = None if vq is None else vq[order]
@@ -119,10 +166,10 @@ def confusion_accuracy(
         slots = starts[group][:, None] + np.arange(s)
         vote = None if vq is None else _vote_weights(vq[slots], k)
         if k**s <= MAX_EXACT_PATTERNS:
-            accuracy[group] = _exact(log_c, log_prior[group], w[slots], vote)
+            accuracy[group] = _exact(log_c, log_prior[group], w[slots], (vote, log_vote[group]))
         else:
             accuracy[group], error[group] = _sampled(
-                log_c, log_prior[group], w[slots], vote, n_samples, rng
+                log_c, log_prior[group], w[slots], (vote, log_vote[group]), n_samples, rng
             )
     return ConfusionAccuracy(task_accuracy=accuracy, task_standard_error=error)
 
@@ -159,6 +206,18 @@ def _validate(confusion, workers, tasks, prior, vote_quality):
     return np.log(np.maximum(c, 1e-300)), np.log(np.maximum(p, 1e-300)), w, t, vq
 
 
+def _vote_prior(vote_prior, vq, shape) -> np.ndarray:
+    """The log of the symmetric vote's prior, checked like ``prior``."""
+    if vq is None:
+        raise ValueError("vote_prior is the prior of the symmetric vote: give vote_quality too")
+    p = np.asarray(vote_prior, dtype=np.float64)
+    if p.shape != shape or not np.all(np.isfinite(p)) or p.min() < 0:
+        raise ValueError(f"vote_prior must hold one distribution per task, shape {shape}")
+    if not np.allclose(p.sum(axis=1), 1.0):
+        raise ValueError("each row of vote_prior must be a distribution over the K labels")
+    return np.log(np.maximum(p, 1e-300))
+
+
 def _vote_weights(q: np.ndarray, k: int) -> np.ndarray:
     """The symmetric model's vote weight of each answer, ``log(q (K - 1) / (1 - q))``."""
     q = np.clip(q, _EPS, 1.0 - _EPS)
@@ -170,8 +229,10 @@ def _patterns(k: int, s: int) -> np.ndarray:
     return np.array(list(itertools.product(range(k), repeat=s)), dtype=np.int64).reshape(k**s, s)
 
 
-def _exact(log_c, log_prior, w, vote) -> np.ndarray:
-    """The exact sum over every pattern for tasks of ``s`` workers each, shape (T,)."""
+def _exact(log_c, log_prior, w, vote_and_prior) -> np.ndarray:
+    """The exact sum over every pattern for tasks of ``s`` workers each, shape (T,);
+    ``vote_and_prior`` is the symmetric vote's weights (or None) and log prior (T, K)."""
+    vote, log_vote = vote_and_prior
     k = log_prior.shape[1]
     patterns = _patterns(k, w.shape[1])
     chunk = max(1, _CHUNK // (patterns.shape[0] * k))
@@ -182,7 +243,7 @@ def _exact(log_c, log_prior, w, vote) -> np.ndarray:
         for i in range(w.shape[1]):
             joint = joint + log_c[w[sl, i]][:, :, patterns[:, i]].transpose(0, 2, 1)
         joint = np.exp(joint)
-        out[sl] = _right(joint, log_prior[sl], patterns, None if vote is None else vote[sl])
+        out[sl] = _right(joint, log_vote[sl], patterns, None if vote is None else vote[sl])
     return out
 
 
@@ -191,7 +252,7 @@ def _right(joint, log_prior, answers, vote) -> np.ndarray:
 
     ``joint`` is ``P(c, a)`` (or ``P(c | a)``), shape (T, A, K); ``answers`` the patterns,
     shape (A, s) or (T, A, s); ``vote`` the symmetric vote's weights, shape (T, s), or None
-    for the Dawid–Skene vote."""
+    for the Dawid–Skene vote; ``log_prior`` the log prior of that vote's scores, (T, K)."""
     if vote is None:
         return joint.max(axis=2).sum(axis=1)
     k = joint.shape[2]
@@ -204,9 +265,10 @@ def _right(joint, log_prior, answers, vote) -> np.ndarray:
     return np.sum(joint * winners / winners.sum(axis=2, keepdims=True), axis=(1, 2))
 
 
-def _sampled(log_c, log_prior, w, vote, n_samples, rng) -> tuple[np.ndarray, np.ndarray]:
+def _sampled(log_c, log_prior, w, vote_and_prior, n_samples, rng) -> tuple[np.ndarray, np.ndarray]:
     """Monte Carlo over answer patterns drawn from the model: each pattern counts the vote's
     probability of being right given it. Per task: the mean and its standard error."""
+    vote, log_vote = vote_and_prior
     t_all, s = w.shape
     k = log_prior.shape[1]
     chunk = max(1, _CHUNK // (n_samples * max(s, 1) * k))
@@ -225,7 +287,7 @@ def _sampled(log_c, log_prior, w, vote, n_samples, rng) -> tuple[np.ndarray, np.
             posterior += log_c[w[sl, i]].transpose(0, 2, 1)[rows, answers[:, :, i]]
         posterior = np.exp(posterior - posterior.max(axis=2, keepdims=True))
         posterior /= posterior.sum(axis=2, keepdims=True)
-        right = _right_each(posterior, log_prior[sl], answers, None if vote is None else vote[sl])
+        right = _right_each(posterior, log_vote[sl], answers, None if vote is None else vote[sl])
         mean[sl] = right.mean(axis=1)
         error[sl] = right.std(axis=1, ddof=1) / np.sqrt(n_samples)
     return mean, error

@@ -89,7 +89,12 @@ def _task_accuracies(problem: AssignmentProblem, workers, tasks, per_task) -> np
 
 
 def accuracy_under_confusion(
-    problem: AssignmentProblem, assignment: tuple, confusion: np.ndarray, *, seed: int = 0
+    problem: AssignmentProblem,
+    assignment: tuple,
+    confusion: np.ndarray,
+    *,
+    seed: int = 0,
+    vote_prior: np.ndarray | None = None,
 ) -> dict:
     """The expected accuracy of ``assignment`` (pairs ``(workers, tasks)``) if the workers
     answer as Dawid–Skene's confusion matrices say, for the two votes the labels offer.
@@ -104,6 +109,12 @@ def accuracy_under_confusion(
     assignment : tuple of two int arrays, shape (pairs,) each
     confusion : ndarray, shape (n_workers, K, K)
         ``C[i, c, a] = P(worker i answers a | true label c)``, labels in the problem's order.
+    seed : int, default 0
+        Seed of the Monte Carlo sums beyond the exact limit.
+    vote_prior : ndarray, shape (n_tasks, K), optional
+        The prior the Bayes vote scores from, default the problem's: in a next round chosen
+        under the matrices, the symmetric posterior after the answers in hand (the problem's
+        prior is then Dawid–Skene's posterior).
 
     Returns
     -------
@@ -118,7 +129,13 @@ def accuracy_under_confusion(
     out = {}
     for name, vote_quality in votes.items():
         result = confusion_accuracy(
-            confusion, workers, tasks, prior=prior, vote_quality=vote_quality, seed=seed
+            confusion,
+            workers,
+            tasks,
+            prior=prior,
+            vote_quality=vote_quality,
+            vote_prior=None if vote_quality is None else vote_prior,
+            seed=seed,
         )
         out[name] = {
             "expected_accuracy": result.expected_accuracy,

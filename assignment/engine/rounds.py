@@ -23,6 +23,14 @@ vote (:mod:`~assignment.engine.multiclass`): answers are labels in ``[0, K)``, t
 a distribution over the labels (:func:`~assignment.engine.multiclass.aggregate_multiclass`),
 it becomes the round's prior distribution, and the accuracy now is its largest entry.
 
+Under Dawid–Skene's worker model (a confusion matrix per worker, ``confusion[i, c, a] =
+P(worker i answers a | true label c)``; ``docs/design.md``, "Under confusion matrices") the
+argument is the same with the matrices' likelihoods: the posterior is ``P(y_j = c | D_j)``
+proportional to ``prior_jc prod_{(i, a) in D_j} confusion[i, c, a]``
+(:func:`~assignment.engine.confusion.confusion_posterior`), the round's problem carries the
+matrices, and every method chooses or scores the round as it does a whole project under them,
+by the accuracy of the Dawid–Skene vote over all the answers given the answers in hand.
+
 
 Why a round should not spend its budget as if it were the last (``docs/benchmarks/rounds.md``):
 for binary labels one more answer on a task that has one is worth nothing *by itself* (it agrees,
@@ -48,8 +56,9 @@ from numbers import Integral, Real
 import numpy as np
 
 from assignment.engine.aggregate import aggregate_pairs
+from assignment.engine.confusion import confusion_posterior
 from assignment.engine.multiclass import aggregate_multiclass
-from assignment.engine.problem import AssignmentProblem
+from assignment.engine.problem import AssignmentProblem, _confusion
 
 __all__ = ["POSTERIOR_EPS", "NextRound", "next_round", "plan_layers"]
 
@@ -76,10 +85,11 @@ class NextRound:
     posterior_distribution : ndarray of float64, shape (n_tasks, K)
         ``P(y_j = l | answers in hand)`` for every label ``l`` (the round's prior, before
         holding it away from 0 and 1 by ``POSTERIOR_EPS``); for two labels ``[1 - p, p]`` of
-        :attr:`posterior` ``p``.
+        :attr:`posterior` ``p``. Under :attr:`confusion`, Dawid–Skene's posterior.
     task_accuracy_now : ndarray of float64, shape (n_tasks,)
         The largest posterior of each task (``max(posterior, 1 - posterior)`` for two
-        labels): its expected accuracy if nobody else answered it.
+        labels): its expected accuracy if nobody else answered it (under :attr:`confusion`,
+        the Dawid–Skene vote's).
     worker_room : ndarray of int64, shape (n_workers,)
         Each worker's cap less its answers in hand (not below 0).
     task_room : ndarray of int64, shape (n_tasks,)
@@ -88,6 +98,9 @@ class NextRound:
         Pairs the round may assign.
     answered_workers, answered_tasks : ndarray of int64, shape (n_answers,)
         The pairs already answered.
+    confusion : ndarray of float64, shape (n_workers, K, K), or None
+        The Dawid–Skene matrices the posteriors are computed and the round is chosen under;
+        None under the symmetric model of the quality.
     """
 
     base: AssignmentProblem
@@ -98,6 +111,7 @@ class NextRound:
     budget: int
     answered_workers: np.ndarray
     answered_tasks: np.ndarray
+    confusion: np.ndarray | None = None
 
     @property
     def posterior(self) -> np.ndarray:
@@ -112,7 +126,8 @@ class NextRound:
 
     @property
     def accuracy_now(self) -> float:
-        """Mean expected accuracy of the Bayes vote on the answers in hand."""
+        """Mean expected accuracy of the Bayes vote on the answers in hand (the Dawid–Skene
+        vote under :attr:`confusion`)."""
         return float(self.task_accuracy_now.mean()) if self.task_accuracy_now.size else 1.0
 
     @property
@@ -126,28 +141,38 @@ class NextRound:
         return self.task_room > 0
 
     @cached_property
+    def prior_distribution(self) -> np.ndarray:
+        """The round's prior, shape (n_tasks, K): :attr:`posterior_distribution` held away
+        from 0 and 1 by ``POSTERIOR_EPS`` (for two labels ``[1 - p, p]``, ``p`` clipped to
+        ``[POSTERIOR_EPS, 1 - POSTERIOR_EPS]``)."""
+        if self.base.n_labels == 2:
+            one = np.clip(self.posterior, POSTERIOR_EPS, 1.0 - POSTERIOR_EPS)
+            prior = np.column_stack([1.0 - one, one])
+        else:
+            prior = np.maximum(self.posterior_distribution, POSTERIOR_EPS)
+            prior /= prior.sum(axis=1, keepdims=True)
+        prior.setflags(write=False)
+        return prior
+
+    @cached_property
     def problem(self) -> AssignmentProblem:
-        """The round's problem: posteriors as priors, answered pairs ineligible, the rooms as
-        caps, the round's budget."""
+        """The round's problem: posteriors as priors (:attr:`prior_distribution`), answered
+        pairs ineligible, the rooms as caps, the round's budget, and :attr:`confusion`."""
         base = self.base
         if base.eligible is None:
             eligible = np.ones(base.shape, dtype=bool)
         else:
             eligible = base.eligible.copy()
         eligible[self.answered_workers, self.answered_tasks] = False
-        if base.n_labels == 2:
-            prior = np.clip(self.posterior, POSTERIOR_EPS, 1.0 - POSTERIOR_EPS)
-        else:
-            prior = np.maximum(self.posterior_distribution, POSTERIOR_EPS)
-            prior /= prior.sum(axis=1, keepdims=True)
         return AssignmentProblem(
             base.quality_form,
             max_workers_per_task=self.task_room,
             max_tasks_per_worker=self.worker_room,
             budget=self.budget,
-            prior=prior,
+            prior=self.prior_distribution,
             eligible=eligible,
             n_labels=base.n_labels,
+            confusion=self.confusion,
         )
 
     def layer_budget(self, rounds_left: int) -> int:
@@ -241,6 +266,7 @@ def next_round(
     label=None,
     budget: int | None = None,
     target_posterior: float | None = None,
+    confusion=None,
 ) -> NextRound:
     """The next round of ``problem`` after the given answers.
 
@@ -262,6 +288,11 @@ def next_round(
     target_posterior : float in (1 / K, 1], optional
         Tasks whose posterior of their likeliest label is at least this get nobody (Toloka's
         "confidence" of dynamic overlap); default none. ``(0.5, 1]`` for two labels.
+    confusion : array_like of float, shape (n_workers, K, K), optional
+        Dawid–Skene's matrices, ``confusion[i, c, a] = P(worker i answers a | true label c)``,
+        each row a distribution: the posteriors are theirs and the round's problem carries
+        them (module docstring). Default ``problem.confusion`` (None: the symmetric model of
+        the quality). Give them here or on ``problem``, not both.
 
     Returns
     -------
@@ -273,7 +304,8 @@ def next_round(
         Naming the field: indices out of range, labels outside ``[0, K)``, arrays of different
         lengths, a pair answered twice, both or neither of ``said_one`` and ``label``,
         ``said_one`` with ``K > 2``, a negative or fractional budget, a target outside
-        ``(1 / K, 1]``.
+        ``(1 / K, 1]``, ``confusion`` of the wrong shape, not finite, with rows that are not
+        distributions, or given twice.
     """
     n, m = problem.shape
     n_labels = problem.n_labels
@@ -281,22 +313,9 @@ def next_round(
         worker_index, task_index, said_one, label, n, m, n_labels
     )
     target = _validate_target(target_posterior, n_labels)
-    quality = problem.quality_at(workers, tasks)
-    if n_labels == 2:
-        one = aggregate_pairs(
-            task_index=tasks, quality=quality, said_one=answers, prior=problem.prior
-        ).posterior
-        posterior = np.column_stack([1.0 - one, one])
-        now = np.maximum(one, 1.0 - one)
-    else:
-        posterior = aggregate_multiclass(
-            task_index=tasks,
-            quality=quality,
-            label=answers,
-            prior=problem.prior_distribution,
-            n_labels=n_labels,
-        ).posterior
-        now = posterior.max(axis=1)
+    matrices = _validate_confusion(confusion, problem)
+    posterior = _posterior(problem, workers, tasks, answers, matrices)
+    now = posterior.max(axis=1)
     worker_room = np.maximum(
         problem.max_tasks_per_worker - np.bincount(workers, minlength=n), 0
     ).astype(np.int64)
@@ -305,8 +324,9 @@ def next_round(
     ).astype(np.int64)
     if target is not None:
         task_room[now >= target] = 0
-    for array in (posterior, now, worker_room, task_room, workers, tasks):
-        array.setflags(write=False)
+    for array in (posterior, now, worker_room, task_room, workers, tasks, matrices):
+        if array is not None:
+            array.setflags(write=False)
     return NextRound(
         base=problem,
         posterior_distribution=posterior,
@@ -316,7 +336,47 @@ def next_round(
         budget=max(problem.budget - tasks.size, 0) if budget is None else _budget(budget),
         answered_workers=workers,
         answered_tasks=tasks,
+        confusion=matrices,
     )
+
+
+def _validate_confusion(confusion, problem: AssignmentProblem) -> np.ndarray | None:
+    """The matrices the round is under: ``confusion`` checked (a float64 copy), else the
+    problem's own (None without)."""
+    if confusion is None:
+        return problem.confusion
+    if problem.confusion is not None:
+        raise ValueError(
+            "the problem already has confusion matrices: give confusion to next_round or to "
+            "the problem, not both"
+        )
+    return _confusion(confusion, problem.n_workers, problem.n_labels)
+
+
+def _posterior(problem, workers, tasks, answers, confusion) -> np.ndarray:
+    """Each task's posterior after the answers, shape (n_tasks, K): Dawid–Skene's under
+    ``confusion``, else the Bayes vote's of the symmetric model (two labels or ``K``)."""
+    if confusion is not None:
+        return confusion_posterior(
+            confusion,
+            worker_index=workers,
+            task_index=tasks,
+            label=answers.astype(np.int64),
+            prior=problem.prior_distribution,
+        )
+    quality = problem.quality_at(workers, tasks)
+    if problem.n_labels == 2:
+        one = aggregate_pairs(
+            task_index=tasks, quality=quality, said_one=answers, prior=problem.prior
+        ).posterior
+        return np.column_stack([1.0 - one, one])
+    return aggregate_multiclass(
+        task_index=tasks,
+        quality=quality,
+        label=answers,
+        prior=problem.prior_distribution,
+        n_labels=problem.n_labels,
+    ).posterior
 
 
 def plan_layers(plan, problem: AssignmentProblem, *, budget, check_uncovered=False) -> np.ndarray:

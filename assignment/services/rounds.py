@@ -19,6 +19,7 @@ from assignment.models import (
     Project,
     QualityMatrix,
 )
+from assignment.selectors import fitting_confusion
 from assignment.services.problems import _project_problem
 
 
@@ -40,12 +41,15 @@ def _round_plan(
     max_tasks_per_worker: int,
     target_posterior: float | None,
 ) -> _RoundPlan:
+    """The round from the answers in hand; on Dawid–Skene quality (matrices that fit the
+    labels), its posteriors are the matrices', as when the round computes."""
     problem = _project_problem(
         project=project,
         matrix=matrix,
         budget=project_budget,
         max_workers_per_task=max_workers_per_task,
         max_tasks_per_worker=max_tasks_per_worker,
+        confusion=fitting_confusion(project=project, matrix=matrix),
     )
     nxt, last_id = _next_round(
         problem=problem,
@@ -94,6 +98,7 @@ def _round_start(run: AssignmentRun, *, plan: _RoundPlan, round_budget: int | No
         "tasks": int(nxt.open_tasks.size),
         "project_budget": plan.project_budget,
         "rounds_left": run.rounds_left or 1,
+        "dawid_skene": nxt.confusion is not None,
     }
 
 

@@ -44,6 +44,7 @@ from assignment.models import (
     RunStatus,
 )
 from assignment.selectors import (
+    fitting_confusion,
     run_readiness,
 )
 from assignment.services.problems import _project_problem
@@ -82,27 +83,26 @@ def _whole_problem(run: AssignmentRun, *, under_confusion: bool = False) -> Assi
 
 
 def _fitting_confusion(run: AssignmentRun) -> np.ndarray | None:
-    """The Dawid–Skene confusion matrices a run that is not a next round is chosen under: its
-    quality's, or None (a one-coin or gold estimate, or matrices that no longer fit the
-    project's labels). A next round's problem holds posteriors of the symmetric model, so it
-    is never chosen under them."""
-    confusion = None if run.next_round else run.quality_matrix.confusion
-    n_labels = len(run.project.labels)
-    if confusion is not None and confusion.shape[1:] != (n_labels, n_labels):
+    """The Dawid–Skene confusion matrices a run (a whole run or a next round) is chosen
+    under: its quality's, or None (a one-coin or gold estimate, or matrices that no longer fit
+    the project's labels, logged), :func:`~assignment.selectors.fitting_confusion`."""
+    confusion = fitting_confusion(project=run.project, matrix=run.quality_matrix)
+    if confusion is None and run.quality_matrix.confusion is not None:
         logger.warning(
             "run %s: confusion matrices of shape %s do not fit %d labels; chosen without them",
             run.pk,
-            confusion.shape,
-            n_labels,
+            run.quality_matrix.confusion.shape,
+            len(run.project.labels),
         )
-        return None
     return confusion
 
 
-def _run_round(run: AssignmentRun) -> NextRound:
-    """A next round's :class:`~assignment.engine.rounds.NextRound`: the answers it counts."""
+def _run_round(run: AssignmentRun, *, under_confusion: bool = True) -> NextRound:
+    """A next round's :class:`~assignment.engine.rounds.NextRound`: the answers it counts,
+    with its posteriors and choice under the quality's Dawid–Skene matrices when they fit
+    (``under_confusion``, :func:`_fitting_confusion`), else under the symmetric model."""
     return _next_round(
-        problem=_whole_problem(run),
+        problem=_whole_problem(run, under_confusion=under_confusion),
         project=run.project,
         matrix=run.quality_matrix,
         through=run.answers_through or 0,
@@ -116,7 +116,8 @@ def _run_solve(run: AssignmentRun, progress) -> tuple[AssignmentProblem, SolveRe
     (``rounds_left > 1``) solves all of them (its budget) and keeps this round's layers of
     that plan (:meth:`~assignment.engine.rounds.NextRound.take_layers`), evaluated again."""
     arguments = {"method": run.method, "seed": run.seed, "progress": progress, **run.options}
-    if not run.next_round:  # on Dawid-Skene quality, chosen under its confusion matrices
+    # On Dawid-Skene quality, whole runs and next rounds are chosen under its matrices.
+    if not run.next_round:
         problem = _whole_problem(run, under_confusion=True)
         return problem, solve(problem, **arguments)
     nxt = _run_round(run)
@@ -459,6 +460,7 @@ def run_execute(
     heartbeat.start()
     try:
         problem, result = _run_solve(run, progress)
+        vote_prior = _bayes_vote_prior(run, problem)
     except _RunStopped:
         logger.info("run %s stopped while computing: it is no longer running", run_id)
         return AssignmentRun.objects.filter(pk=run_id).first()
@@ -479,8 +481,8 @@ def run_execute(
         seconds=result.seconds,
         accuracy=(result.expected_accuracy, result.accuracy_standard_error),
         message=result.message,
-        # A next round's problem holds posteriors under the symmetric model: not comparable.
-        confusion=None if run.next_round else run.quality_matrix.confusion,
+        confusion=run.quality_matrix.confusion,
+        vote_prior=vote_prior,
     )
     return AssignmentRun.objects.filter(pk=run_id).first()
 
@@ -494,16 +496,20 @@ def _run_store(
     accuracy,
     message,
     confusion: np.ndarray | None = None,
+    vote_prior: np.ndarray | None = None,
 ) -> bool:
     """Store a computed assignment, ``pairs`` = ``(workers, tasks)`` int arrays, on the run
     ``running`` selects (a queryset that still requires it to be running): one conditional
     UPDATE, to succeeded. ``accuracy`` is ``(expected_accuracy, standard_error)``. With the
     quality's Dawid-Skene ``confusion`` matrices, the run also gets the accuracy under them
-    (``dawid_skene_accuracy``). False if the run was no longer running (the result is
+    (``dawid_skene_accuracy``; the Bayes vote's scores start from ``vote_prior``,
+    :func:`_bayes_vote_prior`). False if the run was no longer running (the result is
     dropped)."""
     rows, cols = pairs
     summary = assignment_distributions(problem, pairs)
-    under_confusion = None if confusion is None else _under_confusion(problem, pairs, confusion)
+    under_confusion = (
+        None if confusion is None else _under_confusion(problem, pairs, confusion, vote_prior)
+    )
     stored = AssignmentRun()
     stored.set_pairs(rows, cols)
     finished = running.update(
@@ -524,7 +530,19 @@ def _run_store(
     return bool(finished)
 
 
-def _under_confusion(problem: AssignmentProblem, pairs: tuple, confusion: np.ndarray):
+def _bayes_vote_prior(run: AssignmentRun, problem: AssignmentProblem) -> np.ndarray | None:
+    """Where the symmetric model's Bayes vote of a run's labels starts from, shape
+    (n_tasks, K): for a next round chosen under confusion matrices (its problem's prior is
+    Dawid–Skene's posterior), the symmetric posterior after the answers the round counts, so
+    that the vote is the Bayes vote over all the answers; else None (the problem's prior)."""
+    if not run.next_round or problem.confusion is None:
+        return None
+    return _run_round(run, under_confusion=False).prior_distribution
+
+
+def _under_confusion(
+    problem: AssignmentProblem, pairs: tuple, confusion: np.ndarray, vote_prior=None
+):
     """:func:`~assignment.engine.distributions.accuracy_under_confusion`, or None when the
     matrices no longer fit the problem (the project's labels changed since the estimate)."""
     if confusion.shape != (problem.n_workers, problem.n_labels, problem.n_labels):
@@ -536,7 +554,7 @@ def _under_confusion(problem: AssignmentProblem, pairs: tuple, confusion: np.nda
             problem.n_labels,
         )
         return None
-    return accuracy_under_confusion(problem, pairs, confusion)
+    return accuracy_under_confusion(problem, pairs, confusion, vote_prior=vote_prior)
 
 
 def run_fail_reason(exc: BaseException) -> str:

@@ -15,10 +15,11 @@ import pytest
 from project_data import make_project
 from rest_framework.test import APIClient
 
-from assignment import services
+from assignment import selectors, services
 from assignment.engine.confusion import confusion_accuracy
 from assignment.engine.distributions import accuracy_under_confusion
 from assignment.engine.greedy_confusion import greedy_confusion
+from assignment.engine.rounds import next_round
 from assignment.errors import QualityEstimationError
 from assignment.models import (
     Answer,
@@ -397,18 +398,102 @@ def test_a_run_on_dawid_skene_quality_is_chosen_and_scored_under_the_confusion_m
     assert run.summary["task_accuracy"]["counts"] == counts.tolist()
 
 
-def test_a_next_round_on_dawid_skene_quality_is_chosen_under_the_symmetric_model():
+def _answers_by_hand(project, matrix):
+    """The project's answers as (rows, columns, label indices) of ``matrix``."""
+    row = {int(pk): i for i, pk in enumerate(matrix.worker_ids)}
+    column = {int(pk): j for j, pk in enumerate(matrix.task_ids)}
+    found = Answer.objects.filter(task__project=project).values_list(
+        "worker_id", "task_id", "label"
+    )
+    rows, columns, labels = zip(*found, strict=True)
+    return (
+        np.array([row[w] for w in rows]),
+        np.array([column[t] for t in columns]),
+        np.array([project.labels.index(label) for label in labels]),
+    )
+
+
+def test_a_next_round_on_dawid_skene_quality_is_chosen_and_scored_under_the_confusion_matrices():
     project = make_project(labels=["cat", "dog", "bird"])
     accuracy = np.random.default_rng(9).uniform(0.5, 0.95, 12)
     crowd(project, accuracy, n_tasks=60, answers_per_task=2, labels=("cat", "dog", "bird"))
-    quality_estimate(project=project, source="answers", model="dawid-skene")
+    matrix = quality_estimate(project=project, source="answers", model="dawid-skene")
+    confusion = matrix.confusion
     run = services.run_create(
         project=project, method="greedy", seed=0, next_round=True, budget=20, enqueue=False
     )
+    # What the round starts from is Dawid-Skene's posterior, by Bayes' rule worked by hand.
+    rows, columns, labels = _answers_by_hand(project, matrix)
+    posterior = np.full((60, 3), 1 / 3)
+    for i, j, a in zip(rows, columns, labels, strict=True):
+        posterior[j] *= confusion[i, :, a]
+    posterior /= posterior.sum(axis=1, keepdims=True)
+    assert run.round_start["dawid_skene"] is True
+    assert run.round_start["accuracy_now"] == pytest.approx(posterior.max(axis=1).mean(), abs=1e-12)
+    overview = selectors.round_overview(
+        project=project, readiness=selectors.run_readiness(project=project)
+    )
+    assert overview.accuracy_now == pytest.approx(run.round_start["accuracy_now"], abs=1e-12)
     run = _executed(run)
-    assert _whole_problem(run, under_confusion=True).confusion is None
-    assert "Dawid-Skene" not in run.progress_message
+    # Chosen by the Dawid-Skene greedy on the round's problem (those posteriors as priors).
+    nxt = next_round(
+        _whole_problem(run),
+        worker_index=rows,
+        task_index=columns,
+        label=labels,
+        budget=20,
+        confusion=confusion,
+    )
+    np.testing.assert_allclose(nxt.posterior_distribution, posterior, atol=1e-12)
+    chosen = greedy_confusion(nxt.problem)
+    np.testing.assert_array_equal(run.pairs[:, 0], chosen.rows)
+    np.testing.assert_array_equal(run.pairs[:, 1], chosen.cols)
+    assert not (np.c_[rows, columns][:, None] == run.pairs[None]).all(axis=2).any()
+    assert "Dawid-Skene" in run.progress_message
+    # Its accuracy: the Dawid-Skene vote's of the final labels given the answers in hand.
+    final = confusion_accuracy(confusion, chosen.rows, chosen.cols, prior=nxt.prior_distribution)
+    assert run.expected_accuracy == final.expected_accuracy
+    assert run.expected_accuracy > run.round_start["accuracy_now"]
+    figures = run.dawid_skene_accuracy
+    assert figures["dawid_skene_vote"]["expected_accuracy"] == pytest.approx(
+        final.expected_accuracy, abs=1e-12
+    )
+    # The Bayes vote's: the symmetric vote over all the answers, its prior the symmetric
+    # posterior after the answers in hand, the labels drawn from Dawid-Skene's.
+    symmetric = next_round(
+        _whole_problem(run), worker_index=rows, task_index=columns, label=labels, budget=20
+    )
+    bayes = confusion_accuracy(
+        confusion,
+        chosen.rows,
+        chosen.cols,
+        prior=nxt.prior_distribution,
+        vote_quality=nxt.problem.quality_at(chosen.rows, chosen.cols),
+        vote_prior=symmetric.prior_distribution,
+    )
+    assert figures["bayes_vote"]["expected_accuracy"] == pytest.approx(
+        bayes.expected_accuracy, abs=1e-12
+    )
+    assert figures["bayes_vote"]["expected_accuracy"] <= final.expected_accuracy + 1e-12
+    api = APIClient()
+    api.force_authenticate(user=project.owner)
+    answer = api.get(f"/api/runs/{run.pk}/").json()
+    assert answer["dawid_skene_accuracy"] == figures
+    assert answer["round_start"]["dawid_skene"] is True
+
+
+def test_a_next_round_on_one_coin_quality_is_not_flagged_dawid_skene():
+    project = make_project(labels=["cat", "dog", "bird"])
+    accuracy = np.random.default_rng(9).uniform(0.5, 0.95, 12)
+    crowd(project, accuracy, n_tasks=30, answers_per_task=2, labels=("cat", "dog", "bird"))
+    quality_estimate(project=project, source="answers", model="one-coin")
+    run = services.run_create(
+        project=project, method="greedy", seed=0, next_round=True, budget=10, enqueue=False
+    )
+    assert run.round_start["dawid_skene"] is False
+    run = _executed(run)
     assert run.dawid_skene_accuracy is None
+    assert "Dawid-Skene" not in run.progress_message
 
 
 def test_a_comparison_on_dawid_skene_quality_shows_no_symmetric_upper_bound():
@@ -422,3 +507,49 @@ def test_a_comparison_on_dawid_skene_quality_shows_no_symmetric_upper_bound():
     bound = services.comparison_upper_bound_compute(comparison_id=comparison.pk)
     assert bound["status"] == "not applicable"
     assert "confusion matrices" in bound["message"]
+
+
+def test_confusion_matrices_that_no_longer_fit_the_labels_leave_a_next_round_symmetric(caplog):
+    project = make_project(labels=["cat", "dog", "bird"])
+    accuracy = np.random.default_rng(9).uniform(0.5, 0.95, 12)
+    crowd(project, accuracy, n_tasks=30, answers_per_task=2, labels=("cat", "dog", "bird"))
+    matrix = quality_estimate(project=project, source="answers", model="dawid-skene")
+    project.labels = ["cat", "dog", "bird", "fish"]  # a label added since the estimate
+    project.save(update_fields=["labels"])
+    assert selectors.fitting_confusion(project=project, matrix=matrix) is None
+    run = services.run_create(
+        project=project, method="greedy", seed=0, next_round=True, budget=10, enqueue=False
+    )
+    assert run.round_start["dawid_skene"] is False
+    with caplog.at_level(logging.WARNING, logger="assignment.services.runs"):
+        run = _executed(run)
+    assert run.dawid_skene_accuracy is None
+    assert "do not fit 4 labels; chosen without them" in caplog.text
+
+
+def test_a_dawid_skene_round_with_rounds_to_go_scores_the_layers_it_takes_under_the_matrices():
+    project = make_project(labels=["cat", "dog", "bird"])
+    accuracy = np.random.default_rng(12).uniform(0.5, 0.95, 12)
+    crowd(project, accuracy, n_tasks=40, answers_per_task=1, labels=("cat", "dog", "bird"))
+    matrix = quality_estimate(project=project, source="answers", model="dawid-skene")
+    run = services.run_create(
+        project=project, method="greedy", seed=0, next_round=True, rounds_left=3, enqueue=False
+    )
+    run = _executed(run)
+    rows, columns, labels = _answers_by_hand(project, matrix)
+    nxt = next_round(
+        _whole_problem(run),
+        worker_index=rows,
+        task_index=columns,
+        label=labels,
+        budget=run.budget,
+        confusion=matrix.confusion,
+    )
+    assert run.n_assigned == nxt.layer_budget(3) < run.budget
+    taken = confusion_accuracy(
+        matrix.confusion, run.pairs[:, 0], run.pairs[:, 1], prior=nxt.prior_distribution
+    )
+    assert run.expected_accuracy == pytest.approx(taken.expected_accuracy, abs=1e-12)
+    assert run.dawid_skene_accuracy["dawid_skene_vote"]["expected_accuracy"] == pytest.approx(
+        taken.expected_accuracy, abs=1e-12
+    )

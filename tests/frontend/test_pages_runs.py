@@ -225,3 +225,28 @@ def test_a_run_on_dawid_skene_quality_shows_its_accuracy_under_the_confusion_mat
     AssignmentRun.objects.filter(pk=run.pk).update(shards=2)
     fragment = client.get(status_url).content.decode()
     assert "under the symmetric model the assignment was optimised for" in fragment
+
+
+def test_a_next_round_on_dawid_skene_quality_says_it_was_chosen_under_the_matrices(
+    client, project, queued
+):
+    run = services.run_create(project=project, method="greedy", seed=1)
+    execute(run.pk)
+    start = {"answers": 40, "accuracy_now": 0.8, "open_tasks": 5, "tasks": 10}
+    AssignmentRun.objects.filter(pk=run.pk).update(
+        next_round=True,
+        round_start={**start, "dawid_skene": True},
+        dawid_skene_accuracy={
+            "dawid_skene_vote": {"expected_accuracy": 0.91234, "standard_error": 0.0},
+            "bayes_vote": {"expected_accuracy": 0.8765, "standard_error": 0.0},
+        },
+    )
+    page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
+    assert "the round was chosen under these matrices, from the Dawid\u2013Skene posteriors" in page
+    assert "before it (the Dawid\u2013Skene vote under the quality's confusion matrices)" in page
+    AssignmentRun.objects.filter(pk=run.pk).update(
+        round_start={**start, "dawid_skene": False}, dawid_skene_accuracy=None
+    )
+    page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
+    assert 'id="run-dawid-skene"' not in page
+    assert "under the quality's confusion matrices" not in page

@@ -35,8 +35,10 @@ def one_coin(q: np.ndarray, k: int) -> np.ndarray:
     return c
 
 
-def enumerated(confusion, prior, workers, tasks, vote_quality=None) -> np.ndarray:
-    """Each task's accuracy by summing over its answer patterns one by one."""
+def enumerated(confusion, prior, workers, tasks, vote_quality=None, vote_prior=None) -> np.ndarray:
+    """Each task's accuracy by summing over its answer patterns one by one (the symmetric
+    vote's scores start from ``vote_prior``, default ``prior``)."""
+    vote_prior = prior if vote_prior is None else vote_prior
     k = prior.shape[1]
     out = []
     for j in range(prior.shape[0]):
@@ -44,7 +46,7 @@ def enumerated(confusion, prior, workers, tasks, vote_quality=None) -> np.ndarra
         total = 0.0
         for answers in itertools.product(range(k), repeat=on.size):
             joint = prior[j].copy()
-            scores = np.log(prior[j])
+            scores = np.log(vote_prior[j])
             for e, a in zip(on, answers, strict=True):
                 joint = joint * confusion[workers[e], :, a]
                 if vote_quality is not None:
@@ -72,9 +74,7 @@ def test_the_dawid_skene_vote_matches_a_plain_enumeration(k, seed):
 
 @pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("seed", range(4))
-def test_the_symmetric_bayes_vote_matches_a_plain_enumeration_and_never_beats_dawid_skene(
-    k, seed
-):
+def test_the_symmetric_bayes_vote_matches_a_plain_enumeration_and_never_beats_dawid_skene(k, seed):
     confusion, prior, workers, tasks = random_case(seed, k=k)
     q = np.random.default_rng(seed + 100).uniform(0.4, 0.95, workers.size)
     result = confusion_accuracy(confusion, workers, tasks, prior=prior, vote_quality=q)
@@ -82,6 +82,29 @@ def test_the_symmetric_bayes_vote_matches_a_plain_enumeration_and_never_beats_da
     np.testing.assert_allclose(result.task_accuracy, expected, atol=1e-12)
     best = confusion_accuracy(confusion, workers, tasks, prior=prior).task_accuracy
     assert np.all(result.task_accuracy <= best + 1e-12)
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "monte carlo"])
+def test_the_symmetric_vote_with_a_prior_of_its_own_matches_a_plain_enumeration(exact, monkeypatch):
+    """As in a next round: the labels are drawn from one posterior (Dawid-Skene's), the
+    symmetric vote scores from another (its own after the same answers)."""
+    confusion, prior, workers, tasks = random_case(5, m=12, k=3)
+    rng = np.random.default_rng(5)
+    q = rng.uniform(0.5, 0.95, workers.size)
+    vote_prior = rng.dirichlet(np.full(3, 1.0), size=prior.shape[0])
+    expected = enumerated(confusion, prior, workers, tasks, vote_quality=q, vote_prior=vote_prior)
+    assert not np.allclose(expected, enumerated(confusion, prior, workers, tasks, vote_quality=q))
+    if not exact:
+        monkeypatch.setattr(confusion_module, "MAX_EXACT_PATTERNS", 1)  # every task sampled
+    result = confusion_accuracy(
+        confusion, workers, tasks, prior=prior, vote_quality=q, vote_prior=vote_prior
+    )
+    if exact:
+        np.testing.assert_allclose(result.task_accuracy, expected, atol=1e-12)
+    else:
+        assert np.all(
+            np.abs(result.task_accuracy - expected) <= 5 * result.task_standard_error + 1e-12
+        )
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -153,6 +176,9 @@ def test_a_confident_wrong_prior_is_overturned_only_as_the_model_says():
         ({"workers": [0, 2], "tasks": [0, 1]}, "out of range"),
         ({"workers": [0, 0], "tasks": [1, 1]}, "twice"),
         ({"vote_quality": [0.5]}, "vote_quality"),
+        ({"vote_prior": np.full((3, 2), 0.5)}, "give vote_quality too"),
+        ({"vote_quality": [0.6, 0.7], "vote_prior": np.full((2, 2), 0.5)}, "vote_prior must"),
+        ({"vote_quality": [0.6, 0.7], "vote_prior": np.full((3, 2), 0.6)}, "vote_prior must be"),
     ],
 )
 def test_bad_input_is_refused_naming_the_argument(kwargs, match):

@@ -9,6 +9,7 @@ from assignment.engine import METHODS, AssignmentProblem, QualityByCategory, sol
 from assignment.engine.accuracy import expected_accuracy
 from assignment.engine.aggregate import aggregate
 from assignment.engine.rounds import next_round
+from assignment.engine.solve import evaluate_pairs
 
 
 def _brute_force_final_accuracy(q, prior, answers, new):
@@ -220,3 +221,220 @@ def test_bad_answers_are_refused_naming_the_field(kwargs, message):
     }
     with pytest.raises(ValueError, match=message):
         next_round(problem, **arguments)
+
+
+# Under Dawid-Skene's confusion matrices (a K x K matrix per worker) -----------------------------
+
+
+def _leaning_confusion(rng, n, k, concentration=3.0):
+    """(n, K, K): row c of each worker a Dirichlet draw leaning to label c (asymmetric)."""
+    rows = [rng.dirichlet(np.ones(k) + concentration * np.eye(k)[c], size=n) for c in range(k)]
+    return np.stack(rows, axis=1)
+
+
+def _one_coin(q, k):
+    """(n, K, K): right with probability q[i], else each wrong label with (1 - q[i]) / (K - 1)."""
+    c = np.repeat(((1 - q) / (k - 1))[:, None, None], k, axis=1).repeat(k, axis=2)
+    c[:, np.arange(k), np.arange(k)] = q[:, None]
+    return c
+
+
+def _ds_problem(rng, n, m, k, confusion, **kwargs):
+    """A K-label problem whose symmetric surrogate is each worker's mean diagonal."""
+    caps = {"max_workers_per_task": 4, "max_tasks_per_worker": 6, "budget": 3 * m} | kwargs
+    return AssignmentProblem(
+        np.repeat(confusion.diagonal(axis1=1, axis2=2).mean(axis=1)[:, None], m, axis=1),
+        prior=rng.dirichlet(np.full(k, 3.0), size=m),
+        n_labels=k,
+        confusion=confusion,
+        **caps,
+    )
+
+
+def _ds_answers(rng, confusion, m, per_task):
+    """Answers drawn from the matrices: (workers, tasks, labels) of ``per_task`` per task."""
+    n, k, _ = confusion.shape
+    truth = rng.integers(0, k, m)
+    workers, tasks, labels = [], [], []
+    for j in range(m):
+        for i in rng.choice(n, per_task, replace=False):
+            workers.append(i)
+            tasks.append(j)
+            labels.append(rng.choice(k, p=confusion[i, truth[j]]))
+    return np.array(workers), np.array(tasks), np.array(labels)
+
+
+def _bayes_rule_by_hand(confusion, prior_row, answers):
+    """P(y = c | answers) for one task: prior times each answer's likelihood, normalised."""
+    joint = []
+    for c in range(prior_row.size):
+        p = prior_row[c]
+        for i, a in answers:
+            p *= confusion[i, c, a]
+        joint.append(p)
+    return np.array(joint) / sum(joint)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_dawid_skene_posterior_is_bayes_rule_worked_by_hand(k, seed):
+    rng = np.random.default_rng(100 * k + seed)
+    n, m = 6, 9
+    confusion = _leaning_confusion(rng, n, k)
+    problem = _ds_problem(rng, n, m, k, confusion)
+    workers, tasks, labels = _ds_answers(rng, confusion, m, per_task=3)
+    keep = rng.random(tasks.size) < 0.8  # some tasks with fewer answers, maybe none
+    workers, tasks, labels = workers[keep], tasks[keep], labels[keep]
+    nxt = next_round(problem, worker_index=workers, task_index=tasks, label=labels)
+    for j in range(m):
+        answers = [(i, a) for i, t, a in zip(workers, tasks, labels, strict=True) if t == j]
+        by_hand = _bayes_rule_by_hand(confusion, problem.prior_distribution[j], answers)
+        np.testing.assert_allclose(nxt.posterior_distribution[j], by_hand, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(nxt.task_accuracy_now, nxt.posterior_distribution.max(axis=1))
+    np.testing.assert_array_equal(nxt.problem.confusion, confusion)
+
+
+def _ds_final_accuracy_by_enumeration(confusion, prior, old, new):
+    """E[the Dawid-Skene vote over *all* answers, with the *original* prior, is right | the
+    answers in hand], enumerating the true label and every pattern of the new answers.
+
+    ``old``: per task, its list of (worker, label); ``new``: per task, its new workers."""
+    k = prior.shape[1]
+    total = 0.0
+    for j, workers in enumerate(new):
+        posterior = _bayes_rule_by_hand(confusion, prior[j], old[j])
+        for pattern in itertools.product(range(k), repeat=len(workers)):
+            answers = old[j] + list(zip(workers, pattern, strict=True))
+            vote = int(np.argmax(_bayes_rule_by_hand(confusion, prior[j], answers)))
+            likelihood = np.prod(
+                [confusion[i, vote, a] for i, a in zip(workers, pattern, strict=True)]
+            )
+            total += posterior[vote] * likelihood
+    return total / len(new)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_the_dawid_skene_round_scores_the_accuracy_of_the_final_dawid_skene_vote(k):
+    rng = np.random.default_rng(40 + k)
+    n, m = 5, 6
+    confusion = _leaning_confusion(rng, n, k)
+    problem = _ds_problem(rng, n, m, k, confusion, budget=20)
+    workers, tasks, labels = _ds_answers(rng, confusion, m, per_task=2)
+    nxt = next_round(problem, worker_index=workers, task_index=tasks, label=labels)
+    result = solve(nxt.problem, method="greedy")
+    assert result.accuracy_standard_error is None
+    assert "Dawid-Skene" in result.details["objective"]
+    old = [
+        [(i, a) for i, t, a in zip(workers, tasks, labels, strict=True) if t == j] for j in range(m)
+    ]
+    new = [result.rows[result.cols == j].tolist() for j in range(m)]
+    by_enumeration = _ds_final_accuracy_by_enumeration(
+        confusion, problem.prior_distribution, old, new
+    )
+    assert result.expected_accuracy == pytest.approx(by_enumeration, abs=1e-9)
+    assert result.expected_accuracy >= nxt.accuracy_now - 1e-12
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_with_one_coin_matrices_the_dawid_skene_round_is_the_symmetric_round(k):
+    rng = np.random.default_rng(7 * k)
+    n, m = 8, 12
+    q = rng.uniform(0.55, 0.95, n)
+    confusion = _one_coin(q, k)
+    problem = _ds_problem(rng, n, m, k, confusion, budget=40)
+    workers, tasks, labels = _ds_answers(rng, confusion, m, per_task=2)
+    answers = {"worker_index": workers, "task_index": tasks, "label": labels}
+    ds = next_round(problem, **answers)
+    symmetric = next_round(problem.symmetric(), **answers)
+    assert symmetric.confusion is None
+    assert ds.confusion is not None
+    np.testing.assert_allclose(
+        ds.posterior_distribution, symmetric.posterior_distribution, rtol=0, atol=1e-12
+    )
+    np.testing.assert_allclose(ds.task_accuracy_now, symmetric.task_accuracy_now, atol=1e-12)
+    chosen = solve(ds.problem, method="greedy")
+    today = solve(symmetric.problem, method="greedy")
+    np.testing.assert_array_equal(chosen.assignment, today.assignment)
+    assert chosen.expected_accuracy == pytest.approx(today.expected_accuracy, abs=1e-12)
+
+
+def test_an_asymmetric_worker_makes_the_dawid_skene_round_ask_where_the_doubt_really_is():
+    """Worker 0 says 1 on almost every task of label 1 but on only half of those of label 0
+    (accuracy 0.74 under the prior 0.5, its symmetric quality). It said 0 on task 0 and 1 on
+    task 1: the symmetric model is 0.74 sure of both, while the matrices say a 0 from it is
+    telling (P(y = 0) = 0.25 / 0.26 = 0.9615) and a 1 is not (P(y = 1) = 0.49 / 0.74 =
+    0.6622). Worker 1 (one-coin, 0.8) has room for one task: it can only change the vote
+    where the doubt is above 0.2, task 1 under the matrices, either task under the symmetric
+    model (tie: task 0)."""
+    confusion = np.array([[[0.5, 0.5], [0.02, 0.98]], [[0.8, 0.2], [0.2, 0.8]]])
+    problem = AssignmentProblem(
+        np.array([[0.74, 0.74], [0.8, 0.8]]),
+        max_workers_per_task=2,
+        max_tasks_per_worker=[2, 1],
+        budget=3,
+        n_labels=2,
+    )
+    answers = {"worker_index": [0, 0], "task_index": [0, 1], "label": [0, 1]}
+    ds = next_round(problem, confusion=confusion, **answers)
+    symmetric = next_round(problem, **answers)
+    np.testing.assert_allclose(ds.posterior, [0.01 / 0.26, 0.49 / 0.74], atol=1e-12)
+    np.testing.assert_allclose(symmetric.posterior, [0.26, 0.74], atol=1e-12)
+    assert ds.accuracy_now == pytest.approx((0.25 / 0.26 + 0.49 / 0.74) / 2, abs=1e-12)
+    chosen = solve(ds.problem, method="greedy")
+    today = solve(symmetric.problem, method="greedy")
+    assert (chosen.rows.tolist(), chosen.cols.tolist()) == ([1], [1])
+    assert (today.rows.tolist(), today.cols.tolist()) == ([1], [0])
+    assert chosen.expected_accuracy == pytest.approx((0.25 / 0.26 + 0.8) / 2, abs=1e-12)
+    # the symmetric round's pair scored under the matrices: worker 1 cannot overturn task 0
+    todays_under_ds, _ = evaluate_pairs(ds.problem, today.rows, today.cols)
+    assert todays_under_ds == pytest.approx(ds.accuracy_now, abs=1e-12)
+    assert chosen.expected_accuracy > todays_under_ds + 0.05
+    for method in METHODS:  # every method is chosen or scored under the matrices
+        assert solve(ds.problem, method=method, seed=0).expected_accuracy <= (
+            chosen.expected_accuracy + 1e-12
+        )
+
+
+def test_a_dawid_skene_round_plans_and_takes_layers_like_any_other():
+    rng = np.random.default_rng(11)
+    n, m, k = 8, 14, 3
+    confusion = _leaning_confusion(rng, n, k)
+    problem = _ds_problem(rng, n, m, k, confusion, budget=50)
+    workers, tasks, labels = _ds_answers(rng, confusion, m, per_task=1)
+    nxt = next_round(problem, worker_index=workers, task_index=tasks, label=labels)
+    take, plan = nxt.solve_layered(lambda p: solve(p, method="greedy"), rounds_left=3)
+    assert nxt.problem.is_feasible(take)
+    assert take.sum() == nxt.layer_budget(3)
+    assert not take[workers, tasks].any()
+    assert "Dawid-Skene" in plan.details["objective"]
+
+
+@pytest.mark.parametrize(
+    ("confusion", "message"),
+    [
+        (np.full((3, 3, 3), 1 / 3), r"shape \(n_workers, n_labels, n_labels\) = \(3, 2, 2\)"),
+        (np.full((3, 2, 2), 0.6), "rows must be distributions"),
+        (np.where(np.eye(2), np.nan, 0.5)[None].repeat(3, axis=0), "probabilities in"),
+    ],
+)
+def test_confusion_matrices_that_do_not_fit_are_refused_naming_the_field(confusion, message):
+    problem = AssignmentProblem(
+        np.full((3, 2), 0.7), max_workers_per_task=2, max_tasks_per_worker=2, budget=4
+    )
+    with pytest.raises(ValueError, match=message):
+        next_round(problem, worker_index=[0], task_index=[0], label=[1], confusion=confusion)
+
+
+def test_confusion_is_given_to_the_round_or_to_the_problem_not_both():
+    confusion = np.full((3, 2, 2), 0.5)
+    problem = AssignmentProblem(
+        np.full((3, 2), 0.7),
+        max_workers_per_task=2,
+        max_tasks_per_worker=2,
+        budget=4,
+        confusion=confusion,
+    )
+    with pytest.raises(ValueError, match="not both"):
+        next_round(problem, worker_index=[0], task_index=[0], label=[1], confusion=confusion)
+    nxt = next_round(problem, worker_index=[0], task_index=[0], label=[1])
+    np.testing.assert_array_equal(nxt.problem.confusion, confusion)
