@@ -45,7 +45,6 @@ K-class accuracy. Both steps carry over, one with a change:
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +61,17 @@ __all__ = ["UpperBound", "accuracy_upper_bound", "accuracy_upper_bounds", "effec
 
 
 @dataclass(frozen=True)
+class _Segments:
+    """The envelope segments, steepest first, shape (s,) each: ``slope = gain / size``, the
+    ``task``, its ``size`` in workers and its ``gain`` in accuracy."""
+
+    slope: np.ndarray
+    task: np.ndarray
+    size: np.ndarray
+    gain: np.ndarray
+
+
+@dataclass(frozen=True)
 class UpperBound:
     """``value``: the bound (mean accuracy over tasks); ``integral``: a knapsack solution's
     value below it; ``workers_per_task``: that solution's ``k_j``, shape (n_tasks,)."""
@@ -69,21 +79,6 @@ class UpperBound:
     value: float
     integral: float
     workers_per_task: np.ndarray
-
-
-def _upper_hull(acc: np.ndarray) -> list[int]:
-    """Indices of the upper concave envelope of the points ``(k, acc[k])``."""
-    hull: list[int] = []
-    for k in range(acc.shape[0]):
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            # drop b when it lies on or below the chord from a to k
-            if (acc[b] - acc[a]) * (k - a) <= (acc[k] - acc[a]) * (b - a):
-                hull.pop()
-            else:
-                break
-        hull.append(k)
-    return hull
 
 
 def effective_quality(quality, n_labels: int = 2) -> np.ndarray:
@@ -152,15 +147,11 @@ def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
             acc[k] = task_accuracy(ranked[:k], np.ones((k, m), bool), prior=problem.prior)
     else:
         acc = _multiclass_accuracies(ranked, k_max, problem)
-    segments = []
-    for j in range(m):
-        hull = _upper_hull(acc[: k_max[j] + 1, j])
-        for a, b in itertools.pairwise(hull):
-            gain = acc[b, j] - acc[a, j]
-            if gain > 0:
-                segments.append((gain / (b - a), j, b - a, gain))
-    segments.sort(key=lambda s: (-s[0], s[1]))
-    return float(acc[0].sum()), segments, m
+    from assignment.engine._hull import hull_segments  # (numba: not on the engine's import)
+
+    slope, task, size, gain = hull_segments(acc, k_max.astype(np.int64))
+    order = np.lexsort((task, -slope))  # steepest first, ties to the lower task
+    return float(acc[0].sum()), _Segments(slope[order], task[order], size[order], gain[order]), m
 
 
 def _multiclass_accuracies(ranked: np.ndarray, k_max: np.ndarray, problem) -> np.ndarray:
@@ -183,20 +174,17 @@ def _multiclass_accuracies(ranked: np.ndarray, k_max: np.ndarray, problem) -> np
     return acc
 
 
-def _walk(base: float, segments: list, m: int, budget: int) -> UpperBound:
+def _walk(base: float, segments: _Segments, m: int, budget: int) -> UpperBound:
     """Take the segments in order while they fit ``budget``; the next one fractionally."""
-    left = budget
-    k_chosen = np.zeros(m, dtype=np.int64)
-    integral = base
+    fit = int(np.searchsorted(np.cumsum(segments.size), budget, side="right"))
+    k_chosen = np.bincount(segments.task[:fit], weights=segments.size[:fit], minlength=m)
+    # (summed in order, as the walk takes them)
+    integral = float(np.cumsum(np.concatenate(([base], segments.gain[:fit])))[-1])
     fractional = 0.0
-    for slope, j, size, gain in segments:
-        if size <= left:
-            left -= size
-            k_chosen[j] += size
-            integral += gain
-        else:
-            fractional = slope * left
-            break
+    if fit < segments.size.size:
+        fractional = segments.slope[fit] * (budget - int(segments.size[:fit].sum()))
     return UpperBound(
-        value=(integral + fractional) / m, integral=integral / m, workers_per_task=k_chosen
+        value=(integral + fractional) / m,
+        integral=integral / m,
+        workers_per_task=k_chosen.astype(np.int64),
     )
