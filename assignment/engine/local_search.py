@@ -47,7 +47,6 @@ rounds reach 0.9468.
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import time
@@ -56,9 +55,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assignment.engine.accuracy import expected_accuracy, removal_losses
+from assignment.engine._problem_accuracy import accuracy_of, pair_losses
+from assignment.engine.accuracy import _validate_tasks
 from assignment.engine.greedy import GreedyState, fill
-from assignment.engine.multiclass import removal_losses_multiclass
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.upper_bound import effective_quality
 
@@ -87,22 +86,21 @@ def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> 
         A subset of ``assignment`` in which each removal lowered its task's exact accuracy by
         at most ``FREE_LOSS`` (most raise it or leave it exactly unchanged), and removing any
         single worker from a task with two or more would lower it by more than ``FREE_LOSS``.
+
+    Raises
+    ------
+    ValueError
+        If ``assignment`` does not have the problem's shape or ``tasks`` are not its tasks.
     """
-    q = problem.quality_form
-    if problem.n_labels == 2:
-        losses = functools.partial(removal_losses, q, prior=problem.prior)
-    else:
-        losses = functools.partial(
-            removal_losses_multiclass,
-            q,
-            prior=problem.prior_distribution,
-            n_labels=problem.n_labels,
-        )
     out = np.array(assignment, dtype=bool)
-    tasks = np.arange(problem.n_tasks) if tasks is None else np.unique(np.asarray(tasks))
+    if out.shape != problem.shape:
+        raise ValueError(
+            f"assignment must have the problem's shape {problem.shape}, got {out.shape}"
+        )
+    tasks = _validate_tasks(tasks, problem.n_tasks)
     tasks = tasks[out[:, tasks].sum(axis=0) >= 2]
     while tasks.size:
-        workers, cols, loss = losses(out, tasks=tasks)
+        workers, cols, loss = pair_losses(problem, out, tasks)
         free = loss <= FREE_LOSS
         if not free.any():
             break
@@ -149,7 +147,7 @@ class ImproveResult:
 
 def _smallest_losses(problem: AssignmentProblem, assignment: np.ndarray, fraction: float):
     """The ``ceil(fraction * n_assigned)`` assigned pairs of smallest removal loss."""
-    workers, cols, loss = removal_losses(problem.quality_form, assignment, prior=problem.prior)
+    workers, cols, loss = pair_losses(problem, assignment, np.arange(problem.n_tasks))
     count = math.ceil(fraction * workers.shape[0])
     order = np.lexsort((cols, workers, loss))[:count]
     return workers[order], cols[order]
@@ -232,7 +230,7 @@ def improve(
     best = prune(problem, assignment)
     state = GreedyState(problem)
     state.start_from(best)
-    best_acc = expected_accuracy(problem.quality_form, best, prior=problem.prior)
+    best_acc = accuracy_of(problem, best)
     history = [best_acc]
     gains = [0.0, 0.0]
     start_pairs = int(np.asarray(assignment).sum())
@@ -255,7 +253,7 @@ def improve(
         candidate = _prune_state(problem, trial, _changed_tasks(best, trial.assignment))
         fill(trial)
         refilled = _prune_state(problem, trial, _changed_tasks(candidate, trial.assignment))
-        acc = expected_accuracy(problem.quality_form, refilled, prior=problem.prior)
+        acc = accuracy_of(problem, refilled)
         gain = max(0.0, acc - best_acc)
         logger.debug("local search round %d: %.6f (%+.6f)", rnd, acc, acc - best_acc)
         if gain > 0.0:

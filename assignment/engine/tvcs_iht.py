@@ -86,8 +86,8 @@ import time
 
 import numpy as np
 
+from assignment.engine._problem_accuracy import accuracy_of as exact_accuracy
 from assignment.engine.accuracy import MAX_EXACT_WORKERS
-from assignment.engine.greedy import _accuracy as exact_accuracy
 from assignment.engine.greedy import greedy_assignment, greedy_pairs
 from assignment.engine.local_search import improve, prune
 from assignment.engine.method_output import MethodOutput

@@ -135,6 +135,15 @@ def test_bad_options_are_rejected(kwargs, message):
         improve(problem, linear_start(problem), rng=np.random.default_rng(0), **kwargs)
 
 
+def test_prune_rejects_an_assignment_of_another_shape_and_tasks_out_of_range():
+    problem = figure4_problem(n=10, m=20)
+    start = linear_start(problem)
+    with pytest.raises(ValueError, match="must have the problem's shape"):
+        prune(problem, start[:, :5])
+    with pytest.raises(ValueError, match=r"tasks must be indices in \[0, 20\)"):
+        prune(problem, start, tasks=[3, 20])
+
+
 def test_a_stalled_search_goes_on_with_larger_worker_blocks_and_never_ends_worse():
     problem = figure4_problem(seed=6, r=0.1)
     start = linear_start(problem)

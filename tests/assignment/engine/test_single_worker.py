@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import linprog
 
 from assignment.engine import AssignmentProblem, solve
-from assignment.engine.greedy import _accuracy as exact_accuracy
+from assignment.engine._problem_accuracy import accuracy_of as exact_accuracy
 from assignment.engine.single_worker import single_worker_gains, single_worker_optimum
 
 
