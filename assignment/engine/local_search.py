@@ -61,12 +61,21 @@ from assignment.engine.greedy import GreedyState, fill
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.upper_bound import effective_quality
 
-__all__ = ["ImproveResult", "improve", "prune"]
+__all__ = ["STOP_REASONS", "ImproveResult", "improve", "prune"]
 
 logger = logging.getLogger(__name__)
 
 #: A removal that lowers the task's accuracy by at most this counts as free.
 FREE_LOSS = 1e-12
+
+#: Why :func:`improve` stopped (:attr:`ImproveResult.stopped`), and how its message says it:
+#: it ran every round, the ``deadline`` passed, or the last two rounds gained less than
+#: ``min_gain`` with the largest worker blocks.
+STOP_REASONS = {
+    "max_rounds": "{rounds} round(s)",
+    "time_limit": "stopped by the time limit after {rounds} round(s)",
+    "stalled": "rounds {before_last}-{last} gained less than {min_gain:g}",
+}
 
 
 def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> np.ndarray:
@@ -134,14 +143,20 @@ class ImproveResult:
         Rounds run (including one that was not kept).
     history : list of float
         Accuracy of the pruned input, then after every kept round.
+    stopped : str
+        Why the search stopped: a key of :data:`STOP_REASONS`.
+    changed : int
+        Pairs of the result that differ from the input's.
     message : str
-        Why the search stopped, and what it changed.
+        Why the search stopped, and what it changed, for people (built from the fields).
     """
 
     assignment: np.ndarray
     accuracy: float
     rounds: int
     history: list
+    stopped: str
+    changed: int
     message: str
 
 
@@ -234,11 +249,11 @@ def improve(
     history = [best_acc]
     gains = [0.0, 0.0]
     start_pairs = int(np.asarray(assignment).sum())
-    stopped = f"{max_rounds + 1} round(s)"
+    stopped = "max_rounds"
     rounds = 0
     for rnd in range(max_rounds + 1):
         if deadline is not None and time.perf_counter() > deadline:
-            stopped = f"stopped by the time limit after {rounds} round(s)"
+            stopped = "time_limit"
             break
         rounds = rnd + 1
         trial = state.copy()
@@ -264,12 +279,15 @@ def improve(
         gains = [gains[1], gain]
         if rnd >= last_change + 2 and sum(gains) < min_gain:
             if block >= largest_block:
-                stopped = f"rounds {rnd - 1}-{rnd} gained less than {min_gain:g}"
+                stopped = "stalled"
                 break
             block, last_change = min(2 * block, largest_block), rnd  # stalled: destroy more
     changed = int((best != np.asarray(assignment, dtype=bool)).sum())
+    why = STOP_REASONS[stopped].format(
+        rounds=rounds, before_last=rounds - 2, last=rounds - 1, min_gain=min_gain
+    )
     message = (
-        f"{stopped}; {changed} pair(s) changed, {start_pairs} -> {int(best.sum())} assigned, "
+        f"{why}; {changed} pair(s) changed, {start_pairs} -> {int(best.sum())} assigned, "
         f"{100 * (best_acc - history[0]):+.2f} points"
     )
-    return ImproveResult(best, best_acc, rounds, history, message)
+    return ImproveResult(best, best_acc, rounds, history, stopped, changed, message)
