@@ -75,8 +75,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assignment.engine.accuracy import removal_losses
-from assignment.engine.multiclass import removal_losses_multiclass
+from assignment.engine._problem_accuracy import pair_losses
+from assignment.engine.accuracy import _validate_assignment
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.solve import evaluate, solve
 
@@ -308,9 +308,10 @@ def shard_prices(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np
     budget_price : float
         0 if pairs are fewer than the budget, otherwise the smallest loss over all pairs.
     """
+    assignment = _validate_assignment(assignment, problem.shape)
     used = assignment.sum(axis=1)
     caps = problem.max_tasks_per_worker
-    workers, _, loss = _removal_losses(problem, assignment)
+    workers, _, loss = pair_losses(problem, assignment, np.arange(problem.n_tasks))
     loss = np.maximum(loss, 0.0)
     last = np.full(problem.n_workers, np.inf)
     np.minimum.at(last, workers, loss)
@@ -319,18 +320,6 @@ def shard_prices(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np
     binding = problem.budget > 0 and int(used.sum()) >= problem.budget
     budget_price = float(loss.min(initial=np.inf)) if binding else 0.0
     return price, budget_price if np.isfinite(budget_price) else 0.0
-
-
-def _removal_losses(problem: AssignmentProblem, assignment: np.ndarray):
-    """The leave-one-out losses of every assigned pair, under the problem's number of labels."""
-    if problem.n_labels == 2:
-        return removal_losses(problem.quality_form, assignment, prior=problem.prior)
-    return removal_losses_multiclass(
-        problem.quality_form,
-        assignment,
-        prior=problem.prior_distribution,
-        n_labels=problem.n_labels,
-    )
 
 
 def solve_shard(

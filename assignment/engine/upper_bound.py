@@ -49,11 +49,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assignment.engine.accuracy import MAX_EXACT_WORKERS, task_accuracy
+from assignment.engine.accuracy import MAX_EXACT_WORKERS, _task_accuracy
 from assignment.engine.multiclass import (
     MAX_EXACT_STATES,
-    exact_state_counts,
-    task_accuracy_multiclass,
+    _exact_state_counts,
+    _log_prior,
+    _task_accuracy_multiclass,
 )
 from assignment.engine.problem import AssignmentProblem
 
@@ -141,10 +142,10 @@ def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
         )
     order = np.argsort(-reliability, axis=0, kind="stable")[:top]
     ranked = np.take_along_axis(q if binary else effective, order, axis=0)[:, column]
-    if binary:  # (top, m): best first
+    if binary:  # (top, m): best first; the problem's qualities, checked: the kernel
         acc = np.empty((top + 1, m))
         for k in range(top + 1):
-            acc[k] = task_accuracy(ranked[:k], np.ones((k, m), bool), prior=problem.prior)
+            acc[k] = _task_accuracy(ranked[:k], np.ones((k, m), bool), problem.prior)
     else:
         acc = _multiclass_accuracies(ranked, k_max, problem)
     from assignment.engine._hull import hull_segments  # (numba: not on the engine's import)
@@ -156,11 +157,12 @@ def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
 
 def _multiclass_accuracies(ranked: np.ndarray, k_max: np.ndarray, problem) -> np.ndarray:
     """``a_j(k)`` for ``k <= k_max[j]`` (repeated beyond: those are never read) of the ranked
-    effective qualities ``ranked`` (top, m), by the exact K-class accuracy."""
+    effective qualities ``ranked`` (top, m), by the exact K-class accuracy (its kernel: they
+    and the prior are the problem's, checked)."""
     top, m = ranked.shape
-    labels = {"prior": problem.prior_distribution, "n_labels": problem.n_labels}
+    log_prior = _log_prior(problem.prior_distribution)
     full = np.arange(top)[:, None] < k_max[None, :]
-    states = exact_state_counts(ranked, full, n_labels=problem.n_labels)
+    states = _exact_state_counts(ranked, full, problem.n_labels)
     if states.max(initial=1.0) > MAX_EXACT_STATES:
         j = int(np.argmax(states))
         raise ValueError(
@@ -170,7 +172,7 @@ def _multiclass_accuracies(ranked: np.ndarray, k_max: np.ndarray, problem) -> np
         )
     acc = np.empty((top + 1, m))
     for k in range(top + 1):
-        acc[k] = task_accuracy_multiclass(ranked, full & (np.arange(top)[:, None] < k), **labels)
+        acc[k] = _task_accuracy_multiclass(ranked, full & (np.arange(top)[:, None] < k), log_prior)
     return acc
 
 
