@@ -40,10 +40,11 @@ Algorithm
    of near the largest cost, where the scale is the largest cost or, if smaller, four times
    the larger of the 90th percentile of the group prices (with heavy tails the heaviest
    weights are far above every close call) and the total cap's price ``lam`` (when the budget
-   binds on rank-one weights most group prices are 0). Each refine starts with a global price update and repeats it
-   every ``max(n_nodes, active slots / 2)`` relabels. A refine that needs more than
-   ``RELABELS`` relabels per node (prices far from optimal for its ``eps``) stops and resumes
-   ``ALPHA`` times coarser, with twice the allowance from then on. Each refine works only on
+   binds on rank-one weights most group prices are 0). Each refine starts with a global
+   price update and repeats it every ``max(n_nodes, active slots / 2)`` relabels. A refine
+   that needs more than ``RELABELS`` relabels per node (prices far from optimal for its
+   ``eps``) stops and resumes ``ALPHA`` times coarser, with twice the allowance from then on.
+   Each refine works only on
    the arcs whose reduced cost is within a few ``eps`` of zero (residual arcs further below are
    saturated beforehand; on a cold start the graph is first built as a skeleton for the
    coordinate descent, and one node-local pass then lays out the first phase's flow and
@@ -54,9 +55,10 @@ Algorithm
    As prices only fall, a check scans only the pool while no tail price has fallen (and no
    head price risen) by more than the pool's margin; otherwise a full pass refills the pool
    (margin ``POOL * eps``, none while that exceeds ``max cost / POOL_WINDOW``). Violators
-   join the graph in place and scaling resumes from the larger of ``eps`` and the worst
-   violation; after the ``eps = 1`` phase no element violates, so the circulation is optimal
-   on the full graph.
+   join the graph in place, at most ``ADMIT`` times the graph's size (plus the nodes) per
+   pass, the worst first (the rest are found again by the next check, then a full pass), and
+   scaling resumes from the larger of ``eps`` and the worst violation; after the
+   ``eps = 1`` phase no element violates, so the circulation is optimal on the full graph.
 
 A warm start (``ExactState`` from an earlier call on the same structure) replaces steps 1 and
 2 when it is good enough. At the earlier prices (rescaled to this call's units), the earlier

@@ -34,5 +34,7 @@ ALPHA = 16
 #: pool while ``POOL * eps`` exceeds ``max cost / POOL_WINDOW`` (it would hold most elements).
 POOL = 16
 POOL_WINDOW = 64
+#: A certificate pass adds at most ``ADMIT * (candidates + nodes)`` violators, the worst.
+ADMIT = 1.0
 #: A refine at ``eps`` works on the arcs whose residual reduced cost is below ``ACTIVE * eps``.
 ACTIVE = 8

@@ -21,6 +21,7 @@ import numpy as np
 
 from projections._exact import levers
 from projections._exact.certificate import Pool, check
+from projections._exact.elements import arc_costs, arc_ends
 from projections._exact.graph import CandidateGraph, add_candidates
 from projections._exact.problem import Problem
 from projections._mincostflow import refine, select_active, worst_inactive
@@ -60,12 +61,33 @@ class Scaling:
 
 def admit(problem: Problem, cg: CandidateGraph, s: Scaling, slack, margin=None) -> tuple[int, int]:
     """Add the non-candidates with reduced cost below ``-slack`` to the graph (see
-    :func:`~projections._exact.certificate.check`); return how many and the worst violation."""
+    :func:`~projections._exact.certificate.check`); return how many and the worst violation.
+
+    At most ``ADMIT * (graph size + n_nodes)`` of them, the most violating: prices far from
+    optimal (early phases, rank-one weights) make most elements violate, and the optimum
+    needs few of them. The others stay outside, and the next check is a full pass (no pool),
+    which finds them again if they still violate."""
     bad, worst, s.pool = check(problem, cg, s.price, s.pool, slack, margin)
+    limit = int(levers.ADMIT * (cg.elements.size + problem.n_nodes))
+    if bad.size > limit:
+        bad = _most_violating(problem, bad, s.price, limit)
+        s.pool = None
     if bad.size:
         add_candidates(problem, cg, bad)
         s.rounds += 1
     return bad.size, worst
+
+
+def _most_violating(problem: Problem, bad: np.ndarray, price: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` elements of ``bad`` with the lowest reduced cost at ``price``, in order of
+    index."""
+    tails, heads = arc_ends(bad, *problem.groups[:3], problem.g1, problem.g2)
+    reduced = (
+        price[tails]
+        - price[heads]
+        - arc_costs(problem.values, bad, problem.factor, problem.multiplier)
+    )
+    return np.sort(bad[np.argpartition(reduced, k - 1)[:k]])
 
 
 def scale_to_optimum(problem: Problem, cg: CandidateGraph, s: Scaling) -> None:

@@ -161,6 +161,7 @@ def _medium(seed, budget=0.8):
         ("AHEAD", 0.0),
         ("POOL_WINDOW", 1),  # a certificate pool from the first check on
         ("POOL", 1),
+        ("ADMIT", 0.001),  # a certificate pass adds one violator at a time (the worst)
     ],
 )
 def test_exact_stays_optimal_with_each_lever_forced(monkeypatch, setting, value):
@@ -480,7 +481,9 @@ def test_heavy_tailed_weights_keep_the_candidate_graph_small_and_stay_exact():
 
 
 @pytest.mark.parametrize("budget_fraction", [0.1, 0.3])
-def test_rank_one_weights_under_a_binding_budget_start_at_its_price_and_stay_exact(budget_fraction, caplog):
+def test_rank_one_weights_under_a_binding_budget_start_at_its_price_and_stay_exact(
+    budget_fraction, caplog
+):
     """Skill x ease weights (v = outer(a, b)): every column ranks the rows alike, so when the
     budget binds most group prices are 0 and only the budget's price says where the close calls
     are. The first phase starts at that scale: no refine gives up for prices far from its eps
@@ -495,3 +498,22 @@ def test_rank_one_weights_under_a_binding_budget_start_at_its_price_and_stay_exa
     assert not [r for r in caplog.records if "stopped after" in r.getMessage()]
     assert_valid_projection(V, structure, result)
     assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+
+
+def test_a_certificate_pass_adds_only_the_worst_violators_and_the_projection_stays_exact(
+    monkeypatch,
+):
+    """Rank-one weights with a tight starting graph make most elements violate at first; with
+    ADMIT the graph grows by the worst of them only, and ends smaller, still optimal."""
+    monkeypatch.setattr(levers, "BUDGET_MARGIN", 0.3)
+    monkeypatch.setattr(levers, "SLACK", 0)
+    rng = np.random.default_rng(8)
+    V = np.outer(rng.uniform(0.0, 1.0, 30), rng.uniform(0.2, 1.0, 400))
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=40, max_per_col=3, total=900)
+    sizes = {}
+    for admit in (1e9, 0.05):
+        monkeypatch.setattr(levers, "ADMIT", admit)
+        result = project(V, structure)
+        assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+        sizes[admit] = _candidates(result)
+    assert sizes[0.05] < sizes[1e9]
