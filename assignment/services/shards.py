@@ -90,6 +90,14 @@ def _create_rows(run_id: int, round_: int, jobs: list[ShardJob]) -> list[int]:
     return [row.pk for row in rows]
 
 
+def _sharded_problem(run: AssignmentRun) -> AssignmentProblem:
+    """The whole problem of a planned sharded run, under the model it was planned under: the
+    quality's Dawid-Skene matrices if ``shard_state["dawid_skene"]`` (set by
+    :func:`run_shards_start`), else the symmetric model (runs planned before shards were chosen
+    under the matrices keep it to their end)."""
+    return _whole_problem(run, under_confusion=bool(run.shard_state.get("dawid_skene")))
+
+
 def run_shards_start(*, run: AssignmentRun) -> bool:
     """Plan round 0 of a claimed (running) sharded run: its shards in proportion to their
     sizes, one row and one message each. False if the run was planned already (a duplicate
@@ -183,7 +191,7 @@ def shard_execute(*, shard_id: int, should_stop: Callable[[], bool] | None = Non
         job = ShardJob(shard.index, shard.tasks, shard.worker_caps, shard.budget)
         options = dict(run.options)
         outcome = solve_shard(
-            _whole_problem(run, under_confusion=True),
+            _sharded_problem(run),
             job,
             method=run.method,
             seed=run.seed,
@@ -287,7 +295,7 @@ def shards_coordinate(*, run_id: int, round_: int) -> str:
         state["history"][-1]["seconds"] = (timezone.now() - run.started_at).total_seconds()
     min_step = 1.0 / (2 * max(1, int(shares.sum(axis=0).max(initial=1))))  # smallest_step
     if last or round_ >= ROUNDS or not jobs or state["step"] < min_step:
-        return _finish(run, _whole_problem(run, under_confusion=True), best, state)
+        return _finish(run, _sharded_problem(run), best, state)
     with transaction.atomic():
         moved = AssignmentRun.objects.filter(
             pk=run_id, status=RunStatus.RUNNING, shard_round=round_

@@ -363,3 +363,29 @@ def test_a_sharded_run_on_dawid_skene_quality_that_could_pass_the_exact_limit_is
         services.run_create(
             project=ds_project, method=method, shards=2, max_workers_per_task=cap, enqueue=False
         )
+
+
+def test_a_sharded_run_planned_under_the_symmetric_model_ends_under_it(
+    ds_project, broker, django_capture_on_commit_callbacks
+):
+    # A run planned before shards were chosen under the matrices has no "dawid_skene" in its
+    # state: its shards and its result stay under the model it started with.
+    run = start(ds_project, django_capture_on_commit_callbacks, shards=2, budget=200, seed=0)
+    state = {k: v for k, v in run_state(run).items() if k != "dawid_skene"}
+    AssignmentRun.objects.filter(pk=run.pk).update(shard_state=state)
+    drain(broker, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    problem = services.runs._whole_problem(run)
+    assert problem.confusion is None
+    x = np.zeros(problem.shape, dtype=bool)
+    x[run.pairs[:, 0], run.pairs[:, 1]] = True
+    exact = expected_accuracy_multiclass(
+        problem.quality, x, prior=problem.prior_distribution, n_labels=3
+    )
+    assert run.expected_accuracy == pytest.approx(exact, abs=1e-12)
+    assert "Dawid-Skene" not in run.progress_message
+
+
+def run_state(run: AssignmentRun) -> dict:
+    return AssignmentRun.objects.get(pk=run.pk).shard_state
