@@ -188,6 +188,11 @@ def old_module(rev: str):
         capture_output=True,
         text=True,
     ).stdout
+    # greedy's _accuracy became _problem_accuracy.accuracy_of (issue 14): the same numbers
+    source = source.replace(
+        "from assignment.engine.greedy import _accuracy as exact_accuracy",
+        "from assignment.engine._problem_accuracy import accuracy_of as exact_accuracy",
+    )
     path = Path(tempfile.mkdtemp()) / "old_tvcs_iht.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location("old_tvcs_iht", path)
@@ -212,8 +217,8 @@ def steps_once(module, problem, start, start_acc, options, seed):
 
 
 def same_steps(a, b) -> bool:
-    best_a, acc_a, t_a, history_a, message_a = a
-    best_b, acc_b, t_b, history_b, message_b = b
+    best_a, acc_a, t_a, history_a, *_, message_a = a  # the new steps also return their status
+    best_b, acc_b, t_b, history_b, *_, message_b = b
     return (
         np.array_equal(best_a, best_b)
         and acc_a == acc_b
@@ -243,7 +248,7 @@ def speed_row(old, size: tuple[int, int], options: dict, repeats: int, seed: int
         "new": new_s,
         "ratio": new_s / old_s,
         "identical": same_steps(outs["old"], outs["new"]),
-        "message": outs["new"][4],
+        "message": outs["new"][-1],
     }
 
 

@@ -58,7 +58,7 @@ from assignment.engine.greedy import (
 from assignment.engine.multiclass import (
     MAX_EXACT_STATES,
     _composition_tables,
-    _validate_log_prior,
+    _log_prior,
     _weights,
 )
 from assignment.engine.problem import AssignmentProblem
@@ -101,9 +101,7 @@ class MulticlassGreedyState:
         self.eligible = (
             None if problem.eligible is None else np.ascontiguousarray(problem.eligible.T)
         )
-        log_prior = np.ascontiguousarray(
-            _validate_log_prior(problem.prior_distribution, m, n_labels)
-        )
+        log_prior = np.ascontiguousarray(_log_prior(problem.prior_distribution))  # checked
         self.task_cap = np.minimum(problem.max_workers_per_task, max_exact_workers(n_labels))
         self.budget = problem.budget
         self.worker_cap = problem.max_tasks_per_worker

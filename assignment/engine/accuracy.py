@@ -181,6 +181,17 @@ def _validate_prior(prior, m: int, name: str = "prior") -> np.ndarray:
     return p
 
 
+def _validate_tasks(tasks, m: int) -> np.ndarray:
+    """``tasks`` as distinct ascending task indices in ``[0, m)``, shape (k,); all ``m`` if
+    ``tasks`` is None."""
+    if tasks is None:
+        return np.arange(m)
+    cols = np.unique(np.asarray(tasks, dtype=np.intp))
+    if cols.size and (cols[0] < 0 or cols[-1] >= m):
+        raise ValueError(f"tasks must be indices in [0, {m}), got {cols[[0, -1]]}")
+    return cols
+
+
 def _validate_problem(quality, assignment, prior):
     q = _validate_quality(quality)
     if q.shape[1] == 0:
@@ -352,13 +363,20 @@ def _task_accuracy_sorted(q, workers: np.ndarray, tasks: np.ndarray, prior: np.n
 
 
 def _removal_losses(q, x: np.ndarray, prior: np.ndarray, tasks: np.ndarray):
-    """Leave-one-out losses of validated inputs on the given ``tasks`` (ascending).
+    """Leave-one-out losses of validated inputs on the given ``tasks`` (ascending, distinct).
 
     Returns ``(workers, cols, loss)``: one entry per assigned pair ``(workers[e], cols[e])``
-    with ``cols`` a subset of ``tasks``, and ``loss[e] = A_j - A_j(without worker i)``.
+    with ``cols`` a subset of ``tasks``, and ``loss[e] = A_j - A_j(without worker i)``. Raises
+    if one of ``tasks`` has more than ``MAX_EXACT_WORKERS`` workers.
     """
     sub = x[:, tasks]
     counts = sub.sum(axis=0)
+    too_many = np.flatnonzero(counts > MAX_EXACT_WORKERS)
+    if too_many.size:
+        j = int(tasks[too_many[0]])
+        raise ValueError(
+            f"task {j} has more than MAX_EXACT_WORKERS = {MAX_EXACT_WORKERS} assigned workers"
+        )
     workers, pos = np.nonzero(sub.T)[::-1]  # sorted by task position, then worker
     cols = tasks[pos]
     q_all = _clip(_gather(q, workers, cols))
@@ -435,13 +453,20 @@ def _validate_pairs(workers, tasks, shape: tuple[int, int]) -> tuple[np.ndarray,
         bad = np.flatnonzero((v < 0) | (v >= size))
         if bad.size:
             raise ValueError(f"{name} must be in [0, {size}), got {v[bad[0]]} at pair {bad[0]}")
-    order = np.lexsort((w, t))
-    w, t = w[order], t[order]
+    w, t = _sorted_pairs(w, t)
     same = np.flatnonzero((w[1:] == w[:-1]) & (t[1:] == t[:-1]))
     if same.size:
         e = int(same[0])
         raise ValueError(f"pair (worker {w[e]}, task {t[e]}) is given twice")
     return w, t
+
+
+def _sorted_pairs(workers: np.ndarray, tasks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs ``(workers[e], tasks[e])``, shape (pairs,) each, as int64 sorted by task, then
+    worker: the order :func:`_task_accuracy_sorted` takes."""
+    w, t = np.asarray(workers, dtype=np.int64), np.asarray(tasks, dtype=np.int64)
+    order = np.lexsort((w, t))
+    return w[order], t[order]
 
 
 def task_accuracy_pairs(quality, workers, tasks, *, prior=0.5) -> np.ndarray:
@@ -527,19 +552,7 @@ def removal_losses(quality, assignment, *, prior=0.5, tasks=None):
     :func:`task_accuracy`: ``O(k 2^k)`` per task for ``k <= 12``.
     """
     q, x, p = _validate_problem(quality, assignment, prior)
-    if tasks is None:
-        cols = np.arange(q.shape[1])
-    else:
-        cols = np.unique(np.asarray(tasks, dtype=np.intp))
-        if cols.size and (cols[0] < 0 or cols[-1] >= q.shape[1]):
-            raise ValueError(f"tasks must be indices in [0, {q.shape[1]}), got {cols[[0, -1]]}")
-    too_many = np.flatnonzero(x[:, cols].sum(axis=0) > MAX_EXACT_WORKERS)
-    if too_many.size:
-        j = int(cols[too_many[0]])
-        raise ValueError(
-            f"task {j} has more than MAX_EXACT_WORKERS = {MAX_EXACT_WORKERS} assigned workers"
-        )
-    return _removal_losses(q, x, p, cols)
+    return _removal_losses(q, x, p, _validate_tasks(tasks, q.shape[1]))
 
 
 @functools.cache

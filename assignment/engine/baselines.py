@@ -1,9 +1,11 @@
 """The reference methods every assignment is compared with: random and Q-based LP.
 
 ``random``
-    Random weights through the exact TVCS projection: a random feasible assignment of
-    maximal size under the caps; above ``MAX_SEARCH_PAIRS`` pairs, over a few random
-    candidate pairs per task instead of every pair (:func:`random_pairs`).
+    A random feasible assignment of maximum size under the caps: the eligible pairs in a
+    random order, each taken while there is room (random weights through the exact TVCS
+    projection where that falls short of the most the caps allow); above
+    ``MAX_SEARCH_PAIRS`` pairs, over a few random candidate pairs per task instead of every
+    pair (:func:`random_pairs`).
 ``q-lp``
     Ho, Jabbari & Vaughan, "Adaptive task assignment for crowdsourced classification",
     ICML 2013, offline LP, with the per-task caps and the budget of the TVCS comparison
@@ -82,24 +84,28 @@ DEFAULT_TARGET_ERROR = 0.05
 def random_assignment(problem: AssignmentProblem, *, rng: np.random.Generator) -> np.ndarray:
     """A random feasible assignment of maximal size, shape (n_workers, n_tasks).
 
-    Weights ``1 + u / (p + 1)`` with ``u ~ U[0, 1)``: every extra pair outweighs any
-    reshuffling, so the projection returns a maximum-size assignment, chosen at random among
-    the maximum-size ones (not uniformly).
+    The eligible pairs in a random order, each taken while its worker, its task and the
+    budget have room (:func:`_random_maximum`): a maximum-size assignment, chosen at random
+    among the maximum-size ones (not uniformly).
     """
-    p = problem.n_workers * problem.n_tasks
-    weights = 1.0 + rng.random(problem.shape) / (p + 1)
-    v = np.sqrt(problem.mask(weights))
-    return project(v, problem.structure).support
+    if problem.eligible is None:
+        entries = np.arange(problem.n_workers * problem.n_tasks, dtype=np.int64)
+    else:
+        entries = np.flatnonzero(problem.eligible)
+    workers, tasks = _random_maximum(problem, entries, rng)
+    support = np.zeros(problem.shape, dtype=bool)
+    support[workers, tasks] = True
+    return support
 
 
 def random_pairs(problem: AssignmentProblem, *, rng: np.random.Generator) -> MethodOutput:
     """A random feasible assignment of maximal size as pairs, in memory ``O(pairs)``.
 
     Up to ``MAX_SEARCH_PAIRS`` pairs it is :func:`random_assignment`'s, the same for the same
-    ``rng``. Above, no ``(n, m)`` array of weights is built: each task draws ``k`` workers at
-    random (with replacement, duplicates and ineligible pairs dropped), and random weights go
-    through the exact projection over those pairs only, which returns a maximum-size
-    assignment within them. ``k`` starts at four times the largest task cap ``s`` and doubles
+    ``rng``. Above, no ``(n, m)`` array is built: each task draws ``k`` workers at
+    random (with replacement, duplicates and ineligible pairs dropped), and a maximum-size
+    assignment within those pairs only is chosen at random as above (:func:`_random_maximum`).
+    ``k`` starts at four times the largest task cap ``s`` and doubles
     while the assignment falls short of ``most = min(budget, sum_i min(c_i, m),
     sum_j min(s_j, n))``, which no assignment exceeds, up to ``max(s, MAX_SEARCH_PAIRS // m,
     1.25 most / m)`` (and ``n``); the message says whether it reached ``most`` (then it is of
@@ -126,7 +132,7 @@ def random_pairs(problem: AssignmentProblem, *, rng: np.random.Generator) -> Met
     k = min(k_max, max(1, 4 * s))
     while True:
         entries = _random_candidates(problem, k, rng)
-        workers, tasks = _random_within(problem, entries, rng)
+        workers, tasks = _random_maximum(problem, entries, rng)
         if workers.size >= most or k >= k_max:
             break
         k = min(k_max, 2 * k)
@@ -145,11 +151,40 @@ def _random_candidates(problem: AssignmentProblem, k: int, rng: np.random.Genera
     return entries
 
 
-def _random_within(
+def _random_maximum(
     problem: AssignmentProblem, entries: np.ndarray, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A maximum-size assignment within the pairs ``entries``, chosen by random weights."""
-    workers, tasks = np.divmod(entries, problem.n_tasks)
+    """A maximum-size assignment within the pairs ``entries`` (flat indices ``i m + j``),
+    chosen at random: ``(workers, tasks)``, shapes (k,).
+
+    The pairs in a random order, each taken while its worker, its task and the budget have
+    room (:func:`~assignment.engine._random_fill.take_in_order`, ``O(p)``). That is of maximum
+    size when it reaches ``min(budget, sum_i min(c_i, d_i), sum_j min(s_j, d_j))`` (``d``: a
+    worker's or a task's pairs in ``entries``), which no assignment exceeds: always when
+    every pair is eligible (a worker and a task both left with room would have taken their
+    pair). Otherwise random weights ``1 + u / (p + 1)`` go through the exact projection, which
+    returns a maximum-size assignment (every extra pair outweighs any reshuffling).
+    """
+    from assignment.engine._random_fill import take_in_order  # (numba: not on import)
+
+    n, m = problem.shape
+    workers, tasks = np.divmod(entries, m)
+    order = rng.permutation(entries.shape[0])
+    taken = take_in_order(
+        workers[order],
+        tasks[order],
+        problem.max_tasks_per_worker.astype(np.int64),
+        problem.max_workers_per_task.astype(np.int64),
+        int(problem.budget),
+    )
+    most = min(
+        int(problem.budget),
+        int(np.minimum(problem.max_tasks_per_worker, np.bincount(workers, minlength=n)).sum()),
+        int(np.minimum(problem.max_workers_per_task, np.bincount(tasks, minlength=m)).sum()),
+    )
+    if int(taken.sum()) == most:
+        chosen = np.sort(order[taken])
+        return workers[chosen], tasks[chosen]
     structure = TVCSStructure.from_labels(
         workers,
         tasks,

@@ -135,16 +135,15 @@ from collections.abc import Callable
 import numpy as np
 
 from assignment.engine._move_scores import best_moves, task_best_move
+from assignment.engine._problem_accuracy import accuracy_of_pairs
 from assignment.engine._vote_atoms import add_workers
 from assignment.engine.accuracy import (
     EPS,
     MAX_EXACT_WORKERS,
     TIE_RTOL,
     _enumerate,
-    task_accuracy_pairs,
 )
 from assignment.engine.method_output import MethodOutput
-from assignment.engine.multiclass import set_accuracy_multiclass
 from assignment.engine.problem import AssignmentProblem
 
 __all__ = [
@@ -654,30 +653,6 @@ def fill(state: GreedyState, *, progress: Callable[[float, str], object] | None 
     return steps, pairs
 
 
-def _accuracy(problem: AssignmentProblem, assignment: np.ndarray) -> float:
-    """Exact expected accuracy of ``assignment`` (n, m), for two labels or ``K``."""
-    return _pairs_accuracy(problem, *np.nonzero(assignment))
-
-
-def _pairs_accuracy(problem: AssignmentProblem, workers: np.ndarray, tasks: np.ndarray) -> float:
-    """Exact expected accuracy of the assignment of pairs ``(workers, tasks)``, for two labels
-    or ``K``, from the pairs (no dense matrix)."""
-    if problem.n_labels == 2:
-        return float(
-            task_accuracy_pairs(problem.quality_form, workers, tasks, prior=problem.prior).mean()
-        )
-    # Every task is a set (those without workers are empty): expected_accuracy_multiclass of
-    # the dense assignment, bit for bit, as its tasks are grouped and summed the same way.
-    return float(
-        set_accuracy_multiclass(
-            set_index=tasks,
-            quality=problem.quality_table[workers, problem.task_column[tasks]],
-            prior=problem.prior_distribution,
-            n_labels=problem.n_labels,
-        ).mean()
-    )
-
-
 def why_fill_stopped(state) -> str:
     """Why :func:`fill` stopped adding pairs to ``state``, in a run's words."""
     if state.budget_left == 0:
@@ -730,13 +705,13 @@ def greedy_pairs(
         if not problem.is_feasible_pairs(*first):
             raise ValueError("initial must be a feasible assignment of the problem's shape")
         state.start_from_pairs(*first)
-    initial_accuracy = _pairs_accuracy(problem, *first)
+    initial_accuracy = accuracy_of_pairs(problem, *first)  # pairs checked feasible above
     budget = problem.budget
     steps, pairs = fill(state, progress=progress)
     budget_left = state.budget_left
     stopped = why_fill_stopped(state)
     workers, tasks = state.pairs()
-    accuracy = _pairs_accuracy(problem, workers, tasks)
+    accuracy = accuracy_of_pairs(problem, workers, tasks)
     if progress is not None:
         progress(1.0, f"done ({stopped}), accuracy {accuracy:.4f}")
     details = {

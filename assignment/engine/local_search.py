@@ -47,7 +47,6 @@ rounds reach 0.9468.
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import time
@@ -56,18 +55,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assignment.engine.accuracy import expected_accuracy, removal_losses
+from assignment.engine._problem_accuracy import accuracy_of, pair_losses
+from assignment.engine.accuracy import _validate_tasks
 from assignment.engine.greedy import GreedyState, fill
-from assignment.engine.multiclass import removal_losses_multiclass
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.upper_bound import effective_quality
 
-__all__ = ["ImproveResult", "improve", "prune"]
+__all__ = ["STOP_REASONS", "ImproveResult", "improve", "prune"]
 
 logger = logging.getLogger(__name__)
 
 #: A removal that lowers the task's accuracy by at most this counts as free.
 FREE_LOSS = 1e-12
+
+#: Why :func:`improve` stopped (:attr:`ImproveResult.stopped`), and how its message says it:
+#: it ran every round, the ``deadline`` passed, or the last two rounds gained less than
+#: ``min_gain`` with the largest worker blocks.
+STOP_REASONS = {
+    "max_rounds": "{rounds} round(s)",
+    "time_limit": "stopped by the time limit after {rounds} round(s)",
+    "stalled": "rounds {before_last}-{last} gained less than {min_gain:g}",
+}
 
 
 def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> np.ndarray:
@@ -87,22 +95,21 @@ def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> 
         A subset of ``assignment`` in which each removal lowered its task's exact accuracy by
         at most ``FREE_LOSS`` (most raise it or leave it exactly unchanged), and removing any
         single worker from a task with two or more would lower it by more than ``FREE_LOSS``.
+
+    Raises
+    ------
+    ValueError
+        If ``assignment`` does not have the problem's shape or ``tasks`` are not its tasks.
     """
-    q = problem.quality_form
-    if problem.n_labels == 2:
-        losses = functools.partial(removal_losses, q, prior=problem.prior)
-    else:
-        losses = functools.partial(
-            removal_losses_multiclass,
-            q,
-            prior=problem.prior_distribution,
-            n_labels=problem.n_labels,
-        )
     out = np.array(assignment, dtype=bool)
-    tasks = np.arange(problem.n_tasks) if tasks is None else np.unique(np.asarray(tasks))
+    if out.shape != problem.shape:
+        raise ValueError(
+            f"assignment must have the problem's shape {problem.shape}, got {out.shape}"
+        )
+    tasks = _validate_tasks(tasks, problem.n_tasks)
     tasks = tasks[out[:, tasks].sum(axis=0) >= 2]
     while tasks.size:
-        workers, cols, loss = losses(out, tasks=tasks)
+        workers, cols, loss = pair_losses(problem, out, tasks)
         free = loss <= FREE_LOSS
         if not free.any():
             break
@@ -136,20 +143,26 @@ class ImproveResult:
         Rounds run (including one that was not kept).
     history : list of float
         Accuracy of the pruned input, then after every kept round.
+    stopped : str
+        Why the search stopped: a key of :data:`STOP_REASONS`.
+    changed : int
+        Pairs of the result that differ from the input's.
     message : str
-        Why the search stopped, and what it changed.
+        Why the search stopped, and what it changed, for people (built from the fields).
     """
 
     assignment: np.ndarray
     accuracy: float
     rounds: int
     history: list
+    stopped: str
+    changed: int
     message: str
 
 
 def _smallest_losses(problem: AssignmentProblem, assignment: np.ndarray, fraction: float):
     """The ``ceil(fraction * n_assigned)`` assigned pairs of smallest removal loss."""
-    workers, cols, loss = removal_losses(problem.quality_form, assignment, prior=problem.prior)
+    workers, cols, loss = pair_losses(problem, assignment, np.arange(problem.n_tasks))
     count = math.ceil(fraction * workers.shape[0])
     order = np.lexsort((cols, workers, loss))[:count]
     return workers[order], cols[order]
@@ -232,15 +245,15 @@ def improve(
     best = prune(problem, assignment)
     state = GreedyState(problem)
     state.start_from(best)
-    best_acc = expected_accuracy(problem.quality_form, best, prior=problem.prior)
+    best_acc = accuracy_of(problem, best)
     history = [best_acc]
     gains = [0.0, 0.0]
     start_pairs = int(np.asarray(assignment).sum())
-    stopped = f"{max_rounds + 1} round(s)"
+    stopped = "max_rounds"
     rounds = 0
     for rnd in range(max_rounds + 1):
         if deadline is not None and time.perf_counter() > deadline:
-            stopped = f"stopped by the time limit after {rounds} round(s)"
+            stopped = "time_limit"
             break
         rounds = rnd + 1
         trial = state.copy()
@@ -255,7 +268,7 @@ def improve(
         candidate = _prune_state(problem, trial, _changed_tasks(best, trial.assignment))
         fill(trial)
         refilled = _prune_state(problem, trial, _changed_tasks(candidate, trial.assignment))
-        acc = expected_accuracy(problem.quality_form, refilled, prior=problem.prior)
+        acc = accuracy_of(problem, refilled)
         gain = max(0.0, acc - best_acc)
         logger.debug("local search round %d: %.6f (%+.6f)", rnd, acc, acc - best_acc)
         if gain > 0.0:
@@ -266,12 +279,15 @@ def improve(
         gains = [gains[1], gain]
         if rnd >= last_change + 2 and sum(gains) < min_gain:
             if block >= largest_block:
-                stopped = f"rounds {rnd - 1}-{rnd} gained less than {min_gain:g}"
+                stopped = "stalled"
                 break
             block, last_change = min(2 * block, largest_block), rnd  # stalled: destroy more
     changed = int((best != np.asarray(assignment, dtype=bool)).sum())
+    why = STOP_REASONS[stopped].format(
+        rounds=rounds, before_last=rounds - 2, last=rounds - 1, min_gain=min_gain
+    )
     message = (
-        f"{stopped}; {changed} pair(s) changed, {start_pairs} -> {int(best.sum())} assigned, "
+        f"{why}; {changed} pair(s) changed, {start_pairs} -> {int(best.sum())} assigned, "
         f"{100 * (best_acc - history[0]):+.2f} points"
     )
-    return ImproveResult(best, best_acc, rounds, history, message)
+    return ImproveResult(best, best_acc, rounds, history, stopped, changed, message)

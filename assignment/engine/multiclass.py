@@ -82,6 +82,7 @@ from assignment.engine.accuracy import (
     _gather,
     _validate_assignment,
     _validate_quality,
+    _validate_tasks,
 )
 
 __all__ = [
@@ -162,7 +163,14 @@ def _validate_log_prior(prior, m: int, n_labels: int, *, per_task_only=False) ->
         j = int(np.flatnonzero(bad)[0])
         where = "" if one_row else f" at task {j}"
         raise ValueError(f"prior must sum to 1 over the labels, got {float(sums[j])!r}{where}")
-    return np.broadcast_to(np.log(rows / sums[:, None]), (m, n_labels))
+    return np.broadcast_to(_log_prior(rows), (m, n_labels))
+
+
+def _log_prior(rows: np.ndarray) -> np.ndarray:
+    """``log`` of every row of a checked prior divided by its sum, shape (rows, K): what
+    :func:`_validate_log_prior` returns, for a prior already checked (a problem's
+    ``prior_distribution``)."""
+    return np.log(rows / rows.sum(axis=1)[:, None])
 
 
 def _validate_problem(quality, assignment, prior, n_labels):
@@ -425,7 +433,12 @@ def exact_state_counts(quality, assignment, *, n_labels) -> np.ndarray:
     """
     n_labels = _validate_n_labels(n_labels)
     q = _validate_quality(quality)
-    x = _validate_assignment(assignment, q.shape)
+    return _exact_state_counts(q, _validate_assignment(assignment, q.shape), n_labels)
+
+
+def _exact_state_counts(q, x: np.ndarray, n_labels: int) -> np.ndarray:
+    """:func:`exact_state_counts` of validated inputs: ``q`` (n, m) or a
+    :class:`~assignment.engine.problem.QualityByCategory`, ``x`` bool (n, m); shape (m,)."""
     _, tasks, qa = _assigned_pairs(q, x)
     return _state_counts(_group(tasks, qa, q.shape[1]), n_labels)
 
@@ -470,7 +483,13 @@ def task_accuracy_multiclass(quality, assignment, *, prior, n_labels) -> np.ndar
     qualities, far fewer when qualities repeat, and fewer still where the pruned depth-first
     sum finds the vote decided early.
     """
-    q, x, log_prior = _validate_problem(quality, assignment, prior, n_labels)
+    return _task_accuracy_multiclass(*_validate_problem(quality, assignment, prior, n_labels))
+
+
+def _task_accuracy_multiclass(q, x: np.ndarray, log_prior: np.ndarray) -> np.ndarray:
+    """:func:`task_accuracy_multiclass` of validated inputs: ``q`` (n, m) or a
+    :class:`~assignment.engine.problem.QualityByCategory`, ``x`` bool (n, m), ``log_prior``
+    (m, K) normalised (:func:`_log_prior`); shape (m,)."""
     _, tasks, qa = _assigned_pairs(q, x)
     return _units_accuracy(tasks, qa, log_prior)
 
@@ -606,23 +625,25 @@ def removal_losses_multiclass(quality, assignment, *, prior, n_labels, tasks=Non
     pass of the kernel of :func:`task_accuracy_multiclass`: about ``k + 1`` times its cost.
     """
     q, x, log_prior = _validate_problem(quality, assignment, prior, n_labels)
-    m = q.shape[1]
-    cols = np.arange(m) if tasks is None else np.unique(np.asarray(tasks, dtype=np.intp))
-    if cols.size and (cols[0] < 0 or cols[-1] >= m):
-        raise ValueError(f"tasks must be indices in [0, {m}), got {cols[[0, -1]]}")
-    workers, pos = np.nonzero(x[:, cols].T)[::-1]  # sorted by task position, then worker
-    qa = _clip(_gather(q, workers, cols[pos]))
-    n_cols = cols.shape[0]
+    return _removal_losses_multiclass(q, x, log_prior, _validate_tasks(tasks, q.shape[1]))
+
+
+def _removal_losses_multiclass(q, x: np.ndarray, log_prior: np.ndarray, tasks: np.ndarray):
+    """:func:`removal_losses_multiclass` of validated inputs (as
+    :func:`_task_accuracy_multiclass`'s) on ``tasks`` (ascending, distinct)."""
+    workers, pos = np.nonzero(x[:, tasks].T)[::-1]  # sorted by task position, then worker
+    qa = _clip(_gather(q, workers, tasks[pos]))
+    n_cols = tasks.shape[0]
     loo_unit, member = _leave_one_out_units(np.bincount(pos, minlength=n_cols))
     # Units 0..n_cols-1 are the tasks, then one per pair: its task without it. A task's units
     # without a worker have fewer states than the task, so the first unit refused is a task.
     accuracy = _units_accuracy(
         np.concatenate([pos, n_cols + loo_unit]),
         np.concatenate([qa, qa[member]]),
-        np.concatenate([log_prior[cols], log_prior[cols[pos]]]),
-        lambda u: f"task {cols[u]}",
+        np.concatenate([log_prior[tasks], log_prior[tasks[pos]]]),
+        lambda u: f"task {tasks[u]}",
     )
-    return workers, cols[pos], accuracy[pos] - accuracy[n_cols:]
+    return workers, tasks[pos], accuracy[pos] - accuracy[n_cols:]
 
 
 def _sampled_accuracy(rng, n, tasks, q, w, log_prior, tol) -> np.ndarray:

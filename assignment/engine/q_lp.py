@@ -12,7 +12,8 @@ generation*, after one exact shortcut:
    is solved. Problems of at most ``RELAXATION_MAX_PAIRS`` pairs only, dense or by category
    alike, so that both forms of the same quality give the same answer.
 1. Start from a candidate set of pairs: each task's ``INITIAL_PER_TASK_FACTOR *
-   max_workers_per_task[j]`` heaviest eligible workers (largest ``w_ij``).
+   max_workers_per_task[j]`` heaviest eligible workers (largest ``w_ij``), and the caps'
+   optimum that broke a credit cap above.
 2. Solve the LP restricted to the candidates with HiGHS (through SciPy). Its duals are prices
    ``u_j >= 0`` on task ``j``'s credit row, ``a_i >= 0`` on worker ``i``'s cap, ``b_j >= 0``
    on task ``j``'s cap and ``beta >= 0`` on the budget.
@@ -417,8 +418,14 @@ def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float
     maximising ``sum_S w`` under the caps, which is the TVCS projection of ``sqrt(w)``
     (docs/design.md, "The TVCS projection"). Dropping rows can only raise the optimum, so when
     ``S`` keeps every task's credit ``sum_{i in S} w_ij`` within ``C`` it is optimal for the LP
-    itself, and returned with ``x = 1`` on it. Otherwise the solution is None and ``S`` is a
-    start for column generation.
+    itself, and returned with ``x = 1`` on it. Otherwise the solution is None and ``S``'s
+    pairs (sorted keys) join column generation's start: the LP's optimum moves weight off the
+    tasks whose credit ``S`` exceeds, and keeps most of ``S`` elsewhere.
+
+    Returns
+    -------
+    solution : QLPSolution or None
+    keys : ndarray of int64, shape (|S|,)
     """
     keys = _all_keys(problem, table)
     tasks, workers = np.divmod(keys, problem.n_workers)
@@ -433,7 +440,7 @@ def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float
     chosen = project(np.sqrt(wk), structure).support
     credit = np.bincount(tasks[chosen], weights=wk[chosen], minlength=problem.n_tasks)
     if credit.max(initial=0.0) > credit_cap:
-        return None
+        return None, keys[chosen]
     return QLPSolution(
         workers[chosen],
         tasks[chosen],
@@ -442,7 +449,7 @@ def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float
         0,
         True,
         "the caps' optimum (one exact projection) keeps every task's credit within C",
-    )
+    ), keys[chosen]
 
 
 def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
@@ -461,11 +468,12 @@ def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
     """
     n = problem.n_workers
     table = problem.quality_table  # weights are made block by block, never for every pair
+    keys = _initial_keys(problem, table)
     if problem.n_workers * problem.n_tasks <= RELAXATION_MAX_PAIRS:
-        relaxed = _relaxation(problem, table, credit_cap)
+        relaxed, chosen = _relaxation(problem, table, credit_cap)
         if relaxed is not None:
             return relaxed
-    keys = _initial_keys(problem, table)
+        keys = np.union1d(keys, chosen)
     message, full = "", False
     for rounds in range(1, FULL_LP_AFTER + 2):
         tasks, workers = np.divmod(keys, n)

@@ -85,9 +85,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assignment.engine.accuracy import removal_losses
+from assignment.engine._problem_accuracy import pair_losses
+from assignment.engine.accuracy import _validate_assignment
 from assignment.engine.greedy_confusion import removal_losses_confusion
-from assignment.engine.multiclass import removal_losses_multiclass
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.solve import evaluate, solve
 
@@ -321,6 +321,7 @@ def shard_prices(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np
     budget_price : float
         0 if pairs are fewer than the budget, otherwise the smallest loss over all pairs.
     """
+    assignment = _validate_assignment(assignment, problem.shape)
     used = assignment.sum(axis=1)
     caps = problem.max_tasks_per_worker
     workers, _, loss = _removal_losses(problem, assignment)
@@ -335,18 +336,11 @@ def shard_prices(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np
 
 
 def _removal_losses(problem: AssignmentProblem, assignment: np.ndarray):
-    """The leave-one-out losses of every assigned pair: under the problem's confusion matrices
-    when it has them (the Dawid–Skene vote's), else under its number of labels."""
+    """The leave-one-out losses of every assigned pair: the Dawid–Skene vote's under the
+    problem's confusion matrices when it has them, else the Bayes vote's."""
     if problem.confusion is not None:
         return removal_losses_confusion(problem, assignment)
-    if problem.n_labels == 2:
-        return removal_losses(problem.quality_form, assignment, prior=problem.prior)
-    return removal_losses_multiclass(
-        problem.quality_form,
-        assignment,
-        prior=problem.prior_distribution,
-        n_labels=problem.n_labels,
-    )
+    return pair_losses(problem, assignment, np.arange(problem.n_tasks))
 
 
 def solve_shard(

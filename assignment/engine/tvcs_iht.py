@@ -86,8 +86,8 @@ import time
 
 import numpy as np
 
+from assignment.engine._problem_accuracy import accuracy_of as exact_accuracy
 from assignment.engine.accuracy import MAX_EXACT_WORKERS
-from assignment.engine.greedy import _accuracy as exact_accuracy
 from assignment.engine.greedy import greedy_assignment, greedy_pairs
 from assignment.engine.local_search import improve, prune
 from assignment.engine.method_output import MethodOutput
@@ -102,7 +102,7 @@ from projections import TVCSStructure
 from projections.solvers import stochastic_iht, tvcs_projection
 from projections.tvcs import project
 
-__all__ = ["DENSE_PAIRS_MAX", "OPTIONS", "check_options", "tvcs_iht"]
+__all__ = ["DENSE_PAIRS_MAX", "OPTIONS", "STOPPED_BEFORE_STEPS", "check_options", "tvcs_iht"]
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +112,13 @@ _START_SHARE, _IHT_SHARE = 0.6, 0.8
 
 #: Above this many pairs ``n * m``, tvcs-iht returns greedy's assignment (module docstring).
 DENSE_PAIRS_MAX = 600_000_000
+
+#: ``details["stopped"]`` of a run that took no IHT step, and why: greedy's assignment above
+#: ``DENSE_PAIRS_MAX`` pairs, greedy's start within ``bound_gap`` of the upper bound, or the
+#: exact optimum when every task takes at most one worker. A run that stepped has its steps'
+#: status instead: ``"max_iter"``, ``"no_improvement"``, ``"time_limit"`` (or another status
+#: of :func:`~projections.solvers.stochastic_iht`).
+STOPPED_BEFORE_STEPS = ("too_large", "near_bound", "single_worker")
 
 
 def _greedy_only(problem: AssignmentProblem, progress) -> MethodOutput:
@@ -125,7 +132,12 @@ def _greedy_only(problem: AssignmentProblem, progress) -> MethodOutput:
     )
     logger.info("tvcs-iht: %s", message)
     accuracy = greedy.details["accuracy"]
-    details = {"accuracy": accuracy, "start_accuracy": accuracy}
+    details = {
+        "accuracy": accuracy,
+        "start_accuracy": accuracy,
+        "stopped": "too_large",
+        "topped_up": 0,
+    }
     return MethodOutput(
         greedy.rows, greedy.cols, problem.shape, message, 0, [(0, accuracy)], details
     )
@@ -273,7 +285,8 @@ _ONE_STEP_SECONDS = 1e-9
 
 
 def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
-    """The IHT steps from the assignment ``start``: ``(best, best_acc, t, history, message)``.
+    """The IHT steps from the assignment ``start``: ``(best, best_acc, t, history, status,
+    message)``, ``status`` the solver's (``"max_iter"``, ``"no_improvement"``, ...).
 
     :func:`~projections.solvers.stochastic_iht` runs the loop: ascent on the surrogate with the
     step ``step / sqrt(1 + t / 10)`` (its ``"inv_sqrt_shifted"`` schedule), the proposal of
@@ -321,8 +334,8 @@ def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
         "time_limit": f"stopped by the time limit after {t} steps{over}",
     }.get(result.status, f"{t} steps{over}, then {result.message}")
     if not result.objective > start_acc:  # nothing better than the start: keep it as it is
-        return start, start_acc, t, history, message
-    return pairs.expand(result.support), result.objective, t, history, message
+        return start, start_acc, t, history, result.status, message
+    return pairs.expand(result.support), result.objective, t, history, result.status, message
 
 
 def _step_report(progress, max_iter: int, start_acc: float):
@@ -394,8 +407,11 @@ def tvcs_iht(
     -------
     MethodOutput
         ``details`` holds ``accuracy`` (exact for the searched support, before any top-up
-        beyond ``MAX_EXACT_WORKERS`` workers per task) and ``start_accuracy`` (greedy's);
-        ``history`` the exact accuracy of the support along the run.
+        beyond ``MAX_EXACT_WORKERS`` workers per task), ``start_accuracy`` (greedy's),
+        ``stopped`` (str: why the search ended, one of :data:`STOPPED_BEFORE_STEPS` or the
+        steps' status) and ``topped_up`` (int: pairs added beyond ``MAX_EXACT_WORKERS``
+        workers per task); ``history`` the exact accuracy of the support along the run. The
+        message says the same for people.
     """
     options = {
         "max_iter": max_iter,
@@ -429,8 +445,9 @@ def tvcs_iht(
             f"greedy start {start_acc:.4f} is within {bound_gap:g} of the upper bound "
             f"{bound:.4f}: nothing left to search for"
         )
-        return _outcome(problem, start, start_acc, start_acc, 0, [(0, start_acc)], message)
-    best, best_acc, iterations, history, message = _steps(
+        history = [(0, start_acc)]
+        return _outcome(problem, start, start_acc, start_acc, 0, history, message, "near_bound")
+    best, best_acc, iterations, history, stopped, message = _steps(
         problem, start, start_acc, rng=rng, options=options, progress=progress, deadline=deadline
     )
     message = f"greedy start {start_acc:.4f}; {message}"
@@ -461,7 +478,7 @@ def tvcs_iht(
             history.append((iterations, out.accuracy))
         best, best_acc = out.assignment, out.accuracy
         message += "; final pass: " + out.message
-    return _outcome(problem, best, best_acc, start_acc, iterations, history, message)
+    return _outcome(problem, best, best_acc, start_acc, iterations, history, message, stopped)
 
 
 def _refine_multiclass(problem: AssignmentProblem, best: np.ndarray, best_acc: float):
@@ -505,17 +522,27 @@ def _single_worker_outcome(problem, start, start_acc, optimum) -> MethodOutput:
         f"greedy start {start_acc:.4f}; at most one worker per task, so accuracy is a sum of "
         f"per-pair gains: one exact projection of them gives the optimum {best_acc:.4f}"
     )
-    return _outcome(problem, best, best_acc, start_acc, 0, [(0, start_acc), (0, best_acc)], message)
+    history = [(0, start_acc), (0, best_acc)]
+    return _outcome(problem, best, best_acc, start_acc, 0, history, message, "single_worker")
 
 
-def _outcome(problem, best, best_acc, start_acc, iterations, history, message) -> MethodOutput:
+def _outcome(
+    problem, best, best_acc, start_acc, iterations, history, message, stopped
+) -> MethodOutput:
     """The outcome, after topping up tasks at ``MAX_EXACT_WORKERS`` when caps allow more (two
-    labels only: K-class tasks stay within the exact limit, as greedy's)."""
+    labels only: K-class tasks stay within the exact limit, as greedy's); ``stopped`` is
+    ``details["stopped"]``."""
+    added = 0
     if problem.n_labels == 2 and problem.max_workers_per_task.max(initial=0) > MAX_EXACT_WORKERS:
         best, added = _top_up(problem, best)
         if added:
             message += f"; {added} pair(s) added beyond {MAX_EXACT_WORKERS} workers per task"
-    details = {"accuracy": best_acc, "start_accuracy": start_acc}
+    details = {
+        "accuracy": best_acc,
+        "start_accuracy": start_acc,
+        "stopped": stopped,
+        "topped_up": added,
+    }
     return MethodOutput.from_assignment(
         best, message=message, iterations=iterations, history=history, details=details
     )

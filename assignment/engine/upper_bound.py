@@ -45,20 +45,31 @@ K-class accuracy. Both steps carry over, one with a change:
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
-from assignment.engine.accuracy import MAX_EXACT_WORKERS, task_accuracy
+from assignment.engine.accuracy import MAX_EXACT_WORKERS, _task_accuracy
 from assignment.engine.multiclass import (
     MAX_EXACT_STATES,
-    exact_state_counts,
-    task_accuracy_multiclass,
+    _exact_state_counts,
+    _log_prior,
+    _task_accuracy_multiclass,
 )
 from assignment.engine.problem import AssignmentProblem
 
 __all__ = ["UpperBound", "accuracy_upper_bound", "accuracy_upper_bounds", "effective_quality"]
+
+
+@dataclass(frozen=True)
+class _Segments:
+    """The envelope segments, steepest first, shape (s,) each: ``slope = gain / size``, the
+    ``task``, its ``size`` in workers and its ``gain`` in accuracy."""
+
+    slope: np.ndarray
+    task: np.ndarray
+    size: np.ndarray
+    gain: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -69,21 +80,6 @@ class UpperBound:
     value: float
     integral: float
     workers_per_task: np.ndarray
-
-
-def _upper_hull(acc: np.ndarray) -> list[int]:
-    """Indices of the upper concave envelope of the points ``(k, acc[k])``."""
-    hull: list[int] = []
-    for k in range(acc.shape[0]):
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            # drop b when it lies on or below the chord from a to k
-            if (acc[b] - acc[a]) * (k - a) <= (acc[k] - acc[a]) * (b - a):
-                hull.pop()
-            else:
-                break
-        hull.append(k)
-    return hull
 
 
 def effective_quality(quality, n_labels: int = 2) -> np.ndarray:
@@ -146,30 +142,27 @@ def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
         )
     order = np.argsort(-reliability, axis=0, kind="stable")[:top]
     ranked = np.take_along_axis(q if binary else effective, order, axis=0)[:, column]
-    if binary:  # (top, m): best first
+    if binary:  # (top, m): best first; the problem's qualities, checked: the kernel
         acc = np.empty((top + 1, m))
         for k in range(top + 1):
-            acc[k] = task_accuracy(ranked[:k], np.ones((k, m), bool), prior=problem.prior)
+            acc[k] = _task_accuracy(ranked[:k], np.ones((k, m), bool), problem.prior)
     else:
         acc = _multiclass_accuracies(ranked, k_max, problem)
-    segments = []
-    for j in range(m):
-        hull = _upper_hull(acc[: k_max[j] + 1, j])
-        for a, b in itertools.pairwise(hull):
-            gain = acc[b, j] - acc[a, j]
-            if gain > 0:
-                segments.append((gain / (b - a), j, b - a, gain))
-    segments.sort(key=lambda s: (-s[0], s[1]))
-    return float(acc[0].sum()), segments, m
+    from assignment.engine._hull import hull_segments  # (numba: not on the engine's import)
+
+    slope, task, size, gain = hull_segments(acc, k_max.astype(np.int64))
+    order = np.lexsort((task, -slope))  # steepest first, ties to the lower task
+    return float(acc[0].sum()), _Segments(slope[order], task[order], size[order], gain[order]), m
 
 
 def _multiclass_accuracies(ranked: np.ndarray, k_max: np.ndarray, problem) -> np.ndarray:
     """``a_j(k)`` for ``k <= k_max[j]`` (repeated beyond: those are never read) of the ranked
-    effective qualities ``ranked`` (top, m), by the exact K-class accuracy."""
+    effective qualities ``ranked`` (top, m), by the exact K-class accuracy (its kernel: they
+    and the prior are the problem's, checked)."""
     top, m = ranked.shape
-    labels = {"prior": problem.prior_distribution, "n_labels": problem.n_labels}
+    log_prior = _log_prior(problem.prior_distribution)
     full = np.arange(top)[:, None] < k_max[None, :]
-    states = exact_state_counts(ranked, full, n_labels=problem.n_labels)
+    states = _exact_state_counts(ranked, full, problem.n_labels)
     if states.max(initial=1.0) > MAX_EXACT_STATES:
         j = int(np.argmax(states))
         raise ValueError(
@@ -179,24 +172,21 @@ def _multiclass_accuracies(ranked: np.ndarray, k_max: np.ndarray, problem) -> np
         )
     acc = np.empty((top + 1, m))
     for k in range(top + 1):
-        acc[k] = task_accuracy_multiclass(ranked, full & (np.arange(top)[:, None] < k), **labels)
+        acc[k] = _task_accuracy_multiclass(ranked, full & (np.arange(top)[:, None] < k), log_prior)
     return acc
 
 
-def _walk(base: float, segments: list, m: int, budget: int) -> UpperBound:
+def _walk(base: float, segments: _Segments, m: int, budget: int) -> UpperBound:
     """Take the segments in order while they fit ``budget``; the next one fractionally."""
-    left = budget
-    k_chosen = np.zeros(m, dtype=np.int64)
-    integral = base
+    fit = int(np.searchsorted(np.cumsum(segments.size), budget, side="right"))
+    k_chosen = np.bincount(segments.task[:fit], weights=segments.size[:fit], minlength=m)
+    # (summed in order, as the walk takes them)
+    integral = float(np.cumsum(np.concatenate(([base], segments.gain[:fit])))[-1])
     fractional = 0.0
-    for slope, j, size, gain in segments:
-        if size <= left:
-            left -= size
-            k_chosen[j] += size
-            integral += gain
-        else:
-            fractional = slope * left
-            break
+    if fit < segments.size.size:
+        fractional = segments.slope[fit] * (budget - int(segments.size[:fit].sum()))
     return UpperBound(
-        value=(integral + fractional) / m, integral=integral / m, workers_per_task=k_chosen
+        value=(integral + fractional) / m,
+        integral=integral / m,
+        workers_per_task=k_chosen.astype(np.int64),
     )

@@ -38,8 +38,9 @@ Algorithm
    rounded, and multiplied by ``n_nodes + 1`` so that the final ``eps = 1`` phase is optimal.
    Thanks to the starting prices, the first phase runs at ``eps = scale / START`` instead
    of near the largest cost, where the scale is the largest cost or, if smaller, four times
-   the 90th percentile of the group prices (with heavy tails the heaviest weights are far
-   above every close call). Each refine starts with a global price update and repeats it
+   the larger of the 90th percentile of the group prices (with heavy tails the heaviest
+   weights are far above every close call) and the total cap's price ``lam`` (when the budget
+   binds on rank-one weights most group prices are 0). Each refine starts with a global price update and repeats it
    every ``max(n_nodes, active slots / 2)`` relabels. A refine that needs more than
    ``RELABELS`` relabels per node (prices far from optimal for its ``eps``) stops and resumes
    ``ALPHA`` times coarser, with twice the allowance from then on. Each refine works only on

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from assignment.engine._problem_accuracy import accuracy_of as exact_accuracy
 from assignment.engine._sampled_votes import clip_to_support
-from assignment.engine.greedy import _accuracy as exact_accuracy
 from assignment.engine.search_pairs import search_pairs
 from assignment.engine.surrogate import Surrogate
 from assignment.engine.surrogate_multiclass import MulticlassSurrogate

@@ -190,3 +190,32 @@ def test_q_lp_reports_its_credit_cap_and_an_lp_objective_no_rounding_exceeds():
     credit = np.minimum((weights * result.assignment).sum(axis=0), result.details["credit_cap"])
     # The LP is a relaxation: its optimum bounds the capped credit of any feasible 0/1 point.
     assert credit.sum() <= result.details["lp_objective"] + 1e-6
+
+
+def test_random_with_every_pair_eligible_fills_the_caps_in_random_order_without_a_projection(
+    monkeypatch,
+):
+    def no_projection(*args, **kwargs):
+        raise AssertionError("the projection was called")
+
+    monkeypatch.setattr(baselines, "project", no_projection)
+    for budget in (30, 10_000):
+        problem = make_problem(budget=budget)
+        assignment = random_assignment(problem, rng=np.random.default_rng(0))
+        assert problem.is_feasible(assignment)
+        assert assignment.sum() == min(budget, 8 * 5)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_reaches_the_maximum_size_where_filling_in_random_order_can_fall_short(seed):
+    # Worker 0 may take task 0 or 1, worker 1 only task 0: taking (0, 0) first leaves one
+    # pair where two fit; the exact projection then finds the two.
+    problem = AssignmentProblem(
+        np.full((2, 2), 0.7),
+        max_workers_per_task=1,
+        max_tasks_per_worker=1,
+        budget=2,
+        eligible=np.array([[True, True], [True, False]]),
+    )
+    assignment = random_assignment(problem, rng=np.random.default_rng(seed))
+    np.testing.assert_array_equal(assignment, [[False, True], [True, False]])

@@ -116,7 +116,8 @@ def test_a_passed_deadline_only_prunes():
     out = improve(problem, start, rng=np.random.default_rng(0), deadline=time.perf_counter())
     np.testing.assert_array_equal(out.assignment, prune(problem, start))
     assert out.rounds == 0
-    assert "time limit" in out.message
+    assert out.stopped == "time_limit"
+    assert out.changed == int((out.assignment != start).sum())
 
 
 @pytest.mark.parametrize(
@@ -135,6 +136,24 @@ def test_bad_options_are_rejected(kwargs, message):
         improve(problem, linear_start(problem), rng=np.random.default_rng(0), **kwargs)
 
 
+def test_improve_without_destroy_rounds_runs_round_zero_and_says_so_in_its_message():
+    problem = figure4_problem(seed=3, r=0.1)
+    start = linear_start(problem)
+    out = improve(problem, start, rng=np.random.default_rng(0), max_rounds=0)
+    assert (out.rounds, out.stopped) == (1, "max_rounds")
+    assert out.changed == int((out.assignment != start).sum())
+    assert out.message.startswith(f"1 round(s); {out.changed} pair(s) changed")
+
+
+def test_prune_rejects_an_assignment_of_another_shape_and_tasks_out_of_range():
+    problem = figure4_problem(n=10, m=20)
+    start = linear_start(problem)
+    with pytest.raises(ValueError, match="must have the problem's shape"):
+        prune(problem, start[:, :5])
+    with pytest.raises(ValueError, match=r"tasks must be indices in \[0, 20\)"):
+        prune(problem, start, tasks=[3, 20])
+
+
 def test_a_stalled_search_goes_on_with_larger_worker_blocks_and_never_ends_worse():
     problem = figure4_problem(seed=6, r=0.1)
     start = linear_start(problem)
@@ -142,6 +161,7 @@ def test_a_stalled_search_goes_on_with_larger_worker_blocks_and_never_ends_worse
         problem, start, rng=np.random.default_rng(2), worker_fraction=0.1, max_worker_fraction=0.1
     )
     growing = improve(problem, start, rng=np.random.default_rng(2), worker_fraction=0.1)
+    assert fixed.stopped == "stalled"
     assert growing.rounds > fixed.rounds
     assert growing.accuracy >= fixed.accuracy
     assert growing.history[: len(fixed.history)] == fixed.history

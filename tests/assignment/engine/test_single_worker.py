@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import linprog
 
 from assignment.engine import AssignmentProblem, solve
-from assignment.engine.greedy import _accuracy as exact_accuracy
+from assignment.engine._problem_accuracy import accuracy_of as exact_accuracy
 from assignment.engine.single_worker import single_worker_gains, single_worker_optimum
 
 
@@ -86,6 +86,7 @@ def test_where_greedy_takes_the_good_worker_first_the_projection_finds_the_bette
     assert greedy.expected_accuracy == pytest.approx((0.90 + 0.50) / 2)
     assert iht.expected_accuracy == pytest.approx((0.88 + 0.85) / 2)
     np.testing.assert_array_equal(iht.assignment, [[False, True], [True, False]])
+    assert (iht.iterations, iht.details["stopped"]) == (0, "single_worker")
 
 
 def test_it_leaves_problems_with_more_than_one_worker_per_task_to_the_steps():

@@ -1,0 +1,81 @@
+"""The solvers' exact accuracy on a problem's arrays (assignment/engine/_problem_accuracy.py):
+the public, checking functions' kernels without the checks, so the same numbers to the bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from assignment.engine._problem_accuracy import accuracy_of, accuracy_of_pairs, pair_losses
+from assignment.engine.accuracy import expected_accuracy, removal_losses
+from assignment.engine.multiclass import expected_accuracy_multiclass, removal_losses_multiclass
+from assignment.engine.problem import AssignmentProblem, QualityByCategory
+
+
+def random_case(seed: int, n_labels: int, by_category: bool):
+    """A problem with per-task priors and eligibility, and an eligible assignment of it."""
+    rng = np.random.default_rng(seed)
+    n, m = 12, 30
+    if by_category:
+        quality = QualityByCategory(rng.uniform(0.2, 0.95, (n, 4)), rng.integers(0, 4, m))
+    else:
+        quality = np.round(rng.uniform(0.2, 0.95, (n, m)), 1)  # repeated qualities too
+    prior = rng.uniform(0.1, 0.9, m) if n_labels == 2 else rng.dirichlet([2.0] * n_labels, m)
+    eligible = rng.random((n, m)) < 0.7
+    problem = AssignmentProblem(
+        quality,
+        max_workers_per_task=5,
+        max_tasks_per_worker=10,
+        budget=100,
+        prior=prior,
+        eligible=eligible,
+        n_labels=n_labels,
+    )
+    assignment = eligible & (rng.random((n, m)) < 0.3)
+    return problem, assignment
+
+
+def public(problem: AssignmentProblem, assignment: np.ndarray):
+    """``(mean accuracy, removal losses)`` by the public functions."""
+    q = problem.quality_form
+    if problem.n_labels == 2:
+        return (
+            expected_accuracy(q, assignment, prior=problem.prior),
+            removal_losses(q, assignment, prior=problem.prior),
+        )
+    labels = {"prior": problem.prior_distribution, "n_labels": problem.n_labels}
+    return (
+        expected_accuracy_multiclass(q, assignment, **labels),
+        removal_losses_multiclass(q, assignment, **labels),
+    )
+
+
+@pytest.mark.parametrize("n_labels", [2, 3])
+@pytest.mark.parametrize("by_category", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_kernels_on_a_problem_give_the_public_functions_numbers_to_the_bit(
+    seed, by_category, n_labels
+):
+    problem, assignment = random_case(seed, n_labels, by_category)
+    accuracy, (workers, tasks, loss) = public(problem, assignment)
+
+    assert accuracy_of(problem, assignment) == accuracy
+    rows, cols = np.nonzero(assignment)
+    shuffled = np.random.default_rng(seed).permutation(rows.size)
+    assert accuracy_of_pairs(problem, rows[shuffled], cols[shuffled]) == accuracy
+    losses = pair_losses(problem, assignment, np.arange(problem.n_tasks))
+    for got, expected in zip(losses, (workers, tasks, loss), strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_pair_losses_refuse_a_task_beyond_the_exact_limit_as_removal_losses_do():
+    problem = AssignmentProblem(
+        np.full((25, 2), 0.7), max_workers_per_task=25, max_tasks_per_worker=2, budget=50
+    )
+    assignment = np.zeros(problem.shape, dtype=bool)
+    assignment[:, 1] = True
+    message = "task 1 has more than MAX_EXACT_WORKERS = 20 assigned workers"
+    with pytest.raises(ValueError, match=message):
+        removal_losses(problem.quality, assignment)
+    with pytest.raises(ValueError, match=message):
+        pair_losses(problem, assignment, np.arange(2))
