@@ -19,6 +19,7 @@ from assignment.errors import RunValidationError
 from assignment.models import (
     Answer,
     AssignmentRun,
+    Comparison,
     RunShard,
     RunStatus,
     Task,
@@ -389,3 +390,18 @@ def test_a_sharded_run_planned_under_the_symmetric_model_ends_under_it(
 
 def run_state(run: AssignmentRun) -> dict:
     return AssignmentRun.objects.get(pk=run.pk).shard_state
+
+
+def test_a_sharded_comparison_on_dawid_skene_quality_past_the_exact_limit_queues_nothing(
+    ds_project,
+):
+    with pytest.raises(RunValidationError, match="q-lp may give a task up to 8"):
+        services.comparison_create(
+            project=ds_project,
+            methods=["greedy", "q-lp"],
+            shards=2,
+            max_workers_per_task=8,
+            enqueue=False,
+        )
+    assert not AssignmentRun.objects.exists()
+    assert not Comparison.objects.exists()
