@@ -496,6 +496,13 @@ def fitting_confusion(*, project: Project, matrix: QualityMatrix) -> np.ndarray 
     return confusion
 
 
+def largest_task_cap(*, project: Project, default: int) -> int:
+    """The most workers any task of ``project`` may take: ``default`` (a run's cap) or a
+    task's own larger cap (``Task.max_workers``)."""
+    own = Task.objects.filter(project=project).aggregate(largest=Max("max_workers"))["largest"]
+    return max(default, own or 0)
+
+
 def _confidence_now(*, project: Project, matrix: QualityMatrix, answers) -> np.ndarray:
     """Each matrix task's posterior of its likeliest label after ``answers``, shape (m,):
     under the tasks' priors (:func:`~assignment.priors.task_priors`), Dawid–Skene's posterior

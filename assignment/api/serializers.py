@@ -420,7 +420,9 @@ class _ShardsSerializer(serializers.Serializer):
         max_value=MAX_SHARDS,
         help_text=f"Solve the tasks of the run (of each run of a comparison) in this many "
         f"shards on separate workers, coordinated by prices (any number of labels, not "
-        f"rounds); default 1. At most {MAX_SHARDS}.",
+        f"rounds); default 1. At most {MAX_SHARDS}. On Dawid-Skene quality the shards are "
+        f"chosen and priced under the confusion matrices; a 400 if the method could give a "
+        f"task more workers than their exact limit (7 for 3 labels; greedy stops there).",
     )
 
 
@@ -462,8 +464,9 @@ _VOTE_ACCURACY_SCHEMA = {
         "assignment's expected accuracy if the workers answer as their fitted confusion "
         "matrices say, for the Dawid-Skene vote (the best vote under that model) and for the "
         "Bayes vote of the symmetric model. The run was chosen under those matrices and its "
-        "expected_accuracy is the Dawid-Skene vote's, except for a sharded run (chosen, and "
-        "expected_accuracy computed, under the symmetric model). For a next round (round: "
+        "expected_accuracy is the Dawid-Skene vote's, a sharded run's too (each shard chosen "
+        "and its workers priced under the matrices; sharded runs stored before that were "
+        "chosen and scored under the symmetric model). For a next round (round: "
         "true, round_start.dawid_skene true) both are of the final labels, the vote over all "
         "the answers, given the answers in hand, and the round was chosen from the "
         "Dawid-Skene posteriors of those. Standard error 0 where the sum over answer "

@@ -65,6 +65,16 @@ prices: ``O(n + |X_s|)`` numbers each way.
 Any number of labels: for ``K > 2`` the shards' problems keep the prior distributions and the
 prices use the K-class leave-one-out losses
 (:func:`~assignment.engine.multiclass.removal_losses_multiclass`).
+
+Dawid–Skene quality: a problem with confusion matrices gives them to every shard's problem,
+so each shard is chosen under them as :func:`solve` chooses a whole problem
+(:mod:`~assignment.engine.under_confusion`) and its accuracy is the Dawid–Skene vote's; the
+prices are that vote's exact leave-one-out losses, from each task's joint table
+(:func:`~assignment.engine.greedy_confusion.removal_losses_confusion`), so rounds are kept
+by the merged Dawid–Skene accuracy. Those losses are exact only up to
+:func:`~assignment.engine.greedy_confusion.max_confusion_workers` workers a task: a shard
+answer with more (a method other than greedy under a larger task cap) is refused with a
+``ValueError``.
 """
 
 from __future__ import annotations
@@ -77,6 +87,7 @@ import numpy as np
 
 from assignment.engine._problem_accuracy import pair_losses
 from assignment.engine.accuracy import _validate_assignment
+from assignment.engine.greedy_confusion import removal_losses_confusion
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.solve import evaluate, solve
 
@@ -270,7 +281,8 @@ def initial_shares(total, sizes: Sequence[int]) -> np.ndarray:
 
 def shard_problem(problem: AssignmentProblem, job: ShardJob) -> AssignmentProblem:
     """The problem of one shard: its tasks (their quality, caps, prior and eligibility), the
-    worker caps ``job.worker_caps`` and the budget ``job.budget``.
+    worker caps ``job.worker_caps``, the budget ``job.budget`` and the workers' confusion
+    matrices, shape (n_workers, K, K), when the problem has them.
 
     A problem by category stays by category (the table, ``task_category[tasks]``); a dense one
     gets the columns ``quality[:, tasks]``, shape (n_workers, m_s).
@@ -288,6 +300,7 @@ def shard_problem(problem: AssignmentProblem, job: ShardJob) -> AssignmentProble
         prior=problem.prior_distribution[t],
         eligible=None if problem.eligible is None else problem.eligible[:, t],
         n_labels=problem.n_labels,
+        confusion=problem.confusion,
     )
 
 
@@ -311,7 +324,7 @@ def shard_prices(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np
     assignment = _validate_assignment(assignment, problem.shape)
     used = assignment.sum(axis=1)
     caps = problem.max_tasks_per_worker
-    workers, _, loss = pair_losses(problem, assignment, np.arange(problem.n_tasks))
+    workers, _, loss = _removal_losses(problem, assignment)
     loss = np.maximum(loss, 0.0)
     last = np.full(problem.n_workers, np.inf)
     np.minimum.at(last, workers, loss)
@@ -320,6 +333,14 @@ def shard_prices(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np
     binding = problem.budget > 0 and int(used.sum()) >= problem.budget
     budget_price = float(loss.min(initial=np.inf)) if binding else 0.0
     return price, budget_price if np.isfinite(budget_price) else 0.0
+
+
+def _removal_losses(problem: AssignmentProblem, assignment: np.ndarray):
+    """The leave-one-out losses of every assigned pair: the Dawid–Skene vote's under the
+    problem's confusion matrices when it has them, else the Bayes vote's."""
+    if problem.confusion is not None:
+        return removal_losses_confusion(problem, assignment)
+    return pair_losses(problem, assignment, np.arange(problem.n_tasks))
 
 
 def solve_shard(

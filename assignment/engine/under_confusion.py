@@ -23,11 +23,16 @@ from collections.abc import Callable
 import numpy as np
 
 from assignment.engine.confusion import confusion_accuracy
-from assignment.engine.greedy_confusion import greedy_confusion
+from assignment.engine.greedy_confusion import greedy_confusion, max_confusion_workers
 from assignment.engine.method_output import MethodOutput
 from assignment.engine.problem import AssignmentProblem
 
-__all__ = ["OBJECTIVE", "choose_under_confusion", "dawid_skene_accuracy"]
+__all__ = [
+    "OBJECTIVE",
+    "choose_under_confusion",
+    "dawid_skene_accuracy",
+    "most_workers_a_task",
+]
 
 #: What ``details["objective"]`` says of every number reported under the matrices.
 OBJECTIVE = "accuracy of the Dawid-Skene vote under the confusion matrices"
@@ -48,6 +53,15 @@ def dawid_skene_accuracy(
     )
     exact = not np.any(result.task_standard_error)
     return result.expected_accuracy, (None if exact else result.standard_error)
+
+
+def most_workers_a_task(method: str, *, n_labels: int, max_workers_per_task: int) -> int:
+    """The most workers ``method`` may give one task under the matrices, given the largest
+    task cap: greedy stops at :func:`~assignment.engine.greedy_confusion.max_confusion_workers`
+    (its accuracies stay exact), the others, chosen under the symmetric model, at the cap."""
+    if method == "greedy":
+        return min(max_workers_per_task, max_confusion_workers(n_labels))
+    return max_workers_per_task
 
 
 def choose_under_confusion(

@@ -45,6 +45,7 @@ from assignment.models import (
 )
 from assignment.selectors import (
     fitting_confusion,
+    largest_task_cap,
     run_readiness,
 )
 from assignment.services.problems import _project_problem
@@ -213,6 +214,30 @@ def _check_shards(shards: int, next_round: bool) -> None:
         raise RunValidationError("shards are for runs on the whole project, not next rounds")
 
 
+def _check_shards_under_confusion(run: AssignmentRun) -> None:
+    """Refuse a sharded run on Dawid–Skene quality whose method may give a task more workers
+    than the Dawid–Skene vote's exact limit: its shards' prices (leave-one-out losses of that
+    vote) are exact only within it (:mod:`~assignment.engine.shards`)."""
+    if run.shards == 1:
+        return
+    if fitting_confusion(project=run.project, matrix=run.quality_matrix) is None:
+        return
+    from assignment.engine.greedy_confusion import max_confusion_workers  # numba kernels
+    from assignment.engine.under_confusion import most_workers_a_task
+
+    k = len(run.project.labels)
+    cap = largest_task_cap(project=run.project, default=run.max_workers_per_task)
+    limit = max_confusion_workers(k)
+    if most_workers_a_task(run.method, n_labels=k, max_workers_per_task=cap) > limit:
+        raise RunValidationError(
+            f"a sharded run on Dawid-Skene quality prices its workers by the exact accuracy of "
+            f"the Dawid-Skene vote, exact for at most {limit} workers a task with {k} labels, "
+            f"and {run.method} may give a task up to {cap}: set max_workers_per_task (and the "
+            f"tasks' own caps) to at most {limit}, use greedy (it stops at {limit}), or run "
+            "without shards"
+        )
+
+
 def _check_round_targets(
     next_round: bool,
     target_posterior: float | None,
@@ -316,6 +341,7 @@ def _run_new(
             f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
         )
         raise RunValidationError(problems) from None
+    _check_shards_under_confusion(run)
     if run.next_round:
         if round_plan is None:
             round_plan = _round_plan(

@@ -90,17 +90,27 @@ def _create_rows(run_id: int, round_: int, jobs: list[ShardJob]) -> list[int]:
     return [row.pk for row in rows]
 
 
+def _sharded_problem(run: AssignmentRun) -> AssignmentProblem:
+    """The whole problem of a planned sharded run, under the model it was planned under: the
+    quality's Dawid-Skene matrices if ``shard_state["dawid_skene"]`` (set by
+    :func:`run_shards_start`), else the symmetric model (runs planned before shards were chosen
+    under the matrices keep it to their end)."""
+    return _whole_problem(run, under_confusion=bool(run.shard_state.get("dawid_skene")))
+
+
 def run_shards_start(*, run: AssignmentRun) -> bool:
     """Plan round 0 of a claimed (running) sharded run: its shards in proportion to their
     sizes, one row and one message each. False if the run was planned already (a duplicate
     delivery) or is no longer running."""
-    problem = _whole_problem(run)
+    problem = _whole_problem(run, under_confusion=True)
     tasks = split_tasks(problem, min(run.shards, max(1, problem.n_tasks)))
     sizes = [t.shape[0] for t in tasks]
     shares = initial_shares(problem.max_tasks_per_worker, sizes)
     budgets = initial_shares(problem.budget, sizes)
     jobs = [ShardJob(s, tasks[s], shares[s], int(budgets[s])) for s in range(len(tasks))]
     state = {"step": STEP, "best_accuracy": None, "best_rows": [], "history": []}
+    # Chosen, priced and judged under the quality's Dawid-Skene matrices (the page says so).
+    state["dawid_skene"] = problem.confusion is not None
     with transaction.atomic():
         planned = AssignmentRun.objects.filter(
             pk=run.pk, status=RunStatus.RUNNING, shard_round__isnull=True
@@ -181,7 +191,7 @@ def shard_execute(*, shard_id: int, should_stop: Callable[[], bool] | None = Non
         job = ShardJob(shard.index, shard.tasks, shard.worker_caps, shard.budget)
         options = dict(run.options)
         outcome = solve_shard(
-            _whole_problem(run),
+            _sharded_problem(run),
             job,
             method=run.method,
             seed=run.seed,
@@ -285,7 +295,7 @@ def shards_coordinate(*, run_id: int, round_: int) -> str:
         state["history"][-1]["seconds"] = (timezone.now() - run.started_at).total_seconds()
     min_step = 1.0 / (2 * max(1, int(shares.sum(axis=0).max(initial=1))))  # smallest_step
     if last or round_ >= ROUNDS or not jobs or state["step"] < min_step:
-        return _finish(run, _whole_problem(run), best, state)
+        return _finish(run, _sharded_problem(run), best, state)
     with transaction.atomic():
         moved = AssignmentRun.objects.filter(
             pk=run_id, status=RunStatus.RUNNING, shard_round=round_
@@ -338,6 +348,7 @@ def _finish(run: AssignmentRun, problem: AssignmentProblem, best, state: dict) -
     x = merge_outcomes(problem, best)
     accuracy = evaluate(problem, x, seed=run.seed)
     rounds = len(state["history"])
+    under = "" if problem.confusion is None else ", chosen under the Dawid-Skene matrices"
     seconds = (timezone.now() - run.started_at).total_seconds() if run.started_at else None
     with transaction.atomic():
         kept = AssignmentRun.objects.filter(
@@ -351,7 +362,7 @@ def _finish(run: AssignmentRun, problem: AssignmentProblem, best, state: dict) -
             np.nonzero(x),
             seconds=seconds,
             accuracy=accuracy,
-            message=f"{run.method} in {len(best)} shards, {rounds} price round(s)",
+            message=f"{run.method} in {len(best)} shards, {rounds} price round(s){under}",
             confusion=run.quality_matrix.confusion,
         )
     return "finished"

@@ -7,17 +7,23 @@ from datetime import timedelta
 import numpy as np
 import pytest
 from django.utils import timezone
-from project_data import project_with_random_quality
+from project_data import make_project, project_with_random_quality
+from rest_framework.test import APIClient
 
 from assignment import services, tasks
 from assignment.engine import expected_accuracy
+from assignment.engine.confusion import confusion_accuracy
 from assignment.engine.multiclass import expected_accuracy_multiclass
 from assignment.engine.shards import solve_sharded
 from assignment.errors import RunValidationError
 from assignment.models import (
+    Answer,
     AssignmentRun,
+    Comparison,
     RunShard,
     RunStatus,
+    Task,
+    Worker,
 )
 
 pytestmark = pytest.mark.django_db
@@ -274,3 +280,128 @@ def test_a_sharded_run_of_a_three_label_project_is_scored_by_the_k_class_vote(
     single = start(project, django_capture_on_commit_callbacks, budget=150)
     single.refresh_from_db()
     assert abs(run.expected_accuracy - single.expected_accuracy) < 0.01
+
+
+# --------------------------------------------------------------------------------------------
+# Dawid-Skene quality
+
+
+@pytest.fixture
+def ds_project():
+    """A three-label project whose quality Dawid-Skene EM learnt from 3 answers a task (18
+    workers of one-coin accuracy U(0.5, 0.95), 90 tasks)."""
+    labels = ("cat", "dog", "bird")
+    project = make_project(labels=list(labels), default_max_tasks_per_worker=15)
+    rng = np.random.default_rng(8)
+    accuracy = rng.uniform(0.5, 0.95, 18)
+    workers = Worker.objects.bulk_create(
+        [Worker(project=project, external_id=f"w{i}") for i in range(18)]
+    )
+    tasks_ = Task.objects.bulk_create(
+        [Task(project=project, external_id=f"t{j}", category="c") for j in range(90)]
+    )
+    answers = []
+    for task in tasks_:
+        truth = rng.integers(3)
+        for i in rng.choice(18, size=3, replace=False):
+            given = truth if rng.random() < accuracy[i] else (truth + rng.integers(1, 3)) % 3
+            answers.append(Answer(worker=workers[i], task=task, label=labels[given]))
+    Answer.objects.bulk_create(answers)
+    services.quality_estimate(project=project, source="answers", model="dawid-skene")
+    return project
+
+
+def test_a_sharded_run_on_dawid_skene_quality_is_chosen_and_scored_under_the_matrices(
+    ds_project, broker, django_capture_on_commit_callbacks
+):
+    run = start(ds_project, django_capture_on_commit_callbacks, shards=3, budget=200, seed=0)
+    drain(broker, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.shard_state["dawid_skene"] is True
+    problem = services.runs._whole_problem(run, under_confusion=True)
+    confusion = run.quality_matrix.confusion
+    np.testing.assert_array_equal(problem.confusion, confusion)
+    workers, tasks_ = run.pairs[:, 0].astype(np.int64), run.pairs[:, 1].astype(np.int64)
+    assert problem.is_feasible_pairs(workers, tasks_)
+    ds = confusion_accuracy(confusion, workers, tasks_, prior=problem.prior_distribution)
+    assert run.expected_accuracy == pytest.approx(ds.expected_accuracy, abs=1e-12)
+    assert run.dawid_skene_accuracy["dawid_skene_vote"]["expected_accuracy"] == pytest.approx(
+        ds.expected_accuracy, abs=1e-12
+    )
+    assert "Dawid-Skene" in run.progress_message
+    # Each shard of the answer was solved and scored under the matrices: its stored accuracy
+    # is the Dawid-Skene vote's over its tasks.
+    for row in RunShard.objects.filter(pk__in=run.shard_state["best_rows"]):
+        assert row.accuracy == pytest.approx(ds.task_accuracy[row.tasks].mean(), abs=1e-12)
+    # Rounds were kept by the Dawid-Skene accuracy: the best kept is the stored one.
+    kept = [h["accuracy"] for h in run.shard_state["history"] if h["accepted"]]
+    assert max(kept) == pytest.approx(run.expected_accuracy, abs=1e-12)
+    single = start(ds_project, django_capture_on_commit_callbacks, budget=200, seed=0)
+    single.refresh_from_db()
+    assert abs(run.expected_accuracy - single.expected_accuracy) < 0.005
+
+
+def test_a_sharded_run_on_dawid_skene_quality_that_could_pass_the_exact_limit_is_refused(
+    ds_project,
+):
+    with pytest.raises(RunValidationError, match="at most 7 workers a task with 3 labels"):
+        services.run_create(
+            project=ds_project, method="q-lp", shards=2, max_workers_per_task=8, enqueue=False
+        )
+    api = APIClient()
+    api.force_authenticate(user=ds_project.owner)
+    refused = api.post(
+        f"/api/projects/{ds_project.pk}/runs/",
+        {"method": "random", "shards": 2, "max_workers_per_task": 9},
+        format="json",
+    )
+    assert refused.status_code == 400
+    assert "run without shards" in refused.json()["detail"]
+    assert not AssignmentRun.objects.exists()
+    # Greedy stops at the limit itself; within it, every method may be sharded.
+    for method, cap in (("greedy", 9), ("q-lp", 7)):
+        services.run_create(
+            project=ds_project, method=method, shards=2, max_workers_per_task=cap, enqueue=False
+        )
+
+
+def test_a_sharded_run_planned_under_the_symmetric_model_ends_under_it(
+    ds_project, broker, django_capture_on_commit_callbacks
+):
+    # A run planned before shards were chosen under the matrices has no "dawid_skene" in its
+    # state: its shards and its result stay under the model it started with.
+    run = start(ds_project, django_capture_on_commit_callbacks, shards=2, budget=200, seed=0)
+    state = {k: v for k, v in run_state(run).items() if k != "dawid_skene"}
+    AssignmentRun.objects.filter(pk=run.pk).update(shard_state=state)
+    drain(broker, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    problem = services.runs._whole_problem(run)
+    assert problem.confusion is None
+    x = np.zeros(problem.shape, dtype=bool)
+    x[run.pairs[:, 0], run.pairs[:, 1]] = True
+    exact = expected_accuracy_multiclass(
+        problem.quality, x, prior=problem.prior_distribution, n_labels=3
+    )
+    assert run.expected_accuracy == pytest.approx(exact, abs=1e-12)
+    assert "Dawid-Skene" not in run.progress_message
+
+
+def run_state(run: AssignmentRun) -> dict:
+    return AssignmentRun.objects.get(pk=run.pk).shard_state
+
+
+def test_a_sharded_comparison_on_dawid_skene_quality_past_the_exact_limit_queues_nothing(
+    ds_project,
+):
+    with pytest.raises(RunValidationError, match="q-lp may give a task up to 8"):
+        services.comparison_create(
+            project=ds_project,
+            methods=["greedy", "q-lp"],
+            shards=2,
+            max_workers_per_task=8,
+            enqueue=False,
+        )
+    assert not AssignmentRun.objects.exists()
+    assert not Comparison.objects.exists()

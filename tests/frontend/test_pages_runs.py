@@ -222,9 +222,15 @@ def test_a_run_on_dawid_skene_quality_shows_its_accuracy_under_the_confusion_mat
     assert "0.9123 with the Dawid\u2013Skene vote" in fragment
     assert "0.8765 (± 0.0021) with the Bayes vote" in fragment
     assert "the assignment was chosen under these matrices" in fragment
-    AssignmentRun.objects.filter(pk=run.pk).update(shards=2)
+    # A sharded run stored before shards were chosen under the matrices says so ...
+    AssignmentRun.objects.filter(pk=run.pk).update(shards=2, shard_state={"history": []})
     fragment = client.get(status_url).content.decode()
     assert "under the symmetric model the assignment was optimised for" in fragment
+    # ... and one chosen under them says that.
+    AssignmentRun.objects.filter(pk=run.pk).update(shard_state={"dawid_skene": True})
+    fragment = client.get(status_url).content.decode()
+    assert "symmetric model" not in fragment
+    assert "each shard by the Dawid\u2013Skene vote" in fragment
 
 
 def test_a_next_round_on_dawid_skene_quality_says_it_was_chosen_under_the_matrices(
