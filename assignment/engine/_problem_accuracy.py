@@ -6,7 +6,10 @@ kernels behind the public functions of :mod:`~assignment.engine.accuracy` (two l
 :mod:`~assignment.engine.multiclass` (``K`` labels) instead of checking the whole quality
 matrix again on every call. The public functions are those kernels after the checks: the
 numbers are the same to the bit. The assignments given here are the solvers' own (bool
-matrices of the problem's shape, or distinct pairs in range).
+matrices of the problem's shape, or distinct pairs in range). A problem with
+:attr:`~assignment.engine.problem.AssignmentProblem.confusion` is scored the same way by
+:func:`confusion_accuracy_of`, the kernel of
+:func:`~assignment.engine.confusion.confusion_accuracy`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,12 @@ from assignment.engine.accuracy import (
     _sorted_pairs,
     _task_accuracy,
     _task_accuracy_sorted,
+)
+from assignment.engine.confusion import (
+    DEFAULT_SAMPLES,
+    ConfusionAccuracy,
+    _confusion_accuracy,
+    _log_probabilities,
 )
 from assignment.engine.multiclass import _log_prior, _removal_losses_multiclass, _units_accuracy
 from assignment.engine.problem import AssignmentProblem
@@ -81,3 +90,29 @@ def pair_losses(problem: AssignmentProblem, assignment: np.ndarray, tasks: np.nd
         return _removal_losses(problem.quality_form, assignment, problem.prior, tasks)
     log_prior = _log_prior(problem.prior_distribution)
     return _removal_losses_multiclass(problem.quality_form, assignment, log_prior, tasks)
+
+
+def confusion_accuracy_of(
+    problem: AssignmentProblem, workers, tasks, *, seed=0
+) -> ConfusionAccuracy:
+    """The Dawid–Skene vote's expected accuracy per task of the pairs, under the problem's
+    confusion matrices and prior.
+
+    Parameters
+    ----------
+    problem : AssignmentProblem
+        With ``confusion``, shape (n_workers, K, K).
+    workers, tasks : ndarray of int, shape (pairs,)
+        Distinct pairs in range, in any order (a task's workers are summed in this order).
+    seed : int, default 0
+        Seed of the Monte Carlo sums beyond ``MAX_EXACT_PATTERNS`` answer patterns.
+
+    Returns
+    -------
+    ConfusionAccuracy
+        :func:`~assignment.engine.confusion.confusion_accuracy` of the same arguments.
+    """
+    log_prior = _log_probabilities(problem.prior_distribution)
+    log_c = _log_probabilities(problem.confusion)
+    vote = (None, log_prior)
+    return _confusion_accuracy(log_c, log_prior, workers, tasks, vote, DEFAULT_SAMPLES, seed)

@@ -665,9 +665,13 @@ def estimate_accuracy(
         raise ValueError(f"n_samples must be an integer >= 2, got {n_samples!r}")
     if n_samples < 2:
         raise ValueError(f"n_samples must be an integer >= 2, got {n_samples}")
-    n_samples = int(n_samples)
-    rng = np.random.default_rng(seed)
+    return _estimate_accuracy(q, x, p, int(n_samples), np.random.default_rng(seed))
 
+
+def _estimate_accuracy(q, x: np.ndarray, p: np.ndarray, n_samples: int, rng) -> AccuracyEstimate:
+    """:func:`estimate_accuracy` of validated inputs: ``q`` (n, m) or a
+    :class:`~assignment.engine.problem.QualityByCategory` with ``m >= 1``, ``x`` bool (n, m),
+    ``p`` the prior, shape (m,), ``n_samples >= 2`` and ``rng`` a ``numpy.random.Generator``."""
     m = q.shape[1]
     counts = x.sum(axis=0)
     workers, tasks = np.nonzero(x.T)[::-1]  # sorted by task

@@ -95,10 +95,10 @@ def confusion_posterior(confusion, *, worker_index, task_index, label, prior) ->
     ndarray of float64, shape (n_tasks, K)
         Rows summing to 1; a task without answers keeps its prior.
     """
-    log_c = np.log(np.maximum(np.asarray(confusion, dtype=np.float64), 1e-300))
+    log_c = _log_probabilities(np.asarray(confusion, dtype=np.float64))
     prior = np.asarray(prior, dtype=np.float64)
     m, k = prior.shape
-    log_post = np.log(np.maximum(prior, 1e-300))
+    log_post = _log_probabilities(prior)
     for c in range(k):
         log_post[:, c] += np.bincount(
             task_index, weights=log_c[worker_index, c, label], minlength=m
@@ -152,8 +152,31 @@ def confusion_accuracy(
         given twice.
     """
     log_c, log_prior, w, t, vq = _validate(confusion, workers, tasks, prior, vote_quality)
+    log_vote = log_prior if vote_prior is None else _vote_prior(vote_prior, vq, log_prior.shape)
+    return _confusion_accuracy(log_c, log_prior, w, t, (vq, log_vote), n_samples, seed)
+
+
+def _confusion_accuracy(log_c, log_prior, w, t, vote, n_samples: int, seed) -> ConfusionAccuracy:
+    """:func:`confusion_accuracy` of checked inputs, the kernel internal callers share.
+
+    Parameters
+    ----------
+    log_c : ndarray of float64, shape (n_workers, K, K)
+        :func:`_log_probabilities` of the confusion matrices.
+    log_prior : ndarray of float64, shape (n_tasks, K)
+        :func:`_log_probabilities` of the prior; ``n_tasks >= 1``.
+    w, t : ndarray of int, shape (pairs,)
+        Distinct pairs in range, in any order (a task's workers are taken in this order).
+    vote : tuple
+        ``(vote_quality, log_vote_prior)``: the symmetric vote's quality per pair, shape
+        (pairs,), or None for the Dawid–Skene vote, and the log prior of the vote's scores,
+        shape (n_tasks, K).
+    n_samples : int
+    seed : int
+        As in :func:`confusion_accuracy`.
+    """
     m, k = log_prior.shape
-    log_vote = log_prior if vote_prior is None else _vote_prior(vote_prior, vq, (m, k))
+    vq, log_vote = vote
     order = np.argsort(t, kind="stable")
     w, t = w[order], t[order]
     vq = None if vq is None else vq[order]
@@ -203,7 +226,12 @@ def _validate(confusion, workers, tasks, prior, vote_quality):
         vq = np.asarray(vote_quality, dtype=np.float64)
         if vq.shape != w.shape or not np.all((vq >= 0) & (vq <= 1)):
             raise ValueError("vote_quality must hold one quality in [0, 1] per pair")
-    return np.log(np.maximum(c, 1e-300)), np.log(np.maximum(p, 1e-300)), w, t, vq
+    return _log_probabilities(c), _log_probabilities(p), w, t, vq
+
+
+def _log_probabilities(p: np.ndarray) -> np.ndarray:
+    """``log`` of checked probabilities (any shape), a zero counting as ``1e-300``."""
+    return np.log(np.maximum(p, 1e-300))
 
 
 def _vote_prior(vote_prior, vq, shape) -> np.ndarray:
@@ -215,7 +243,7 @@ def _vote_prior(vote_prior, vq, shape) -> np.ndarray:
         raise ValueError(f"vote_prior must hold one distribution per task, shape {shape}")
     if not np.allclose(p.sum(axis=1), 1.0):
         raise ValueError("each row of vote_prior must be a distribution over the K labels")
-    return np.log(np.maximum(p, 1e-300))
+    return _log_probabilities(p)
 
 
 def _vote_weights(q: np.ndarray, k: int) -> np.ndarray:

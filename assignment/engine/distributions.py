@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignment.engine.accuracy import MAX_EXACT_WORKERS, task_accuracy_pairs
+from assignment.engine._problem_accuracy import confusion_accuracy_of
+from assignment.engine.accuracy import (
+    MAX_EXACT_WORKERS,
+    _task_accuracy_sorted,
+    _validate_assignment,
+    _validate_pairs,
+)
 from assignment.engine.confusion import confusion_accuracy
 from assignment.engine.multiclass import (
     MAX_EXACT_STATES,
-    exact_state_counts,
-    task_accuracy_multiclass,
+    _exact_state_counts,
+    _log_prior,
+    _task_accuracy_multiclass,
 )
 from assignment.engine.problem import AssignmentProblem
 
@@ -41,16 +48,26 @@ def assignment_distributions(problem: AssignmentProblem, assignment) -> dict:
         task's exact expected accuracy over :func:`accuracy_bins` (``[1/K, 1]``), or None
         when a task is beyond the exact computation (its accuracy is only estimated); for a
         problem with ``confusion``, the Dawid–Skene vote's accuracy under the matrices.
+
+    Raises
+    ------
+    ValueError
+        If ``assignment`` is neither a bool (or 0/1) matrix of the problem's shape nor
+        distinct pairs in range (1-D integers of one length).
     """
     n, m = problem.shape
     if isinstance(assignment, tuple):
-        workers, tasks = (np.asarray(v, dtype=np.int64) for v in assignment)
+        workers, tasks = (np.asarray(v) for v in assignment)
+        by_task = _validate_pairs(workers, tasks, problem.shape)
+        workers, tasks = workers.astype(np.int64), tasks.astype(np.int64)
     else:
-        workers, tasks = np.nonzero(np.asarray(assignment, dtype=bool))
+        x = _validate_assignment(assignment, problem.shape)
+        workers, tasks = np.nonzero(x)
+        by_task = np.nonzero(x.T)[::-1]
     per_task = np.bincount(tasks, minlength=m)
     per_worker = np.bincount(workers, minlength=n)
     accuracy = None
-    values = _task_accuracies(problem, workers, tasks, per_task)
+    values = _task_accuracies(problem, (workers, tasks), by_task, per_task)
     if values is not None:
         bins = accuracy_bins(problem.n_labels)
         counts, _ = np.histogram(np.clip(values, bins[0], 1.0), bins=bins)
@@ -65,27 +82,29 @@ def assignment_distributions(problem: AssignmentProblem, assignment) -> dict:
     }
 
 
-def _task_accuracies(problem: AssignmentProblem, workers, tasks, per_task) -> np.ndarray | None:
+def _task_accuracies(problem: AssignmentProblem, pairs, by_task, per_task) -> np.ndarray | None:
     """Every task's exact expected accuracy, or None when one is beyond the exact limit; under
-    the problem's confusion matrices, if it has them, the Dawid–Skene vote's."""
+    the problem's confusion matrices, if it has them, the Dawid–Skene vote's.
+
+    ``pairs`` are checked distinct pairs in range, ``(workers, tasks)`` of shape (pairs,) each,
+    in the caller's order (a task's workers are summed in it under the matrices); ``by_task``
+    the same pairs sorted by task, then worker; ``per_task`` the workers of each task, shape
+    (n_tasks,). The problem's arrays were checked when it was made: the kernels score them.
+    """
     if problem.confusion is not None:
-        result = confusion_accuracy(
-            problem.confusion, workers, tasks, prior=problem.prior_distribution
-        )
+        result = confusion_accuracy_of(problem, *pairs)
         return None if np.any(result.task_standard_error) else result.task_accuracy
     if problem.n_labels == 2:
         if per_task.max(initial=0) > MAX_EXACT_WORKERS:
             return None
-        return task_accuracy_pairs(problem.quality_form, workers, tasks, prior=problem.prior)
+        return _task_accuracy_sorted(problem.quality_form, *by_task, problem.prior)
     assignment = np.zeros(problem.shape, dtype=bool)
-    assignment[workers, tasks] = True
-    k = problem.n_labels
-    states = exact_state_counts(problem.quality_form, assignment, n_labels=k)
+    assignment[pairs] = True
+    states = _exact_state_counts(problem.quality_form, assignment, problem.n_labels)
     if states.max(initial=1.0) > MAX_EXACT_STATES:
         return None
-    return task_accuracy_multiclass(
-        problem.quality_form, assignment, prior=problem.prior_distribution, n_labels=k
-    )
+    log_prior = _log_prior(problem.prior_distribution)
+    return _task_accuracy_multiclass(problem.quality_form, assignment, log_prior)
 
 
 def accuracy_under_confusion(

@@ -38,7 +38,8 @@ import numpy as np
 from numba import njit
 
 from assignment.engine._move_scores import first_best, top_positions
-from assignment.engine.confusion import MAX_EXACT_PATTERNS, confusion_accuracy
+from assignment.engine._problem_accuracy import confusion_accuracy_of
+from assignment.engine.confusion import MAX_EXACT_PATTERNS
 from assignment.engine.greedy import (
     GAIN_TOL,
     PAIR_EXHAUSTIVE_MAX,
@@ -451,9 +452,7 @@ def greedy_confusion(
     budget_left = state.budget_left
     stopped = why_fill_stopped(state)
     workers, tasks = state.pairs()
-    accuracy = confusion_accuracy(
-        problem.confusion, workers, tasks, prior=problem.prior_distribution
-    ).expected_accuracy
+    accuracy = confusion_accuracy_of(problem, workers, tasks).expected_accuracy
     details = {
         "steps": steps,
         "singles_added": steps - pairs,

@@ -701,7 +701,16 @@ def estimate_accuracy_multiclass(
     """
     q, x, log_prior = _validate_problem(quality, assignment, prior, n_labels)
     n_samples = _validate_n_samples(n_samples)
-    rng = np.random.default_rng(seed)
+    return _estimate_accuracy_multiclass(q, x, log_prior, n_samples, np.random.default_rng(seed))
+
+
+def _estimate_accuracy_multiclass(
+    q, x: np.ndarray, log_prior: np.ndarray, n_samples: int, rng
+) -> AccuracyEstimate:
+    """:func:`estimate_accuracy_multiclass` of validated inputs: ``q`` (n, m) or a
+    :class:`~assignment.engine.problem.QualityByCategory` with ``m >= 1``, ``x`` bool (n, m),
+    ``log_prior`` (m, K) normalised (:func:`_log_prior`), ``n_samples >= 2`` and ``rng`` a
+    ``numpy.random.Generator``."""
     m, n_labels = log_prior.shape
     _, tasks, qa = _assigned_pairs(q, x)
     w, _ = _weights(qa, n_labels)

@@ -301,7 +301,9 @@ class AssignmentProblem:
         Naming the field: shape mismatch, NaN, values outside their range, negative or
         fractional caps or budget, a prior that is not a distribution (naming the task and
         the label), a number or per-task ``P(y = 1)`` with ``K > 2``, ``n_labels < 2``, a
-        ``confusion`` of the wrong shape or whose rows are not distributions.
+        ``confusion`` of the wrong shape or whose rows are not distributions; and no tasks
+        (a mean accuracy over no tasks does not exist, so the kernels that score a problem
+        never meet one).
 
     Attributes
     ----------
@@ -340,6 +342,11 @@ class AssignmentProblem:
             form = table
         object.__setattr__(self, "_form", form)
         n, m = table.shape[0], column.shape[0]
+        if m == 0:
+            raise ValueError(
+                "quality must have at least one task (column): a problem's expected accuracy "
+                "is a mean over its tasks"
+            )
         per_task = _caps(max_workers_per_task, m, "max_workers_per_task", "task")
         per_worker = _caps(max_tasks_per_worker, n, "max_tasks_per_worker", "worker")
         if isinstance(budget, bool) or not isinstance(budget, Real | np.number):

@@ -11,18 +11,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from assignment.engine._problem_accuracy import accuracy_of, accuracy_of_pairs
 from assignment.engine.accuracy import (
     MAX_EXACT_WORKERS,
-    estimate_accuracy,
-    expected_accuracy,
-    task_accuracy_pairs,
+    _estimate_accuracy,
+    _validate_assignment,
+    _validate_pairs,
 )
 from assignment.engine.method_output import MethodOutput, PairsOfShape
 from assignment.engine.multiclass import (
     MAX_EXACT_STATES,
-    estimate_accuracy_multiclass,
-    exact_state_counts,
-    expected_accuracy_multiclass,
+    _estimate_accuracy_multiclass,
+    _exact_state_counts,
+    _log_prior,
+    _task_accuracy_multiclass,
 )
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
@@ -41,6 +43,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: Monte Carlo samples of :func:`evaluate` beyond the exact limit (the estimators' default).
+_SAMPLES = 10_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -263,20 +268,31 @@ def evaluate_pairs(
     pairs (memory ``O(pairs + n_tasks)``); otherwise from the dense matrix. A problem with
     ``confusion`` is scored by the Dawid–Skene vote under its matrices
     (:func:`~assignment.engine.under_confusion.dawid_skene_accuracy`).
+
+    Raises
+    ------
+    ValueError
+        If ``workers`` and ``tasks`` are not 1-D integers of one length, or a pair is out of
+        range or given twice.
     """
-    workers = np.asarray(workers, dtype=np.int64)
-    tasks = np.asarray(tasks, dtype=np.int64)
+    workers, tasks = np.asarray(workers), np.asarray(tasks)
+    _validate_pairs(workers, tasks, problem.shape)
+    return _evaluate_pairs(problem, workers.astype(np.int64), tasks.astype(np.int64), seed)
+
+
+def _evaluate_pairs(problem: AssignmentProblem, workers, tasks, seed) -> tuple[float, float | None]:
+    """:func:`evaluate_pairs` of distinct pairs in range, int arrays of shape (pairs,) (a
+    method's own: :func:`solve` scores its result here)."""
     if problem.confusion is not None:
         from assignment.engine.under_confusion import dawid_skene_accuracy
 
         return dawid_skene_accuracy(problem, workers, tasks, seed=seed)
     counts = np.bincount(tasks, minlength=problem.n_tasks)
     if problem.n_labels == 2 and counts.max(initial=0) <= MAX_EXACT_WORKERS:
-        accuracy = task_accuracy_pairs(problem.quality_form, workers, tasks, prior=problem.prior)
-        return float(accuracy.mean()), None
+        return accuracy_of_pairs(problem, workers, tasks), None
     dense = np.zeros(problem.shape, dtype=bool)
     dense[workers, tasks] = True
-    return evaluate(problem, dense, seed=seed)
+    return _evaluate(problem, dense, seed)
 
 
 def evaluate(problem: AssignmentProblem, assignment, *, seed=None) -> tuple[float, float | None]:
@@ -286,21 +302,31 @@ def evaluate(problem: AssignmentProblem, assignment, *, seed=None) -> tuple[floa
     ``MAX_EXACT_WORKERS`` workers for two labels, at most ``MAX_EXACT_STATES`` answer states
     for ``K > 2``. Otherwise the Monte Carlo estimate (10,000 samples, seeded by ``seed``).
     A problem with ``confusion`` is scored by the Dawid–Skene vote (:func:`evaluate_pairs`).
+
+    Raises
+    ------
+    ValueError
+        If ``assignment`` is not a bool (or 0/1) matrix of the problem's shape
+        (n_workers, n_tasks).
     """
+    return _evaluate(problem, _validate_assignment(assignment, problem.shape), seed)
+
+
+def _evaluate(problem: AssignmentProblem, x: np.ndarray, seed) -> tuple[float, float | None]:
+    """:func:`evaluate` of a bool matrix ``x`` of the problem's shape: the problem's arrays
+    were checked when it was made, so the kernels score them unchecked."""
     if problem.confusion is not None:
-        return evaluate_pairs(problem, *np.nonzero(np.asarray(assignment, dtype=bool)), seed=seed)
+        return _evaluate_pairs(problem, *np.nonzero(x), seed)
+    q, rng = problem.quality_form, np.random.default_rng(seed)
     if problem.n_labels == 2:
-        if assignment.sum(axis=0).max(initial=0) <= MAX_EXACT_WORKERS:
-            return expected_accuracy(problem.quality_form, assignment, prior=problem.prior), None
-        estimate = estimate_accuracy(
-            problem.quality_form, assignment, prior=problem.prior, seed=seed
-        )
+        if x.sum(axis=0).max(initial=0) <= MAX_EXACT_WORKERS:
+            return accuracy_of(problem, x), None
+        estimate = _estimate_accuracy(q, x, problem.prior, _SAMPLES, rng)
         return estimate.mean, estimate.standard_error
-    labels = {"prior": problem.prior_distribution, "n_labels": problem.n_labels}
-    states = exact_state_counts(problem.quality_form, assignment, n_labels=problem.n_labels)
-    if states.max(initial=1.0) <= MAX_EXACT_STATES:
-        return expected_accuracy_multiclass(problem.quality_form, assignment, **labels), None
-    estimate = estimate_accuracy_multiclass(problem.quality_form, assignment, seed=seed, **labels)
+    log_prior = _log_prior(problem.prior_distribution)
+    if _exact_state_counts(q, x, problem.n_labels).max(initial=1.0) <= MAX_EXACT_STATES:
+        return float(_task_accuracy_multiclass(q, x, log_prior).mean()), None
+    estimate = _estimate_accuracy_multiclass(q, x, log_prior, _SAMPLES, rng)
     return estimate.mean, estimate.standard_error
 
 
@@ -360,7 +386,7 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     rows, cols = output.rows, output.cols
     if not problem.is_feasible_pairs(rows, cols):
         raise RuntimeError(f"method {method!r} returned an infeasible assignment (a bug)")
-    accuracy, standard_error = evaluate_pairs(problem, rows, cols, seed=seed)
+    accuracy, standard_error = _evaluate_pairs(problem, rows, cols, seed)
     if progress is not None:
         progress(1.0, f"{method}: done, expected accuracy {accuracy:.4f}")
     return SolveResult(

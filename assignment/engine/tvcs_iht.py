@@ -137,6 +137,7 @@ def _greedy_only(problem: AssignmentProblem, progress) -> MethodOutput:
         "start_accuracy": accuracy,
         "stopped": "too_large",
         "topped_up": 0,
+        "final_pass": False,
     }
     return MethodOutput(
         greedy.rows, greedy.cols, problem.shape, message, 0, [(0, accuracy)], details
@@ -409,9 +410,12 @@ def tvcs_iht(
         ``details`` holds ``accuracy`` (exact for the searched support, before any top-up
         beyond ``MAX_EXACT_WORKERS`` workers per task), ``start_accuracy`` (greedy's),
         ``stopped`` (str: why the search ended, one of :data:`STOPPED_BEFORE_STEPS` or the
-        steps' status) and ``topped_up`` (int: pairs added beyond ``MAX_EXACT_WORKERS``
-        workers per task); ``history`` the exact accuracy of the support along the run. The
-        message says the same for people.
+        steps' status), ``topped_up`` (int: pairs added beyond ``MAX_EXACT_WORKERS``
+        workers per task) and ``final_pass`` (bool: the final pass scored by exact accuracy
+        ran, whether or not it improved the support; False with ``refine=False``, past the
+        time limit for ``K > 2``, with nothing to refine (``refine_rounds=0`` and the steps
+        kept greedy's start), or when the run stopped before the steps); ``history`` the
+        exact accuracy of the support along the run. The message says the same for people.
     """
     options = {
         "max_iter": max_iter,
@@ -451,11 +455,13 @@ def tvcs_iht(
         problem, start, start_acc, rng=rng, options=options, progress=progress, deadline=deadline
     )
     message = f"greedy start {start_acc:.4f}; {message}"
+    final_pass = False
     if refine and problem.n_labels > 2:
         if deadline is not None and time.perf_counter() > deadline:
             message += "; no final pass (time limit)"
         else:
             best, best_acc, note = _refine_multiclass(problem, best, best_acc)
+            final_pass = True
             if note:
                 history.append((iterations, best_acc))
             message += "; final pass: " + (note or "prune and refill found nothing better")
@@ -478,7 +484,10 @@ def tvcs_iht(
             history.append((iterations, out.accuracy))
         best, best_acc = out.assignment, out.accuracy
         message += "; final pass: " + out.message
-    return _outcome(problem, best, best_acc, start_acc, iterations, history, message, stopped)
+        final_pass = True
+    return _outcome(
+        problem, best, best_acc, start_acc, iterations, history, message, stopped, final_pass
+    )
 
 
 def _refine_multiclass(problem: AssignmentProblem, best: np.ndarray, best_acc: float):
@@ -527,11 +536,11 @@ def _single_worker_outcome(problem, start, start_acc, optimum) -> MethodOutput:
 
 
 def _outcome(
-    problem, best, best_acc, start_acc, iterations, history, message, stopped
+    problem, best, best_acc, start_acc, iterations, history, message, stopped, final_pass=False
 ) -> MethodOutput:
     """The outcome, after topping up tasks at ``MAX_EXACT_WORKERS`` when caps allow more (two
     labels only: K-class tasks stay within the exact limit, as greedy's); ``stopped`` is
-    ``details["stopped"]``."""
+    ``details["stopped"]`` and ``final_pass`` ``details["final_pass"]``."""
     added = 0
     if problem.n_labels == 2 and problem.max_workers_per_task.max(initial=0) > MAX_EXACT_WORKERS:
         best, added = _top_up(problem, best)
@@ -542,6 +551,7 @@ def _outcome(
         "start_accuracy": start_acc,
         "stopped": stopped,
         "topped_up": added,
+        "final_pass": final_pass,
     }
     return MethodOutput.from_assignment(
         best, message=message, iterations=iterations, history=history, details=details

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from assignment.engine.confusion import confusion_accuracy
+from assignment.engine._problem_accuracy import confusion_accuracy_of
 from assignment.engine.greedy_confusion import greedy_confusion, max_confusion_workers
 from assignment.engine.method_output import MethodOutput
 from assignment.engine.problem import AssignmentProblem
@@ -43,12 +43,13 @@ def dawid_skene_accuracy(
 ) -> tuple[float, float | None]:
     """The Dawid–Skene vote's expected accuracy of the pairs and its standard error (None when
     exact: every task within ``MAX_EXACT_PATTERNS`` answer patterns; else Monte Carlo seeded
-    by ``seed``), :func:`~assignment.engine.confusion.confusion_accuracy`."""
-    result = confusion_accuracy(
-        problem.confusion,
+    by ``seed``), :func:`~assignment.engine.confusion.confusion_accuracy` of pairs in range
+    (a method's own; the edge, :func:`~assignment.engine.solve.evaluate_pairs`, checks a
+    user's)."""
+    result = confusion_accuracy_of(
+        problem,
         np.asarray(workers, dtype=np.int64),
         np.asarray(tasks, dtype=np.int64),
-        prior=problem.prior_distribution,
         seed=0 if seed is None else seed,
     )
     exact = not np.any(result.task_standard_error)

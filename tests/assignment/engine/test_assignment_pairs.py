@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from assignment.engine.accuracy import task_accuracy, task_accuracy_pairs
+from assignment.engine.distributions import assignment_distributions
 from assignment.engine.greedy import GreedyState, greedy_assignment, greedy_pairs
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.solve import evaluate, evaluate_pairs, solve
@@ -106,6 +107,48 @@ def test_accuracy_from_pairs_refuses_pairs_out_of_range_or_twice():
         task_accuracy_pairs(form, np.array([0]), np.array([50]))
     with pytest.raises(ValueError, match="given twice"):
         task_accuracy_pairs(form, np.array([1, 1]), np.array([4, 4]))
+
+
+@pytest.mark.parametrize("n_labels", [2, 3])
+@pytest.mark.parametrize("with_confusion", [False, True])
+@pytest.mark.parametrize(
+    ("workers", "tasks", "message"),
+    [
+        ([0, 12], [1, 1], r"workers must be in \[0, 12\), got 12 at pair 1"),
+        ([0, 1], [-1, 1], r"tasks must be in \[0, 50\), got -1"),
+        ([3, 3], [4, 4], r"pair \(worker 3, task 4\) is given twice"),
+        ([0.0], [1.0], "workers and tasks must be integers"),
+        ([[0]], [[1]], "workers and tasks must be 1-D of one length"),
+    ],
+)
+def test_evaluating_pairs_and_their_distributions_refuses_pairs_a_problem_cannot_hold(
+    n_labels, with_confusion, workers, tasks, message
+):
+    confusion = np.tile(np.eye(n_labels) * 0.6 + 0.4 / n_labels, (12, 1, 1))
+    prior = None if n_labels == 2 else np.full(n_labels, 1 / n_labels)
+    problem = problem_by_category(
+        0, n_labels=n_labels, prior=prior, confusion=confusion if with_confusion else None
+    )
+    with pytest.raises(ValueError, match=message):
+        evaluate_pairs(problem, workers, tasks)
+    with pytest.raises(ValueError, match=message):
+        assignment_distributions(problem, (workers, tasks))
+
+
+@pytest.mark.parametrize("with_confusion", [False, True])
+def test_evaluating_a_matrix_and_its_distributions_refuses_one_not_of_the_problem_s_shape(
+    with_confusion,
+):
+    confusion = np.tile(np.eye(2) * 0.6 + 0.2, (12, 1, 1)) if with_confusion else None
+    problem = problem_by_category(0, confusion=confusion)
+    for bad, message in [
+        (np.zeros((12, 49), bool), r"assignment must have the shape of quality \(12, 50\)"),
+        (np.full((12, 50), 2), "assignment must hold only 0 and 1, got 2"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            evaluate(problem, bad)
+        with pytest.raises(ValueError, match=message):
+            assignment_distributions(problem, bad)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -60,6 +60,21 @@ def test_a_bad_argument_is_refused_naming_the_field(changes, message):
         problem_with(**changes)
 
 
+@pytest.mark.parametrize(
+    "quality",
+    [np.full((3, 0), 0.7), QualityByCategory(np.full((3, 2), 0.7), np.zeros(0, dtype=int))],
+    ids=["dense", "by category"],
+)
+@pytest.mark.parametrize("n_labels", [2, 3])
+@pytest.mark.parametrize("with_confusion", [False, True])
+def test_a_problem_without_tasks_is_refused_because_a_mean_over_no_tasks_does_not_exist(
+    quality, n_labels, with_confusion
+):
+    confusion = np.tile(np.eye(n_labels), (3, 1, 1)) if with_confusion else None
+    with pytest.raises(ValueError, match=r"at least one task \(column\).*mean over its tasks"):
+        AssignmentProblem(quality, **CAPS, n_labels=n_labels, confusion=confusion)
+
+
 def test_whole_floats_and_numpy_integers_are_accepted_as_caps_and_budget():
     problem = problem_with(
         max_workers_per_task=2.0, max_tasks_per_worker=[1, 2, 3], budget=np.int64(5)

@@ -6,8 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assignment.engine._problem_accuracy import accuracy_of, accuracy_of_pairs, pair_losses
+from assignment.engine._problem_accuracy import (
+    accuracy_of,
+    accuracy_of_pairs,
+    confusion_accuracy_of,
+    pair_losses,
+)
 from assignment.engine.accuracy import expected_accuracy, removal_losses
+from assignment.engine.confusion import confusion_accuracy
 from assignment.engine.multiclass import expected_accuracy_multiclass, removal_losses_multiclass
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
 
@@ -79,3 +85,29 @@ def test_pair_losses_refuse_a_task_beyond_the_exact_limit_as_removal_losses_do()
         removal_losses(problem.quality, assignment)
     with pytest.raises(ValueError, match=message):
         pair_losses(problem, assignment, np.arange(2))
+
+
+@pytest.mark.parametrize("n_labels", [2, 3])
+@pytest.mark.parametrize("workers_a_task", [4, 9])  # 3**9 patterns: beyond the exact limit
+def test_the_confusion_kernel_on_a_problem_gives_confusion_accuracy_s_numbers_to_the_bit(
+    n_labels, workers_a_task
+):
+    problem, _ = random_case(3, n_labels, by_category=False)
+    rng = np.random.default_rng(4)
+    confusion = rng.dirichlet([1.0] * n_labels, (12, n_labels)) * 0.5 + np.eye(n_labels) * 0.5
+    problem = AssignmentProblem(
+        problem.quality_form,
+        max_workers_per_task=12,
+        max_tasks_per_worker=30,
+        budget=360,
+        prior=problem.prior_distribution,
+        n_labels=n_labels,
+        confusion=confusion,
+    )
+    order = rng.permutation(12 * 30)
+    workers, tasks = (order // 30)[: 30 * workers_a_task], (order % 30)[: 30 * workers_a_task]
+    got = confusion_accuracy_of(problem, workers, tasks, seed=5)
+    want = confusion_accuracy(confusion, workers, tasks, prior=problem.prior_distribution, seed=5)
+    assert got.task_accuracy.tobytes() == want.task_accuracy.tobytes()
+    assert got.task_standard_error.tobytes() == want.task_standard_error.tobytes()
+    assert np.any(got.task_standard_error) == (n_labels**workers_a_task > 4096)

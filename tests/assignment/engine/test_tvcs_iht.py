@@ -62,6 +62,16 @@ def test_the_final_pass_removes_second_workers_that_add_nothing_under_prior_one_
     assert refined.assignment.sum(axis=0).max() == 1
 
 
+@pytest.mark.parametrize("n_labels", [2, 3])
+def test_tvcs_iht_says_in_its_details_whether_its_final_pass_ran(n_labels):
+    problem = make_problem(seed=1, n=12, m=30, r=0.2, n_labels=n_labels)
+    plain = solve(problem, method="tvcs-iht", seed=0, max_iter=20, refine=False, bound_gap=0)
+    refined = solve(problem, method="tvcs-iht", seed=0, max_iter=20, bound_gap=0)
+    assert (plain.details["final_pass"], refined.details["final_pass"]) == (False, True)
+    near = solve(problem, method="tvcs-iht", seed=0, max_iter=20, bound_gap=1.0)
+    assert (near.details["stopped"], near.details["final_pass"]) == ("near_bound", False)
+
+
 def test_after_the_final_pass_no_worker_can_be_removed_for_free():
     problem = make_problem(seed=1, n=20, m=60, r=0.1)
     refined = solve(problem, method="tvcs-iht", seed=0, max_iter=20)
