@@ -8,22 +8,29 @@ problem's quality, and every number this module reports is the accuracy of the D
 
 * **greedy**: :func:`~assignment.engine.greedy_confusion.greedy_confusion`, chosen by the exact
   Dawid–Skene accuracy.
-* **tvcs-iht**: that greedy, and tvcs-iht's search on the symmetric surrogate with its
-  upper-bound stop turned off (``bound_gap = 0``: the bound of
-  :mod:`~assignment.engine.upper_bound` is the symmetric model's, no bound under the matrices);
-  the one of higher Dawid–Skene accuracy is kept, the greedy on a tie. So it is never below
-  greedy. The search starts from the symmetric greedy, not from this one.
+* **tvcs-iht**: that greedy's assignment improved by tvcs-iht's final pass under the matrices
+  (:func:`~assignment.engine.local_search.improve` scores a problem with matrices by the
+  Dawid–Skene vote: prune by its leave-one-out losses, refill by the Dawid–Skene greedy's
+  moves, destroy-and-repair rounds kept only when its accuracy rises; ``refine`` and
+  ``refine_rounds`` as for the symmetric pass), and tvcs-iht's search on the symmetric
+  surrogate with its upper-bound stop turned off (``bound_gap = 0``: the bound of
+  :mod:`~assignment.engine.upper_bound` is the symmetric model's, no bound under the
+  matrices); the one of higher Dawid–Skene accuracy is kept, the final pass's on a tie. The
+  pass never lowers the accuracy, so the result is never below greedy. The search starts from
+  the symmetric greedy, not from this one.
 * **q-lp, random** and any registered method: chosen as without the matrices, scored by them.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import numpy as np
 
 from assignment.engine.confusion import confusion_accuracy
 from assignment.engine.greedy_confusion import greedy_confusion, max_confusion_workers
+from assignment.engine.local_search import improve
 from assignment.engine.method_output import MethodOutput
 from assignment.engine.problem import AssignmentProblem
 
@@ -69,6 +76,8 @@ def choose_under_confusion(
     method: str,
     run_symmetric: Callable[..., MethodOutput],
     *,
+    rng: np.random.Generator,
+    options: dict,
     seed=None,
     progress=None,
 ) -> MethodOutput:
@@ -82,6 +91,11 @@ def choose_under_confusion(
     run_symmetric : callable
         ``run_symmetric(symmetric_problem, **option_overrides)`` runs ``method`` as
         :func:`~assignment.engine.solve.solve` would without the matrices.
+    rng : numpy.random.Generator
+        Orders the workers of tvcs-iht's final pass under the matrices.
+    options : dict
+        Every option of ``method``, the defaults filled in; tvcs-iht's final pass under the
+        matrices reads ``refine``, ``refine_rounds`` and ``time_limit``.
     seed : int or None
         Seed of the Monte Carlo sums beyond the exact limit.
     progress : callable, optional
@@ -97,7 +111,7 @@ def choose_under_confusion(
         message = f"chosen by the Dawid-Skene vote's exact accuracy; {out.message}"
         return _relabelled(out, message, {**out.details, "objective": OBJECTIVE})
     if method == "tvcs-iht":
-        return _tvcs_iht(problem, run_symmetric, seed)
+        return _tvcs_iht(problem, run_symmetric, seed, rng=rng, options=options)
     out = run_symmetric(problem.symmetric())
     accuracy, _ = dawid_skene_accuracy(problem, out.rows, out.cols, seed=seed)
     message = (
@@ -107,30 +121,54 @@ def choose_under_confusion(
     return _relabelled(out, message, {**details, "accuracy": accuracy, "objective": OBJECTIVE})
 
 
-def _tvcs_iht(problem, run_symmetric, seed) -> MethodOutput:
-    """The Dawid–Skene greedy against tvcs-iht's symmetric search, the better kept."""
+def _tvcs_iht(problem, run_symmetric, seed, *, rng, options) -> MethodOutput:
+    """The Dawid–Skene greedy and final pass against tvcs-iht's symmetric search, the better
+    kept."""
     greedy = greedy_confusion(problem)
+    greedy_acc = greedy.details["accuracy"]
+    refined, refined_acc, note = _final_pass(problem, greedy, rng=rng, options=options)
     search = run_symmetric(problem.symmetric(), bound_gap=0.0)
-    greedy_acc, _ = dawid_skene_accuracy(problem, greedy.rows, greedy.cols, seed=seed)
     search_acc, search_se = dawid_skene_accuracy(problem, search.rows, search.cols, seed=seed)
-    kept, accuracy = ("search", search_acc) if search_acc > greedy_acc else ("greedy", greedy_acc)
+    kept, accuracy = (
+        ("search", search_acc) if search_acc > refined_acc else ("final pass", refined_acc)
+    )
     estimated = "" if search_se is None else f" (Monte Carlo, standard error {search_se:.1e})"
     message = (
-        f"Dawid-Skene greedy {greedy_acc:.4f}; tvcs-iht's search on the symmetric surrogate, "
+        f"Dawid-Skene greedy {greedy_acc:.4f}, final pass under the confusion matrices "
+        f"{refined_acc:.4f} ({note}); tvcs-iht's search on the symmetric surrogate, "
         f"no upper-bound stop, {search_acc:.4f}{estimated} under the confusion matrices; "
         f"kept the {kept}"
     )
     details = {
         "accuracy": accuracy,
         "greedy_accuracy": greedy_acc,
+        "final_pass_accuracy": refined_acc,
         "search_accuracy": search_acc,
         "kept": kept,
         "objective": OBJECTIVE,
     }
-    best = search if kept == "search" else greedy
-    return MethodOutput(
-        best.rows, best.cols, best.shape, message, search.iterations, details=details
+    if kept == "search":
+        rows, cols = search.rows, search.cols
+    else:
+        rows, cols = np.nonzero(refined)
+    return MethodOutput(rows, cols, problem.shape, message, search.iterations, details=details)
+
+
+def _final_pass(problem, greedy: MethodOutput, *, rng, options):
+    """tvcs-iht's final pass under the matrices from the Dawid–Skene greedy's assignment:
+    ``(assignment, accuracy, note)``, greedy's own when ``refine`` is off."""
+    start = np.zeros(problem.shape, dtype=bool)
+    start[greedy.rows, greedy.cols] = True
+    if not options["refine"]:
+        return start, greedy.details["accuracy"], "refine off"
+    limit = options["time_limit"]
+    deadline = None if limit is None else time.perf_counter() + limit
+    out = improve(
+        problem, start, rng=rng, max_rounds=options["refine_rounds"], deadline=deadline
     )
+    if out.accuracy <= greedy.details["accuracy"]:
+        return start, greedy.details["accuracy"], out.message
+    return out.assignment, out.accuracy, out.message
 
 
 def _relabelled(out: MethodOutput, message: str, details: dict) -> MethodOutput:
