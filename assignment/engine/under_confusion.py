@@ -157,8 +157,7 @@ def _tvcs_iht(problem, run_symmetric, seed, *, rng, options) -> MethodOutput:
 def _final_pass(problem, greedy: MethodOutput, *, rng, options):
     """tvcs-iht's final pass under the matrices from the Dawid–Skene greedy's assignment:
     ``(assignment, accuracy, note)``, greedy's own when ``refine`` is off."""
-    start = np.zeros(problem.shape, dtype=bool)
-    start[greedy.rows, greedy.cols] = True
+    start = greedy.assignment
     if not options["refine"]:
         return start, greedy.details["accuracy"], "refine off"
     limit = options["time_limit"]
