@@ -100,9 +100,11 @@ def tiny(seeds: int, runs: dict) -> dict:
 
 def crowd_rows(results: dict, names: list) -> list[str]:
     lines = [
-        "| K | answers a task | " + " | ".join(f"{name}, exact" for name in names)
+        "| K | answers a task | "
+        + " | ".join(f"{name}, exact" for name in names)
         + " | tvcs-iht minus DS greedy | kept (final pass / search) | "
-        + " | ".join(f"{name}, s" for name in names) + " |",
+        + " | ".join(f"{name}, s" for name in names)
+        + " |",
         "|---:|---:|" + "---:|" * (2 * len(names) + 2),
     ]
     for (k, r), crowds in results.items():
@@ -142,10 +144,12 @@ def report(results: dict, small: dict, args, seconds: float) -> list[str]:
         "| | " + " | ".join(names) + " |",
         "|---|" + "---:|" * len(names),
         "| mean loss to the optimum | "
-        + " | ".join(f"{small[n].mean():.4f}" for n in names) + " |",
+        + " | ".join(f"{small[n].mean():.4f}" for n in names)
+        + " |",
         "| largest loss | " + " | ".join(f"{small[n].max():.4f}" for n in names) + " |",
         "| crowds solved optimally | "
-        + " | ".join(str(int(np.sum(small[n] <= 1e-12))) for n in names) + " |",
+        + " | ".join(str(int(np.sum(small[n] <= 1e-12))) for n in names)
+        + " |",
     ]
     return lines
 

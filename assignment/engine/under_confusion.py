@@ -12,7 +12,8 @@ problem's quality, and every number this module reports is the accuracy of the D
   (:func:`~assignment.engine.local_search.improve` scores a problem with matrices by the
   Dawid–Skene vote: prune by its leave-one-out losses, refill by the Dawid–Skene greedy's
   moves, destroy-and-repair rounds kept only when its accuracy rises; ``refine`` and
-  ``refine_rounds`` as for the symmetric pass), and tvcs-iht's search on the symmetric
+  ``refine_rounds`` as for the symmetric pass; ``time_limit`` bounds the pass and the search
+  together), and tvcs-iht's search on the symmetric
   surrogate with its upper-bound stop turned off (``bound_gap = 0``: the bound of
   :mod:`~assignment.engine.upper_bound` is the symmetric model's, no bound under the
   matrices); the one of higher Dawid–Skene accuracy is kept, the final pass's on a tie. The
@@ -40,6 +41,10 @@ __all__ = [
     "dawid_skene_accuracy",
     "most_workers_a_task",
 ]
+
+#: The time limit tvcs-iht's symmetric search gets under the matrices when the Dawid–Skene
+#: greedy and final pass used all of the run's: its greedy start completes, no step is taken.
+_LEAST_TIME = 1e-3
 
 #: What ``details["objective"]`` says of every number reported under the matrices.
 OBJECTIVE = "accuracy of the Dawid-Skene vote under the confusion matrices"
@@ -124,10 +129,17 @@ def choose_under_confusion(
 def _tvcs_iht(problem, run_symmetric, seed, *, rng, options) -> MethodOutput:
     """The Dawid–Skene greedy and final pass against tvcs-iht's symmetric search, the better
     kept."""
+    limit = options["time_limit"]
+    deadline = None if limit is None else time.perf_counter() + limit
     greedy = greedy_confusion(problem)
     greedy_acc = greedy.details["accuracy"]
-    refined, refined_acc, note = _final_pass(problem, greedy, rng=rng, options=options)
-    search = run_symmetric(problem.symmetric(), bound_gap=0.0)
+    refined, refined_acc, note = _final_pass(
+        problem, greedy, rng=rng, deadline=deadline, options=options
+    )
+    overrides = {"bound_gap": 0.0}
+    if deadline is not None:  # what is left of the limit (the search's greedy start completes)
+        overrides["time_limit"] = max(deadline - time.perf_counter(), _LEAST_TIME)
+    search = run_symmetric(problem.symmetric(), **overrides)
     search_acc, search_se = dawid_skene_accuracy(problem, search.rows, search.cols, seed=seed)
     kept, accuracy = (
         ("search", search_acc) if search_acc > refined_acc else ("final pass", refined_acc)
@@ -154,17 +166,14 @@ def _tvcs_iht(problem, run_symmetric, seed, *, rng, options) -> MethodOutput:
     return MethodOutput(rows, cols, problem.shape, message, search.iterations, details=details)
 
 
-def _final_pass(problem, greedy: MethodOutput, *, rng, options):
-    """tvcs-iht's final pass under the matrices from the Dawid–Skene greedy's assignment:
-    ``(assignment, accuracy, note)``, greedy's own when ``refine`` is off."""
+def _final_pass(problem, greedy: MethodOutput, *, rng, deadline, options):
+    """tvcs-iht's final pass under the matrices from the Dawid–Skene greedy's assignment,
+    starting no round after ``deadline``: ``(assignment, accuracy, note)``, greedy's own when
+    ``refine`` is off or the pass found nothing better."""
     start = greedy.assignment
     if not options["refine"]:
         return start, greedy.details["accuracy"], "refine off"
-    limit = options["time_limit"]
-    deadline = None if limit is None else time.perf_counter() + limit
-    out = improve(
-        problem, start, rng=rng, max_rounds=options["refine_rounds"], deadline=deadline
-    )
+    out = improve(problem, start, rng=rng, max_rounds=options["refine_rounds"], deadline=deadline)
     if out.accuracy <= greedy.details["accuracy"]:
         return start, greedy.details["accuracy"], out.message
     return out.assignment, out.accuracy, out.message

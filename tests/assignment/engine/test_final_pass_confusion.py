@@ -144,3 +144,12 @@ def test_with_refine_off_tvcs_iht_under_the_matrices_keeps_ds_greedy_or_its_sear
     assert result.details["final_pass_accuracy"] == greedy.expected_accuracy
     assert "refine off" in result.message
     assert result.expected_accuracy >= greedy.expected_accuracy
+
+
+def test_a_time_limit_bounds_the_final_pass_under_the_matrices_and_the_search_together():
+    problem = random_problem(8, n=10, m=12, k=3, per_worker=4, budget=26)
+    greedy = solve(problem, method="greedy")
+    result = solve(problem, method="tvcs-iht", seed=0, time_limit=1e-6)
+    assert "stopped by the time limit after 0 round(s)" in result.message
+    assert result.iterations <= 1  # the search stopped at its first check of the time
+    assert result.expected_accuracy >= greedy.expected_accuracy
