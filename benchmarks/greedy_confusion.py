@@ -163,23 +163,29 @@ def brute_force(problem: AssignmentProblem) -> float:
     return best
 
 
+def tiny_problem(seed: int) -> AssignmentProblem:
+    """A tiny crowd: 4 workers, 2 tasks, ``K = 2 + seed % 3``, budget 5, at most 3 workers a
+    task and 2 tasks a worker."""
+    k = 2 + seed % 3
+    rng = np.random.default_rng([seed, 99])
+    prior = rng.dirichlet(np.full(k, 2.0), size=2)
+    confusion = crowd(rng, 4, k)
+    return AssignmentProblem(
+        np.einsum("jc,icc->ij", prior, confusion),
+        max_workers_per_task=3,
+        max_tasks_per_worker=2,
+        budget=5,
+        prior=prior,
+        n_labels=k,
+        confusion=confusion,
+    )
+
+
 def tiny(seeds: int) -> dict:
-    """Both greedies against the optimum on tiny crowds (4 workers, 2 tasks, budget 5)."""
+    """Both greedies against the optimum on tiny crowds (:func:`tiny_problem`)."""
     gaps = {"ds": [], "coin": []}
     for seed in range(seeds):
-        k = 2 + seed % 3
-        rng = np.random.default_rng([seed, 99])
-        prior = rng.dirichlet(np.full(k, 2.0), size=2)
-        confusion = crowd(rng, 4, k)
-        problem = AssignmentProblem(
-            np.einsum("jc,icc->ij", prior, confusion),
-            max_workers_per_task=3,
-            max_tasks_per_worker=2,
-            budget=5,
-            prior=prior,
-            n_labels=k,
-            confusion=confusion,
-        )
+        problem = tiny_problem(seed)
         optimum = brute_force(problem)
         for name, out in (
             ("ds", greedy_confusion(problem)),

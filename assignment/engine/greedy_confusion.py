@@ -139,7 +139,7 @@ def _removal_losses_kernel(prior, confusion, task, workers, starts):
 
 
 def removal_losses_confusion(
-    problem: AssignmentProblem, assignment: np.ndarray
+    problem: AssignmentProblem, assignment: np.ndarray, *, tasks: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The exact accuracy each assigned worker adds to its task under the confusion matrices.
 
@@ -154,11 +154,13 @@ def removal_losses_confusion(
     problem : AssignmentProblem
         With :attr:`~AssignmentProblem.confusion` (n_workers, K, K).
     assignment : ndarray of bool, shape (n_workers, n_tasks)
+    tasks : ndarray of int, shape (k,), optional
+        Only the pairs of these tasks (default: every task).
 
     Returns
     -------
     workers, tasks : ndarray of int64, shape (n_assigned,)
-        The assigned pairs, sorted by task, then worker.
+        The assigned pairs (of ``tasks``), sorted by task, then worker.
     loss : ndarray of float64, shape (n_assigned,)
 
     Raises
@@ -169,7 +171,10 @@ def removal_losses_confusion(
     """
     if problem.confusion is None:
         raise ValueError("problem.confusion is None: use assignment.engine.accuracy")
-    tasks, workers = np.nonzero(np.asarray(assignment, dtype=bool).T)
+    chosen = np.asarray(assignment, dtype=bool)
+    if tasks is not None:
+        chosen = chosen & np.isin(np.arange(problem.n_tasks), tasks)[None, :]
+    tasks, workers = np.nonzero(chosen.T)
     tasks, workers = tasks.astype(np.int64), workers.astype(np.int64)
     counts = np.bincount(tasks, minlength=problem.n_tasks)
     limit = max_confusion_workers(problem.n_labels)
@@ -332,12 +337,22 @@ _EVERY_WORKER = np.zeros(0, dtype=np.bool_)  # an eligibility row of no mask
 
 class ConfusionGreedyState:
     """Loads, each task's workers and Dawid–Skene accuracy, and a task's best move under the
-    confusion matrices; the interface :func:`~assignment.engine.greedy.fill` uses."""
+    confusion matrices; the interface :func:`~assignment.engine.greedy.fill` uses.
+
+    Like :class:`~assignment.engine.greedy.GreedyState` it can start from a given assignment
+    (:meth:`start_from`, :meth:`start_from_pairs`), lose pairs (:meth:`remove`) and be copied,
+    which tvcs-iht's final pass under the matrices needs
+    (:mod:`assignment.engine.local_search`); those methods are greedy's own, over this state's
+    :meth:`_rebuild` (a task's accuracy from its joint table)."""
 
     still_feasible = GreedyState.still_feasible
     any_feasible = GreedyState.any_feasible
     pairs = GreedyState.pairs
     budget_left = GreedyState.budget_left
+    assignment = GreedyState.assignment
+    start_from = GreedyState.start_from
+    start_from_pairs = GreedyState.start_from_pairs
+    remove = GreedyState.remove
 
     def __init__(self, problem: AssignmentProblem) -> None:
         if problem.confusion is None:
@@ -416,8 +431,24 @@ class ConfusionGreedyState:
                 self.open_worker[i] = False
                 self._version += 1
             self.workers[j].append(i)
-        members = np.array(self.workers[j], dtype=np.int64)
-        self.acc[j] = table_accuracy(joint_table(self.prior[j], self.confusion, members))
+        self._rebuild([j])
+
+    def _rebuild(self, tasks) -> None:
+        """The Dawid–Skene accuracy of ``tasks`` from their workers' joint tables."""
+        for j in np.asarray(tasks, dtype=np.int64).tolist():
+            members = np.array(self.workers[j], dtype=np.int64)
+            self.acc[j] = table_accuracy(joint_table(self.prior[j], self.confusion, members))
+
+    def copy(self) -> ConfusionGreedyState:
+        """An independent copy (the matrices, priors and caps are shared: never changed)."""
+        twin = object.__new__(ConfusionGreedyState)
+        twin.__dict__.update(self.__dict__)
+        for name in ("load", "open_worker", "acc"):
+            setattr(twin, name, getattr(self, name).copy())
+        twin.workers = [list(ws) for ws in self.workers]
+        twin._memo = {}
+        twin._memo_version = twin._version
+        return twin
 
 
 def greedy_confusion(

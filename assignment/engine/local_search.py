@@ -38,6 +38,19 @@ repair this, both scored by the exact accuracy (:mod:`assignment.engine.accuracy
     per-worker caps bind). The search stops when it stalls at the largest blocks, after
     ``max_rounds`` rounds, or at ``deadline``.
 
+Under confusion matrices (a problem with
+:attr:`~assignment.engine.problem.AssignmentProblem.confusion`) both moves are scored by the
+Dawid–Skene vote's exact accuracy (docs/design.md#under-confusion-matrices) instead: the losses
+are :func:`~assignment.engine.greedy_confusion.removal_losses_confusion`, the least reliable
+free worker is the one least accurate alone on the task (``sum_a max_c pi_c C_i[c, a]``), the
+refill is greedy's :func:`~assignment.engine.greedy.fill` on a
+:class:`~assignment.engine.greedy_confusion.ConfusionGreedyState` (the Dawid–Skene greedy's
+moves, extending the pruned assignment) and a round is kept when the Dawid–Skene accuracy
+(:func:`~assignment.engine.confusion.confusion_accuracy`) rises. The rounds are the same loop;
+only the model's scores and state differ (:func:`_model_of`). A task then takes at most
+:func:`~assignment.engine.greedy_confusion.max_confusion_workers` workers, so every score is
+exact.
+
 Why it is needed: at 100 x 1,000, ratio 0.03 (Figure 4, seed 0), the IHT support with round 0
 has the same numbers of workers per task as greedy's assignment (300 tasks with one, 700 with
 three) but less reliable ones (mean rank of the assigned workers among each task's 1.31
@@ -57,7 +70,9 @@ import numpy as np
 
 from assignment.engine._problem_accuracy import accuracy_of, pair_losses
 from assignment.engine.accuracy import _validate_tasks
+from assignment.engine.confusion import confusion_accuracy
 from assignment.engine.greedy import GreedyState, fill
+from assignment.engine.greedy_confusion import ConfusionGreedyState, removal_losses_confusion
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.upper_bound import effective_quality
 
@@ -78,6 +93,69 @@ STOP_REASONS = {
 }
 
 
+@dataclass(frozen=True)
+class _Model:
+    """What the final pass scores and refills by, under one worker model.
+
+    Attributes
+    ----------
+    accuracy : callable
+        ``accuracy(problem, assignment)``: the exact mean accuracy (float) of a bool
+        assignment, shape (n_workers, n_tasks).
+    losses : callable
+        ``losses(problem, assignment, tasks)``: ``(workers, tasks, loss)``, each of shape
+        (n_assigned,), the exact leave-one-out losses of the assigned pairs of ``tasks``
+        (ascending task indices).
+    reliability : callable
+        ``reliability(problem, workers, tasks)``: shape (pairs,), how reliable each pair's
+        worker is on its task; :func:`prune` removes the least reliable free worker first.
+    state : callable
+        ``state(problem)``: an empty greedy state of the model, which :func:`fill` runs.
+    """
+
+    accuracy: Callable
+    losses: Callable
+    reliability: Callable
+    state: Callable
+
+
+def _symmetric_reliability(problem: AssignmentProblem, workers, tasks) -> np.ndarray:
+    """``|Q - 0.5|`` (two labels) or the effective quality (``K`` labels) of each pair."""
+    q_pairs = problem.quality_at(workers, tasks)
+    if problem.n_labels == 2:
+        return np.abs(q_pairs - 0.5)
+    return effective_quality(q_pairs, problem.n_labels)
+
+
+def _solo_accuracy(problem: AssignmentProblem, workers, tasks) -> np.ndarray:
+    """Each pair's worker's Dawid–Skene accuracy alone on its task, ``sum_a max_c pi_c
+    C_i[c, a]``."""
+    joint = problem.prior_distribution[tasks][:, :, None] * problem.confusion[workers]
+    return joint.max(axis=1).sum(axis=1)
+
+
+def _dawid_skene_accuracy(problem: AssignmentProblem, assignment: np.ndarray) -> float:
+    workers, tasks = np.nonzero(assignment)
+    return confusion_accuracy(
+        problem.confusion, workers, tasks, prior=problem.prior_distribution
+    ).expected_accuracy
+
+
+def _dawid_skene_losses(problem: AssignmentProblem, assignment: np.ndarray, tasks):
+    return removal_losses_confusion(problem, assignment, tasks=tasks)
+
+
+_SYMMETRIC = _Model(accuracy_of, pair_losses, _symmetric_reliability, GreedyState)
+_DAWID_SKENE = _Model(
+    _dawid_skene_accuracy, _dawid_skene_losses, _solo_accuracy, ConfusionGreedyState
+)
+
+
+def _model_of(problem: AssignmentProblem) -> _Model:
+    """The Dawid–Skene model for a problem with confusion matrices, else the symmetric one."""
+    return _SYMMETRIC if problem.confusion is None else _DAWID_SKENE
+
+
 def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> np.ndarray:
     """Drop every worker whose removal does not lower its task's exact accuracy.
 
@@ -92,15 +170,19 @@ def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> 
     Returns
     -------
     ndarray of bool, shape (n_workers, n_tasks)
-        A subset of ``assignment`` in which each removal lowered its task's exact accuracy by
+        A subset of ``assignment`` in which each removal lowered its task's exact accuracy (the
+        Dawid–Skene vote's when the problem has confusion matrices) by
         at most ``FREE_LOSS`` (most raise it or leave it exactly unchanged), and removing any
         single worker from a task with two or more would lower it by more than ``FREE_LOSS``.
 
     Raises
     ------
     ValueError
-        If ``assignment`` does not have the problem's shape or ``tasks`` are not its tasks.
+        If ``assignment`` does not have the problem's shape or ``tasks`` are not its tasks, or
+        (under confusion matrices) a task has more workers than
+        :func:`~assignment.engine.greedy_confusion.max_confusion_workers`.
     """
+    model = _model_of(problem)
     out = np.array(assignment, dtype=bool)
     if out.shape != problem.shape:
         raise ValueError(
@@ -109,16 +191,12 @@ def prune(problem: AssignmentProblem, assignment: np.ndarray, *, tasks=None) -> 
     tasks = _validate_tasks(tasks, problem.n_tasks)
     tasks = tasks[out[:, tasks].sum(axis=0) >= 2]
     while tasks.size:
-        workers, cols, loss = pair_losses(problem, out, tasks)
+        workers, cols, loss = model.losses(problem, out, tasks)
         free = loss <= FREE_LOSS
         if not free.any():
             break
         workers, cols = workers[free], cols[free]
-        q_pairs = problem.quality_at(workers, cols)
-        if problem.n_labels == 2:
-            reliability = np.abs(q_pairs - 0.5)
-        else:
-            reliability = effective_quality(q_pairs, problem.n_labels)
+        reliability = model.reliability(problem, workers, cols)
         order = np.lexsort((workers, reliability, cols))
         workers, cols = workers[order], cols[order]
         first = np.ones(cols.shape[0], dtype=bool)
@@ -160,9 +238,9 @@ class ImproveResult:
     message: str
 
 
-def _smallest_losses(problem: AssignmentProblem, assignment: np.ndarray, fraction: float):
+def _smallest_losses(model: _Model, problem, assignment: np.ndarray, fraction: float):
     """The ``ceil(fraction * n_assigned)`` assigned pairs of smallest removal loss."""
-    workers, cols, loss = pair_losses(problem, assignment, np.arange(problem.n_tasks))
+    workers, cols, loss = model.losses(problem, assignment, np.arange(problem.n_tasks))
     count = math.ceil(fraction * workers.shape[0])
     order = np.lexsort((cols, workers, loss))[:count]
     return workers[order], cols[order]
@@ -220,11 +298,14 @@ def improve(
     Returns
     -------
     ImproveResult
+        Its accuracies are the Dawid–Skene vote's when the problem has confusion matrices.
 
     Raises
     ------
     ValueError
-        If ``max_rounds`` is negative or a fraction is outside ``(0, 1]``.
+        If ``max_rounds`` is negative or a fraction is outside ``(0, 1]``, or (under
+        confusion matrices) a task of ``assignment`` has more workers than
+        :func:`~assignment.engine.greedy_confusion.max_confusion_workers`.
     """
     if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 0:
         raise ValueError(f"max_rounds must be a non-negative integer, got {max_rounds!r}")
@@ -242,10 +323,11 @@ def improve(
     largest_block = max(block, round(max_worker_fraction * n))
     cursor = 0
     last_change = 0
+    model = _model_of(problem)
     best = prune(problem, assignment)
-    state = GreedyState(problem)
+    state = model.state(problem)
     state.start_from(best)
-    best_acc = accuracy_of(problem, best)
+    best_acc = model.accuracy(problem, best)
     history = [best_acc]
     gains = [0.0, 0.0]
     start_pairs = int(np.asarray(assignment).sum())
@@ -258,7 +340,7 @@ def improve(
         rounds = rnd + 1
         trial = state.copy()
         if rnd % 2 == 1:  # a pair round
-            trial.remove(*_smallest_losses(problem, best, removal_fraction))
+            trial.remove(*_smallest_losses(model, problem, best, removal_fraction))
         elif rnd > 0:  # a worker round
             workers = order[cursor : cursor + block]
             held = np.zeros_like(best)
@@ -268,7 +350,7 @@ def improve(
         candidate = _prune_state(problem, trial, _changed_tasks(best, trial.assignment))
         fill(trial)
         refilled = _prune_state(problem, trial, _changed_tasks(candidate, trial.assignment))
-        acc = accuracy_of(problem, refilled)
+        acc = model.accuracy(problem, refilled)
         gain = max(0.0, acc - best_acc)
         logger.debug("local search round %d: %.6f (%+.6f)", rnd, acc, acc - best_acc)
         if gain > 0.0:

@@ -379,8 +379,15 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
         def run_symmetric(symmetric, **overrides):
             return _run(symmetric, method, rng, progress, {**options, **overrides})
 
+        settings = {option.name: option.default for option in method_spec(method).options}
         output = choose_under_confusion(
-            problem, method, run_symmetric, seed=seed, progress=progress
+            problem,
+            method,
+            run_symmetric,
+            rng=rng.spawn(1)[0],  # its own stream: the symmetric run's draws stay as they were
+            options={**settings, **options},
+            seed=seed,
+            progress=progress,
         )
     seconds = time.perf_counter() - start
     rows, cols = output.rows, output.cols

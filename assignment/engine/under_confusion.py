@@ -8,22 +8,30 @@ problem's quality, and every number this module reports is the accuracy of the D
 
 * **greedy**: :func:`~assignment.engine.greedy_confusion.greedy_confusion`, chosen by the exact
   Dawid–Skene accuracy.
-* **tvcs-iht**: that greedy, and tvcs-iht's search on the symmetric surrogate with its
-  upper-bound stop turned off (``bound_gap = 0``: the bound of
-  :mod:`~assignment.engine.upper_bound` is the symmetric model's, no bound under the matrices);
-  the one of higher Dawid–Skene accuracy is kept, the greedy on a tie. So it is never below
-  greedy. The search starts from the symmetric greedy, not from this one.
+* **tvcs-iht**: that greedy's assignment improved by tvcs-iht's final pass under the matrices
+  (:func:`~assignment.engine.local_search.improve` scores a problem with matrices by the
+  Dawid–Skene vote: prune by its leave-one-out losses, refill by the Dawid–Skene greedy's
+  moves, destroy-and-repair rounds kept only when its accuracy rises; ``refine`` and
+  ``refine_rounds`` as for the symmetric pass; ``time_limit`` bounds the pass and the search
+  together), and tvcs-iht's search on the symmetric
+  surrogate with its upper-bound stop turned off (``bound_gap = 0``: the bound of
+  :mod:`~assignment.engine.upper_bound` is the symmetric model's, no bound under the
+  matrices); the one of higher Dawid–Skene accuracy is kept, the final pass's on a tie. The
+  pass never lowers the accuracy, so the result is never below greedy. The search starts from
+  the symmetric greedy, not from this one.
 * **q-lp, random** and any registered method: chosen as without the matrices, scored by them.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import numpy as np
 
 from assignment.engine._problem_accuracy import confusion_accuracy_of
 from assignment.engine.greedy_confusion import greedy_confusion, max_confusion_workers
+from assignment.engine.local_search import improve
 from assignment.engine.method_output import MethodOutput
 from assignment.engine.problem import AssignmentProblem
 
@@ -33,6 +41,10 @@ __all__ = [
     "dawid_skene_accuracy",
     "most_workers_a_task",
 ]
+
+#: The time limit tvcs-iht's symmetric search gets under the matrices when the Dawid–Skene
+#: greedy and final pass used all of the run's: its greedy start completes, no step is taken.
+_LEAST_TIME = 1e-3
 
 #: What ``details["objective"]`` says of every number reported under the matrices.
 OBJECTIVE = "accuracy of the Dawid-Skene vote under the confusion matrices"
@@ -70,6 +82,8 @@ def choose_under_confusion(
     method: str,
     run_symmetric: Callable[..., MethodOutput],
     *,
+    rng: np.random.Generator,
+    options: dict,
     seed=None,
     progress=None,
 ) -> MethodOutput:
@@ -83,6 +97,11 @@ def choose_under_confusion(
     run_symmetric : callable
         ``run_symmetric(symmetric_problem, **option_overrides)`` runs ``method`` as
         :func:`~assignment.engine.solve.solve` would without the matrices.
+    rng : numpy.random.Generator
+        Orders the workers of tvcs-iht's final pass under the matrices.
+    options : dict
+        Every option of ``method``, the defaults filled in; tvcs-iht's final pass under the
+        matrices reads ``refine``, ``refine_rounds`` and ``time_limit``.
     seed : int or None
         Seed of the Monte Carlo sums beyond the exact limit.
     progress : callable, optional
@@ -98,7 +117,7 @@ def choose_under_confusion(
         message = f"chosen by the Dawid-Skene vote's exact accuracy; {out.message}"
         return _relabelled(out, message, {**out.details, "objective": OBJECTIVE})
     if method == "tvcs-iht":
-        return _tvcs_iht(problem, run_symmetric, seed)
+        return _tvcs_iht(problem, run_symmetric, seed, rng=rng, options=options)
     out = run_symmetric(problem.symmetric())
     accuracy, _ = dawid_skene_accuracy(problem, out.rows, out.cols, seed=seed)
     message = (
@@ -108,30 +127,57 @@ def choose_under_confusion(
     return _relabelled(out, message, {**details, "accuracy": accuracy, "objective": OBJECTIVE})
 
 
-def _tvcs_iht(problem, run_symmetric, seed) -> MethodOutput:
-    """The Dawid–Skene greedy against tvcs-iht's symmetric search, the better kept."""
+def _tvcs_iht(problem, run_symmetric, seed, *, rng, options) -> MethodOutput:
+    """The Dawid–Skene greedy and final pass against tvcs-iht's symmetric search, the better
+    kept."""
+    limit = options["time_limit"]
+    deadline = None if limit is None else time.perf_counter() + limit
     greedy = greedy_confusion(problem)
-    search = run_symmetric(problem.symmetric(), bound_gap=0.0)
-    greedy_acc, _ = dawid_skene_accuracy(problem, greedy.rows, greedy.cols, seed=seed)
+    greedy_acc = greedy.details["accuracy"]
+    refined, refined_acc, note = _final_pass(
+        problem, greedy, rng=rng, deadline=deadline, options=options
+    )
+    overrides = {"bound_gap": 0.0}
+    if deadline is not None:  # what is left of the limit (the search's greedy start completes)
+        overrides["time_limit"] = max(deadline - time.perf_counter(), _LEAST_TIME)
+    search = run_symmetric(problem.symmetric(), **overrides)
     search_acc, search_se = dawid_skene_accuracy(problem, search.rows, search.cols, seed=seed)
-    kept, accuracy = ("search", search_acc) if search_acc > greedy_acc else ("greedy", greedy_acc)
+    kept, accuracy = (
+        ("search", search_acc) if search_acc > refined_acc else ("final pass", refined_acc)
+    )
     estimated = "" if search_se is None else f" (Monte Carlo, standard error {search_se:.1e})"
     message = (
-        f"Dawid-Skene greedy {greedy_acc:.4f}; tvcs-iht's search on the symmetric surrogate, "
+        f"Dawid-Skene greedy {greedy_acc:.4f}, final pass under the confusion matrices "
+        f"{refined_acc:.4f} ({note}); tvcs-iht's search on the symmetric surrogate, "
         f"no upper-bound stop, {search_acc:.4f}{estimated} under the confusion matrices; "
         f"kept the {kept}"
     )
     details = {
         "accuracy": accuracy,
         "greedy_accuracy": greedy_acc,
+        "final_pass_accuracy": refined_acc,
         "search_accuracy": search_acc,
         "kept": kept,
         "objective": OBJECTIVE,
     }
-    best = search if kept == "search" else greedy
-    return MethodOutput(
-        best.rows, best.cols, best.shape, message, search.iterations, details=details
-    )
+    if kept == "search":
+        rows, cols = search.rows, search.cols
+    else:
+        rows, cols = np.nonzero(refined)
+    return MethodOutput(rows, cols, problem.shape, message, search.iterations, details=details)
+
+
+def _final_pass(problem, greedy: MethodOutput, *, rng, deadline, options):
+    """tvcs-iht's final pass under the matrices from the Dawid–Skene greedy's assignment,
+    starting no round after ``deadline``: ``(assignment, accuracy, note)``, greedy's own when
+    ``refine`` is off or the pass found nothing better."""
+    start = greedy.assignment
+    if not options["refine"]:
+        return start, greedy.details["accuracy"], "refine off"
+    out = improve(problem, start, rng=rng, max_rounds=options["refine_rounds"], deadline=deadline)
+    if out.accuracy <= greedy.details["accuracy"]:
+        return start, greedy.details["accuracy"], out.message
+    return out.assignment, out.accuracy, out.message
 
 
 def _relabelled(out: MethodOutput, message: str, details: dict) -> MethodOutput:
