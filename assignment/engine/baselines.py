@@ -2,8 +2,8 @@
 
 ``random``
     A random feasible assignment of maximum size under the caps: the eligible pairs in a
-    random order, each taken while there is room (random weights through the exact TVCS
-    projection where that falls short of the most the caps allow); above
+    random order, each taken while there is room, then augmenting paths to a maximum flow;
+    above
     ``MAX_SEARCH_PAIRS`` pairs, over a few random candidate pairs per task instead of every
     pair (:func:`random_pairs`).
 ``q-lp``
@@ -85,8 +85,8 @@ def random_assignment(problem: AssignmentProblem, *, rng: np.random.Generator) -
     """A random feasible assignment of maximal size, shape (n_workers, n_tasks).
 
     The eligible pairs in a random order, each taken while its worker, its task and the
-    budget have room (:func:`_random_maximum`): a maximum-size assignment, chosen at random
-    among the maximum-size ones (not uniformly).
+    budget have room, then augmenting paths (:func:`_random_maximum`): a maximum-size
+    assignment, chosen at random among the maximum-size ones (not uniformly).
     """
     if problem.eligible is None:
         entries = np.arange(problem.n_workers * problem.n_tasks, dtype=np.int64)
@@ -154,47 +154,36 @@ def _random_candidates(problem: AssignmentProblem, k: int, rng: np.random.Genera
 def _random_maximum(
     problem: AssignmentProblem, entries: np.ndarray, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A maximum-size assignment within the pairs ``entries`` (flat indices ``i m + j``),
-    chosen at random: ``(workers, tasks)``, shapes (k,).
+    """A maximum-size assignment within the pairs ``entries`` (flat indices ``i m + j``,
+    ascending), chosen at random: ``(workers, tasks)``, shapes (k,).
 
     The pairs in a random order, each taken while its worker, its task and the budget have
-    room (:func:`~assignment.engine._random_fill.take_in_order`, ``O(p)``). That is of maximum
-    size when it reaches ``min(budget, sum_i min(c_i, d_i), sum_j min(s_j, d_j))`` (``d``: a
-    worker's or a task's pairs in ``entries``), which no assignment exceeds: always when
-    every pair is eligible (a worker and a task both left with room would have taken their
-    pair). Otherwise random weights ``1 + u / (p + 1)`` go through the exact projection, which
-    returns a maximum-size assignment (every extra pair outweighs any reshuffling).
+    room (``O(p)``): a maximal assignment. Then, while the budget lasts, augmenting paths
+    (a worker with room, a pair not taken, a task, a pair taken, a worker, ... a task with
+    room) each add a pair, until none is left: the assignment is then a maximum flow, of
+    maximum size (:mod:`~assignment.engine._random_fill`). Filling in order leaves few or none
+    to find (none when it reaches ``min(budget, sum_i min(c_i, d_i), sum_j min(s_j, d_j))``,
+    ``d``: a worker's or a task's pairs), each one a breadth-first search, ``O(p)``.
     """
-    from assignment.engine._random_fill import take_in_order  # (numba: not on import)
+    from assignment.engine._random_fill import augment, take_in_order  # (numba: not on import)
 
     n, m = problem.shape
     workers, tasks = np.divmod(entries, m)
+    worker_room = problem.max_tasks_per_worker.astype(np.int64)
+    task_room = problem.max_workers_per_task.astype(np.int64)
     order = rng.permutation(entries.shape[0])
-    taken = take_in_order(
-        workers[order],
-        tasks[order],
-        problem.max_tasks_per_worker.astype(np.int64),
-        problem.max_workers_per_task.astype(np.int64),
-        int(problem.budget),
-    )
+    taken, budget = take_in_order(workers, tasks, order, worker_room, task_room, problem.budget)
+    del order
     most = min(
         int(problem.budget),
         int(np.minimum(problem.max_tasks_per_worker, np.bincount(workers, minlength=n)).sum()),
         int(np.minimum(problem.max_workers_per_task, np.bincount(tasks, minlength=m)).sum()),
     )
-    if int(taken.sum()) == most:
-        chosen = np.sort(order[taken])
-        return workers[chosen], tasks[chosen]
-    structure = TVCSStructure.from_labels(
-        workers,
-        tasks,
-        caps1=problem.max_tasks_per_worker,
-        caps2=problem.max_workers_per_task,
-        total=problem.budget,
-    )
-    weights = 1.0 + rng.random(entries.shape[0]) / (entries.shape[0] + 1)
-    support = project(np.sqrt(weights), structure).support
-    return workers[support], tasks[support]
+    if int(taken.sum()) < most:
+        by_task = np.argsort(tasks, kind="stable")
+        task_start = np.searchsorted(tasks[by_task], np.arange(m + 1))
+        augment(workers, tasks, by_task, task_start, taken, worker_room, task_room, budget)
+    return workers[taken], tasks[taken]
 
 
 #: The q-lp options users may set; the default is ``q_lp_assignment``'s own.

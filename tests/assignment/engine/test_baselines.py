@@ -209,7 +209,7 @@ def test_random_with_every_pair_eligible_fills_the_caps_in_random_order_without_
 @pytest.mark.parametrize("seed", range(12))
 def test_random_reaches_the_maximum_size_where_filling_in_random_order_can_fall_short(seed):
     # Worker 0 may take task 0 or 1, worker 1 only task 0: taking (0, 0) first leaves one
-    # pair where two fit; the exact projection then finds the two.
+    # pair where two fit; an augmenting path then finds the two.
     problem = AssignmentProblem(
         np.full((2, 2), 0.7),
         max_workers_per_task=1,
@@ -219,3 +219,43 @@ def test_random_reaches_the_maximum_size_where_filling_in_random_order_can_fall_
     )
     assignment = random_assignment(problem, rng=np.random.default_rng(seed))
     np.testing.assert_array_equal(assignment, [[False, True], [True, False]])
+
+
+def _max_flow_size(problem):
+    """The most pairs any feasible assignment holds, by SciPy's maximum flow on the network
+    budget -> source -> workers (caps) -> tasks (one per eligible pair) -> sink (caps)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_flow
+
+    n, m = problem.shape
+    top, source, sink = 0, 1, 2 + n + m
+    eligible = np.ones((n, m), bool) if problem.eligible is None else problem.eligible
+    rows, cols = np.nonzero(eligible)
+    tails = np.concatenate([[top], np.full(n, source), 2 + rows, 2 + n + np.arange(m)])
+    heads = np.concatenate([[source], 2 + np.arange(n), 2 + n + cols, np.full(m, sink)])
+    caps = np.concatenate(
+        [
+            [problem.budget],
+            problem.max_tasks_per_worker,
+            np.ones(rows.size),
+            problem.max_workers_per_task,
+        ]
+    ).astype(np.int32)
+    graph = csr_matrix((caps, (tails, heads)), shape=(sink + 1, sink + 1))
+    return maximum_flow(graph, top, sink).flow_value
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_is_a_maximum_flow_whatever_the_eligibility_and_caps(seed):
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 9)), int(rng.integers(1, 25))
+    problem = AssignmentProblem(
+        rng.uniform(0.5, 0.9, (n, m)),
+        max_workers_per_task=rng.integers(0, n + 1, m),
+        max_tasks_per_worker=rng.integers(0, m + 1, n),
+        budget=int(rng.integers(0, n * m + 1)),
+        eligible=rng.random((n, m)) < rng.uniform(0.1, 0.9),
+    )
+    assignment = random_assignment(problem, rng=np.random.default_rng(seed))
+    assert problem.is_feasible(assignment)
+    assert assignment.sum() == _max_flow_size(problem)
