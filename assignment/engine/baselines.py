@@ -81,6 +81,11 @@ logger = logging.getLogger(__name__)
 DEFAULT_TARGET_ERROR = 0.05
 
 
+#: Above this many pair visits (pairs missing after filling in order, times the pairs), random
+#: takes the projection instead of augmenting paths one by one.
+AUGMENT_WORK = 1 << 31
+
+
 def random_assignment(problem: AssignmentProblem, *, rng: np.random.Generator) -> np.ndarray:
     """A random feasible assignment of maximal size, shape (n_workers, n_tasks).
 
@@ -162,8 +167,11 @@ def _random_maximum(
     (a worker with room, a pair not taken, a task, a pair taken, a worker, ... a task with
     room) each add a pair, until none is left: the assignment is then a maximum flow, of
     maximum size (:mod:`~assignment.engine._random_fill`). Filling in order leaves few or none
-    to find (none when it reaches ``min(budget, sum_i min(c_i, d_i), sum_j min(s_j, d_j))``,
-    ``d``: a worker's or a task's pairs), each one a breadth-first search, ``O(p)``.
+    to find (none when it reaches ``most = min(budget, sum_i min(c_i, d_i), sum_j
+    min(s_j, d_j))``, ``d``: a worker's or a task's pairs), each one a breadth-first search,
+    ``O(p)``. When it falls so far short that ``(most - taken) p`` exceeds ``AUGMENT_WORK``
+    (an eligibility mask that filling in order suits badly), the exact projection of random
+    weights gives the maximum size instead, in one solve (:func:`_random_projection`).
     """
     from assignment.engine._random_fill import augment, take_in_order  # (numba: not on import)
 
@@ -179,11 +187,31 @@ def _random_maximum(
         int(np.minimum(problem.max_tasks_per_worker, np.bincount(workers, minlength=n)).sum()),
         int(np.minimum(problem.max_workers_per_task, np.bincount(tasks, minlength=m)).sum()),
     )
-    if int(taken.sum()) < most:
+    short = most - int(taken.sum())
+    if short > 0 and short * entries.shape[0] > AUGMENT_WORK:  # (eligibility masks, rarely)
+        return _random_projection(problem, workers, tasks, rng)
+    if short > 0:
         by_task = np.argsort(tasks, kind="stable")
         task_start = np.searchsorted(tasks[by_task], np.arange(m + 1))
         augment(workers, tasks, by_task, task_start, taken, worker_room, task_room, budget)
     return workers[taken], tasks[taken]
+
+
+def _random_projection(
+    problem: AssignmentProblem, workers: np.ndarray, tasks: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """A maximum-size assignment within the pairs ``(workers, tasks)`` by the exact projection
+    of random weights ``1 + u / (p + 1)``: every extra pair outweighs any reshuffling."""
+    structure = TVCSStructure.from_labels(
+        workers,
+        tasks,
+        caps1=problem.max_tasks_per_worker,
+        caps2=problem.max_workers_per_task,
+        total=problem.budget,
+    )
+    weights = 1.0 + rng.random(workers.shape[0]) / (workers.shape[0] + 1)
+    support = project(np.sqrt(weights), structure).support
+    return workers[support], tasks[support]
 
 
 #: The q-lp options users may set; the default is ``q_lp_assignment``'s own.
