@@ -9,6 +9,7 @@ import itertools
 
 import numpy as np
 import pytest
+from confusion_reference import enumerated
 
 from assignment.engine.confusion import confusion_accuracy
 from assignment.engine.greedy import GAIN_TOL, greedy_pairs
@@ -41,17 +42,6 @@ def one_coin(q: np.ndarray, k: int) -> np.ndarray:
 def accuracy_under_priors(confusion: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """``Q[i, j] = sum_c pi_jc C_i[c, c]``: each worker's accuracy under each task's prior."""
     return np.einsum("jc,icc->ij", prior, confusion)
-
-
-def enumerated(confusion, prior_row, workers) -> float:
-    """``sum_a max_c pi_c prod_i C_i[c, a_i]``, one answer pattern at a time."""
-    total = 0.0
-    for answers in itertools.product(range(prior_row.shape[0]), repeat=len(workers)):
-        joint = prior_row.copy()
-        for i, a in zip(workers, answers, strict=True):
-            joint = joint * confusion[i, :, a]
-        total += joint.max()
-    return total
 
 
 def ds_accuracy(problem, workers, tasks) -> float:

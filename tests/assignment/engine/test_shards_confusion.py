@@ -3,10 +3,9 @@ the Dawid–Skene vote's exact leave-one-out losses, and the merged answer score
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
+from confusion_reference import enumerated
 
 from assignment.engine.confusion import confusion_accuracy
 from assignment.engine.greedy_confusion import max_confusion_workers, removal_losses_confusion
@@ -50,17 +49,6 @@ def ds_problem(seed=0, *, k=3, n=20, m=200, per_task=4, budget=None, eligible=Fa
         eligible=rng.random((n, m)) < 0.6 if eligible else None,
         confusion=confusion,
     )
-
-
-def enumerated(confusion, prior_row, workers) -> float:
-    """``sum_a max_c pi_c prod_i C_i[c, a_i]``, one answer pattern at a time."""
-    total = 0.0
-    for answers in itertools.product(range(prior_row.shape[0]), repeat=len(workers)):
-        joint = prior_row.copy()
-        for i, a in zip(workers, answers, strict=True):
-            joint = joint * confusion[i, :, a]
-        total += joint.max()
-    return total
 
 
 def ds_accuracy(problem, assignment) -> float:
