@@ -239,6 +239,8 @@ class GreedyState:
         self._memo_version = 0
         self._memo_moves: dict = {}
         self._state_keys: list = [None] * m
+        # Only tasks that share a quality row (a problem by category) can share a best move.
+        self._memo_on = self.eligible is None and qt.shape[0] < m
         self.acc = self._accuracies(np.zeros((m, 1)), np.ones((m, 1)), self.abs_sum)
         self.evaluations = 0
 
@@ -271,7 +273,7 @@ class GreedyState:
 
     def _memo_key(self, j: int, budget_left: int):
         """What task ``j``'s best move depends on besides the open workers, or None when it
-        is not memoised (an eligibility mask, or atoms not cached).
+        is not memoised (an eligibility mask, a quality row per task, or atoms not cached).
 
         Tasks of one category with the same workers added in the same order have the same
         atoms and candidates, so the same best move; greedy evaluates such tasks again and
@@ -280,7 +282,7 @@ class GreedyState:
         91% of the evaluations. The key holds the atoms' bytes, so equal keys give equal
         kernel inputs, and the result is the same bit for bit."""
         cached = self.cache[j]
-        if self.eligible is not None or cached is None:
+        if not self._memo_on or cached is None:
             return None
         state = self._state_keys[j]  # kept until the task's atoms change (_set_cache)
         if state is None:
