@@ -18,8 +18,11 @@ repair this, both scored by the exact accuracy (:mod:`assignment.engine.accuracy
 ``improve`` (large-neighbourhood search)
     Round 0 prunes and refills: the freed budget and caps are spent by exact marginal gains with
     a pair look-ahead (:func:`~assignment.engine.greedy.greedy_assignment` extending the pruned
-    assignment), and the result is pruned again. Then destroy-and-repair rounds alternate two
-    ways of destroying, each followed by the same prune and refill:
+    assignment), and the result is pruned again; it is skipped for greedy's own assignment
+    (``filled=True``: tvcs-iht's start when its steps found nothing better) when pruning
+    changes nothing, as the refill would only find greedy's moves again. Then
+    destroy-and-repair rounds alternate two ways of destroying, each followed by the same
+    prune and refill:
 
     * a *pair round* removes the share ``removal_fraction`` of the assigned pairs with the
       smallest exact removal loss ``A_j - A_j(without i)``
@@ -270,6 +273,7 @@ def improve(
     min_gain: float = 2e-5,
     deadline: float | None = None,
     progress: Callable[[int, float], object] | None = None,
+    filled: bool = False,
 ) -> ImproveResult:
     """Prune, refill and destroy-and-repair; see the module docstring.
 
@@ -294,6 +298,9 @@ def improve(
         A ``time.perf_counter()`` value; no round starts after it.
     progress : callable, optional
         ``progress(round, accuracy)`` after every round.
+    filled : bool
+        ``assignment`` is greedy's own: no move of greedy's adds to it. When pruning it
+        changes nothing, round 0 (prune and refill) is skipped: it would only find that again.
 
     Returns
     -------
@@ -333,11 +340,12 @@ def improve(
     start_pairs = int(np.asarray(assignment).sum())
     stopped = "max_rounds"
     rounds = 0
-    for rnd in range(max_rounds + 1):
+    first = 1 if filled and int(best.sum()) == start_pairs else 0  # round 0 would change nothing
+    for rnd in range(first, max_rounds + 1):
         if deadline is not None and time.perf_counter() > deadline:
             stopped = "time_limit"
             break
-        rounds = rnd + 1
+        rounds = rnd + 1 - first
         trial = state.copy()
         if rnd % 2 == 1:  # a pair round
             trial.remove(*_smallest_losses(model, problem, best, removal_fraction))
@@ -366,7 +374,7 @@ def improve(
             block, last_change = min(2 * block, largest_block), rnd  # stalled: destroy more
     changed = int((best != np.asarray(assignment, dtype=bool)).sum())
     why = STOP_REASONS[stopped].format(
-        rounds=rounds, before_last=rounds - 2, last=rounds - 1, min_gain=min_gain
+        rounds=rounds, before_last=first + rounds - 2, last=first + rounds - 1, min_gain=min_gain
     )
     message = (
         f"{why}; {changed} pair(s) changed, {start_pairs} -> {int(best.sum())} assigned, "

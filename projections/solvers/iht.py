@@ -356,6 +356,7 @@ def stochastic_iht(
     evaluate=None,
     w0_value: float | None = None,
     n_evals_no_change: int | None = None,
+    min_improvement: float = 0.0,
     seed=None,
     warm_start: bool = True,
     callback=None,
@@ -423,6 +424,11 @@ def stochastic_iht(
         Stop (not converged) after this many evaluations in a row that found no value
         strictly better than the best so far (``w0``'s included), before ``max_iter``.
         Needs a value. Default: never.
+    min_improvement : float, default 0.0
+        For ``n_evals_no_change``: an evaluation found something better only when it beats
+        the best so far by more than this (``>= 0``, in the value's units), as scikit-learn's
+        ``tol`` with ``n_iter_no_change``. The best iterate is still kept by strict
+        comparison.
     seed : int, numpy.random.Generator or None
         Randomness of the mini-batches; a fixed int makes the run reproducible. A Generator
         is used as it is: the solver draws from it only through the oracle.
@@ -468,7 +474,14 @@ def stochastic_iht(
     step = step if step is not None else _stochastic_lipschitz_step(oracle)
     proj = Projector(projection, warm_start=warm_start)
     obj = Objective(oracle, maximize=maximize, shape=w.shape)
-    evals = _Evaluations(obj, evaluate, keep_best=keep_best, patience=n_evals_no_change)
+    min_improvement = check_nonneg_float(min_improvement, "min_improvement")
+    evals = _Evaluations(
+        obj,
+        evaluate,
+        keep_best=keep_best,
+        patience=n_evals_no_change,
+        min_improvement=min_improvement,
+    )
     w0_value = evals.check_w0_value(w0_value)
     deadline = Deadline(time_limit)
     steps = _StochasticSteps(
@@ -586,9 +599,13 @@ class _Evaluations:
     evaluations in a row found nothing strictly better than the best before them (the history
     of values is the shared loop's).
 
-    ``obj`` gives the direction and ``oracle.value``; ``evaluate(w, support)`` replaces it."""
+    ``obj`` gives the direction and ``oracle.value``; ``evaluate(w, support)`` replaces it. An
+    evaluation counts as better, for ``patience``, when it beats the best by more than
+    ``min_improvement``."""
 
-    def __init__(self, obj: Objective, evaluate, *, keep_best: bool, patience) -> None:
+    def __init__(
+        self, obj: Objective, evaluate, *, keep_best: bool, patience, min_improvement=0.0
+    ) -> None:
         if evaluate is not None and not callable(evaluate):
             raise TypeError(f"evaluate must be callable or None, got {type(evaluate).__name__}")
         self.obj, self.evaluate, self.keep_best = obj, evaluate, keep_best
@@ -597,6 +614,7 @@ class _Evaluations:
             self._need_values("n_evals_no_change")
             patience = check_int(patience, "n_evals_no_change", minimum=1)
         self.patience = patience
+        self.min_improvement = min_improvement
         self.best = None  # (phi, iteration, w, support, f)
         self.best_phi = math.inf
         self.stale = 0
@@ -615,6 +633,11 @@ class _Evaluations:
         """Why to stop for want of improvement, or None."""
         if self.patience is None or self.stale < self.patience:
             return None
+        if self.min_improvement > 0:
+            return (
+                f"the last {self.stale} evaluations improved on the best by at most "
+                f"{self.min_improvement:g}"
+            )
         return f"the last {self.stale} evaluations found nothing better"
 
     def record(self, it: int, w: np.ndarray, support: np.ndarray, value=None) -> float:
@@ -627,7 +650,7 @@ class _Evaluations:
         elif value is None:
             value = self.obj.f(w)
         phi = self.obj.sign * value
-        self.stale = 0 if phi < self.best_phi else self.stale + 1
+        self.stale = 0 if phi < self.best_phi - self.min_improvement else self.stale + 1
         self.best_phi = min(self.best_phi, phi)
         if self.keep_best and (self.best is None or phi < self.best[0]):
             self.best = (phi, it, w, support, value)

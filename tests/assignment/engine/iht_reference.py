@@ -17,8 +17,8 @@ from projections.tvcs import project
 def reference_steps(problem, start, start_acc, *, rng, options):
     """``(best, best_acc, t, history, stop)`` of the steps from ``start``; ``stop`` is
     ``"patience"`` or ``"max_iter"``."""
-    max_iter, step, eval_every, patience = (
-        options[k] for k in ("max_iter", "step", "eval_every", "patience")
+    max_iter, step, eval_every, patience, min_improvement = (
+        options[k] for k in ("max_iter", "step", "eval_every", "patience", "min_improvement")
     )
     pairs = search_pairs(problem, start)
     oracle = (Surrogate if problem.n_labels == 2 else MulticlassSurrogate)(
@@ -36,7 +36,7 @@ def reference_steps(problem, start, start_acc, *, rng, options):
             support = pairs.expand(res.support)
             acc = exact_accuracy(problem, support)
             history.append((t, acc))
-            stale = 0 if acc > best_acc else stale + 1
+            stale = 0 if acc > best_acc + min_improvement else stale + 1
             if acc > best_acc:
                 best, best_acc = support, acc
         if stale >= patience and t < max_iter:

@@ -1,7 +1,8 @@
 """tvcs-iht's steps on projections.solvers.stochastic_iht take exactly the steps of the plain
 loop they replaced (tests/assignment/engine/iht_reference.py): same supports bit for bit, same
 accuracies, iterations and history, for two labels and three, with an eligibility mask, over
-candidate pairs, stopped by patience or by max_iter."""
+candidate pairs, stopped by patience (with and without a minimum improvement) or by
+max_iter."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from assignment.engine import search_pairs as search_pairs_module
 from assignment.engine.greedy import greedy_assignment
 from assignment.engine.tvcs_iht import _steps
 
-OPTIONS = {"step": 1.0, "batch_size": 4, "temperature": 0.5}
+OPTIONS = {"step": 1.0, "batch_size": 4, "temperature": 0.5, "min_improvement": 0.0}
 
 
 def skill_quality(seed, n=20, m=80):
@@ -24,6 +25,10 @@ def skill_quality(seed, n=20, m=80):
 
 CASES = {
     "two labels, patience": ({}, {"max_iter": 20, "eval_every": 2, "patience": 2}),
+    "two labels, min improvement": (  # stops at step 2 where 0 would take 6 and 7 steps
+        {"r": 0.3},
+        {"max_iter": 20, "eval_every": 1, "patience": 2, "min_improvement": 1e-3},
+    ),
     "two labels, step 3": ({}, {"max_iter": 17, "eval_every": 3, "patience": 50, "step": 3.0}),
     "per-task prior": ({"prior": True}, {"max_iter": 16, "eval_every": 2, "patience": 3}),
     "mask": ({"eligible": True}, {"max_iter": 15, "eval_every": 4, "patience": 50}),
@@ -47,7 +52,7 @@ def test_the_steps_are_those_of_the_plain_loop_bit_for_bit(case, candidates, mon
         eligible, prior = rng.random((20, 80)) < 0.7, rng.uniform(0.2, 0.8, 80)
         problem = make_problem(
             quality=skill_quality(seed),
-            r=0.15,
+            r=kind.get("r", 0.15),
             eligible=eligible if kind.get("eligible") else None,
             prior=prior if kind.get("prior") else None,
             n_labels=kind.get("n_labels", 2),

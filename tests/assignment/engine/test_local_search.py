@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from assignment.engine.accuracy import expected_accuracy, removal_losses, task_accuracy
+from assignment.engine.greedy import greedy_assignment
 from assignment.engine.local_search import FREE_LOSS, improve, prune
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.upper_bound import accuracy_upper_bound
@@ -143,6 +144,34 @@ def test_improve_without_destroy_rounds_runs_round_zero_and_says_so_in_its_messa
     assert (out.rounds, out.stopped) == (1, "max_rounds")
     assert out.changed == int((out.assignment != start).sum())
     assert out.message.startswith(f"1 round(s); {out.changed} pair(s) changed")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_greedys_own_assignment_skips_round_zero_and_ends_where_running_it_ends(seed):
+    problem = figure4_problem(seed=seed, r=0.1, prior=0.5)
+    start = greedy_assignment(problem).assignment
+    assert np.array_equal(prune(problem, start), start)
+
+    ran = improve(problem, start, rng=np.random.default_rng(1), max_rounds=4)
+    skipped = improve(problem, start, rng=np.random.default_rng(1), max_rounds=4, filled=True)
+
+    np.testing.assert_array_equal(skipped.assignment, ran.assignment)
+    assert skipped.accuracy == ran.accuracy
+    assert skipped.rounds == ran.rounds - 1
+
+
+def test_filled_still_runs_round_zero_when_pruning_changes_the_assignment():
+    problem = figure4_problem(seed=0, r=0.1, prior=0.5)
+    start = greedy_assignment(problem).assignment.copy()
+    three = np.flatnonzero(start.sum(axis=0) == 3)[0]  # left with two, one of them adds nothing
+    start[np.flatnonzero(start[:, three])[0], three] = False
+    assert not np.array_equal(prune(problem, start), start)
+
+    ran = improve(problem, start, rng=np.random.default_rng(1), max_rounds=2)
+    filled = improve(problem, start, rng=np.random.default_rng(1), max_rounds=2, filled=True)
+
+    np.testing.assert_array_equal(filled.assignment, ran.assignment)
+    assert filled.rounds == ran.rounds
 
 
 def test_prune_rejects_an_assignment_of_another_shape_and_tasks_out_of_range():

@@ -385,7 +385,7 @@ def test_tvcs_iht_steps_on_the_k_class_surrogate_climb_from_a_random_start(n_lab
     from projections.tvcs import project
 
     options = {"max_iter": 20, "step": 1.0, "eval_every": 5, "patience": 100}
-    options |= {"temperature": 0.5, "batch_size": 4}
+    options |= {"temperature": 0.5, "batch_size": 4, "min_improvement": 0.0}
     for seed in range(3):
         rng = np.random.default_rng(seed)
         q = rng.uniform(0.3, 0.95, (15, 60))

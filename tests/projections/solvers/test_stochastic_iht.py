@@ -296,6 +296,41 @@ def test_it_stops_after_n_evaluations_in_a_row_that_found_nothing_strictly_bette
     assert "the last 2 evaluations found nothing better" in result.message
 
 
+def test_improvements_of_at_most_min_improvement_count_as_nothing_better(planted):
+    # Minimising: three evaluations beat the best by 0.005 each, then one by 0.5.
+    values = [3.0, 2.995, 2.99, 2.985, 2.485, 2.48]
+
+    def run(min_improvement, patience):
+        found = iter(values)
+        return stochastic_iht(
+            LeastSquares(planted.A, planted.y),
+            planted.projection,
+            seed=0,
+            max_iter=5,
+            evaluate=lambda w, support: next(found),
+            n_evals_no_change=patience,
+            min_improvement=min_improvement,
+        )
+
+    strict, tolerant = run(0.0, 2), run(0.01, 2)
+    patient, demanding = run(0.01, 4), run(0.6, 4)
+
+    assert (strict.status, strict.iterations) == ("max_iter", 5)
+    assert (tolerant.status, tolerant.iterations) == ("no_improvement", 2)
+    assert tolerant.objective == 2.99  # the best is still kept by strict comparison
+    assert "improved on the best by at most 0.01" in tolerant.message
+    assert (patient.status, patient.iterations) == ("max_iter", 5)  # 0.5 counts
+    assert (demanding.status, demanding.iterations) == ("no_improvement", 4)  # 0.5 does not
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), "0.1", True])
+def test_min_improvement_must_be_a_finite_non_negative_number(planted, bad):
+    with pytest.raises(ValueError, match="min_improvement"):
+        stochastic_iht(
+            LeastSquares(planted.A, planted.y), planted.projection, seed=0, min_improvement=bad
+        )
+
+
 def test_no_improvement_at_the_last_iteration_ends_the_run_as_max_iter(planted):
     result = stochastic_iht(
         LeastSquares(planted.A, planted.y),
