@@ -433,7 +433,7 @@ class GreedyState:
             if self.load[i] >= self.worker_cap[i]:
                 self.open_worker[i] = False
                 self._version += 1
-            self.workers[j].append(i)
+        self.workers[j] = [*self.workers[j], *move]  # a new list: copies share the old ones
         idx = np.array(move, dtype=np.intp)
         row = self.row[j]
         s, tail, self.abs_sum[j], self.acc[j] = add_workers(
@@ -473,19 +473,22 @@ class GreedyState:
     def remove(self, workers: np.ndarray, tasks: np.ndarray) -> None:
         """Take the assigned pairs ``(workers[k], tasks[k])`` out of the state."""
         for i, j in zip(np.asarray(workers).tolist(), np.asarray(tasks).tolist(), strict=True):
-            self.workers[j].remove(i)
+            ws = list(self.workers[j])  # a new list, as in apply
+            ws.remove(i)
+            self.workers[j] = ws
             self.load[i] -= 1
         self.open_worker = self.load < self.worker_cap
         self._version += 1
         self._rebuild(np.unique(np.asarray(tasks, dtype=np.intp)))
 
     def copy(self) -> GreedyState:
-        """An independent copy (atoms are shared: they are never changed in place)."""
+        """An independent copy (atoms and each task's list of workers are shared: they are
+        never changed in place, a change replaces them)."""
         twin = object.__new__(GreedyState)
         twin.__dict__.update(self.__dict__)
         for name in ("load", "open_worker", "abs_sum", "acc"):
             setattr(twin, name, getattr(self, name).copy())
-        twin.workers = [list(ws) for ws in self.workers]
+        twin.workers = list(self.workers)
         twin.cache = list(self.cache)
         twin._memo_moves = {}
         twin._state_keys = list(self._state_keys)
