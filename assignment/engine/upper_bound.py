@@ -140,7 +140,10 @@ def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
             f"the upper bound needs exact accuracies of up to {top} workers on a task; "
             f"at most {MAX_EXACT_WORKERS} are supported"
         )
-    order = np.argsort(-reliability, axis=0, kind="stable")[:top]
+    from assignment.engine._hull import hull_segments  # (numba: not on the engine's import)
+    from assignment.engine._top_rows import top_rows
+
+    order = top_rows(np.ascontiguousarray(reliability, dtype=np.float64), top)  # best first
     ranked = np.take_along_axis(q if binary else effective, order, axis=0)[:, column]
     if binary:  # (top, m): best first; the problem's qualities, checked: the kernel
         acc = np.empty((top + 1, m))
@@ -148,8 +151,6 @@ def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
             acc[k] = _task_accuracy(ranked[:k], np.ones((k, m), bool), problem.prior)
     else:
         acc = _multiclass_accuracies(ranked, k_max, problem)
-    from assignment.engine._hull import hull_segments  # (numba: not on the engine's import)
-
     slope, task, size, gain = hull_segments(acc, k_max.astype(np.int64))
     order = np.lexsort((task, -slope))  # steepest first, ties to the lower task
     return float(acc[0].sum()), _Segments(slope[order], task[order], size[order], gain[order]), m
