@@ -672,6 +672,14 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
+class WorkerModel(models.TextChoices):
+    """The worker model an assignment was chosen under (:attr:`AssignmentRun.chosen_under`):
+    the symmetric model of the quality, or the quality's Dawid–Skene confusion matrices."""
+
+    SYMMETRIC = "symmetric"
+    DAWID_SKENE = "dawid_skene"
+
+
 class Comparison(models.Model):
     """Several runs requested together: methods (and optionally budgets) side by side."""
 
@@ -825,8 +833,42 @@ class AssignmentRun(models.Model):
             ),
         ]
 
+    #: The columns :attr:`chosen_under` reads (a read that defers columns keeps these).
+    CHOSEN_UNDER_FIELDS = (
+        "status",
+        "dawid_skene_accuracy",
+        "shards",
+        "shard_state",
+        "next_round",
+        "round_start",
+    )
+
     def __str__(self) -> str:
         return f"{self.project} {self.method} run {self.pk} ({self.status})"
+
+    @property
+    def chosen_under(self) -> str | None:
+        """The worker model the assignment was chosen under, a :class:`WorkerModel`; None
+        until the run has succeeded. The one rule the run's page and the API both read.
+
+        A run without :attr:`dawid_skene_accuracy` (quality without confusion matrices, or
+        matrices that do not fit the labels) was chosen under the symmetric model. On
+        Dawid–Skene quality: a sharded run under the matrices if it was planned under them
+        (``shard_state["dawid_skene"]``, absent for runs planned before shards were), a next
+        round if its posteriors were theirs (``round_start["dawid_skene"]``, absent for rounds
+        from before rounds were), any other run under them.
+        """
+        if self.status != RunStatus.SUCCEEDED:
+            return None
+        if not self.dawid_skene_accuracy:
+            return WorkerModel.SYMMETRIC
+        if self.shards > 1:
+            matrices = self.shard_state.get("dawid_skene")
+        elif self.next_round:
+            matrices = self.round_start.get("dawid_skene")
+        else:
+            matrices = True
+        return WorkerModel.DAWID_SKENE if matrices else WorkerModel.SYMMETRIC
 
     def set_pairs(self, rows, cols) -> None:
         pairs = np.stack([np.asarray(rows, np.int32), np.asarray(cols, np.int32)], axis=1)

@@ -315,9 +315,11 @@ def run_status_list_for_user(
     *, user, project_id: int | None = None, status: str | None = None
 ) -> QuerySet[AssignmentRun]:
     """:func:`run_list_for_user` with only :data:`RUN_STATUS_FIELDS` read (the rest deferred),
-    for the API's answers: a poll of a run reads one row of one table (and the project's owner
-    to check it), not the project's row too."""
-    return _runs_of(user=user, project_id=project_id, status=status).only(*RUN_STATUS_FIELDS)
+    and the columns of :attr:`~assignment.models.AssignmentRun.chosen_under`, for the API's
+    answers: a poll of a run reads one row of one table (and the project's owner to check it),
+    not the project's row too."""
+    columns = dict.fromkeys((*RUN_STATUS_FIELDS, *AssignmentRun.CHOSEN_UNDER_FIELDS))
+    return _runs_of(user=user, project_id=project_id, status=status).only(*columns)
 
 
 _RUN_STATUS = PreparedRead(

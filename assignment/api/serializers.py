@@ -26,6 +26,7 @@ from assignment.models import (
     Method,
     Project,
     RunStatus,
+    WorkerModel,
 )
 from assignment.priors import label_prior_mapping
 from assignment.selectors import RUN_STATUS_FIELDS
@@ -480,11 +481,27 @@ class DawidSkeneAccuracyField(serializers.JSONField):
 class RunSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
     round = serializers.BooleanField(source="next_round", read_only=True)
     dawid_skene_accuracy = DawidSkeneAccuracyField(read_only=True, allow_null=True)
+    chosen_under = serializers.ChoiceField(
+        choices=WorkerModel.choices,
+        read_only=True,
+        allow_null=True,
+        help_text="The worker model the assignment was chosen under (null until the run has "
+        "succeeded): dawid_skene, the quality's Dawid-Skene confusion matrices (a run on "
+        "Dawid-Skene quality; a sharded one planned under them, shard_state's dawid_skene; a "
+        "next round with round_start.dawid_skene true), else symmetric, the symmetric model of "
+        "the quality (quality without confusion matrices, a sharded run planned before shards "
+        "were chosen under them, or a next round from before rounds were). The rule the run's "
+        "page follows (AssignmentRun.chosen_under).",
+    )
 
     class Meta:
         model = AssignmentRun
-        # the columns the status selector reads, with next_round shown as "round"
-        fields = [name if name != "next_round" else "round" for name in RUN_STATUS_FIELDS]
+        # the columns the status selector reads, with next_round shown as "round", and the
+        # worker model the assignment was chosen under (from columns that selector reads too)
+        fields = [
+            *(name if name != "next_round" else "round" for name in RUN_STATUS_FIELDS),
+            "chosen_under",
+        ]
         read_only_fields = fields
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "ConfusionAccuracy",
     "confusion_accuracy",
     "confusion_posterior",
+    "solo_accuracy",
 ]
 
 #: Tasks with at most this many answer patterns (``K^|S|``) are summed exactly.
@@ -71,6 +72,26 @@ class ConfusionAccuracy:
         """The standard error of :attr:`expected_accuracy` (tasks sampled independently)."""
         m = self.task_accuracy.shape[0]
         return float(np.sqrt(np.sum(self.task_standard_error**2)) / m)
+
+
+def solo_accuracy(confusion, prior) -> np.ndarray:
+    """The Dawid–Skene vote's accuracy on one answer alone, ``sum_a max_c pi_c C[c, a]``.
+
+    Parameters
+    ----------
+    confusion : array_like of float, shape (..., K, K)
+        ``C[c, a] = P(answer a | true label c)``, one matrix per entry of the leading axes.
+    prior : array_like of float, shape (..., K)
+        ``pi``, the task's distribution over the labels; broadcast against ``confusion``'s
+        leading axes (shape (K,): one prior for every matrix).
+
+    Returns
+    -------
+    ndarray of float64, shape (...)
+        The probability that the label most probable given the one answer is the true one.
+    """
+    joint = np.asarray(prior, dtype=np.float64)[..., :, None] * np.asarray(confusion)
+    return joint.max(axis=-2).sum(axis=-1)
 
 
 def confusion_posterior(confusion, *, worker_index, task_index, label, prior) -> np.ndarray:

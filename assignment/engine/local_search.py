@@ -73,7 +73,7 @@ import numpy as np
 
 from assignment.engine._problem_accuracy import accuracy_of, pair_losses
 from assignment.engine.accuracy import _validate_tasks
-from assignment.engine.confusion import confusion_accuracy
+from assignment.engine.confusion import confusion_accuracy, solo_accuracy
 from assignment.engine.greedy import GreedyState, fill
 from assignment.engine.greedy_confusion import ConfusionGreedyState, removal_losses_confusion
 from assignment.engine.problem import AssignmentProblem
@@ -132,9 +132,8 @@ def _symmetric_reliability(problem: AssignmentProblem, workers, tasks) -> np.nda
 
 def _solo_accuracy(problem: AssignmentProblem, workers, tasks) -> np.ndarray:
     """Each pair's worker's Dawid–Skene accuracy alone on its task, ``sum_a max_c pi_c
-    C_i[c, a]``."""
-    joint = problem.prior_distribution[tasks][:, :, None] * problem.confusion[workers]
-    return joint.max(axis=1).sum(axis=1)
+    C_i[c, a]`` (:func:`~assignment.engine.confusion.solo_accuracy`)."""
+    return solo_accuracy(problem.confusion[workers], problem.prior_distribution[tasks])
 
 
 def _dawid_skene_accuracy(problem: AssignmentProblem, assignment: np.ndarray) -> float:

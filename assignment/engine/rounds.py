@@ -56,7 +56,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from assignment.engine.aggregate import aggregate_pairs
-from assignment.engine.confusion import confusion_posterior
+from assignment.engine.confusion import confusion_posterior, solo_accuracy
 from assignment.engine.multiclass import aggregate_multiclass
 from assignment.engine.problem import AssignmentProblem, _confusion
 
@@ -389,7 +389,9 @@ def plan_layers(plan, problem: AssignmentProblem, *, budget, check_uncovered=Fal
 
     * its informativeness ``v_ij = |K Q_ij - 1| / (K - 1)``, ``|2 Q_ij - 1|`` for two labels
       (the weight ``|log(Q_ij (K - 1) / (1 - Q_ij))|`` of the answer in the Bayes vote grows
-      with it);
+      with it); under Dawid–Skene's matrices (``problem.confusion``) instead
+      ``v_ij = (K A_i - 1) / (K - 1)`` with ``A_i = sum_a max_c C_i[c, a] / K``, worker
+      ``i``'s accuracy alone on a task in doubt (below);
     * its layer ``l_ij``: 1 for task ``j``'s most informative planned worker, 2 for the next,
       and so on (equal ``v``: lower worker index first);
     * its task's confidence ``c_j = (K max_y p_j(y) - 1) / (K - 1)``, ``|2 p_j - 1|`` for two
@@ -399,6 +401,18 @@ def plan_layers(plan, problem: AssignmentProblem, *, budget, check_uncovered=Fal
     The pairs are taken in the order of ``(l_ij, c_j, -v_ij, j, i)``: whole layers while they
     fit, the last partial layer's least confident tasks first. A subset of a feasible plan is
     feasible, whatever the method.
+
+    Under Dawid–Skene's matrices the quality ``Q`` is only a one-coin summary: a worker who
+    swaps two labels has ``Q`` near ``1 / K`` yet his answers decide the task. There ``v`` comes
+    from the matrix: the accuracy ``A_i`` of the Dawid–Skene vote on his answer alone
+    (:func:`~assignment.engine.confusion.solo_accuracy`, as local search ranks workers) on a task
+    in doubt (the uniform prior), rescaled as the symmetric ``v`` is, from 0 (a guess) to 1 (never
+    wrong). For a one-coin matrix of quality ``Q >= 1 / K`` (any ``Q`` for two labels) it *is*
+    ``|K Q - 1| / (K - 1)``, so the layers are the symmetric ones; below ``1 / K`` with
+    ``K > 2`` it is the smaller ``(1 - K Q) / (K - 1)^2`` (his answer only rules a label out:
+    :mod:`~assignment.engine.upper_bound`). The uniform prior, not the task's: the task's
+    state already orders the layer by ``c_j``, and under a confident prior every worker who
+    alone cannot overturn it has the same accuracy, the prior's, which would not order them.
 
     With ``check_uncovered``, every task the plan leaves out and whose cap allows one more
     worker also gets a place in layer 1 (at its confidence, with ``v`` of its most informative
@@ -412,7 +426,8 @@ def plan_layers(plan, problem: AssignmentProblem, *, budget, check_uncovered=Fal
     plan : array_like of bool (or 0/1), shape (n_workers, n_tasks)
         Respects ``problem``'s caps and eligibility; its size may exceed ``problem.budget``.
     problem : AssignmentProblem
-        The round's problem (:attr:`NextRound.problem`): quality, caps, eligibility, priors.
+        The round's problem (:attr:`NextRound.problem`): quality, caps, eligibility, priors,
+        and the confusion matrices if any (``v`` is then theirs).
     budget : int >= 0
         Pairs to take at most. With ``budget >= plan.sum()`` and no checks: the whole plan.
     check_uncovered : bool, default False
@@ -451,12 +466,16 @@ def plan_layers(plan, problem: AssignmentProblem, *, budget, check_uncovered=Fal
         return take
     room = problem.max_tasks_per_worker.copy()
     taken = 0
+    # under confusion matrices a worker's informativeness is the same on every task: once
+    worker_value = (
+        None if problem.confusion is None else _dawid_skene_informativeness(problem.confusion)
+    )
     for k in order:
         if taken >= budget:
             break
         i, j = int(workers[k]), int(tasks[k])
         if i < 0:
-            i = _best_worker(problem, j, room, take[:, j])
+            i = _best_worker(problem, j, room, take[:, j], worker_value)
             if i < 0:
                 continue
         elif room[i] <= 0:
@@ -491,9 +510,9 @@ def _validate_plan(plan, problem: AssignmentProblem) -> np.ndarray:
 
 def _layers(x: np.ndarray, problem: AssignmentProblem):
     """The plan's pairs by task, most informative first: workers, tasks, layer (1, 2, ...)
-    and informativeness (:func:`_informativeness`), each of shape (n_pairs,)."""
+    and informativeness (:func:`_pair_informativeness`), each of shape (n_pairs,)."""
     tasks, workers = np.nonzero(x.T)  # by task, then worker
-    value = _informativeness(problem.quality_at(workers, tasks), problem.n_labels)
+    value = _pair_informativeness(problem, workers, tasks)
     by_task = np.lexsort((workers, -value, tasks))
     workers, tasks, value = workers[by_task], tasks[by_task], value[by_task]
     starts = np.flatnonzero(np.r_[True, tasks[1:] != tasks[:-1]]) if tasks.size else tasks
@@ -508,25 +527,50 @@ def _best_values(problem: AssignmentProblem, tasks: np.ndarray) -> np.ndarray:
     if tasks.size == 0:
         return np.zeros(0)
     n = problem.n_workers
-    value = _informativeness(
-        problem.quality_at(np.arange(n)[:, None], tasks[None, :]), problem.n_labels
-    )
+    value = _pair_informativeness(problem, np.arange(n)[:, None], tasks[None, :])
     usable = (problem.max_tasks_per_worker > 0)[:, None]
     if problem.eligible is not None:
         usable = usable & problem.eligible[:, tasks]
     return np.where(usable, value, -1.0).max(axis=0)
 
 
-def _best_worker(problem: AssignmentProblem, j: int, room: np.ndarray, taken: np.ndarray) -> int:
-    """Task ``j``'s most informative eligible worker with room, not yet taken; -1 if none."""
+def _best_worker(
+    problem: AssignmentProblem, j: int, room: np.ndarray, taken: np.ndarray, worker_value=None
+) -> int:
+    """Task ``j``'s most informative eligible worker with room, not yet taken; -1 if none.
+    ``worker_value``: :func:`_dawid_skene_informativeness` of ``problem.confusion`` if
+    computed already."""
     n = problem.n_workers
     usable = (room > 0) & ~taken
     if problem.eligible is not None:
         usable &= problem.eligible[:, j]
     if not usable.any():
         return -1
-    value = _informativeness(problem.quality_at(np.arange(n), np.full(n, j)), problem.n_labels)
+    if worker_value is None:
+        value = _pair_informativeness(problem, np.arange(n), np.full(n, j))
+    else:
+        value = worker_value
     return int(np.argmax(np.where(usable, value, -1.0)))  # first maximum: lowest index
+
+
+def _pair_informativeness(problem: AssignmentProblem, workers, tasks) -> np.ndarray:
+    """Each pair's informativeness (:func:`plan_layers`), shape of ``workers`` and ``tasks``
+    broadcast: :func:`_dawid_skene_informativeness` of the worker's matrix under
+    ``problem.confusion``, else :func:`_informativeness` of the pair's quality."""
+    if problem.confusion is None:
+        return _informativeness(problem.quality_at(workers, tasks), problem.n_labels)
+    value = _dawid_skene_informativeness(problem.confusion)[workers]
+    return np.broadcast_to(value, np.broadcast_shapes(np.shape(workers), np.shape(tasks)))
+
+
+def _dawid_skene_informativeness(confusion: np.ndarray) -> np.ndarray:
+    """``(K A - 1) / (K - 1)`` of each worker's Dawid–Skene accuracy alone on a task in doubt,
+    ``A = sum_a max_c C_i[c, a] / K`` (:func:`~assignment.engine.confusion.solo_accuracy`
+    under the uniform prior), shape (n_workers,): ``|K Q - 1| / (K - 1)`` for a one-coin
+    matrix of quality ``Q >= 1 / K`` (any ``Q`` for two labels)."""
+    k = confusion.shape[-1]
+    accuracy = solo_accuracy(confusion, np.full(k, 1.0 / k))
+    return (k * accuracy - 1.0) / (k - 1.0)
 
 
 def _informativeness(q: np.ndarray, n_labels: int) -> np.ndarray:

@@ -354,6 +354,7 @@ def test_a_run_on_dawid_skene_quality_says_its_accuracy_under_the_confusion_matr
     api.force_authenticate(user=project.owner)
     answer = api.get(f"/api/runs/{run.pk}/").json()
     assert answer["dawid_skene_accuracy"] == run.dawid_skene_accuracy
+    assert answer["chosen_under"] == ("symmetric" if model == "one-coin" else "dawid_skene")
     if model == "one-coin":
         assert run.dawid_skene_accuracy is None
         return
@@ -480,6 +481,7 @@ def test_a_next_round_on_dawid_skene_quality_is_chosen_and_scored_under_the_conf
     answer = api.get(f"/api/runs/{run.pk}/").json()
     assert answer["dawid_skene_accuracy"] == figures
     assert answer["round_start"]["dawid_skene"] is True
+    assert answer["chosen_under"] == "dawid_skene"
 
 
 def test_a_next_round_on_one_coin_quality_is_not_flagged_dawid_skene():
@@ -553,3 +555,58 @@ def test_a_dawid_skene_round_with_rounds_to_go_scores_the_layers_it_takes_under_
     assert run.dawid_skene_accuracy["dawid_skene_vote"]["expected_accuracy"] == pytest.approx(
         taken.expected_accuracy, abs=1e-12
     )
+
+
+_FIGURES = {
+    "dawid_skene_vote": {"expected_accuracy": 0.9, "standard_error": 0.0},
+    "bayes_vote": {"expected_accuracy": 0.85, "standard_error": 0.0},
+}
+
+
+@pytest.mark.parametrize(
+    ("columns", "expected"),
+    [
+        ({}, "symmetric"),  # quality without confusion matrices: no dawid_skene_accuracy
+        ({"dawid_skene_accuracy": _FIGURES}, "dawid_skene"),  # a run on DS quality
+        # a sharded run planned before shards were chosen under the matrices, and one after
+        (
+            {"dawid_skene_accuracy": _FIGURES, "shards": 2, "shard_state": {"history": []}},
+            "symmetric",
+        ),
+        (
+            {"dawid_skene_accuracy": _FIGURES, "shards": 2, "shard_state": {"dawid_skene": True}},
+            "dawid_skene",
+        ),
+        # a next round from the Dawid-Skene posteriors, and one from before rounds were
+        (
+            {
+                "dawid_skene_accuracy": _FIGURES,
+                "next_round": True,
+                "round_start": {"answers": 4, "dawid_skene": True},
+            },
+            "dawid_skene",
+        ),
+        (
+            {"dawid_skene_accuracy": _FIGURES, "next_round": True, "round_start": {"answers": 4}},
+            "symmetric",
+        ),
+        # a next round on one-coin quality
+        ({"next_round": True, "round_start": {"answers": 4, "dawid_skene": False}}, "symmetric"),
+    ],
+)
+def test_the_api_says_under_which_worker_model_the_assignment_was_chosen(columns, expected):
+    project = make_project(labels=["cat", "dog", "bird"])
+    accuracy = np.random.default_rng(10).uniform(0.5, 0.95, 6)
+    crowd(project, accuracy, n_tasks=20, answers_per_task=2, labels=("cat", "dog", "bird"))
+    quality_estimate(project=project, source="answers", model="one-coin")
+    run = services.run_create(project=project, method="greedy", seed=0, enqueue=False)
+    api = APIClient()
+    api.force_authenticate(user=project.owner)
+    assert api.get(f"/api/runs/{run.pk}/").json()["chosen_under"] is None  # queued
+    run = _executed(run)
+    AssignmentRun.objects.filter(pk=run.pk).update(**columns)
+    answer = api.get(f"/api/runs/{run.pk}/").json()
+    assert answer["chosen_under"] == expected
+    listed = api.get("/api/runs/", {"project": project.pk}).json()["results"]
+    assert [row["chosen_under"] for row in listed] == [expected]
+    assert AssignmentRun.objects.get(pk=run.pk).chosen_under == expected  # the page's rule

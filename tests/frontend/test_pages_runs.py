@@ -250,6 +250,12 @@ def test_a_next_round_on_dawid_skene_quality_says_it_was_chosen_under_the_matric
     page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
     assert "the round was chosen under these matrices, from the Dawid\u2013Skene posteriors" in page
     assert "before it (the Dawid\u2013Skene vote under the quality's confusion matrices)" in page
+    # A round from before rounds were chosen under the matrices (no round_start flag) says so,
+    # as the API's chosen_under does (one rule: AssignmentRun.chosen_under).
+    AssignmentRun.objects.filter(pk=run.pk).update(round_start=start)
+    fragment = client.get(reverse("frontend:run_status", args=[run.pk])).content.decode()
+    assert "under the symmetric model the round was chosen under" in fragment
+    assert "chosen under these matrices" not in fragment
     AssignmentRun.objects.filter(pk=run.pk).update(
         round_start={**start, "dawid_skene": False}, dawid_skene_accuracy=None
     )

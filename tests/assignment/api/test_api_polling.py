@@ -96,7 +96,10 @@ def test_a_list_of_runs_answers_as_the_whole_runs_would(api, running, succeeded)
 def test_the_status_columns_are_all_the_serializer_shows():
     fields = RunSerializer().fields
     sources = {fields[name].source for name in RunSerializer.Meta.fields}
-    assert sources <= set(selectors.RUN_STATUS_FIELDS)
+    # chosen_under is AssignmentRun's rule over columns the status selector reads too
+    assert sources <= {*selectors.RUN_STATUS_FIELDS, "chosen_under"}
+    read = selectors.run_status_list_for_user(user=None).query.deferred_loading[0]
+    assert set(AssignmentRun.CHOSEN_UNDER_FIELDS) <= set(read)
 
 
 @pytest.mark.parametrize("serializer", [RunSerializer, ProjectSerializer])

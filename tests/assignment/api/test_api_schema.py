@@ -9,6 +9,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from assignment.engine import METHODS, method_spec
+from assignment.models import WorkerModel
 
 pytestmark = pytest.mark.django_db
 
@@ -143,3 +144,15 @@ def test_the_api_takes_and_shows_a_projects_distribution_over_its_labels(tmp_pat
         assert refused.status_code == 400
         assert message in str(refused.json())
     assert api.get(url).json()["default_label_prior"] == {"cat": 0.5, "dog": 0.25, "bird": 0.25}
+
+
+def test_the_schema_says_a_runs_chosen_under_is_one_of_the_worker_models_or_null(tmp_path):
+    path = tmp_path / "schema.yml"
+    call_command("spectacular", "--file", str(path))
+    schemas = yaml.safe_load(path.read_text(encoding="utf-8"))["components"]["schemas"]
+    field = schemas["Run"]["properties"]["chosen_under"]
+    assert field["readOnly"]
+    assert field["nullable"]
+    enum = schemas[field["oneOf"][0]["$ref"].rsplit("/", 1)[1]]["enum"]
+    assert sorted(enum) == sorted(WorkerModel.values) == ["dawid_skene", "symmetric"]
+    assert "null until the run has succeeded" in field["description"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from assignment.engine import METHODS, AssignmentProblem, QualityByCategory, solve
-from assignment.engine.rounds import next_round, plan_layers
+from assignment.engine.rounds import _dawid_skene_informativeness, next_round, plan_layers
 
 
 def _problem(seed=0, n=6, m=10, per_task=4, per_worker=6, budget=30, prior=0.5, **kwargs):
@@ -355,3 +355,86 @@ def test_layers_of_a_three_label_plan_are_a_feasible_breadth_first_part_of_it():
     assert problem.is_feasible(take)
     assert not (take & ~plan).any()
     assert (take.sum(axis=0) == plan.any(axis=0)).all()  # one worker per planned task: layer 1
+
+
+def _one_coin(q, k):
+    """(n, K, K): right with probability q[i], else each wrong label with (1 - q[i]) / (K - 1)."""
+    c = np.repeat(((1 - q) / (k - 1))[:, None, None], k, axis=1).repeat(k, axis=2)
+    c[:, np.arange(k), np.arange(k)] = q[:, None]
+    return c
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("k", [2, 3])
+def test_with_one_coin_matrices_of_the_quality_the_layers_are_the_symmetric_ones(k, seed):
+    # Workers' qualities from below 1/2 (two labels) or from 1/K up, tasks in every state of
+    # doubt (a round's posteriors): the Dawid-Skene informativeness of a one-coin matrix is
+    # |K Q - 1| / (K - 1), so every layer, every order and every check is the same.
+    rng = np.random.default_rng(seed)
+    n, m = 7, 12
+    q = rng.uniform(0.05 if k == 2 else 1.0 / k, 0.97, n)
+    common = {
+        "max_workers_per_task": 4,
+        "max_tasks_per_worker": 5,
+        "budget": 30,
+        "n_labels": k,
+        "prior": rng.dirichlet(np.full(k, 0.7), m),
+        "eligible": rng.random((n, m)) < 0.8,
+    }
+    symmetric = AssignmentProblem(np.repeat(q[:, None], m, axis=1), **common)
+    dawid_skene = AssignmentProblem(
+        np.repeat(q[:, None], m, axis=1), confusion=_one_coin(q, k), **common
+    )
+    plan = _random_plan(symmetric, rng)
+    plan[:, :2] = False  # two uncovered tasks for the checks
+    for check_uncovered in (False, True):
+        for budget in (1, 4, 9, 15, int(plan.sum()) + 3):
+            expected = plan_layers(plan, symmetric, budget=budget, check_uncovered=check_uncovered)
+            got = plan_layers(plan, dawid_skene, budget=budget, check_uncovered=check_uncovered)
+            np.testing.assert_array_equal(got, expected)
+
+
+def _swapper_problem(*, dawid_skene=True):
+    """Three labels: worker 0 is one-coin of quality 0.7 (informativeness (2.1 - 1) / 2 =
+    0.55); worker 1's one-coin quality (mean diagonal) is only 0.4 ((1.2 - 1) / 2 = 0.1), but
+    he swaps labels 1 and 2: his matrix's columns peak at 0.9, 0.8 and 0.8, so alone on a task
+    in doubt he is right with probability 2.5 / 3 (informativeness (2.5 - 1) / 2 = 0.75)."""
+    swapper = np.array([[0.9, 0.05, 0.05], [0.05, 0.15, 0.8], [0.05, 0.8, 0.15]])
+    confusion = np.stack([_one_coin(np.array([0.7]), 3)[0], swapper])
+    return AssignmentProblem(
+        np.array([[0.7, 0.7, 0.7], [0.4, 0.4, 0.4]]),
+        max_workers_per_task=2,
+        max_tasks_per_worker=3,
+        budget=6,
+        n_labels=3,
+        confusion=confusion if dawid_skene else None,
+    )
+
+
+@pytest.mark.parametrize("check_uncovered", [False, True])
+def test_under_confusion_matrices_a_worker_of_lower_quality_but_more_informative_comes_first(
+    check_uncovered,
+):
+    problem = _swapper_problem()
+    symmetric = _swapper_problem(dawid_skene=False)  # the same qualities, symmetric model
+    plan = np.array([[True, True, False], [True, True, False]])  # task 2 uncovered
+    budget = 3 if check_uncovered else 2  # layer 1 (and task 2's check)
+    take = plan_layers(plan, problem, budget=budget, check_uncovered=check_uncovered)
+    old = plan_layers(plan, symmetric, budget=budget, check_uncovered=check_uncovered)
+    layer_one = np.zeros((2, 3), bool)
+    layer_one[1, :budget] = True  # the swapper on every task
+    np.testing.assert_array_equal(take, layer_one)
+    np.testing.assert_array_equal(old, layer_one[::-1])  # the symmetric order: worker 0
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_the_dawid_skene_informativeness_of_a_one_coin_matrix_is_the_symmetric_one_from_1_over_k(
+    k,
+):
+    q = np.linspace(0.0, 1.0, 41)
+    got = _dawid_skene_informativeness(_one_coin(q, k))
+    ordinary = q >= 1.0 / k
+    np.testing.assert_allclose(got[ordinary], (k * q[ordinary] - 1) / (k - 1), atol=1e-12)
+    # below 1/K an answer only rules its label out: (1 - K Q) / (K - 1)^2, |2 Q - 1| for K = 2
+    below = (1 - k * q[~ordinary]) / (k - 1) ** 2
+    np.testing.assert_allclose(got[~ordinary], below, atol=1e-12)
