@@ -174,7 +174,14 @@ def _final_pass(problem, greedy: MethodOutput, *, rng, deadline, options):
     start = greedy.assignment
     if not options["refine"]:
         return start, greedy.details["accuracy"], "refine off"
-    out = improve(problem, start, rng=rng, max_rounds=options["refine_rounds"], deadline=deadline)
+    out = improve(
+        problem,
+        start,
+        rng=rng,
+        max_rounds=options["refine_rounds"],
+        deadline=deadline,
+        filled=True,  # the Dawid-Skene greedy's own assignment: its round 0 would find nothing
+    )
     if out.accuracy <= greedy.details["accuracy"]:
         return start, greedy.details["accuracy"], out.message
     return out.assignment, out.accuracy, out.message

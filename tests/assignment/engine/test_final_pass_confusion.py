@@ -56,6 +56,21 @@ def test_from_a_random_start_the_rounds_raise_the_dawid_skene_accuracy_on_most_c
     assert np.sum(np.array(gains) > 1e-6) >= 7
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_ds_greedys_own_assignment_skips_round_zero_and_ends_where_running_it_ends(seed):
+    problem = random_problem(seed, n=9, m=8, k=2 + seed % 3, per_worker=4, budget=20)
+    start = greedy_confusion(problem).assignment
+    if not np.array_equal(prune(problem, start), start):
+        pytest.skip("pruning changes this greedy assignment: round 0 runs either way")
+
+    ran = improve(problem, start, rng=np.random.default_rng(seed), max_rounds=4)
+    skipped = improve(problem, start, rng=np.random.default_rng(seed), max_rounds=4, filled=True)
+
+    np.testing.assert_array_equal(skipped.assignment, ran.assignment)
+    assert skipped.accuracy == ran.accuracy
+    assert skipped.rounds == ran.rounds - 1
+
+
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_tvcs_iht_under_the_matrices_is_never_below_ds_greedy_on_small_random_crowds(k):
     kept = []
