@@ -467,15 +467,16 @@ def plan_layers(plan, problem: AssignmentProblem, *, budget, check_uncovered=Fal
     room = problem.max_tasks_per_worker.copy()
     taken = 0
     # under confusion matrices a worker's informativeness is the same on every task: once
-    worker_value = (
-        None if problem.confusion is None else _dawid_skene_informativeness(problem.confusion)
-    )
+    shared = None if problem.confusion is None else _dawid_skene_informativeness(problem.confusion)
+    n = problem.n_workers
     for k in order:
         if taken >= budget:
             break
         i, j = int(workers[k]), int(tasks[k])
         if i < 0:
-            i = _best_worker(problem, j, room, take[:, j], worker_value)
+            if shared is None:
+                value = _pair_informativeness(problem, np.arange(n), np.full(n, j))
+            i = _best_worker(problem, j, room, take[:, j], value if shared is None else shared)
             if i < 0:
                 continue
         elif room[i] <= 0:
@@ -535,21 +536,15 @@ def _best_values(problem: AssignmentProblem, tasks: np.ndarray) -> np.ndarray:
 
 
 def _best_worker(
-    problem: AssignmentProblem, j: int, room: np.ndarray, taken: np.ndarray, worker_value=None
+    problem: AssignmentProblem, j: int, room: np.ndarray, taken: np.ndarray, value: np.ndarray
 ) -> int:
     """Task ``j``'s most informative eligible worker with room, not yet taken; -1 if none.
-    ``worker_value``: :func:`_dawid_skene_informativeness` of ``problem.confusion`` if
-    computed already."""
-    n = problem.n_workers
+    ``value``: every worker's informativeness on the task, shape (n_workers,)."""
     usable = (room > 0) & ~taken
     if problem.eligible is not None:
         usable &= problem.eligible[:, j]
     if not usable.any():
         return -1
-    if worker_value is None:
-        value = _pair_informativeness(problem, np.arange(n), np.full(n, j))
-    else:
-        value = worker_value
     return int(np.argmax(np.where(usable, value, -1.0)))  # first maximum: lowest index
 
 
