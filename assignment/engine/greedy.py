@@ -155,6 +155,7 @@ __all__ = [
     "fill",
     "greedy_assignment",
     "greedy_pairs",
+    "greedy_run",
     "why_fill_stopped",
 ]
 
@@ -470,6 +471,30 @@ class GreedyState:
             self.workers[j] = workers[starts[j] : starts[j + 1]].tolist()
         self._rebuild(np.flatnonzero(counts))
 
+    def move_to_pairs(self, workers: np.ndarray, tasks: np.ndarray) -> None:
+        """Hold the feasible assignment of pairs ``(workers[e], tasks[e])`` (distinct) instead
+        of the current one, rebuilding only the tasks whose workers change."""
+        workers = np.asarray(workers, dtype=np.int64)
+        tasks = np.asarray(tasks, dtype=np.int64)
+        m = len(self.workers)
+        order = np.lexsort((workers, tasks))  # by task, then worker
+        workers, tasks = workers[order], tasks[order]
+        counts = np.bincount(tasks, minlength=m)
+        starts = np.zeros(m + 1, dtype=np.intp)
+        np.cumsum(counts, out=starts[1:])
+        changed = [
+            j
+            for j in range(m)
+            if counts[j] != len(self.workers[j])
+            or sorted(self.workers[j]) != workers[starts[j] : starts[j + 1]].tolist()
+        ]
+        for j in changed:
+            self.workers[j] = workers[starts[j] : starts[j + 1]].tolist()
+        self.load = np.bincount(workers, minlength=self.load.shape[0]).astype(np.int64)
+        self.open_worker = self.load < self.worker_cap
+        self._version += 1
+        self._rebuild(np.array(changed, dtype=np.intp))
+
     def remove(self, workers: np.ndarray, tasks: np.ndarray) -> None:
         """Take the assigned pairs ``(workers[k], tasks[k])`` out of the state."""
         for i, j in zip(np.asarray(workers).tolist(), np.asarray(tasks).tolist(), strict=True):
@@ -693,6 +718,19 @@ def greedy_pairs(
     TypeError, ValueError
         As :func:`greedy_assignment`.
     """
+    return greedy_run(problem, initial=initial, progress=progress)[0]
+
+
+def greedy_run(
+    problem: AssignmentProblem,
+    *,
+    initial=None,
+    progress: Callable[[float, str], object] | None = None,
+) -> tuple[MethodOutput, GreedyState]:
+    """:func:`greedy_pairs`, and the filled state it ends with: its output's assignment, its
+    atoms built, which tvcs-iht's final pass takes over instead of building them again
+    (:func:`~assignment.engine.local_search.improve`'s ``state``). Same parameters; the state
+    is a ``MulticlassGreedyState`` for ``K > 2`` labels."""
     if not isinstance(problem, AssignmentProblem):
         raise TypeError(f"problem must be an AssignmentProblem, got {type(problem).__name__}")
     if progress is not None and not callable(progress):
@@ -730,7 +768,8 @@ def greedy_pairs(
         "evaluations": state.evaluations,
         "seconds": time.perf_counter() - start,
     }
-    return MethodOutput(workers, tasks, problem.shape, stopped, steps, details=details)
+    output = MethodOutput(workers, tasks, problem.shape, stopped, steps, details=details)
+    return output, state
 
 
 def greedy_assignment(

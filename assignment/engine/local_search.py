@@ -260,6 +260,22 @@ def _prune_state(problem: AssignmentProblem, state: GreedyState, tasks) -> np.nd
     return after
 
 
+def _start(problem: AssignmentProblem, model: _Model, assignment, state):
+    """The pruned ``assignment`` and a state holding it: ``state`` moved to it, or a new one."""
+    if state is None:
+        best = prune(problem, assignment)
+        state = model.state(problem)
+        state.start_from(best)
+        return best, state
+    if type(state) is not GreedyState or model is not _SYMMETRIC:
+        raise ValueError(
+            "state must be a GreedyState, and only for a problem without confusion matrices; "
+            f"got {type(state).__name__}"
+        )
+    state.move_to_pairs(*np.nonzero(assignment))
+    return _prune_state(problem, state, np.arange(problem.n_tasks)), state
+
+
 def improve(
     problem: AssignmentProblem,
     assignment: np.ndarray,
@@ -273,6 +289,7 @@ def improve(
     deadline: float | None = None,
     progress: Callable[[int, float], object] | None = None,
     filled: bool = False,
+    state: GreedyState | None = None,
 ) -> ImproveResult:
     """Prune, refill and destroy-and-repair; see the module docstring.
 
@@ -300,6 +317,11 @@ def improve(
     filled : bool
         ``assignment`` is greedy's own: no move of greedy's adds to it. When pruning it
         changes nothing, round 0 (prune and refill) is skipped: it would only find that again.
+    state : GreedyState, optional
+        A state of the problem (without confusion matrices) holding another feasible
+        assignment, such as the one :func:`~assignment.engine.greedy.greedy_run` ends with:
+        taken over (and changed) instead of a new one, so only the tasks whose workers differ
+        from its assignment get their atoms built again.
 
     Returns
     -------
@@ -309,7 +331,8 @@ def improve(
     Raises
     ------
     ValueError
-        If ``max_rounds`` is negative or a fraction is outside ``(0, 1]``, or (under
+        If ``max_rounds`` is negative or a fraction is outside ``(0, 1]``, ``state`` is given
+        for a problem with confusion matrices or is not a ``GreedyState``, or (under
         confusion matrices) a task of ``assignment`` has more workers than
         :func:`~assignment.engine.greedy_confusion.max_confusion_workers`.
     """
@@ -330,9 +353,7 @@ def improve(
     cursor = 0
     last_change = 0
     model = _model_of(problem)
-    best = prune(problem, assignment)
-    state = model.state(problem)
-    state.start_from(best)
+    best, state = _start(problem, model, assignment, state)
     best_acc = model.accuracy(problem, best)
     history = [best_acc]
     gains = [0.0, 0.0]

@@ -31,6 +31,22 @@ def make_problem(seed=0, n=12, m=30, r=0.2, **kwargs):
     )
 
 
+def skill_difficulty_problem(seed=0, n=20, m=60, r=0.3):
+    """Skill x difficulty quality, ``Q = 0.5 + 0.45 skill_i ease_j``, with the whole budget the
+    caps allow: tvcs-iht's steps find better supports than greedy's assignment here (greedy
+    gives no task the third and later workers it would need next to a reliable one)."""
+    rng = np.random.default_rng(seed)
+    quality = 0.5 + 0.45 * np.outer(rng.uniform(0, 1, n), rng.uniform(0.2, 1, m))
+    per_task, per_worker = max(1, round(r * n)), max(1, round(r * m))
+    budget = min(m * per_task, n * per_worker)
+    return make_problem(
+        quality=quality,
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=per_worker,
+        budget=budget,
+    )
+
+
 ROBUSTNESS = {
     "spammers (Q = 0.5)": lambda rng: np.where(rng.random((12, 30)) < 0.5, 0.5, 0.8),
     "adversarial (Q < 0.5)": lambda rng: rng.uniform(0.05, 0.95, (12, 30)),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from assignment.engine.accuracy import expected_accuracy, removal_losses, task_accuracy
-from assignment.engine.greedy import greedy_assignment
+from assignment.engine.greedy import GreedyState, fill, greedy_assignment, greedy_run
 from assignment.engine.local_search import FREE_LOSS, improve, prune
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.upper_bound import accuracy_upper_bound
@@ -194,3 +194,51 @@ def test_a_stalled_search_goes_on_with_larger_worker_blocks_and_never_ends_worse
     assert growing.rounds > fixed.rounds
     assert growing.accuracy >= fixed.accuracy
     assert growing.history[: len(fixed.history)] == fixed.history
+
+
+def _state_fields(state):
+    return (
+        [sorted(ws) for ws in state.workers],
+        state.load.tolist(),
+        state.open_worker.tolist(),
+        state.budget_left,
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_greedys_state_moved_to_another_assignment_holds_what_a_new_state_started_there_holds(
+    seed,
+):
+    problem = figure4_problem(seed=seed, prior=np.random.default_rng(seed).uniform(0.3, 0.7, 200))
+    _, moved = greedy_run(problem)
+    target = linear_start(problem)  # a feasible assignment far from greedy's
+    moved.move_to_pairs(*np.nonzero(target))
+    fresh = GreedyState(problem)
+    fresh.start_from(target)
+    assert _state_fields(moved) == _state_fields(fresh)
+    np.testing.assert_array_equal(moved.assignment, target)
+    np.testing.assert_allclose(moved.acc, fresh.acc, rtol=0, atol=1e-12)
+    exact = task_accuracy(problem.quality, target, prior=problem.prior)
+    np.testing.assert_allclose(moved.acc, exact, rtol=0, atol=1e-12)
+    fill(moved)
+    fill(fresh)  # and both fill alike from there
+    np.testing.assert_array_equal(moved.assignment, fresh.assignment)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_improve_from_greedys_state_ends_where_it_ends_from_a_new_state(seed):
+    problem = figure4_problem(seed=seed)
+    _, state = greedy_run(problem)
+    start = linear_start(problem)
+    fresh = improve(problem, start, rng=np.random.default_rng(seed), max_rounds=4)
+    taken = improve(problem, start, rng=np.random.default_rng(seed), max_rounds=4, state=state)
+    np.testing.assert_array_equal(taken.assignment, fresh.assignment)
+    assert taken.accuracy == fresh.accuracy
+    assert taken.history == fresh.history
+
+
+def test_improve_takes_only_a_symmetric_greedy_state():
+    problem = figure4_problem()
+    start = linear_start(problem)
+    with pytest.raises(ValueError, match="state must be a GreedyState"):
+        improve(problem, start, rng=np.random.default_rng(0), state=object())

@@ -170,7 +170,9 @@ def test_tvcs_iht_above_its_pair_limit_searches_candidates_and_stays_off_the_den
     monkeypatch,
 ):
     monkeypatch.setattr("assignment.engine.search_pairs.MAX_SEARCH_PAIRS", 300)
-    by_category, dense = twins(8)
+    # Caps of 6 workers a task and the whole budget: the steps beat greedy, so the pass runs.
+    caps = {"max_workers_per_task": 6, "max_tasks_per_worker": 18, "budget": 360}
+    by_category, dense = twins(1, n=20, m=60, **caps)
     result = solve(by_category, method="tvcs-iht", seed=0, bound_gap=0)
     assert "candidate pairs" in result.message
     assert result.details["final_pass"] is True

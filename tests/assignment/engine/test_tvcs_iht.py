@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from engine_problems import ROBUSTNESS, make_problem, options
+from engine_problems import ROBUSTNESS, make_problem, options, skill_difficulty_problem
 
 from assignment.engine.local_search import prune
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
@@ -64,12 +64,39 @@ def test_the_final_pass_removes_second_workers_that_add_nothing_under_prior_one_
 
 @pytest.mark.parametrize("n_labels", [2, 3])
 def test_tvcs_iht_says_in_its_details_whether_its_final_pass_ran(n_labels):
-    problem = make_problem(seed=1, n=12, m=30, r=0.2, n_labels=n_labels)
+    # Two labels: a problem where the steps beat greedy (the pass repairs their support).
+    problem = (
+        skill_difficulty_problem(seed=1)
+        if n_labels == 2
+        else make_problem(seed=1, n=12, m=30, r=0.2, n_labels=n_labels)
+    )
     plain = solve(problem, method="tvcs-iht", seed=0, max_iter=20, refine=False, bound_gap=0)
     refined = solve(problem, method="tvcs-iht", seed=0, max_iter=20, bound_gap=0)
     assert (plain.details["final_pass"], refined.details["final_pass"]) == (False, True)
     near = solve(problem, method="tvcs-iht", seed=0, max_iter=20, bound_gap=1.0)
     assert (near.details["stopped"], near.details["final_pass"]) == ("near_bound", False)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tvcs_iht_keeps_greedys_own_assignment_without_a_final_pass_when_its_steps_find_nothing(
+    seed,
+):
+    problem = make_problem(seed=seed, n=12, m=30, r=0.2)
+    result = solve(problem, method="tvcs-iht", seed=0, bound_gap=0)
+    greedy = solve(problem, method="greedy")
+    assert result.details["start_accuracy"] == result.details["accuracy"]  # steps: nothing
+    assert result.details["final_pass"] is False
+    np.testing.assert_array_equal(result.assignment, greedy.assignment)
+
+
+@pytest.mark.parametrize("seed", [1, 4, 6])
+def test_tvcs_iht_runs_its_final_pass_on_a_support_its_steps_found_better_than_greedys(seed):
+    problem = skill_difficulty_problem(seed=seed)
+    result = solve(problem, method="tvcs-iht", seed=0, bound_gap=0)
+    greedy = solve(problem, method="greedy")
+    assert result.details["final_pass"] is True
+    assert result.expected_accuracy > greedy.expected_accuracy
+    np.testing.assert_array_equal(prune(problem, result.assignment), result.assignment)
 
 
 def test_after_the_final_pass_no_worker_can_be_removed_for_free():
