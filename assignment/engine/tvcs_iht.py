@@ -54,10 +54,12 @@ and all pairs of a block of workers, and refill again, keeping a round only if i
 pass never lowers the accuracy. It repairs the steps' support, and starts from greedy's final
 state: only the tasks whose workers the steps changed get their atoms built again. When the
 steps found nothing better than greedy's assignment, tvcs-iht returns that assignment without a
-pass. Its first round would only redo greedy's work, and its destroy-and-repair rounds on
-greedy's own assignment gained at most 0.02 points in 90 measured instances (200 x 10,000 and
-100 x 1,000, uniform, skill x difficulty and spammer quality, 10-100% of what the caps allow,
-3 seeds; mean 0.002 points). Those rounds cost 30-100% of greedy's time.
+pass. Its first round would only redo greedy's work, and its two destroy-and-repair rounds on
+greedy's own assignment gained at most 0.016 points (0.0004 on average) on the 84 of 90
+instances where the steps found nothing (100 x 1,000 and 200 x 10,000; uniform, skill x
+difficulty and spammer quality; 10-100% of what the caps allow; 3 seeds), for a median 0.44-1.35x
+greedy's own time (``python benchmarks/pass_on_greedy.py``,
+docs/benchmarks/pass-on-greedy.md).
 
 Large problems: the steps keep about 100 bytes per (worker, task) pair they search. Up to 30
 million pairs they search all of them; above, a candidate set of about that size around
