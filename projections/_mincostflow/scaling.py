@@ -259,7 +259,7 @@ def _update_period(first, act):
     return max(n_nodes, n_active // 2)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # as a call, slower on rank-one weights (refine-split.md)
 def _activate_near_best(
     v, end, best, best_arc, last, act, head, rescap, cost, rev, ident, guard, price, eps, listed
 ):
