@@ -21,6 +21,7 @@ __all__ = [
     "RunStateError",
     "RunValidationError",
     "UserNotFoundError",
+    "full_clean_or_raise",
 ]
 
 
@@ -100,3 +101,17 @@ class RunLimitError(DomainError):
 
 class RunStateError(DomainError):
     """The run's status does not allow the operation (e.g. cancelling a finished run)."""
+
+
+def full_clean_or_raise(instance, error: type[DomainError], **options) -> None:
+    """``instance.full_clean(**options)``, its Django ``ValidationError`` raised as ``error``
+    (a :class:`DomainError`) that names each field's problems: ``"field: message; ..."``."""
+    from django.core.exceptions import ValidationError
+
+    try:
+        instance.full_clean(**options)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
+        )
+        raise error(problems) from None

@@ -112,6 +112,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing the project
     sys.path.insert(0, str(ROOT))
+
+from benchmarks.markdown_report import add_out_option, publish  # noqa: E402
+
 MANAGE = ROOT / "manage.py"
 HOST = "127.0.0.1"
 FINISHED = {"succeeded", "failed", "cancelled"}
@@ -973,7 +976,7 @@ def main(argv: list[str]) -> int:
         help="load generator: wrk, a Python client process, or wrk when on the PATH (default)",
     )
     parser.add_argument("--port", type=int, default=0, help="server port (default: a free one)")
-    parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    add_out_option(parser)
     parser.add_argument("--keep", action="store_true", help="keep the temporary data directory")
     parser.add_argument("--child-load", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -1034,10 +1037,7 @@ def main(argv: list[str]) -> int:
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the teardown finish
         cleanup(args, children, tmp)
-    text = "\n".join(report)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    publish(report, args.out)
     return 0
 
 

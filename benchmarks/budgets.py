@@ -121,7 +121,14 @@ from benchmarks.child_runs import (  # noqa: E402
     run_child,
 )
 from benchmarks.instances import QUALITIES, caps, make_problem  # noqa: E402
-from benchmarks.results_file import append_row, load_rows  # noqa: E402
+from benchmarks.markdown_report import add_out_option, publish  # noqa: E402
+from benchmarks.results_file import (  # noqa: E402
+    add_results_options,
+    append_row,
+    end_torn_line,
+    load_rows,
+    set_aside,
+)
 
 DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "budgets.jsonl"
 DEFAULTS = {
@@ -201,11 +208,7 @@ def run_all(grid: dict, results: Path, timeout: float, notes: list[str]) -> dict
     if not todo:
         return rows
     commit = code_version()
-    if results.exists() and results.stat().st_size:
-        with results.open("rb+") as f:  # end a torn last line so the next row starts afresh
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":
-                f.write(b"\n")
+    end_torn_line(results)
     started = time.perf_counter()
     ran = skipped = 0
     for count, (n, m, quality, fraction, seed, method) in enumerate(todo, 1):
@@ -534,15 +537,7 @@ def main(argv: list[str]) -> None:
         action="store_true",
         help="a fast check: --sizes 100x1000 --seeds 2 --budgets 0.25,1.0 unless given",
     )
-    parser.add_argument(
-        "--results",
-        type=Path,
-        default=DEFAULT_RESULTS,
-        help="JSON-lines results file, appended to and resumed from (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--fresh", action="store_true", help="move an old results file to *.bak and start over"
-    )
+    add_results_options(parser, DEFAULT_RESULTS)
     parser.add_argument(
         "--timeout",
         type=float,
@@ -550,7 +545,7 @@ def main(argv: list[str]) -> None:
         help="seconds per child; a run stopped by it is recorded as timed out and its other "
         "seeds at that budget are skipped (default: %(default)s)",
     )
-    parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    add_out_option(parser)
     args = parser.parse_args(argv)
     for name, default in DEFAULTS.items():
         if getattr(args, name) is None:
@@ -585,9 +580,7 @@ def main(argv: list[str]) -> None:
 
     notes: list[str] = []
     args.results.parent.mkdir(parents=True, exist_ok=True)
-    if args.fresh and args.results.exists():
-        backup = args.results.with_name(args.results.name + ".bak")
-        args.results.replace(backup)
+    if args.fresh and (backup := set_aside(args.results)):
         notes.append(f"Note: --fresh: the old results were moved to {backup}.")
     rows = run_all(grid, args.results, args.timeout, notes)
 
@@ -650,10 +643,7 @@ def main(argv: list[str]) -> None:
         report += table(items, methods)
         report.append("")
     report += ["## Targets", "", *targets(summary)]
-    text = "\n".join(report)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    publish(report, args.out)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,42 @@ def ru_maxrss_kb() -> int:
     return peak // 1024 if sys.platform == "darwin" else peak  # bytes on macOS, KiB on Linux
 
 
+def memory_mib() -> tuple[float, float]:
+    """Return ``(peak, current)`` resident memory of this process in MiB."""
+    try:
+        with open("/proc/self/status") as f:
+            fields = dict(line.split(":", 1) for line in f)
+        return int(fields["VmHWM"].split()[0]) / 1024, int(fields["VmRSS"].split()[0]) / 1024
+    except OSError:  # not Linux: ru_maxrss is the best available (KiB on Linux, bytes on macOS)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return peak, peak
+
+
+def reset_peak_memory() -> float:
+    """Reset the peak-RSS mark where Linux allows it; return the baseline in MiB."""
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return memory_mib()[0]  # no reset: measure above the peak so far (may read too low)
+    return memory_mib()[1]
+
+
+def solve_fields(result, wall_seconds: float) -> dict:
+    """The fields of a results row that one solve gives: its ``SolveResult``'s accuracy, standard
+    error, seconds, iterations, pairs and message, and the call's ``wall_seconds``."""
+    return {
+        "expected_accuracy": result.expected_accuracy,
+        "accuracy_standard_error": result.accuracy_standard_error,
+        "seconds": result.seconds,
+        "wall_seconds": wall_seconds,
+        "iterations": result.iterations,
+        "n_assigned": result.n_assigned,
+        "message": result.message,
+    }
+
+
 def measure_solve(problem, *, method: str, seed: int, options: dict | None = None) -> dict:
     """``solve(problem, method=..., seed=...)`` with its time and peak memory: the measured
     fields of a results row. Call it in the child, with the instance built."""
@@ -75,13 +111,7 @@ def measure_solve(problem, *, method: str, seed: int, options: dict | None = Non
     import assignment
 
     return {
-        "expected_accuracy": res.expected_accuracy,
-        "accuracy_standard_error": res.accuracy_standard_error,
-        "seconds": res.seconds,
-        "wall_seconds": wall,
-        "iterations": res.iterations,
-        "n_assigned": res.n_assigned,
-        "message": res.message,
+        **solve_fields(res, wall),
         "peak_method": "VmHWM" if hwm else "ru_maxrss",
         "baseline_rss_mb": baseline_kb / 1024,
         "peak_rss_mb": peak_kb / 1024,

@@ -8,6 +8,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.markdown_report import publish
+
 
 def django_setup(data_dir: Path, *, migrate: bool = True) -> None:
     """Point the settings at ``data_dir``, start Django and (``migrate``) migrate the database."""
@@ -41,8 +43,5 @@ def report_on_a_fresh_database(
         text = make_report()
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
-    print(text)
-    if output:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text + "\n", encoding="utf-8")
+    publish([text], output)
     return 0

@@ -82,9 +82,16 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the proj
 
 from assignment.engine.problem import AssignmentProblem  # noqa: E402
 from assignment.engine.solve import METHODS, solve  # noqa: E402
-from benchmarks.child_runs import code_version, header  # noqa: E402
+from benchmarks.child_runs import code_version, header, solve_fields  # noqa: E402
 from benchmarks.instances import caps, make_problem  # noqa: E402
-from benchmarks.results_file import append_row, load_rows  # noqa: E402
+from benchmarks.markdown_report import add_out_option, publish  # noqa: E402
+from benchmarks.results_file import (  # noqa: E402
+    add_results_options,
+    append_row,
+    end_torn_line,
+    load_rows,
+    set_aside,
+)
 
 BOUND = "upper-bound"  # the method name of the bound's rows in the results file
 MODULES = {
@@ -144,16 +151,7 @@ def run_method(problem: AssignmentProblem, method: str, seed: int) -> dict:
     """Solve once; return the measured fields of a results row."""
     start = time.perf_counter()
     res = solve(problem, method=method, seed=seed)
-    wall = time.perf_counter() - start
-    return {
-        "expected_accuracy": res.expected_accuracy,
-        "accuracy_standard_error": res.accuracy_standard_error,
-        "seconds": res.seconds,
-        "wall_seconds": wall,
-        "iterations": res.iterations,
-        "n_assigned": res.n_assigned,
-        "message": res.message,
-    }
+    return solve_fields(res, time.perf_counter() - start)
 
 
 def run_bound(problem: AssignmentProblem) -> dict:
@@ -192,11 +190,7 @@ def run_all(args, sizes, ratios, methods, results: Path, notes: list[str]) -> di
         return rows
     warm_up(sorted({job for *_, job in todo if job != BOUND}, key=methods.index))
     commit = code_version()
-    if results.exists() and results.stat().st_size:
-        with results.open("rb+") as f:  # end a torn last line so the next row starts afresh
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":
-                f.write(b"\n")
+    end_torn_line(results)
     problem, problem_key = None, None
     for count, (n, m, r, seed, job) in enumerate(todo, 1):
         if problem_key != (n, m, r, seed):
@@ -552,16 +546,8 @@ def main(argv: list[str]) -> None:
         "--methods", default=",".join(METHODS), help="comma-separated subset of %(default)s"
     )
     parser.add_argument("--no-bound", action="store_true", help="skip the upper bound")
-    parser.add_argument(
-        "--results",
-        type=Path,
-        default=DEFAULT_RESULTS,
-        help="JSON-lines results file, appended to and resumed from (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--fresh", action="store_true", help="move an old results file to *.bak and start over"
-    )
-    parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    add_results_options(parser, DEFAULT_RESULTS)
+    add_out_option(parser)
     parser.add_argument(
         "--plot", type=Path, default=DEFAULT_PLOT, help="PNG figure (default: %(default)s)"
     )
@@ -600,10 +586,7 @@ def main(argv: list[str]) -> None:
     if args.iteration_cost:
         report = header("tvcs-iht cost per iteration", sys.argv, os.getloadavg())
         report += iteration_cost(cost_sizes, args.cost_ratio, args.cost_iters, args.cost_repeats, 0)
-        text = "\n".join(report)
-        print(text)
-        if args.out:
-            args.out.write_text(text + "\n")
+        publish(report, args.out)
         return
 
     methods = [x.strip() for x in args.methods.split(",") if x.strip()]
@@ -621,9 +604,7 @@ def main(argv: list[str]) -> None:
             print(notes[-1], file=sys.stderr)
 
     args.results.parent.mkdir(parents=True, exist_ok=True)
-    if args.fresh and args.results.exists():
-        backup = args.results.with_name(args.results.name + ".bak")
-        args.results.replace(backup)
+    if args.fresh and (backup := set_aside(args.results)):
         notes.append(f"Note: --fresh: the old results were moved to {backup}.")
     rows = run_all(args, sizes, ratios, runnable, args.results, notes)
 
@@ -679,10 +660,7 @@ def main(argv: list[str]) -> None:
     if not args.no_plot:
         plot(summary, shown, args.plot)
         report += ["", f"Figure: `{args.plot}`."]
-    text = "\n".join(report)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    publish(report, args.out)
 
 
 if __name__ == "__main__":

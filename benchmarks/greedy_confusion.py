@@ -249,13 +249,19 @@ def report(results: dict, small: dict, args, seconds: float) -> list[str]:
     return lines
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_crowd_options(parser: argparse.ArgumentParser) -> None:
+    """The crowds both DS benchmarks draw (this one and ``tvcs_iht_confusion.py``): their
+    size, how many seeds, the label counts and answers per task."""
     parser.add_argument("--workers", type=int, default=100)
     parser.add_argument("--tasks", type=int, default=1000)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--labels", type=int, nargs="+", default=[3, 4])
     parser.add_argument("--answers", type=int, nargs="+", default=[2, 4])
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_crowd_options(parser)
     parser.add_argument("--tiny", type=int, default=60)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)

@@ -34,11 +34,9 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gc
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
@@ -52,28 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing the project
     sys.path.insert(0, str(ROOT))
 
-
-def memory_mib() -> tuple[float, float]:
-    """``(peak, current)`` resident memory of this process in MiB."""
-    try:
-        with open("/proc/self/status") as f:
-            fields = dict(line.split(":", 1) for line in f)
-        return int(fields["VmHWM"].split()[0]) / 1024, int(fields["VmRSS"].split()[0]) / 1024
-    except OSError:  # not Linux: ru_maxrss (KiB on Linux, bytes on macOS)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        return peak, peak
-
-
-def reset_peak_memory() -> float:
-    """Reset the peak-RSS mark where Linux allows it; return the baseline in MiB."""
-    gc.collect()
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return memory_mib()[0]
-    return memory_mib()[1]
-
+from benchmarks.child_runs import memory_mib, reset_peak_memory  # noqa: E402
 
 # --------------------------------------------------------------------------------------------
 # Data

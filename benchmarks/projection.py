@@ -44,11 +44,9 @@ not be installed)::
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib.metadata
 import importlib.util
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -61,7 +59,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing the project
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.child_runs import header  # noqa: E402
+from benchmarks.child_runs import header, memory_mib, reset_peak_memory  # noqa: E402
+from benchmarks.markdown_report import add_out_option, publish  # noqa: E402
 
 OURS = ("exact", "greedy", "lp", "pgd")
 METHODS = (*OURS, "ortools", "argpartition")
@@ -145,28 +144,6 @@ def run_method(method, V, row_caps, col_caps, total, **options):
     )
     seconds = time.perf_counter() - start
     return seconds, res.support, res.optimal, res.message
-
-
-def memory_mib() -> tuple[float, float]:
-    """Return ``(peak, current)`` resident memory of this process in MiB."""
-    try:
-        with open("/proc/self/status") as f:
-            fields = dict(line.split(":", 1) for line in f)
-        return int(fields["VmHWM"].split()[0]) / 1024, int(fields["VmRSS"].split()[0]) / 1024
-    except OSError:  # not Linux: ru_maxrss is the best available (KiB on Linux, bytes on macOS)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        return peak, peak
-
-
-def reset_peak_memory() -> float:
-    """Reset the peak-RSS mark where Linux allows it; return the baseline in MiB."""
-    gc.collect()
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return memory_mib()[0]  # no reset: measure above the peak so far (may read too low)
-    return memory_mib()[1]
 
 
 def measure(spec: dict) -> dict:
@@ -285,7 +262,7 @@ def main(argv: list[str]) -> None:
         help="skip lp and pgd above this many entries; 0: never skip",
     )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per child process")
-    parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    add_out_option(parser)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -336,10 +313,7 @@ def main(argv: list[str]) -> None:
                     }
                 )
     report += ["", *table(rows), ""]
-    text = "\n".join(report)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    publish(report, args.out)
 
 
 if __name__ == "__main__":

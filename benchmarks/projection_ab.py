@@ -121,6 +121,7 @@ def main(argv: list[str]) -> None:
     sides = [import_side(args.old), import_side(ROOT)]
     sys.path.insert(0, str(ROOT))
     from benchmarks.child_runs import header
+    from benchmarks.markdown_report import publish
     from benchmarks.projection import make_instance, parse_sizes
 
     V, rows, cols, totals = make_instance(8, 40, args.seed)
@@ -139,10 +140,7 @@ def main(argv: list[str]) -> None:
             times = compare(sides, V, (rows, cols), total, args.repeats, rng)
             for kind, (old, new) in times.items():
                 report.append(row(f"{n}x{m}", budget, total, kind, old, new))
-    text = "\n".join(report)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    publish(report, args.out)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the proj
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.child_runs import code_version, header, run_child  # noqa: E402
+from benchmarks.markdown_report import add_out_option, publish  # noqa: E402
 from benchmarks.results_file import append_row, load_rows  # noqa: E402
 
 DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "q_lp.jsonl"
@@ -163,7 +164,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--memory-limit-gb", type=float, default=12.0)
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     parser.add_argument("--report-only", action="store_true", help="run nothing: report")
-    parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    add_out_option(parser)
     args = parser.parse_args(argv)
     sizes = [tuple(int(x) for x in s.lower().split("x")) for s in args.sizes.split(",") if s]
     ratios = [float(r) for r in args.ratios.split(",") if r]
@@ -178,10 +179,7 @@ def main(argv: list[str]) -> None:
         rows = run_all(args, sizes, ratios, jobs, args.results)
     title = "Issue 12, goal 1: q-lp against tvcs-iht, before and after"
     lines = header(title, sys.argv, load) + report(rows, sizes, ratios, jobs, args.seeds)
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    publish(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -162,7 +162,13 @@ from assignment.engine.quality import estimate_quality  # noqa: E402
 from assignment.engine.rounds import next_round, plan_layers  # noqa: E402
 from assignment.engine.solve import solve  # noqa: E402
 from benchmarks.child_runs import code_version, header  # noqa: E402
-from benchmarks.results_file import append_row, load_rows  # noqa: E402
+from benchmarks.markdown_report import add_out_option  # noqa: E402
+from benchmarks.results_file import (  # noqa: E402
+    append_row,
+    end_torn_line,
+    load_rows,
+    set_aside,
+)
 
 CROWDS = ("beta", "skill-difficulty", "spammers")
 CROWD_STREAM = {"beta": 0, "skill-difficulty": 1, "spammers": 2}
@@ -595,11 +601,7 @@ def run_all(grid: Grid, results: Path, argv: list[str]) -> tuple[dict, int, floa
     progress(f"{total - missing} of {total} runs already in {results}, {missing} to do")
     if not todo:
         return rows, 0, 0.0
-    if results.exists() and results.stat().st_size:
-        with results.open("rb+") as f:  # end a torn last line so the next row starts afresh
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":
-                f.write(b"\n")
+    end_torn_line(results)
     commit = code_version()
     gold = max(gold_count(seen) for seen in grid.seen)
     started = time.perf_counter()
@@ -1096,7 +1098,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--report-only", action="store_true", help="run nothing: report the results file"
     )
-    parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    add_out_option(parser)
     return parser
 
 
@@ -1160,8 +1162,8 @@ def main(argv: list[str]) -> None:
     )
 
     args.results.parent.mkdir(parents=True, exist_ok=True)
-    if args.fresh and args.results.exists() and not args.report_only:
-        args.results.replace(args.results.with_name(args.results.name + ".bak"))
+    if args.fresh and not args.report_only:
+        set_aside(args.results)
     if args.report_only:
         rows, ran = load_rows(args.results, key=row_key), (0, 0.0)
     else:

@@ -61,7 +61,8 @@ from benchmarks.child_runs import (  # noqa: E402
     result_line,
     run_child,
 )
-from benchmarks.results_file import append_row, load_rows  # noqa: E402
+from benchmarks.markdown_report import add_out_option, publish  # noqa: E402
+from benchmarks.results_file import append_row, load_rows, set_aside  # noqa: E402
 
 DEFAULT_SIZES = "200x10000,500x50000,1000x100000,2000x200000x20,10000x1000000x50"
 DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "scale.jsonl"
@@ -236,7 +237,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument(
         "--report-only", action="store_true", help="run nothing: report the results file"
     )
-    parser.add_argument("--out", type=Path, help="also write the Markdown report here")
+    add_out_option(parser)
     args = parser.parse_args(argv)
     try:
         sizes = [parse_size(s, args.ratio) for s in args.sizes.split(",") if s]
@@ -248,8 +249,8 @@ def main(argv: list[str]) -> None:
     if not 0 < args.ratio <= 1 or args.seeds < 1 or args.timeout <= 0:
         parser.error("--ratio must be in (0, 1]; --seeds and --timeout positive")
     args.results.parent.mkdir(parents=True, exist_ok=True)
-    if args.fresh and args.results.exists():
-        args.results.rename(args.results.with_suffix(args.results.suffix + ".bak"))
+    if args.fresh:
+        set_aside(args.results)
     seeds = list(range(args.seeds))
     if args.report_only:
         rows = load_rows(args.results, key=row_key)
@@ -257,10 +258,7 @@ def main(argv: list[str]) -> None:
         rows = run_all(sizes, methods, seeds, args.timeout, args.memory_limit_gb, args.results)
     title = "Issue 12, goal 3: time, memory and accuracy as problems grow"
     lines = header(title, sys.argv, load) + report(rows, sizes, methods, seeds)
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    publish(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from django_in_process import report_on_a_fresh_database  # noqa: E402
+from markdown_report import publish  # noqa: E402
 from scale import make_problem, parse_size, size_name  # noqa: E402
 
 
@@ -328,10 +329,7 @@ def main(argv: list[str]) -> int:
     args.sizes = [parse_size(text, 0.02) for text in args.sizes.split(",")]
     if args.sweep:
         args.sweep_shards = [int(x) for x in args.sweep_shards.split(",")]
-        text = sweep_report(args)
-        print(text)
-        if args.out:
-            args.out.write_text(text + "\n", encoding="utf-8")
+        publish([sweep_report(args)], args.out)
         return 0
     return report_on_a_fresh_database(
         prefix="tvcs-shards-", make_report=lambda: make_report(args), output=args.out

@@ -172,6 +172,7 @@ def main(argv: list[str]) -> None:
     sides = [import_side(args.old), import_side(ROOT)]
     sys.path.insert(0, str(ROOT))
     from benchmarks.child_runs import header
+    from benchmarks.markdown_report import publish
 
     report = header("IHT-family solvers and pgd: old tree against this checkout", sys.argv, load)
     report += [
@@ -192,10 +193,7 @@ def main(argv: list[str]) -> None:
     geo = float(np.exp(np.mean(np.log(ratios))))
     report += ["", f"Every pair of runs returned the same result bit for bit. Geometric mean "
                f"of the ratios of the medians: {geo:.3f}."]  # fmt: skip
-    text = "\n".join(report)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    publish(report, args.out)
 
 
 if __name__ == "__main__":

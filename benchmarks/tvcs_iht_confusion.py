@@ -44,6 +44,7 @@ from assignment.engine.greedy import greedy_pairs  # noqa: E402
 from assignment.engine.greedy_confusion import greedy_confusion  # noqa: E402
 from assignment.engine.solve import solve  # noqa: E402
 from benchmarks.greedy_confusion import (  # noqa: E402
+    add_crowd_options,
     brute_force,
     ds_accuracy,
     instance,
@@ -156,11 +157,7 @@ def report(results: dict, small: dict, args, seconds: float) -> list[str]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=100)
-    parser.add_argument("--tasks", type=int, default=1000)
-    parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--labels", type=int, nargs="+", default=[3, 4])
-    parser.add_argument("--answers", type=int, nargs="+", default=[2, 4])
+    add_crowd_options(parser)
     parser.add_argument("--rounds", type=int, help="add tvcs-iht with this many rounds")
     parser.add_argument("--tiny", type=int, default=60)
     args = parser.parse_args(argv)

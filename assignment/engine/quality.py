@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_WORKER_STRENGTH",
     "QualityEstimate",
     "estimate_quality",
+    "estimate_quality_from_counts",
 ]
 
 #: Pseudo-counts of the Beta prior that pulls a worker's overall accuracy towards the population.
@@ -249,6 +250,51 @@ def estimate_quality(
     cell = workers * n_categories + items
     n_ic = np.bincount(cell, minlength=n_cells).reshape(n_workers, n_categories)
     x_ic = np.bincount(cell[right], minlength=n_cells).reshape(n_workers, n_categories)
+    return _estimate_from_cells(n_ic, x_ic, tasks, s_arg, t_arg)
+
+
+def estimate_quality_from_counts(
+    *,
+    answered,
+    correct,
+    task_categories,
+    worker_strength: float | str = DEFAULT_WORKER_STRENGTH,
+    category_strength: float | str = DEFAULT_CATEGORY_STRENGTH,
+) -> QualityEstimate:
+    """:func:`estimate_quality` of gold answers already counted per (worker, category) cell, as
+    a database aggregate gives them: no per-answer arrays.
+
+    Parameters
+    ----------
+    answered, correct : array_like of int, shape (n_workers, n_categories)
+        Each worker's gold answers in each category, and how many of them were correct
+        (``0 <= correct <= answered``).
+    task_categories : array_like of int, shape (n_tasks,)
+        Category of each task, in ``[0, n_categories)``.
+    worker_strength, category_strength : float or "auto"
+        As in :func:`estimate_quality`.
+
+    Returns
+    -------
+    QualityEstimate
+        The same, to the bit, as :func:`estimate_quality` of answers with these counts.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: counts that are not 2-D non-negative integers of one shape, more
+        correct answers than answers in a cell, task categories out of range, or a bad strength.
+    """
+    s_arg = _as_strength(worker_strength, "worker_strength")
+    t_arg = _as_strength(category_strength, "category_strength")
+    n_ic, x_ic = _as_cell_counts(answered, correct)
+    tasks = _as_indices(task_categories, "task_categories", n_ic.shape[1], "n_categories")
+    return _estimate_from_cells(n_ic, x_ic, tasks, s_arg, t_arg)
+
+
+def _estimate_from_cells(n_ic, x_ic, tasks, s_arg, t_arg) -> QualityEstimate:
+    """The estimate from checked counts per (worker, category) cell, ``n_ic`` answers and
+    ``x_ic`` correct ones (int64, shape (n_workers, n_categories)), and the task categories."""
     n_i = n_ic.sum(axis=1)
 
     if t_arg == "auto":
@@ -432,6 +478,34 @@ def _as_indices(
         allowed = f"[0, {upper_name}={upper})" if upper is not None else "non-negative"
         raise ValueError(f"{name} must be in {allowed}, got {arr[pos].item()!r} at position {pos}")
     return arr.astype(np.int64)
+
+
+def _as_cell_counts(answered, correct) -> tuple[np.ndarray, np.ndarray]:
+    """``(answered, correct)`` per (worker, category) cell as new int64 arrays, checked: 2-D of
+    one shape, whole numbers, ``0 <= correct <= answered``."""
+    arrays = []
+    for name, values in (("answered", answered), ("correct", correct)):
+        arr = np.asarray(values)
+        if arr.ndim != 2:
+            raise ValueError(
+                f"{name} must be a 2-D array (workers x categories), got shape {arr.shape}"
+            )
+        if arr.size and not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
+        arrays.append(arr.astype(np.int64))
+    n_ic, x_ic = arrays
+    if n_ic.shape != x_ic.shape:
+        raise ValueError(
+            f"answered and correct must have one shape, got {n_ic.shape} and {x_ic.shape}"
+        )
+    bad = (x_ic < 0) | (x_ic > n_ic)
+    if np.any(bad):
+        i, c = (int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(
+            f"correct must be in [0, answered], got {x_ic[i, c]} of {n_ic[i, c]} answers at "
+            f"(worker {i}, category {c})"
+        )
+    return n_ic, x_ic
 
 
 def _as_correct(values, length: int) -> np.ndarray:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from assignment.engine.accuracy import _clip, _task_accuracy_sorted
+from assignment.engine.multiclass import _log_prior, _units_accuracy
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.search_pairs import MAX_SEARCH_PAIRS
 from projections.tvcs import project
@@ -34,7 +35,8 @@ def single_worker_gains(problem: AssignmentProblem) -> np.ndarray:
     """``g_ij``, the gain in task ``j``'s expected accuracy from worker ``i`` alone, shape
     (n_workers, n_tasks), by the engine's exact accuracy (two labels: ``task_accuracy_pairs``'s
     kernel, without checking the problem's arrays again for each worker;
-    ``K`` labels: the K-class vote's)."""
+    ``K`` labels: the K-class vote's, on the log prior every K-class accuracy takes,
+    :func:`~assignment.engine.multiclass._log_prior`)."""
     n, m = problem.shape
     tasks = np.arange(m)
     gains = np.empty((n, m))
@@ -46,12 +48,8 @@ def single_worker_gains(problem: AssignmentProblem) -> np.ndarray:
             alone = np.full(m, i)  # pairs sorted by task, as the kernel takes them
             gains[i] = _task_accuracy_sorted(quality, alone, tasks, prior)
     else:
-        from assignment.engine.multiclass import _units_accuracy  # numba on first use
-
         distribution = problem.prior_distribution
-        # Not multiclass._log_prior, which divides by the row sums again: its logs differ
-        # from these in the last bit for about one entry in six, and so would the gains.
-        log_prior = np.log(distribution)
+        log_prior = _log_prior(distribution)  # the rule every K-class accuracy reads
         nobody = distribution.max(axis=1)
         for i in range(n):
             q = _clip(problem.quality_at(np.full(m, i), tasks))

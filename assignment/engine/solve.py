@@ -11,7 +11,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from assignment.engine._problem_accuracy import accuracy_of, accuracy_of_pairs
+from assignment.engine._problem_accuracy import (
+    accuracy_of,
+    accuracy_of_pairs,
+    accuracy_of_sorted_pairs,
+)
 from assignment.engine.accuracy import (
     MAX_EXACT_WORKERS,
     _estimate_accuracy,
@@ -276,20 +280,33 @@ def evaluate_pairs(
         range or given twice.
     """
     workers, tasks = np.asarray(workers), np.asarray(tasks)
-    _validate_pairs(workers, tasks, problem.shape)
-    return _evaluate_pairs(problem, workers.astype(np.int64), tasks.astype(np.int64), seed)
+    by_task = _validate_pairs(workers, tasks, problem.shape)  # the one sort of the pairs
+    pairs = (workers.astype(np.int64), tasks.astype(np.int64))
+    return _evaluate_pairs(problem, pairs, seed, by_task=by_task)
 
 
-def _evaluate_pairs(problem: AssignmentProblem, workers, tasks, seed) -> tuple[float, float | None]:
-    """:func:`evaluate_pairs` of distinct pairs in range, int arrays of shape (pairs,) (a
-    method's own: :func:`solve` scores its result here)."""
+def _evaluate_pairs(
+    problem: AssignmentProblem, pairs, seed, *, by_task=None
+) -> tuple[float, float | None]:
+    """:func:`evaluate_pairs` of distinct pairs in range (a method's own: :func:`solve` scores
+    its result here).
+
+    ``pairs`` is ``(workers, tasks)``, int64 arrays of shape (pairs,), in the caller's order
+    (under confusion matrices a task's workers are summed in it, as
+    :func:`~assignment.engine.distributions.assignment_distributions` sums them); ``by_task``
+    the same pairs sorted by task, then worker, when the caller has them: the two-label kernel
+    takes that order, and sorts the pairs itself only without them.
+    """
     if problem.confusion is not None:
         from assignment.engine.under_confusion import dawid_skene_accuracy
 
-        return dawid_skene_accuracy(problem, workers, tasks, seed=seed)
+        return dawid_skene_accuracy(problem, *pairs, seed=seed)
+    workers, tasks = pairs
     counts = np.bincount(tasks, minlength=problem.n_tasks)
     if problem.n_labels == 2 and counts.max(initial=0) <= MAX_EXACT_WORKERS:
-        return accuracy_of_pairs(problem, workers, tasks), None
+        if by_task is None:
+            return accuracy_of_pairs(problem, workers, tasks), None
+        return accuracy_of_sorted_pairs(problem, *by_task), None
     dense = np.zeros(problem.shape, dtype=bool)
     dense[workers, tasks] = True
     return _evaluate(problem, dense, seed)
@@ -316,7 +333,7 @@ def _evaluate(problem: AssignmentProblem, x: np.ndarray, seed) -> tuple[float, f
     """:func:`evaluate` of a bool matrix ``x`` of the problem's shape: the problem's arrays
     were checked when it was made, so the kernels score them unchecked."""
     if problem.confusion is not None:
-        return _evaluate_pairs(problem, *np.nonzero(x), seed)
+        return _evaluate_pairs(problem, np.nonzero(x), seed)
     q, rng = problem.quality_form, np.random.default_rng(seed)
     if problem.n_labels == 2:
         if x.sum(axis=0).max(initial=0) <= MAX_EXACT_WORKERS:
@@ -393,7 +410,7 @@ def solve(problem: AssignmentProblem, *, method: str, seed=None, progress=None, 
     rows, cols = output.rows, output.cols
     if not problem.is_feasible_pairs(rows, cols):
         raise RuntimeError(f"method {method!r} returned an infeasible assignment (a bug)")
-    accuracy, standard_error = _evaluate_pairs(problem, rows, cols, seed)
+    accuracy, standard_error = _evaluate_pairs(problem, (rows, cols), seed)
     if progress is not None:
         progress(1.0, f"{method}: done, expected accuracy {accuracy:.4f}")
     return SolveResult(

@@ -8,13 +8,13 @@ from typing import BinaryIO
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from assignment.data_files import open_data_file
 from assignment.errors import (
     ProjectAlreadyExistsError,
     ProjectValidationError,
+    full_clean_or_raise,
 )
 from assignment.importers import KINDS, ImportResult, import_data_file
 from assignment.models import (
@@ -106,13 +106,7 @@ def _project_insert(
             f"user {owner.get_username()!r} already has a project {name!r}"
         )
     project = Project(owner=owner, name=name, description=description, labels=labels)
-    try:
-        project.full_clean()
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
-        )
-        raise ProjectValidationError(problems) from None
+    full_clean_or_raise(project, ProjectValidationError)
     project.save()
     logger.info("created project %s (%r) of %s", project.pk, name, owner.get_username())
     return project
@@ -201,13 +195,10 @@ def project_update(*, project: Project, **fields) -> Project:
     for name, value in fields.items():
         setattr(project, name, value)
     try:
-        project.full_clean(validate_unique=False)
-    except ValidationError as exc:
+        full_clean_or_raise(project, ProjectValidationError, validate_unique=False)
+    except ProjectValidationError:
         project.refresh_from_db()
-        problems = "; ".join(
-            f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
-        )
-        raise ProjectValidationError(problems) from None
+        raise
     project.save(update_fields=[*fields, "updated_at"])
     logger.info("updated project %s: %s", project.pk, ", ".join(sorted(fields)))
     return project

@@ -15,7 +15,7 @@ from assignment.engine.answer_quality import MODELS
 from assignment.engine.quality import (
     DEFAULT_CATEGORY_STRENGTH,
     DEFAULT_WORKER_STRENGTH,
-    estimate_quality,
+    estimate_quality_from_counts,
 )
 from assignment.errors import (
     AnswersError,
@@ -129,7 +129,7 @@ def _quality_from_gold(
 ) -> QualityMatrix:
     """The estimate of :func:`quality_estimate` from gold answers, counted."""
     # Gold answers counted per (worker, category) by the database: one row per cell, not per
-    # answer, then expanded to the per-answer arrays the engine takes (bytes per answer).
+    # answer, and the engine takes the counts as they are.
     cells = list(
         GoldAnswer.objects.filter(worker__project=project, item__project=project)
         .values("worker_id", "item__category")
@@ -152,19 +152,15 @@ def _quality_from_gold(
     categories = sorted(set(task_categories) | {category for _, category, _, _ in cells})
     category_index = {category: c for c, category in enumerate(categories)}
 
-    cell_worker = np.array([row_of[worker] for worker, _, _, _ in cells], dtype=np.int64)
-    cell_category = np.array([category_index[cat] for _, cat, _, _ in cells], dtype=np.int64)
-    answered = np.array([n for _, _, n, _ in cells], dtype=np.int64)
-    correct = np.array([x for _, _, _, x in cells], dtype=np.int64)
-    # Each cell becomes its correct answers, then its wrong ones.
-    repeats = np.stack([correct, answered - correct], axis=1).ravel()
-    estimate = estimate_quality(
-        worker_index=np.repeat(np.repeat(cell_worker, 2), repeats),
-        item_category=np.repeat(np.repeat(cell_category, 2), repeats),
-        correct=np.repeat(np.tile([True, False], len(cells)), repeats),
-        n_workers=len(workers),
+    answered = np.zeros((len(workers), len(categories)), dtype=np.int64)
+    correct = np.zeros_like(answered)
+    for worker, category, n, right in cells:  # one row per cell
+        answered[row_of[worker], category_index[category]] = n
+        correct[row_of[worker], category_index[category]] = right
+    estimate = estimate_quality_from_counts(
+        answered=answered,
+        correct=correct,
         task_categories=[category_index[category] for category in task_categories],
-        n_categories=len(categories),
         worker_strength=worker_strength,
         category_strength=category_strength,
     )

@@ -16,7 +16,6 @@ from datetime import timedelta
 import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -34,6 +33,7 @@ from assignment.errors import (
     RunLimitError,
     RunStateError,
     RunValidationError,
+    full_clean_or_raise,
 )
 from assignment.models import (
     AssignmentRun,
@@ -334,13 +334,7 @@ def _run_new(
     if round_targets is not None:
         run.next_round = True
         run.target_posterior, run.target_accuracy, run.rounds_left = round_targets
-    try:
-        run.full_clean()
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
-        )
-        raise RunValidationError(problems) from None
+    full_clean_or_raise(run, RunValidationError)
     _check_shards_under_confusion(run)
     if run.next_round:
         if round_plan is None:

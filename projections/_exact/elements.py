@@ -59,8 +59,7 @@ def weight_range(values, labels1, labels2, n_cols, caps1, caps2, octaves):
 
 
 # Large outputs are allocated by NumPy, outside the kernels: NumPy asks for transparent huge
-# pages, and in this VM first touching Numba's own (4 KiB page) allocations costs several
-# times more (~25 ms per 80 MB).
+# pages, and first touching Numba's own allocations (4 KiB pages) costs several times more.
 
 
 def empty(n):

@@ -212,6 +212,122 @@ def price_update(first, act, head, rescap, cost, rev, guard, price, eps, excess,
 
 
 @njit(cache=True)
+def _saturate_negative(first, act, head, rescap, cost, rev, price, excess):
+    """Saturate every active residual arc of negative reduced cost (refine's first phase).
+
+    The pseudoflow becomes 0-optimal on the active arcs but keeps excesses and deficits.
+    """
+    for v in range(first.shape[0] - 1):
+        pv = price[v]
+        for a in range(first[v], act[v]):
+            r = rescap[a]
+            if r > 0 and cost[a] + pv - price[head[a]] < 0:
+                rescap[a] = 0
+                rescap[rev[a]] += r
+                excess[v] -= r
+                excess[head[a]] += r
+
+
+@njit(cache=True)
+def _excess_queue(n_nodes, excess):
+    """``(queue, in_queue, tail)``: a circular FIFO of ``n_nodes + 1`` slots holding every node
+    with excess, in node order."""
+    queue = np.empty(n_nodes + 1, dtype=np.int64)
+    in_queue = np.zeros(n_nodes, dtype=np.bool_)
+    tail = 0
+    for v in range(n_nodes):
+        if excess[v] > 0:
+            queue[tail] = v
+            tail += 1
+            in_queue[v] = True
+    return queue, in_queue, tail
+
+
+@njit(cache=True)
+def _update_period(first, act):
+    """Relabels between two global price updates: ``max(n_nodes, active slots / 2)``.
+
+    Each update reads the residual capacity of active arcs' reverses, scattered over the
+    graph, so updates are spaced by the number of active arcs: rare in the first refines
+    (~250k active slots), frequent in the later ones, where a few active arcs would otherwise
+    walk their prices down eps by eps (100k relabels in one refine).
+    """
+    n_nodes = first.shape[0] - 1
+    n_active = 0
+    for v in range(n_nodes):
+        n_active += act[v] - first[v]
+    return max(n_nodes, n_active // 2)
+
+
+@njit(cache=True, inline="always")  # as a call, slower on rank-one weights (refine-split.md)
+def _activate_near_best(
+    v, end, best, best_arc, last, act, head, rescap, cost, rev, ident, guard, price, eps, listed
+):
+    """Activate, with their pairs, node ``v``'s inactive residual arcs within eps of the best
+    value ``price[head] - cost`` over all its residual arcs; returns ``(end, best, best_arc)``.
+
+    Called by a relabel when an inactive arc may be admissible at the new price (``guard``),
+    or when no active arc is residual (an excess left by a stopped refine, whose arcs were
+    then switched off). ``end`` is ``act[v]`` and ``(best, best_arc)`` the best over the
+    active arcs. One pass over the inactive arcs lists those within eps of the best so far
+    (in slot order, in ``listed``); the others bound the new guard.
+    """
+    top = best
+    bound = np.iinfo(np.int64).min
+    n_listed = 0
+    for b in range(end, last[v]):
+        if rescap[b] > 0:
+            value = price[head[b]] - cost[b]
+            if value > top:  # (first: top may be INT64_MIN, no top - eps)
+                top = value
+                listed[n_listed] = b
+                n_listed += 1
+            elif value > top - eps:
+                listed[n_listed] = b
+                n_listed += 1
+            elif value > bound:
+                bound = value
+    # Activate the listed arcs within eps of the final best. Each swap moves the arc at
+    # ``end`` (never a listed slot still to come: those lie beyond it) to slot b.
+    for t in range(n_listed):
+        b = listed[t]
+        value = price[head[b]] - cost[b]
+        if value > top - eps:
+            swap(head, rescap, cost, rev, ident, b, end)
+            end += 1
+            w = head[end - 1]
+            swap(head, rescap, cost, rev, ident, rev[end - 1], act[w])
+            act[w] += 1
+            if value > best:
+                best = value
+                best_arc = end - 1
+        elif value > bound:
+            bound = value
+    act[v] = end
+    guard[v] = bound
+    return end, best, best_arc
+
+
+@njit(cache=True)
+def _start_refine(first, act, head, rescap, cost, rev, guard, price, eps, excess):
+    """Refine's set-up: saturate, queue the nodes with excess, one global price update.
+
+    Returns ``(queue, in_queue, q_tail, current, listed, work, period)``: the FIFO of nodes
+    with excess (:func:`_excess_queue`), each node's current arc (its first), room for one
+    node's arcs, :func:`price_update`'s work arrays and :func:`_update_period`.
+    """
+    n_nodes = first.shape[0] - 1
+    _saturate_negative(first, act, head, rescap, cost, rev, price, excess)
+    queue, in_queue, q_tail = _excess_queue(n_nodes, excess)
+    current = first[:-1].copy()
+    listed = np.empty(np.max(first[1:] - first[:-1]), dtype=np.int64)
+    work = np.empty((5, n_nodes + 1), dtype=np.int64)
+    if q_tail > 0:
+        price_update(first, act, head, rescap, cost, rev, guard, price, eps, excess, work)
+    return queue, in_queue, q_tail, current, listed, work, _update_period(first, act)
+
+
+@njit(cache=True)
 def refine(
     first, last, act, head, rescap, cost, rev, ident, guard, price, eps, excess, max_relabels
 ):
@@ -223,45 +339,20 @@ def refine(
     place. After ``max_relabels`` relabels it gives up, leaving an eps-optimal pseudoflow and
     its excesses: a later call (at a larger eps, where fewer relabels are needed) carries on
     from there. Returns (pushes, relabels, finished).
+
+    The phases: saturate the arcs of negative reduced cost, queue the nodes with excess, one
+    global price update, then the FIFO discharge loop (push along admissible arcs, relabel
+    when a node's arcs run out, a global update every :func:`_update_period` relabels). The
+    discharge loop stays whole in this function: it is the hot path, and only the rare
+    activation of inactive arcs is a call.
     """
-    n_nodes = first.shape[0] - 1
-    # Saturate every residual arc of negative reduced cost: the result is 0-optimal but
-    # leaves excesses and deficits.
-    for v in range(n_nodes):
-        pv = price[v]
-        for a in range(first[v], act[v]):
-            r = rescap[a]
-            if r > 0 and cost[a] + pv - price[head[a]] < 0:
-                rescap[a] = 0
-                rescap[rev[a]] += r
-                excess[v] -= r
-                excess[head[a]] += r
-    queue = np.empty(n_nodes + 1, dtype=np.int64)
-    in_queue = np.zeros(n_nodes, dtype=np.bool_)
+    queue, in_queue, q_tail, current, listed, work, period = _start_refine(
+        first, act, head, rescap, cost, rev, guard, price, eps, excess
+    )
     q_head = 0
-    q_tail = 0
-    size = n_nodes + 1
-    for v in range(n_nodes):
-        if excess[v] > 0:
-            queue[q_tail] = v
-            q_tail += 1
-            in_queue[v] = True
-    current = first[:-1].copy()
-    listed = np.empty(np.max(first[1:] - first[:-1]), dtype=np.int64)
+    size = queue.shape[0]
     pushes = 0
     relabels = 0
-    # Global price updates: one up front, then one per max(n_nodes, active slots / 2)
-    # relabels. Each reads the residual capacity of active arcs' reverses, scattered over the
-    # graph, so they are spaced by the number of active arcs: rare in the first refines
-    # (~250k active slots), frequent in the later ones, where a few active arcs would
-    # otherwise walk their prices down eps by eps (100k relabels in one refine).
-    work = np.empty((5, n_nodes + 1), dtype=np.int64)
-    if q_tail > 0:
-        price_update(first, act, head, rescap, cost, rev, guard, price, eps, excess, work)
-    n_active = 0
-    for v in range(n_nodes):
-        n_active += act[v] - first[v]
-    period = max(n_nodes, n_active // 2)
     next_update = period
     while q_head != q_tail:
         if relabels >= max_relabels:
@@ -291,46 +382,23 @@ def refine(
                             best = cand
                             best_arc = b
                 if best_arc < 0 or guard[v] > best - eps:
-                    # An inactive arc may be admissible at the new price, or no active arc
-                    # is residual (an excess left by a stopped refine, whose arcs were then
-                    # switched off): activate, with their pairs, the inactive residual arcs
-                    # within eps of the best value over all of them, and rescan. One pass
-                    # over the inactive arcs lists those within eps of the best so far (in
-                    # slot order); the others bound the guard.
-                    top = best
-                    bound = np.iinfo(np.int64).min
-                    n_listed = 0
-                    for b in range(end, last[v]):
-                        if rescap[b] > 0:
-                            value = price[head[b]] - cost[b]
-                            if value > top:  # (first: top may be INT64_MIN, no top - eps)
-                                top = value
-                                listed[n_listed] = b
-                                n_listed += 1
-                            elif value > top - eps:
-                                listed[n_listed] = b
-                                n_listed += 1
-                            elif value > bound:
-                                bound = value
-                    # Activate the listed arcs within eps of the final best. Each swap moves
-                    # the arc at ``end`` (never a listed slot still to come: those lie
-                    # beyond it) to slot b.
-                    for t in range(n_listed):
-                        b = listed[t]
-                        value = price[head[b]] - cost[b]
-                        if value > top - eps:
-                            swap(head, rescap, cost, rev, ident, b, end)
-                            end += 1
-                            w = head[end - 1]
-                            swap(head, rescap, cost, rev, ident, rev[end - 1], act[w])
-                            act[w] += 1
-                            if value > best:
-                                best = value
-                                best_arc = end - 1
-                        elif value > bound:
-                            bound = value
-                    act[v] = end
-                    guard[v] = bound
+                    end, best, best_arc = _activate_near_best(
+                        v,
+                        end,
+                        best,
+                        best_arc,
+                        last,
+                        act,
+                        head,
+                        rescap,
+                        cost,
+                        rev,
+                        ident,
+                        guard,
+                        price,
+                        eps,
+                        listed,
+                    )
                 pv = best - eps
                 price[v] = pv
                 a = best_arc

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from project_data import make_project
 
 from assignment import models
 from assignment.models import Project, QualityMatrix, QualitySource, Task, Worker
@@ -15,8 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def project():
-    owner = get_user_model().objects.create_user("owner", password="x")
-    return Project.objects.create(owner=owner, name="demo")
+    return make_project()
 
 
 def test_a_large_quality_matrix_round_trips(project):

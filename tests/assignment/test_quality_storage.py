@@ -8,20 +8,19 @@ import itertools
 
 import numpy as np
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.test.utils import CaptureQueriesContext
+from project_data import make_project
 
 from assignment import models
 from assignment.engine.problem import QualityByCategory
-from assignment.models import Project, QualityChunk, QualityMatrix, QualitySource
+from assignment.models import QualityChunk, QualityMatrix, QualitySource
 
 
 @pytest.fixture
 def project(db):
-    owner = get_user_model().objects.create_user("owner", password="x")
-    return Project.objects.create(owner=owner, name="demo")
+    return make_project()
 
 
 def stored(project, values) -> QualityMatrix:

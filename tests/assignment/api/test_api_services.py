@@ -40,6 +40,7 @@ def test_project_update_rejects_a_taken_name_a_bad_prior_and_a_negative_cap(proj
     with pytest.raises(ProjectValidationError, match="default_max_tasks_per_worker"):
         services.project_update(project=project, default_max_tasks_per_worker=-1)
     assert Project.objects.get(pk=project.pk).default_max_tasks_per_worker == 100
+    assert project.default_max_tasks_per_worker == 100  # the refused value is not kept either
     with pytest.raises(ValueError, match="cannot update labels"):
         services.project_update(project=project, labels=["a", "b"])
 

@@ -100,6 +100,30 @@ def test_accuracy_from_pairs_in_any_order_equals_the_dense_one(seed):
     assert evaluate_pairs(problem, workers[order], tasks[order]) == evaluate(problem, matrix)
 
 
+def test_evaluating_pairs_sorts_them_once(monkeypatch):
+    # evaluate_pairs' check sorts the pairs by task to find one given twice; the two-label
+    # kernel takes that order, so nothing sorts them again (and the number is the same).
+    import assignment.engine._problem_accuracy as problem_accuracy
+    import assignment.engine.accuracy as accuracy
+
+    problem = problem_by_category(1)
+    matrix = greedy_assignment(problem).assignment
+    workers, tasks = np.nonzero(matrix)
+    order = np.random.default_rng(1).permutation(workers.size)
+    want = evaluate(problem, matrix)
+    sorts = []
+
+    def counted(w, t):
+        sorts.append(w.size)
+        return sorted_pairs(w, t)
+
+    sorted_pairs = accuracy._sorted_pairs
+    monkeypatch.setattr(accuracy, "_sorted_pairs", counted)
+    monkeypatch.setattr(problem_accuracy, "_sorted_pairs", counted)
+    assert evaluate_pairs(problem, workers[order], tasks[order]) == want
+    assert sorts == [workers.size]
+
+
 def test_accuracy_from_pairs_refuses_pairs_out_of_range_or_twice():
     problem = problem_by_category(0)
     form = problem.quality_form

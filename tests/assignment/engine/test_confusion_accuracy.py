@@ -7,6 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
+from confusion_problems import one_coin
 
 from assignment.engine import confusion as confusion_module
 from assignment.engine.accuracy import task_accuracy_pairs
@@ -27,12 +28,6 @@ def random_case(seed: int, *, n=6, m=5, k=3, per_task=3, concentration=3.0):
         workers += list(chosen)
         tasks += [j] * len(chosen)
     return confusion, prior, np.array(workers, np.int64), np.array(tasks, np.int64)
-
-
-def one_coin(q: np.ndarray, k: int) -> np.ndarray:
-    c = np.repeat(((1 - q) / (k - 1))[:, None, None], k, axis=1).repeat(k, axis=2)
-    c[:, np.arange(k), np.arange(k)] = q[:, None]
-    return c
 
 
 def enumerated(confusion, prior, workers, tasks, vote_quality=None, vote_prior=None) -> np.ndarray:

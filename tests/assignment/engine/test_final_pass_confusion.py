@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_greedy_confusion import _brute_force_optimum, ds_accuracy, random_problem
+from confusion_problems import brute_force_optimum, ds_accuracy, random_problem
 
 from assignment.engine.greedy_confusion import (
     ConfusionGreedyState,
@@ -91,7 +91,7 @@ def test_on_tiny_crowds_tvcs_iht_reaches_the_optimum_more_often_than_ds_greedy()
     greedy_hits = iht_hits = 0
     for seed in range(24):
         problem = random_problem(seed, n=4, m=2, k=2 + seed % 3, per_worker=2, budget=5)
-        optimum = _brute_force_optimum(problem)
+        optimum = brute_force_optimum(problem)
         greedy = solve(problem, method="greedy").expected_accuracy
         iht = solve(problem, method="tvcs-iht", seed=seed, max_iter=3).expected_accuracy
         assert iht <= optimum + 1e-12

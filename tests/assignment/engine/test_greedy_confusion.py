@@ -5,10 +5,16 @@ force over every feasible assignment, and a crowd where the matrices change the 
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
+from confusion_problems import (
+    accuracy_under_priors,
+    brute_force_optimum,
+    ds_accuracy,
+    leaning_confusion,
+    one_coin,
+    random_problem,
+)
 from confusion_reference import enumerated
 
 from assignment.engine.confusion import confusion_accuracy
@@ -25,49 +31,6 @@ from assignment.engine.greedy_confusion import (
 )
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.solve import METHODS, solve
-
-
-def leaning_confusion(rng, n: int, k: int, concentration: float = 3.0) -> np.ndarray:
-    """(n, K, K): row c of each worker a Dirichlet draw leaning to label c."""
-    rows = [rng.dirichlet(np.full(k, 1.0) + concentration * np.eye(k)[c], size=n) for c in range(k)]
-    return np.stack(rows, axis=1)
-
-
-def one_coin(q: np.ndarray, k: int) -> np.ndarray:
-    c = np.repeat(((1 - q) / (k - 1))[:, None, None], k, axis=1).repeat(k, axis=2)
-    c[:, np.arange(k), np.arange(k)] = q[:, None]
-    return c
-
-
-def accuracy_under_priors(confusion: np.ndarray, prior: np.ndarray) -> np.ndarray:
-    """``Q[i, j] = sum_c pi_jc C_i[c, c]``: each worker's accuracy under each task's prior."""
-    return np.einsum("jc,icc->ij", prior, confusion)
-
-
-def ds_accuracy(problem, workers, tasks) -> float:
-    return confusion_accuracy(
-        problem.confusion,
-        np.asarray(workers, np.int64),
-        np.asarray(tasks, np.int64),
-        prior=problem.prior_distribution,
-    ).expected_accuracy
-
-
-def random_problem(seed, *, n=8, m=6, k=3, per_task=3, per_worker=3, budget=14, mask=False):
-    rng = np.random.default_rng(seed)
-    confusion = leaning_confusion(rng, n, k)
-    prior = rng.dirichlet(np.full(k, 2.0), size=m)
-    eligible = rng.random((n, m)) < 0.7 if mask else None
-    return AssignmentProblem(
-        accuracy_under_priors(confusion, prior),
-        max_workers_per_task=per_task,
-        max_tasks_per_worker=rng.integers(1, per_worker + 1, n),
-        budget=budget,
-        prior=prior,
-        eligible=eligible,
-        n_labels=k,
-        confusion=confusion,
-    )
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])
@@ -165,25 +128,12 @@ def test_with_one_coin_matrices_it_reaches_todays_greedy_accuracy(k, seed):
     )
 
 
-def _brute_force_optimum(problem) -> float:
-    n, m = problem.shape
-    every = [(i, j) for i in range(n) for j in range(m)]
-    best = 0.0
-    for size in range(problem.budget + 1):
-        for chosen in itertools.combinations(every, size):
-            workers = np.array([i for i, _ in chosen], np.int64)
-            tasks = np.array([j for _, j in chosen], np.int64)
-            if problem.is_feasible_pairs(workers, tasks):
-                best = max(best, ds_accuracy(problem, workers, tasks))
-    return best
-
-
 @pytest.mark.slow
 def test_against_brute_force_it_loses_less_than_todays_greedy_scored_under_the_matrices():
     ours, todays = [], []
     for seed in range(24):
         problem = random_problem(seed, n=4, m=2, k=2 + seed % 3, per_worker=2, budget=5)
-        optimum = _brute_force_optimum(problem)
+        optimum = brute_force_optimum(problem)
         out = greedy_confusion(problem)
         today = greedy_pairs(problem.symmetric())
         ours.append(optimum - ds_accuracy(problem, out.rows, out.cols))
@@ -221,7 +171,7 @@ def test_a_class_zero_expert_pair_is_passed_over_for_a_complementary_worker():
     assert sorted(out.rows.tolist()) == [0, 2]
     assert ds_accuracy(problem, today.rows, today.cols) == pytest.approx(0.6 + 8 * 0.2 / 9)
     assert out.details["accuracy"] == pytest.approx(0.6 + 4 * 0.2 / 3)
-    assert out.details["accuracy"] == pytest.approx(_brute_force_optimum(problem), abs=1e-12)
+    assert out.details["accuracy"] == pytest.approx(brute_force_optimum(problem), abs=1e-12)
 
 
 @pytest.mark.parametrize("k", [2, 3])

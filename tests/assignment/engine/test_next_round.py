@@ -4,6 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
+from confusion_problems import leaning_confusion, one_coin
 
 from assignment.engine import METHODS, AssignmentProblem, QualityByCategory, solve
 from assignment.engine.accuracy import expected_accuracy
@@ -226,19 +227,6 @@ def test_bad_answers_are_refused_naming_the_field(kwargs, message):
 # Under Dawid-Skene's confusion matrices (a K x K matrix per worker) -----------------------------
 
 
-def _leaning_confusion(rng, n, k, concentration=3.0):
-    """(n, K, K): row c of each worker a Dirichlet draw leaning to label c (asymmetric)."""
-    rows = [rng.dirichlet(np.ones(k) + concentration * np.eye(k)[c], size=n) for c in range(k)]
-    return np.stack(rows, axis=1)
-
-
-def _one_coin(q, k):
-    """(n, K, K): right with probability q[i], else each wrong label with (1 - q[i]) / (K - 1)."""
-    c = np.repeat(((1 - q) / (k - 1))[:, None, None], k, axis=1).repeat(k, axis=2)
-    c[:, np.arange(k), np.arange(k)] = q[:, None]
-    return c
-
-
 def _ds_problem(rng, n, m, k, confusion, **kwargs):
     """A K-label problem whose symmetric surrogate is each worker's mean diagonal."""
     caps = {"max_workers_per_task": 4, "max_tasks_per_worker": 6, "budget": 3 * m} | kwargs
@@ -280,7 +268,7 @@ def _bayes_rule_by_hand(confusion, prior_row, answers):
 def test_the_dawid_skene_posterior_is_bayes_rule_worked_by_hand(k, seed):
     rng = np.random.default_rng(100 * k + seed)
     n, m = 6, 9
-    confusion = _leaning_confusion(rng, n, k)
+    confusion = leaning_confusion(rng, n, k)
     problem = _ds_problem(rng, n, m, k, confusion)
     workers, tasks, labels = _ds_answers(rng, confusion, m, per_task=3)
     keep = rng.random(tasks.size) < 0.8  # some tasks with fewer answers, maybe none
@@ -317,7 +305,7 @@ def _ds_final_accuracy_by_enumeration(confusion, prior, old, new):
 def test_the_dawid_skene_round_scores_the_accuracy_of_the_final_dawid_skene_vote(k):
     rng = np.random.default_rng(40 + k)
     n, m = 5, 6
-    confusion = _leaning_confusion(rng, n, k)
+    confusion = leaning_confusion(rng, n, k)
     problem = _ds_problem(rng, n, m, k, confusion, budget=20)
     workers, tasks, labels = _ds_answers(rng, confusion, m, per_task=2)
     nxt = next_round(problem, worker_index=workers, task_index=tasks, label=labels)
@@ -340,7 +328,7 @@ def test_with_one_coin_matrices_the_dawid_skene_round_is_the_symmetric_round(k):
     rng = np.random.default_rng(7 * k)
     n, m = 8, 12
     q = rng.uniform(0.55, 0.95, n)
-    confusion = _one_coin(q, k)
+    confusion = one_coin(q, k)
     problem = _ds_problem(rng, n, m, k, confusion, budget=40)
     workers, tasks, labels = _ds_answers(rng, confusion, m, per_task=2)
     answers = {"worker_index": workers, "task_index": tasks, "label": labels}
@@ -398,7 +386,7 @@ def test_an_asymmetric_worker_makes_the_dawid_skene_round_ask_where_the_doubt_re
 def test_a_dawid_skene_round_plans_and_takes_layers_like_any_other():
     rng = np.random.default_rng(11)
     n, m, k = 8, 14, 3
-    confusion = _leaning_confusion(rng, n, k)
+    confusion = leaning_confusion(rng, n, k)
     problem = _ds_problem(rng, n, m, k, confusion, budget=50)
     workers, tasks, labels = _ds_answers(rng, confusion, m, per_task=1)
     nxt = next_round(problem, worker_index=workers, task_index=tasks, label=labels)

@@ -12,6 +12,7 @@ from assignment.engine.quality import (
     DEFAULT_WORKER_STRENGTH,
     QualityEstimate,
     estimate_quality,
+    estimate_quality_from_counts,
 )
 
 
@@ -421,3 +422,59 @@ def test_categories_beyond_an_explicit_n_categories_are_rejected():
 def test_arguments_are_keyword_only():
     with pytest.raises(TypeError):
         estimate_quality([0], [0], [True], 1, [0])  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("strengths", [(10.0, 5.0), ("auto", "auto"), (0.5, "auto")])
+@pytest.mark.parametrize("seed", range(3))
+def test_counts_per_cell_give_the_estimate_of_the_answers_they_count_to_the_bit(seed, strengths):
+    rng = np.random.default_rng(seed)
+    n_workers, n_categories, k = 7, 4, 300
+    worker = rng.integers(0, n_workers - 1, k)  # the last worker has no gold answer
+    category = rng.integers(0, n_categories, k)
+    correct = rng.random(k) < 0.75
+    tasks = rng.integers(0, n_categories, 25)
+    options = {"worker_strength": strengths[0], "category_strength": strengths[1]}
+    answers = estimate_quality(
+        worker_index=worker,
+        item_category=category,
+        correct=correct,
+        n_workers=n_workers,
+        task_categories=tasks,
+        n_categories=n_categories,
+        **options,
+    )
+    answered = np.zeros((n_workers, n_categories), np.int64)
+    right = np.zeros_like(answered)
+    np.add.at(answered, (worker, category), 1)
+    np.add.at(right, (worker, category), correct)
+    counts = estimate_quality_from_counts(
+        answered=answered, correct=right, task_categories=tasks, **options
+    )
+    np.testing.assert_array_equal(counts.by_category, answers.by_category)
+    np.testing.assert_array_equal(counts.worker_accuracy, answers.worker_accuracy)
+    np.testing.assert_array_equal(counts.gold_counts, answers.gold_counts)
+    np.testing.assert_array_equal(counts.task_categories, answers.task_categories)
+    assert counts.population_accuracy == answers.population_accuracy
+    assert counts.strengths == answers.strengths
+
+
+@pytest.mark.parametrize(
+    ("answered", "correct", "tasks", "message"),
+    [
+        (
+            [[2, 1]],
+            [[3, 0]],
+            [0],
+            r"correct must be in \[0, answered\], got 3 of 2 answers at "
+            r"\(worker 0, category 0\)",
+        ),
+        ([[2, 1]], [[0, -1]], [0], r"got -1 of 1 answers at \(worker 0, category 1\)"),
+        ([2, 1], [2, 1], [0], "answered must be a 2-D array"),
+        ([[2, 1]], [[1]], [0], "answered and correct must have one shape"),
+        ([[2.0, 1.0]], [[1, 1]], [0], "answered must hold integers"),
+        ([[2, 1]], [[1, 1]], [2], r"task_categories must be in \[0, n_categories=2\)"),
+    ],
+)
+def test_counts_per_cell_are_refused_naming_what_is_wrong(answered, correct, tasks, message):
+    with pytest.raises(ValueError, match=message):
+        estimate_quality_from_counts(answered=answered, correct=correct, task_categories=tasks)

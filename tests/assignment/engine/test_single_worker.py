@@ -96,3 +96,22 @@ def test_it_leaves_problems_with_more_than_one_worker_per_task_to_the_steps():
     )
     assert single_worker_optimum(wider) is None
     assert single_worker_optimum(problem) is not None
+
+
+@pytest.mark.parametrize("n_labels", [3, 4])
+def test_k_class_gains_read_the_same_log_prior_as_every_k_class_accuracy(n_labels):
+    # One rule for the K-class log prior (multiclass._log_prior): the gain of worker i alone
+    # is, to the bit, the public per-task accuracy of "worker i on every task" minus the
+    # prior's best guess. np.log of the distribution differs in the last bit on some entries.
+    from assignment.engine.multiclass import task_accuracy_multiclass
+
+    problem = one_worker_problem(2, n_labels=n_labels, n=6, m=60)
+    gains = single_worker_gains(problem)
+    nobody = problem.prior_distribution.max(axis=1)
+    for i in range(problem.n_workers):
+        alone = np.zeros(problem.shape, bool)
+        alone[i] = True
+        per_task = task_accuracy_multiclass(
+            problem.quality, alone, prior=problem.prior_distribution, n_labels=n_labels
+        )
+        np.testing.assert_array_equal(gains[i], np.maximum(per_task - nobody, 0.0))

@@ -1,0 +1,72 @@
+"""Crowds under Dawid-Skene confusion matrices that the confusion tests share (not a test
+module): matrices leaning to the right label, one-coin matrices, small random problems with
+them, their Dawid-Skene accuracy and the brute-force optimum."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from assignment.engine.confusion import confusion_accuracy
+from assignment.engine.problem import AssignmentProblem
+
+
+def leaning_confusion(rng, n: int, k: int, concentration: float = 3.0) -> np.ndarray:
+    """(n, K, K): row c of each worker a Dirichlet draw leaning to label c (asymmetric)."""
+    rows = [rng.dirichlet(np.full(k, 1.0) + concentration * np.eye(k)[c], size=n) for c in range(k)]
+    return np.stack(rows, axis=1)
+
+
+def one_coin(q: np.ndarray, k: int) -> np.ndarray:
+    """(n, K, K): right with probability q[i], else each wrong label with (1 - q[i]) / (K - 1)."""
+    c = np.repeat(((1 - q) / (k - 1))[:, None, None], k, axis=1).repeat(k, axis=2)
+    c[:, np.arange(k), np.arange(k)] = q[:, None]
+    return c
+
+
+def accuracy_under_priors(confusion: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """``Q[i, j] = sum_c pi_jc C_i[c, c]``: each worker's accuracy under each task's prior."""
+    return np.einsum("jc,icc->ij", prior, confusion)
+
+
+def ds_accuracy(problem, workers, tasks) -> float:
+    """The Dawid-Skene vote's expected accuracy of the pairs under the problem's matrices."""
+    return confusion_accuracy(
+        problem.confusion,
+        np.asarray(workers, np.int64),
+        np.asarray(tasks, np.int64),
+        prior=problem.prior_distribution,
+    ).expected_accuracy
+
+
+def random_problem(seed, *, n=8, m=6, k=3, per_task=3, per_worker=3, budget=14, mask=False):
+    """A random crowd of ``n`` workers with leaning matrices, ``m`` tasks with Dirichlet priors."""
+    rng = np.random.default_rng(seed)
+    confusion = leaning_confusion(rng, n, k)
+    prior = rng.dirichlet(np.full(k, 2.0), size=m)
+    eligible = rng.random((n, m)) < 0.7 if mask else None
+    return AssignmentProblem(
+        accuracy_under_priors(confusion, prior),
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=rng.integers(1, per_worker + 1, n),
+        budget=budget,
+        prior=prior,
+        eligible=eligible,
+        n_labels=k,
+        confusion=confusion,
+    )
+
+
+def brute_force_optimum(problem) -> float:
+    """The best Dawid-Skene accuracy over every feasible assignment (tiny problems only)."""
+    n, m = problem.shape
+    every = [(i, j) for i in range(n) for j in range(m)]
+    best = 0.0
+    for size in range(problem.budget + 1):
+        for chosen in itertools.combinations(every, size):
+            workers = np.array([i for i, _ in chosen], np.int64)
+            tasks = np.array([j for _, j in chosen], np.int64)
+            if problem.is_feasible_pairs(workers, tasks):
+                best = max(best, ds_accuracy(problem, workers, tasks))
+    return best
