@@ -89,7 +89,9 @@ SIMPLEX = {"method": "highs-ds", "options": {"presolve": False}}
 #: After the first restricted LP, each round's LP is the last one with its new pairs added as
 #: columns, solved by HiGHS's dual simplex (strategy 1) from the last basis instead of afresh:
 #: at 200 x 2,000 skill x difficulty, r = 0.05, f = 0.75, 48 s of CPU in fresh interior-point
-#: LPs became 8.6 s (Figure 4's 200 x 10,000 uniform, r = 0.05: 2.1 s against 1.4 s).
+#: LPs became 8.6 s (Figure 4's 200 x 10,000 uniform, r = 0.05: 2.1 s against 1.4 s). Not
+#: enough at 200 x 10,000 skill x difficulty, r = 0.05: pricing still brings in ~100,000 pairs
+#: a round for 9 rounds, and a warm round can take minutes (893 s in all on a loaded machine).
 WARM = {"simplex_strategy": 1}
 
 
