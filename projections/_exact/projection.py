@@ -91,7 +91,11 @@ def _cold_start(problem: Problem, clock: float) -> tuple[CandidateGraph, Scaling
     # source's) counts too: when the budget binds, most group prices are 0 and ``lam`` alone
     # says where the close calls are.
     g1, g2 = problem.g1, problem.g2
-    close = max(int(np.percentile(np.abs(price[: g1 + g2]), 90)), int(price[g1 + g2]))
+    close = max(
+        int(np.percentile(np.abs(price[:g1]), 90)) if g1 else 0,
+        int(np.percentile(np.abs(price[g1 : g1 + g2]), 90)) if g2 else 0,
+        int(price[g1 + g2]),
+    )
     scale = min(problem.top_cost, 4 * close)
     eps = max(1, scale // levers.START) * levers.ALPHA
     excess = np.zeros(problem.n_nodes, dtype=np.int64)

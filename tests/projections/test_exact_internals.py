@@ -500,6 +500,23 @@ def test_rank_one_weights_under_a_binding_budget_start_at_its_price_and_stay_exa
     assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rank_one_weights_at_full_budget_start_at_the_rows_prices_and_stay_exact(seed, caplog):
+    """Skill x ease weights again, the budget not binding: coordinate descent prices the few
+    rows (workers) and leaves the many columns' prices at 0, so a percentile over all groups
+    said "no close calls" and the first phase ran at eps 1, far below the prices' error. Each
+    side's prices count on their own: no refine gives up (30 x 600 used to stop two to four
+    times; q-lp's caps' optimum at 200 x 10,000, seven times, 78 s of its 85)."""
+    rng = np.random.default_rng(seed)
+    V = np.outer(rng.uniform(0.0, 1.0, 30), rng.uniform(0.2, 1.0, 600))
+    structure = TVCSStructure.from_matrix(V.shape, max_per_row=18, max_per_col=1, total=540)
+    with caplog.at_level("DEBUG", logger="projections._exact.phases"):
+        result = project(V, structure)
+    assert not [r for r in caplog.records if "stopped after" in r.getMessage()]
+    assert_valid_projection(V, structure, result)
+    assert result.objective == pytest.approx(highs_optimum(V.ravel() ** 2, structure), rel=1e-9)
+
+
 def test_a_certificate_pass_adds_only_the_worst_violators_and_the_projection_stays_exact(
     monkeypatch,
 ):

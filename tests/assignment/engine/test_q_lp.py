@@ -279,3 +279,51 @@ def test_when_the_caps_optimum_overflows_a_credit_cap_the_lp_is_solved_by_pricin
     assert np.any((lp.x > 1e-9) & (lp.x < 1 - 1e-9))  # the credit caps make it fractional
     assert_feasible(problem, lp, credit_cap)
     assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-6)
+
+
+def rank_one_problem(seed: int, *, masked: bool) -> AssignmentProblem:
+    """Skill x ease quality (``w_ij`` rank one: every task ranks the workers alike) with caps
+    whose heaviest workers overflow the credit cap of target error 0.05 on most tasks."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(20, 31)), int(rng.integers(40, 81))
+    quality = 0.5 + 0.5 * np.outer(rng.uniform(0.3, 1.0, n), rng.uniform(0.7, 1.0, m))
+    per_task = int(rng.integers(9, 13))
+    per_worker = int(rng.integers(3, m // 2))
+    budget = int(rng.uniform(0.5, 1.0) * min(m * per_task, n * per_worker))
+    return AssignmentProblem(
+        quality,
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=per_worker,
+        budget=budget,
+        eligible=rng.random((n, m)) < 0.8 if masked else None,
+    )
+
+
+@pytest.mark.parametrize("solver", ["dual simplex", "interior point"])
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_rounds_after_the_first_carry_on_from_its_basis_to_the_lp_optimum(
+    seed, masked, solver, monkeypatch
+):
+    """Rank-one weights with binding credit rows need several rounds of pricing; after the
+    first, each round adds its pairs to the same HiGHS model and carries on from its basis
+    (no fresh restricted LP), and ends at HiGHS's optimum over every pair."""
+    monkeypatch.setattr(q_lp, "RELAXATION_MAX_PAIRS", 0)
+    if solver == "interior point":
+        monkeypatch.setattr(q_lp, "SIMPLEX_MAX_PAIRS", 0)
+    fresh = []
+    restricted = q_lp._restricted_lp
+    monkeypatch.setattr(
+        q_lp, "_restricted_lp", lambda *a, **k: fresh.append(1) or restricted(*a, **k)
+    )
+    problem = rank_one_problem(seed, masked=masked)
+    credit_cap = q_lp_credit_cap(0.05)
+    lp = solve_q_lp(problem, credit_cap)
+    assert lp.optimal
+    assert lp.rounds > 1
+    assert not fresh
+    assert_feasible(problem, lp, credit_cap)
+    w = q_lp_weights(problem.quality[lp.workers, lp.tasks])
+    credit = np.bincount(lp.tasks, weights=w * lp.x, minlength=problem.n_tasks)
+    assert np.any(credit > credit_cap - 1e-7)  # some credit row binds
+    assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-9)
