@@ -254,13 +254,16 @@ def q_lp_assignment(
     MethodOutput
         The assignment, how HiGHS ended in ``message``, and ``details``: ``lp_objective``,
         ``credit_cap``, ``fractional`` (number of fractional LP values), ``lp_pairs`` (the
-        pairs the LP was solved on, every other pair proved 0).
+        pairs the LP was solved on, every other pair proved 0), ``lp_rounds`` (restricted LPs
+        solved, :attr:`~assignment.engine.q_lp.QLPSolution.rounds`) and ``lp_optimal`` (bool:
+        the LP is proved optimal over every pair).
     """
     Q_LP_OPTIONS[0].check(target_error)
     credit_cap = q_lp_credit_cap(target_error, problem.n_labels)
     lp = solve_q_lp(problem, credit_cap)
     if lp.x.size == 0 or problem.budget == 0:
         details = {"lp_objective": 0.0, "credit_cap": credit_cap, "fractional": 0, "lp_pairs": 0}
+        details |= {"lp_rounds": lp.rounds, "lp_optimal": lp.optimal}
         empty = np.zeros(0, dtype=np.int64)
         return MethodOutput(empty, empty, problem.shape, "nothing to assign", details=details)
     if not lp.optimal:
@@ -284,5 +287,7 @@ def q_lp_assignment(
             "credit_cap": float(credit_cap),
             "fractional": int(np.sum((lp.x > 1e-9) & (lp.x < 1 - 1e-9))),
             "lp_pairs": int(lp.x.size),
+            "lp_rounds": lp.rounds,
+            "lp_optimal": lp.optimal,
         },
     )
