@@ -119,12 +119,18 @@ def random_pairs(problem: AssignmentProblem, *, rng: np.random.Generator) -> Met
     Returns
     -------
     MethodOutput
-        The assigned pairs and the message; one iteration, no details.
+        The assigned pairs and the message; one iteration. ``details`` hold
+        ``searched_pairs`` (int or None: the random candidate pairs of the last draw, None when
+        every pair was searched) and ``most_pairs`` (int or None: ``most`` above, which no
+        assignment exceeds, reached when ``n_assigned == most_pairs``; None when every pair
+        was searched: the assignment is then of maximum size).
     """
     n, m = problem.shape
     if n * m <= MAX_SEARCH_PAIRS:
         return MethodOutput.from_assignment(
-            random_assignment(problem, rng=rng), message="random maximal"
+            random_assignment(problem, rng=rng),
+            message="random maximal",
+            details={"searched_pairs": None, "most_pairs": None},
         )
     most = min(
         int(problem.budget),
@@ -143,7 +149,8 @@ def random_pairs(problem: AssignmentProblem, *, rng: np.random.Generator) -> Met
         k = min(k_max, 2 * k)
     reach = "the most the caps allow" if workers.size == most else f"the caps allow {most:,}"
     message = f"random maximal over {entries.shape[0]:,} random candidate pairs ({reach})"
-    return MethodOutput.from_pairs(problem.shape, workers, tasks, message=message)
+    details = {"searched_pairs": int(entries.shape[0]), "most_pairs": most}
+    return MethodOutput.from_pairs(problem.shape, workers, tasks, message=message, details=details)
 
 
 def _random_candidates(problem: AssignmentProblem, k: int, rng: np.random.Generator) -> np.ndarray:
