@@ -217,7 +217,8 @@ def steps_once(module, problem, start, start_acc, options, seed):
 
 
 def same_steps(a, b) -> bool:
-    best_a, acc_a, t_a, history_a, *_, message_a = a  # the new steps also return their status
+    # The new steps also return their status and searched pairs before the message.
+    best_a, acc_a, t_a, history_a, *_, message_a = a
     best_b, acc_b, t_b, history_b, *_, message_b = b
     return (
         np.array_equal(best_a, best_b)

@@ -203,7 +203,9 @@ def solve(
         ``support`` (bool, shape (p,)) is always feasible. ``optimal`` and ``converged`` are
         both True only when the gap closed; otherwise the best feasible rounded support is
         returned and ``message`` says why the run stopped, whether the last rounding was
-        feasible before repair and the relative duality gap reached.
+        feasible before repair and the relative duality gap reached; ``details`` say the same
+        as ``stopped``, ``rounding_feasible`` and ``duality_gap``
+        (:attr:`~projections.result.ProjectionResult.details`).
 
     Raises
     ------
@@ -243,7 +245,7 @@ def solve(
     problem = _Problem(w, *_constraints(structure, elements), tol=tol, seed=seed)
     descent = _Descent(problem, accelerated=accelerated)
     best = _Best(problem, elements, structure)
-    iterations, reason, certified = _iterate(
+    iterations, stopped, certified = _iterate(
         descent,
         best,
         max_iter=max_iter,
@@ -254,7 +256,16 @@ def solve(
     )
     support[elements[best.chosen]] = True
     seconds = time.perf_counter() - start
+    reason = {
+        "max_iter": f"reached max_iter={max_iter}",
+        "time_limit": f"hit the time limit of {time_limit:g} s",
+    }[stopped]
     message = _message(best, iterations, reason, certified, tol)
+    details = {
+        "stopped": "converged" if certified else stopped,
+        "duality_gap": best.gap(),
+        "rounding_feasible": bool(best.last_rounding_feasible),
+    }
     logger.debug(
         "pgd: %s (%.3f s, L = %.3g, %d elements, %d rows)",
         message,
@@ -269,6 +280,7 @@ def solve(
         iterations=iterations,
         converged=certified,
         message=message,
+        details=details,
     )
 
 
@@ -365,26 +377,27 @@ def _iterate(descent: _Descent, best: _Best, *, max_iter, start, time_limit, tol
     """Step until the gap closes (checked every ``check_every`` steps and at the end),
     ``max_iter`` or ``time_limit`` seconds after ``start`` (a ``time.perf_counter()`` value).
 
-    Returns ``(iterations, why it stopped if not certified, certified)``.
+    Returns ``(iterations, stopped, certified)``, ``stopped`` why it stopped if not certified:
+    ``"max_iter"`` or ``"time_limit"``.
     """
     iterations = 0
-    reason = f"reached max_iter={max_iter}"
+    stopped = "max_iter"
     while True:
         if iterations % check_every == 0:
             best.check(descent)
             if best.gap() <= tol:
-                return iterations, reason, True
+                return iterations, stopped, True
         if iterations >= max_iter:
             break
         if time.perf_counter() - start >= time_limit:
-            reason = f"hit the time limit of {time_limit:g} s"
+            stopped = "time_limit"
             break
         descent.step()
         iterations += 1
     if iterations % check_every != 0:
         best.check(descent)  # the last iterate has not been looked at yet
-        return iterations, reason, best.gap() <= tol
-    return iterations, reason, False
+        return iterations, stopped, best.gap() <= tol
+    return iterations, stopped, False
 
 
 def _message(best: _Best, iterations: int, reason: str, certified: bool, tol: float) -> str:

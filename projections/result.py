@@ -31,12 +31,21 @@ class ProjectionResult:
     converged : bool
         Whether the method reached its own stopping criterion.
     message : str
-        One line on how the method ended.
+        One line on how the method ended, for people.
     seconds : float
         Wall time spent in the method.
     warm_start : object or None
         Opaque state that ``method="exact"`` accepts back as ``warm_start=`` to solve a nearby
         instance faster (for example the next iterate of IHT).
+    details : dict
+        What the message says, as values (empty for methods that report none).
+        ``"exact"``: ``candidate_rounds`` (int: candidate graphs solved before the certificate
+        held on every element), ``candidate_elements`` (int: elements of the last candidate
+        graph) and ``warm_started`` (bool: the ``warm_start`` given was taken); none when
+        there was nothing to select. ``"pgd"``: ``stopped`` (``"converged"``, ``"max_iter"``
+        or ``"time_limit"``), ``duality_gap`` (float: the relative duality gap reached) and
+        ``rounding_feasible`` (bool: the last rounding was feasible before repair); none when
+        there was nothing to select.
     """
 
     x: np.ndarray
@@ -49,6 +58,7 @@ class ProjectionResult:
     message: str = ""
     seconds: float = 0.0
     warm_start: object | None = field(default=None, repr=False)
+    details: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,7 +66,7 @@ class MethodOutput:
     """What a private method kernel hands back to :func:`projections.tvcs.project`.
 
     ``support`` is a flat bool array of length ``p``; the public wrapper builds ``x``, the
-    objective and the timing around it.
+    objective and the timing around it. ``details`` become :attr:`ProjectionResult.details`.
     """
 
     support: np.ndarray
@@ -65,3 +75,4 @@ class MethodOutput:
     converged: bool = True
     message: str = ""
     warm_start: object | None = None
+    details: dict = field(default_factory=dict)

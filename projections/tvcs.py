@@ -151,6 +151,7 @@ def project(
         message=out.message,
         seconds=seconds,
         warm_start=out.warm_start,
+        details=out.details,
     )
 
 

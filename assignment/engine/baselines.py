@@ -119,12 +119,18 @@ def random_pairs(problem: AssignmentProblem, *, rng: np.random.Generator) -> Met
     Returns
     -------
     MethodOutput
-        The assigned pairs and the message; one iteration, no details.
+        The assigned pairs and the message; one iteration. ``details`` hold
+        ``searched_pairs`` (int or None: the random candidate pairs of the last draw, None when
+        every pair was searched) and ``most_pairs`` (int or None: ``most`` above, which no
+        assignment exceeds, reached when ``n_assigned == most_pairs``; None when every pair
+        was searched: the assignment is then of maximum size).
     """
     n, m = problem.shape
     if n * m <= MAX_SEARCH_PAIRS:
         return MethodOutput.from_assignment(
-            random_assignment(problem, rng=rng), message="random maximal"
+            random_assignment(problem, rng=rng),
+            message="random maximal",
+            details={"searched_pairs": None, "most_pairs": None},
         )
     most = min(
         int(problem.budget),
@@ -143,7 +149,8 @@ def random_pairs(problem: AssignmentProblem, *, rng: np.random.Generator) -> Met
         k = min(k_max, 2 * k)
     reach = "the most the caps allow" if workers.size == most else f"the caps allow {most:,}"
     message = f"random maximal over {entries.shape[0]:,} random candidate pairs ({reach})"
-    return MethodOutput.from_pairs(problem.shape, workers, tasks, message=message)
+    details = {"searched_pairs": int(entries.shape[0]), "most_pairs": most}
+    return MethodOutput.from_pairs(problem.shape, workers, tasks, message=message, details=details)
 
 
 def _random_candidates(problem: AssignmentProblem, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -254,13 +261,16 @@ def q_lp_assignment(
     MethodOutput
         The assignment, how HiGHS ended in ``message``, and ``details``: ``lp_objective``,
         ``credit_cap``, ``fractional`` (number of fractional LP values), ``lp_pairs`` (the
-        pairs the LP was solved on, every other pair proved 0).
+        pairs the LP was solved on, every other pair proved 0), ``lp_rounds`` (restricted LPs
+        solved, :attr:`~assignment.engine.q_lp.QLPSolution.rounds`) and ``lp_optimal`` (bool:
+        the LP is proved optimal over every pair).
     """
     Q_LP_OPTIONS[0].check(target_error)
     credit_cap = q_lp_credit_cap(target_error, problem.n_labels)
     lp = solve_q_lp(problem, credit_cap)
     if lp.x.size == 0 or problem.budget == 0:
         details = {"lp_objective": 0.0, "credit_cap": credit_cap, "fractional": 0, "lp_pairs": 0}
+        details |= {"lp_rounds": lp.rounds, "lp_optimal": lp.optimal}
         empty = np.zeros(0, dtype=np.int64)
         return MethodOutput(empty, empty, problem.shape, "nothing to assign", details=details)
     if not lp.optimal:
@@ -284,5 +294,7 @@ def q_lp_assignment(
             "credit_cap": float(credit_cap),
             "fractional": int(np.sum((lp.x > 1e-9) & (lp.x < 1 - 1e-9))),
             "lp_pairs": int(lp.x.size),
+            "lp_rounds": lp.rounds,
+            "lp_optimal": lp.optimal,
         },
     )

@@ -150,6 +150,7 @@ def _greedy_only(problem: AssignmentProblem, progress) -> MethodOutput:
         "stopped": "too_large",
         "topped_up": 0,
         "final_pass": False,
+        "searched_pairs": None,
     }
     return MethodOutput(
         greedy.rows, greedy.cols, problem.shape, message, 0, [(0, accuracy)], details
@@ -308,7 +309,8 @@ _ONE_STEP_SECONDS = 1e-9
 
 def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
     """The IHT steps from the assignment ``start``: ``(best, best_acc, t, history, status,
-    message)``, ``status`` the solver's (``"max_iter"``, ``"no_improvement"``, ...).
+    searched_pairs, message)``, ``status`` the solver's (``"max_iter"``, ``"no_improvement"``,
+    ...), ``searched_pairs`` the number of candidate pairs searched (None when every pair was).
 
     :func:`~projections.solvers.stochastic_iht` runs the loop: ascent on the surrogate with the
     step ``step / sqrt(1 + t / 10)`` (its ``"inv_sqrt_shifted"`` schedule), the proposal of
@@ -350,7 +352,8 @@ def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
     history = [
         (int(t), float(a)) for t, a in zip(result.history_iterations, result.history, strict=True)
     ]
-    over = "" if pairs.entries is None else f" over {pairs.size:,} candidate pairs"
+    searched = None if pairs.entries is None else int(pairs.size)
+    over = "" if searched is None else f" over {searched:,} candidate pairs"
     t = result.iterations
     message = {
         "max_iter": f"{t} steps{over}",
@@ -361,8 +364,9 @@ def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
         "time_limit": f"stopped by the time limit after {t} steps{over}",
     }.get(result.status, f"{t} steps{over}, then {result.message}")
     if not result.objective > start_acc:  # nothing better than the start: keep it as it is
-        return start, start_acc, t, history, result.status, message
-    return pairs.expand(result.support), result.objective, t, history, result.status, message
+        return start, start_acc, t, history, result.status, searched, message
+    best = pairs.expand(result.support)
+    return best, result.objective, t, history, result.status, searched, message
 
 
 def _step_report(progress, max_iter: int, start_acc: float):
@@ -445,7 +449,9 @@ def tvcs_iht(
         workers per task) and ``final_pass`` (bool: the final pass scored by exact accuracy
         ran, whether or not it improved the support; False with ``refine=False``, past the
         time limit for ``K > 2``, for two labels when the steps kept greedy's start, or when
-        the run stopped before the steps); ``history`` the
+        the run stopped before the steps) and ``searched_pairs`` (int or None: the number of
+        candidate pairs the steps searched, None when they searched every pair or took no
+        step); ``history`` the
         exact accuracy of the support along the run. The message says the same for people.
     """
     options = {
@@ -483,7 +489,7 @@ def tvcs_iht(
         )
         history = [(0, start_acc)]
         return _outcome(problem, start, start_acc, start_acc, 0, history, message, "near_bound")
-    best, best_acc, iterations, history, stopped, message = _steps(
+    best, best_acc, iterations, history, stopped, searched, message = _steps(
         problem, start, start_acc, rng=rng, options=options, progress=progress, deadline=deadline
     )
     message = f"greedy start {start_acc:.4f}; {message}"
@@ -506,8 +512,9 @@ def tvcs_iht(
         best, best_acc = out.assignment, out.accuracy
         message += "; final pass: " + out.message
         final_pass = True
+    facts = {"final_pass": final_pass, "searched_pairs": searched}
     return _outcome(
-        problem, best, best_acc, start_acc, iterations, history, message, stopped, final_pass
+        problem, best, best_acc, start_acc, iterations, history, message, stopped, **facts
     )
 
 
@@ -578,11 +585,21 @@ def _single_worker_outcome(problem, start, start_acc, optimum) -> MethodOutput:
 
 
 def _outcome(
-    problem, best, best_acc, start_acc, iterations, history, message, stopped, final_pass=False
+    problem,
+    best,
+    best_acc,
+    start_acc,
+    iterations,
+    history,
+    message,
+    stopped,
+    *,
+    final_pass=False,
+    searched_pairs=None,
 ) -> MethodOutput:
     """The outcome, after topping up tasks at ``MAX_EXACT_WORKERS`` when caps allow more (two
-    labels only: K-class tasks stay within the exact limit, as greedy's); ``stopped`` is
-    ``details["stopped"]`` and ``final_pass`` ``details["final_pass"]``."""
+    labels only: K-class tasks stay within the exact limit, as greedy's); ``stopped``,
+    ``final_pass`` and ``searched_pairs`` are the ``details`` of those names."""
     added = 0
     if problem.n_labels == 2 and problem.max_workers_per_task.max(initial=0) > MAX_EXACT_WORKERS:
         best, added = _top_up(problem, best)
@@ -594,6 +611,7 @@ def _outcome(
         "stopped": stopped,
         "topped_up": added,
         "final_pass": final_pass,
+        "searched_pairs": searched_pairs,
     }
     return MethodOutput.from_assignment(
         best, message=message, iterations=iterations, history=history, details=details

@@ -110,7 +110,16 @@ def choose_under_confusion(
     -------
     MethodOutput
         ``details["accuracy"]`` the Dawid–Skene accuracy, ``details["objective"]``
-        :data:`OBJECTIVE`; no history (the search's is under the symmetric model).
+        :data:`OBJECTIVE`; no history (the search's is under the symmetric model). tvcs-iht's
+        ``details`` also hold ``greedy_accuracy``, ``final_pass_accuracy`` and
+        ``search_accuracy`` (the Dawid–Skene accuracies of the three candidates), ``kept``
+        (``"final pass"`` or ``"search"``), ``final_pass`` (bool: the final pass under the
+        matrices ran; False with ``refine=False``), ``final_pass_rounds`` (int: its rounds, as
+        :attr:`~assignment.engine.local_search.ImproveResult.rounds`; 0 when it did not run),
+        ``final_pass_stopped`` (str or None: why it stopped, a key of
+        :data:`~assignment.engine.local_search.STOP_REASONS`; None when it did not run) and
+        ``search_stopped`` (the symmetric search's ``details["stopped"]``, never
+        ``"near_bound"``: its upper-bound stop is off).
     """
     if method == "greedy":
         out = greedy_confusion(problem, progress=progress)
@@ -134,7 +143,7 @@ def _tvcs_iht(problem, run_symmetric, seed, *, rng, options) -> MethodOutput:
     deadline = None if limit is None else time.perf_counter() + limit
     greedy = greedy_confusion(problem)
     greedy_acc = greedy.details["accuracy"]
-    refined, refined_acc, note = _final_pass(
+    refined, refined_acc, note, pass_facts = _final_pass(
         problem, greedy, rng=rng, deadline=deadline, options=options
     )
     overrides = {"bound_gap": 0.0}
@@ -159,6 +168,8 @@ def _tvcs_iht(problem, run_symmetric, seed, *, rng, options) -> MethodOutput:
         "search_accuracy": search_acc,
         "kept": kept,
         "objective": OBJECTIVE,
+        **pass_facts,
+        "search_stopped": search.details["stopped"],
     }
     if kept == "search":
         rows, cols = search.rows, search.cols
@@ -169,11 +180,13 @@ def _tvcs_iht(problem, run_symmetric, seed, *, rng, options) -> MethodOutput:
 
 def _final_pass(problem, greedy: MethodOutput, *, rng, deadline, options):
     """tvcs-iht's final pass under the matrices from the Dawid–Skene greedy's assignment,
-    starting no round after ``deadline``: ``(assignment, accuracy, note)``, greedy's own when
-    ``refine`` is off or the pass found nothing better."""
+    starting no round after ``deadline``: ``(assignment, accuracy, note, facts)``, greedy's own
+    when ``refine`` is off or the pass found nothing better; ``facts`` are the ``details``
+    ``final_pass``, ``final_pass_rounds`` and ``final_pass_stopped`` of :func:`_tvcs_iht`."""
     start = greedy.assignment
     if not options["refine"]:
-        return start, greedy.details["accuracy"], "refine off"
+        facts = {"final_pass": False, "final_pass_rounds": 0, "final_pass_stopped": None}
+        return start, greedy.details["accuracy"], "refine off", facts
     out = improve(
         problem,
         start,
@@ -182,9 +195,10 @@ def _final_pass(problem, greedy: MethodOutput, *, rng, deadline, options):
         deadline=deadline,
         filled=True,  # the Dawid-Skene greedy's own assignment: its round 0 would find nothing
     )
+    facts = {"final_pass": True, "final_pass_rounds": out.rounds, "final_pass_stopped": out.stopped}
     if out.accuracy <= greedy.details["accuracy"]:
-        return start, greedy.details["accuracy"], out.message
-    return out.assignment, out.accuracy, out.message
+        return start, greedy.details["accuracy"], out.message, facts
+    return out.assignment, out.accuracy, out.message, facts
 
 
 def _relabelled(out: MethodOutput, message: str, details: dict) -> MethodOutput:

@@ -37,7 +37,8 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
     Returns
     -------
     MethodOutput
-        The optimal support, shape (p,), and an :class:`ExactState` for the next call.
+        The optimal support, shape (p,), an :class:`ExactState` for the next call, and
+        ``details`` (:attr:`~projections.result.ProjectionResult.details`).
     """
     clock = time.perf_counter()
     support = np.zeros(structure.n_elements, dtype=bool)
@@ -53,6 +54,11 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
     scale_to_optimum(problem, cg, scaling)
     read_support(problem, cg, support)
     prices = scaling.price.astype(np.float64) / problem.state_unit
+    details = {
+        "candidate_rounds": int(scaling.rounds),
+        "candidate_elements": int(cg.elements.size),
+        "warm_started": warm is not None,
+    }
     return MethodOutput(
         support=support,
         optimal=True,
@@ -61,6 +67,7 @@ def solve(values, structure, *, warm_start=None) -> MethodOutput:
         f"candidate round(s), {cg.elements.size} candidate elements of {support.size}, "
         "certificate on all",
         warm_start=ExactState(structure, support.copy(), prices),
+        details=details,
     )
 
 

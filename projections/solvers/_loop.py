@@ -80,6 +80,10 @@ class Steps:
         """The step the result reports (:attr:`SolverResult.step`)."""
         raise NotImplementedError
 
+    def details(self) -> dict:
+        """The solver's own facts for :attr:`SolverResult.details` (none by default)."""
+        return {}
+
 
 class History:
     """The values a run evaluated and the iteration of each."""
@@ -186,6 +190,7 @@ def _result(steps: Steps, w, support, done: int, history: History, status, messa
         n_warm_started=steps.counters["warm_started"],
         step=steps.step_size(),
         objective=objective,
+        details={"returned_iteration": returned_it, **steps.details()},
     )
     logger.info("%s: %s; f=%.6g after %d iterations", steps.name, result.message, objective, done)
     return result

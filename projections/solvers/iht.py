@@ -134,7 +134,9 @@ def iht(
     Returns
     -------
     SolverResult
-        ``history`` holds ``f(w_0), f(w_1), ...``.
+        ``history`` holds ``f(w_0), f(w_1), ...``; ``details`` hold ``step_rule``
+        (``"constant"``, ``"1/L"`` or ``"backtracking"``) and ``escapes`` (fixed-point escapes
+        taken), besides ``returned_iteration``.
 
     Raises
     ------
@@ -266,6 +268,9 @@ class _IHTSteps(Steps):
 
     def describe(self) -> str:
         return f"step rule: {self.rule}; {self.n_escapes} fixed-point escapes"
+
+    def details(self) -> dict:
+        return {"step_rule": self.rule, "escapes": self.n_escapes}
 
     def step_size(self) -> float | None:
         return self.step
@@ -444,7 +449,8 @@ def stochastic_iht(
     -------
     SolverResult
         ``history`` / ``history_iterations`` hold the evaluated values; ``objective`` is the
-        value of ``solution``.
+        value of ``solution``, and ``details["returned_iteration"]`` its iteration (the best
+        evaluated iterate's when it is kept).
 
     Raises
     ------

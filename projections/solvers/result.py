@@ -55,6 +55,11 @@ class SolverResult:
         Final step size (after any backtracking); ``None`` when no step was taken.
     objective : float
         ``f(solution)`` when it was evaluated, else ``nan``.
+    details : dict
+        What the message says, as values: ``returned_iteration`` (int: the iteration of
+        ``solution``, below ``iterations`` when an earlier best iterate was returned) for
+        every solver; :func:`~projections.solvers.iht` adds ``step_rule`` (``"constant"``,
+        ``"1/L"`` or ``"backtracking"``) and ``escapes`` (int: fixed-point escapes taken).
     """
 
     solution: np.ndarray
@@ -71,3 +76,4 @@ class SolverResult:
     n_warm_started: int = 0
     step: float | None = None
     objective: float = float("nan")
+    details: dict = field(default_factory=dict)

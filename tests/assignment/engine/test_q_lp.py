@@ -183,7 +183,7 @@ def test_a_problem_by_category_never_gets_a_dense_float_matrix(monkeypatch):
     assert peak < 4 * n * m
     assert problem.is_feasible(output.assignment)
     assert output.n_assigned > 0
-    assert "optimal over every pair" in output.message
+    assert output.details["lp_optimal"] is True
 
 
 def test_tasks_of_one_category_start_from_different_workers():
@@ -239,7 +239,7 @@ def test_without_a_proof_after_its_rounds_the_lp_takes_every_pair(monkeypatch):
     )
     credit_cap = q_lp_credit_cap(0.05)
     lp = solve_q_lp(problem, credit_cap)
-    assert "every pair in the LP" in lp.message
+    assert lp.rounds == q_lp.FULL_LP_AFTER + 1  # the last LP took every usable pair
     assert lp.x.size == int(eligible.sum())
     assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-6)
     assert_feasible(problem, lp, credit_cap)

@@ -65,7 +65,7 @@ def test_iht_without_a_lipschitz_constant_backtracks_and_still_recovers_the_mode
     loss = WithoutLipschitz(LeastSquares(planted.A, planted.y))
     result = iht(loss, planted.projection, w0=np.zeros((10, 10)), tol=1e-9)
 
-    assert "backtracking" in result.message
+    assert result.details["step_rule"] == "backtracking"
     np.testing.assert_array_equal(result.support, planted.w_true != 0)
     assert np.linalg.norm(result.solution - planted.w_true) < 1e-6
     assert np.all(np.diff(result.history) <= 1e-12 * result.history[0])
