@@ -579,8 +579,10 @@ def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float
     solution : QLPSolution or None
     keys : ndarray of int64, shape (|S|,)
     """
-    keys = _all_keys(problem, table)
-    tasks, workers = np.divmod(keys, problem.n_workers)
+    n = problem.n_workers
+    # Keys are not kept beside the pairs (8 bytes a pair less at the projection's peak): the
+    # chosen ones are made again from their tasks and workers, in the same (sorted) order.
+    tasks, workers = np.divmod(_all_keys(problem, table), n)
     wk = q_lp_weights(table[workers, problem.task_column[tasks]], problem.n_labels)
     structure = TVCSStructure.from_labels(
         workers,
@@ -590,9 +592,10 @@ def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float
         total=problem.budget,
     )
     chosen = project(np.sqrt(wk), structure).support
+    chosen_keys = tasks[chosen] * n + workers[chosen]
     credit = np.bincount(tasks[chosen], weights=wk[chosen], minlength=problem.n_tasks)
     if credit.max(initial=0.0) > credit_cap:
-        return None, keys[chosen]
+        return None, chosen_keys
     return QLPSolution(
         workers[chosen],
         tasks[chosen],
@@ -601,7 +604,7 @@ def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float
         0,
         True,
         "the caps' optimum (one exact projection) keeps every task's credit within C",
-    ), keys[chosen]
+    ), chosen_keys
 
 
 def _warm_round(model: _WarmLP, keys: np.ndarray, table: np.ndarray, problem):
