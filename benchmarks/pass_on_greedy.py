@@ -32,6 +32,7 @@ from assignment.engine.greedy import greedy_pairs  # noqa: E402
 from assignment.engine.local_search import improve  # noqa: E402
 from assignment.engine.solve import solve  # noqa: E402
 from benchmarks.instances import QUALITIES, make_problem  # noqa: E402
+from benchmarks.markdown_report import add_out_option, publish  # noqa: E402
 
 logger = logging.getLogger("benchmarks.pass_on_greedy")
 
@@ -78,7 +79,7 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100x1000,200x10000")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--out", type=Path, help="also write the markdown here")
+    add_out_option(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("projections").setLevel(logging.WARNING)
@@ -93,7 +94,7 @@ def main(argv: list[str]) -> None:
                 for seed in range(args.seeds)
             ]
             logger.info("%s %s done", size, quality)
-    text = "\n".join(
+    publish(
         [
             "# tvcs-iht's final pass on greedy's own assignment",
             "",
@@ -102,13 +103,9 @@ def main(argv: list[str]) -> None:
             f"seeds 0..{args.seeds - 1}; the pass: `improve(max_rounds=2, filled=True)`",
             "",
             *table(rows),
-            "",
-        ]
+        ],
+        args.out,
     )
-    sys.stdout.write(text)
-    if args.out:
-        args.out.write_text(text)
-
 
 if __name__ == "__main__":
     main(sys.argv[1:])
