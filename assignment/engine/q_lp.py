@@ -30,7 +30,7 @@ generation*, after one exact shortcut:
 
 Where the rounds are many (every task ranking workers alike, degenerate duals: skill x
 difficulty quality with caps whose heaviest workers overflow ``C``) that warm start is what
-keeps them affordable; 100 x 1,000 at r = 0.1 took 7.5 s of CPU in fresh LPs, 1.3 s warm.
+keeps them affordable: about a sixth of the CPU time of fresh LPs at 100 x 1,000, r = 0.1.
 
 Pricing walks the tasks in blocks of about ``BLOCK_PAIRS`` pairs, so no ``n x m`` float array
 is ever built: weights come from :attr:`~assignment.engine.problem.AssignmentProblem.
@@ -88,10 +88,9 @@ SIMPLEX_MAX_PAIRS = 10_000
 SIMPLEX = {"method": "highs-ds", "options": {"presolve": False}}
 #: After the first restricted LP, each round's LP is the last one with its new pairs added as
 #: columns, solved by HiGHS's dual simplex (strategy 1) from the last basis instead of afresh:
-#: at 200 x 2,000 skill x difficulty, r = 0.05, f = 0.75, 48 s of CPU in fresh interior-point
-#: LPs became 8.6 s (Figure 4's 200 x 10,000 uniform, r = 0.05: 2.1 s against 1.4 s). Not
-#: enough at 200 x 10,000 skill x difficulty, r = 0.05: pricing still brings in ~100,000 pairs
-#: a round for 9 rounds, and a warm round can take minutes (893 s in all on a loaded machine).
+#: about a fifth of the CPU time of fresh interior-point LPs at 200 x 2,000 skill x
+#: difficulty, r = 0.05, 75% of the caps. Not enough at 200 x 10,000 there: pricing still
+#: brings in about 100,000 pairs a round for 9 rounds, and a warm round can take minutes.
 WARM = {"simplex_strategy": 1}
 
 
@@ -442,6 +441,7 @@ class _WarmLP:
         n, m = problem.shape
         self._h, self.keys = h, np.empty(0, np.int64)
         self._n, self._m = n, m
+        self._solved = False  # no basis yet
         credit, worker, task, budget = rows
         self._rows = (credit, worker, task)
         self._index = (
@@ -526,8 +526,6 @@ class _WarmLP:
             prices = _Prices(prices.credit, prices.worker, prices.task, float(dual[self._budget]))
         x = np.clip(np.asarray(solution.col_value), 0.0, 1.0)
         return x, -highs.getInfo().objective_function_value, prices, message
-
-    _solved = False  # (no basis yet)
 
 
 def _price(problem, table, keys, prices: _Prices) -> np.ndarray:
