@@ -38,8 +38,10 @@ Algorithm
    rounded, and multiplied by ``n_nodes + 1`` so that the final ``eps = 1`` phase is optimal.
    Thanks to the starting prices, the first phase runs at ``eps = scale / START`` instead
    of near the largest cost, where the scale is the largest cost or, if smaller, four times
-   the larger of the 90th percentile of the group prices (with heavy tails the heaviest
-   weights are far above every close call) and the total cap's price ``lam`` (when the budget
+   the largest of the 90th percentiles of each view's group prices (with heavy tails the
+   heaviest weights are far above every close call; each view on its own, since with few
+   groups on one side and many on the other, as 200 workers and 10,000 tasks, one pooled
+   percentile is the larger view's alone) and the total cap's price ``lam`` (when the budget
    binds on rank-one weights most group prices are 0). Each refine starts with a global
    price update and repeats it every ``max(n_nodes, active slots / 2)`` relabels. A refine
    that needs more than ``RELABELS`` relabels per node (prices far from optimal for its
