@@ -62,20 +62,30 @@ def make_project(name: str = "demo", username: str = "owner", **fields) -> Proje
 
 
 def project_with_random_quality(
-    *, n_workers: int, n_tasks: int, max_tasks_per_worker: int, categories: int = 1
+    *,
+    n_workers: int,
+    n_tasks: int,
+    max_tasks_per_worker: int,
+    categories: int = 1,
+    name: str = "p",
+    seed: int = 0,
+    quality: tuple[float, float] = (0.5, 0.9),
+    **defaults,
 ) -> Project:
-    """User "pm"'s project "p": ``n_workers`` workers, ``n_tasks`` tasks in ``categories``
+    """User "pm"'s project ``name``: ``n_workers`` workers, ``n_tasks`` tasks in ``categories``
     categories (task ``j`` in ``c{j % categories}``, or "c"), 3 workers per task and
-    ``max_tasks_per_worker`` tasks per worker by default, and an uploaded quality matrix drawn
-    from U[0.5, 0.9] (seed 0)."""
+    ``max_tasks_per_worker`` tasks per worker by default (and any other project ``defaults``,
+    e.g. ``default_budget``), and an uploaded quality matrix drawn from U[``quality``] with
+    ``seed``."""
     owner = get_user_model().objects.create_user("pm", password="x")
     project = Project.objects.create(
         owner=owner,
-        name="p",
+        name=name,
         default_max_workers_per_task=3,
         default_max_tasks_per_worker=max_tasks_per_worker,
+        **defaults,
     )
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     workers = [
         Worker.objects.create(project=project, external_id=f"w{i}") for i in range(n_workers)
     ]
@@ -89,7 +99,7 @@ def project_with_random_quality(
     ]
     matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
     matrix.set_arrays(
-        values=rng.uniform(0.5, 0.9, (n_workers, n_tasks)),
+        values=rng.uniform(*quality, (n_workers, n_tasks)),
         worker_ids=[w.pk for w in workers],
         task_ids=[t.pk for t in tasks],
         task_categories=[t.category for t in tasks],
