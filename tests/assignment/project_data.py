@@ -108,6 +108,49 @@ def project_with_random_quality(
     return project
 
 
+def project_with_gold_and_answers(
+    owner,
+    name: str,
+    *,
+    n_workers: int,
+    n_tasks: int,
+    categories: tuple[str, str],
+    ids: tuple[str, str, str] = ("w", "t", "g"),
+    second_answer_task: int = 0,
+) -> Project:
+    """``owner``'s project ``name``: ``n_workers`` workers (the last one inactive), ``n_tasks``
+    tasks (task ``j`` in ``categories[j % 2]``), 2 gold items of ``categories[0]`` whose true
+    label is "1", 3 gold answers (worker 0 on both items, worker 1 on the first) and 2 answers
+    (worker 0 says "1" to task 0, worker 1 says "0" to task ``second_answer_task``). External
+    ids are the ``ids`` prefixes of workers, tasks and gold items followed by their index."""
+    worker_id, task_id, gold_id = ids
+    project = Project.objects.create(owner=owner, name=name)
+    workers = [
+        Worker.objects.create(
+            project=project, external_id=f"{worker_id}{i}", active=i != n_workers - 1
+        )
+        for i in range(n_workers)
+    ]
+    tasks = [
+        Task.objects.create(
+            project=project, external_id=f"{task_id}{j}", category=categories[j % 2]
+        )
+        for j in range(n_tasks)
+    ]
+    items = [
+        GoldItem.objects.create(
+            project=project, external_id=f"{gold_id}{k}", category=categories[0], true_label="1"
+        )
+        for k in range(2)
+    ]
+    GoldAnswer.objects.create(worker=workers[0], item=items[0], answer="1")
+    GoldAnswer.objects.create(worker=workers[0], item=items[1], answer="0")
+    GoldAnswer.objects.create(worker=workers[1], item=items[0], answer="1")
+    Answer.objects.create(worker=workers[0], task=tasks[0], label="1")
+    Answer.objects.create(worker=workers[1], task=tasks[second_answer_task], label="0")
+    return project
+
+
 def import_text(
     project: Project, kind: str, content: str | bytes, name: str | None = None
 ) -> ImportResult:
