@@ -18,10 +18,8 @@ caps GradMP needs), :func:`exclusive_groups_projection` the one onto a single vi
 a total (rows only or columns only). Losses are duck-typed (:class:`Loss`,
 :class:`StochasticOracle`);
 :class:`LeastSquares` and :class:`SquaredHinge` are the paper's section 5.1 losses. Every
-solver returns a :class:`SolverResult`. The three run one loop (``projections.solvers._loop``):
-each supplies its iteration and the loop records the history and stops on the callback, the
-solver's own convergence test, no improvement (stochastic IHT) or the time limit, in that order,
-each named in :attr:`SolverResult.status`.
+solver returns a :class:`SolverResult`; how they share one loop and when they stop:
+docs/design.md#iht-family-solvers.
 
 Example
 -------
