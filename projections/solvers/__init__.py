@@ -16,9 +16,8 @@
 ``P`` is any callable projection; :func:`tvcs_projection` builds the TVCS one (with the doubled
 caps GradMP needs), :func:`exclusive_groups_projection` the one onto a single view of groups and
 a total (rows only or columns only). Losses are duck-typed (:class:`Loss`,
-:class:`StochasticOracle`);
-:class:`LeastSquares` and :class:`SquaredHinge` are the paper's section 5.1 losses. Every
-solver returns a :class:`SolverResult`; how they share one loop and when they stop:
+:class:`StochasticOracle`; :mod:`~projections.solvers.losses`). Every solver returns a
+:class:`SolverResult`; how they share one loop and when they stop:
 docs/design.md#iht-family-solvers.
 
 Example
