@@ -1,36 +1,18 @@
 """Head and tail projections onto connected supports of a graph (the weighted graph model).
 
-The model (Hegde, Indyk & Schmidt, "A nearly-linear time framework for graph-structured
-sparsity", ICML 2015; Zhou, Chen & Ying, "Dual averaging method for online graph-structured
-sparsity", KDD 2019, Definition 1) is the set of supports of at most ``sparsity`` nodes of a
-graph that form at most ``n_components`` connected components. Projecting onto it exactly is
-NP-hard, so GraphDA uses two approximations (its Assumptions 1 and 2)::
+The model (Hegde, Indyk & Schmidt, ICML 2015; Zhou, Chen & Ying, KDD 2019, Definition 1) is the
+set of supports of at most ``sparsity`` nodes that form at most ``n_components`` connected
+components. GraphDA approximates the NP-hard projection onto it by a head projection (captures
+at least ``c_H`` of the best energy) and a tail projection (leaves out at most ``c_T`` times the
+least), both by a binary search over an edge price on the prize-collecting Steiner forest
+(``pcst_fast``). The support is a forest of at most ``n_components`` trees with at most
+``floor((1 + tolerance) * sparsity)`` nodes; :data:`HEAD_FACTOR` and :data:`TAIL_FACTOR` are the
+factors the tests check against brute force (no worst-case constant is proved).
 
-    head:  ||v_H||^2           >= c_H * max_{S in M} ||v_S||^2        (captures energy)
-    tail:  ||v - v_T||^2       <= c_T * min_{S in M} ||v - v_S||^2    (leaves little out)
-
-Both are computed, as in GraphDA's Appendix A (Algorithm 2), by a binary search over a price
-``lam`` on the edges: the prize-collecting Steiner forest with node prizes ``v ** 2`` and edge
-costs ``lam * c`` is solved approximately by the Goemans–Williamson scheme with pruning
-(``pcst_fast``, Hegde, Indyk & Schmidt, 2014), and ``lam`` is raised when the forest has more
-than ``(1 + tolerance) * sparsity`` nodes and lowered when it has fewer than ``sparsity``.
-
-What is guaranteed by construction: the support is a forest of at most ``n_components`` trees
-of the graph with at most ``floor((1 + tolerance) * sparsity)`` nodes (so its induced subgraph
-has at most ``n_components`` components). The search's forest is then improved cheaply: when no
-price lands in the size range (on small graphs the forest's size jumps), the smaller forest is
-grown by its heaviest neighbours and the larger one trimmed by its lightest leaves, and a greedy
-growth from the heaviest node is also tried; the support with the most energy is returned.
-
-No worst-case ``c_H`` or ``c_T`` is proved for this
-sparsity-targeted search (Hegde et al.'s constants are for their budgeted variant); the
-factors :data:`HEAD_FACTOR` and :data:`TAIL_FACTOR` are the ones the tests check against brute
-force over all connected supports of small graphs.
-
-``pcst_fast`` is an optional dependency (``pip install 'tvcs-assign[graph]'``, which installs
-the ``pcst-fast2`` build: the original ``pcst_fast`` 1.0.10 wheel imports under NumPy 2 but
-returns wrong vertex lists). The projections raise :class:`ImportError` saying so when it is
-missing or broken.
+``pcst_fast`` is an optional dependency (``pip install 'tvcs-assign[graph]'``, the
+``pcst-fast2`` build); the projections raise :class:`ImportError` saying so when it is missing
+or broken. The search and its repairs:
+docs/design.md#head-and-tail-projections-onto-connected-supports.
 """
 
 from __future__ import annotations

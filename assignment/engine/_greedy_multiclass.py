@@ -2,44 +2,14 @@
 
 :class:`MulticlassGreedyState` has the interface of :class:`~assignment.engine.greedy.GreedyState`
 that :func:`~assignment.engine.greedy.fill` uses (``evaluate_all``, ``evaluate``,
-``still_feasible``, ``apply``, ``budget``, ``budget_left``, ``acc``), so the greedy's loop, its
-lazy queue and its stopping rules are the binary ones. What differs is how a task's moves are
-scored: the binary state keeps each task's vote-sum distribution and scores a candidate by four
-binary searches, which has no K-class analogue (the vote depends on a vector of ``K`` label
-sums, not one sum). Here every candidate set (the task's workers plus one candidate, or plus
-two) is scored by the exact K-class accuracy, in a numba kernel
-(:mod:`~assignment.engine._multiclass_moves`) that finds a task's best move in one call: it
-groups and orders each set as :func:`~assignment.engine.multiclass.set_accuracy_multiclass`
-does and runs the same pruned depth-first sum, so every accuracy is that function's bit for
-bit, without its many small numpy calls per set (which cost 85-90% of the time before, at 100
-workers x 1,000 tasks). It scores only the sets that can matter: candidates in decreasing
-reliability, until the gain of a more reliable ordinary one (``Q >= 1 / K``, of whom the rest
-are garblings) bounds the rest below the best gain (details in that module); this, not the
-overhead, is what counts at 200 workers, where scoring all 200 candidates cost 70% of the time.
-
-The moves, their worth and every tie rule are the binary greedy's: a single is worth its gain,
-a pair half its gain and only if that beats the task's best single by more than ``GAIN_TOL``;
-within ``GAIN_TOL`` the lowest worker (singles) or the lexicographically lowest pair wins; pairs
-are scored exhaustively up to ``PAIR_EXHAUSTIVE_MAX`` candidates, else within the
-``PAIR_TOP_GAIN`` best by single gain and the ``PAIR_TOP_RELIABLE`` most reliable, reliability
-being the effective quality ``max(Q, 1 - (K - 1) Q)`` of
-:func:`~assignment.engine.upper_bound.effective_quality` (for ``Q >= 1 / K`` a better worker is
-never worse for the vote); and pairs are skipped when the best single already earns half of
-what is left (``(1 - A_j) / 2``), as no pair can be worth more. Why pairs at all holds for ``K``
-labels too: under a uniform prior two workers are exactly as accurate as the better one alone
-(when they disagree the better one decides), so a one-step greedy would never build a majority
-of three.
-
-A task gets at most :func:`max_exact_workers` workers (``K^k <= MAX_EXACT_STATES``: 12 for
-three labels, 10 for four), so every set scored is exact. Scoring a task with ``c`` candidates
-and ``k`` workers costs at most ``c`` sets of ``k + 1`` workers and 120 of ``k + 2`` (about
-``K^(k + 2)`` states each before pruning), usually a few of each; see
-``benchmarks/multiclass_greedy.py``.
-
-Like the binary state it keeps each task's workers as a list and the loads per worker: no
-(n_workers, n_tasks) array besides the problem's own quality table (and eligibility mask); and
-on a problem by category, tasks of one category with the same prior and workers share their
-best move (:meth:`MulticlassGreedyState._memo_key`) until a worker fills up.
+``still_feasible``, ``apply``, ``budget``, ``budget_left``, ``acc``), so the loop, the lazy
+queue, the moves (singles, and pairs at half their gain), their tie rules and the stopping rules
+are the binary greedy's. What differs is the scoring: each candidate set is scored by the exact
+K-class accuracy, bit for bit that of
+:func:`~assignment.engine.multiclass.set_accuracy_multiclass`, in one numba call per task
+(:mod:`~assignment.engine._multiclass_moves`), which skips the candidates that a more reliable
+one's gain bounds below the best. A task gets at most :func:`max_exact_workers` workers, so
+every set scored is exact. Why and how: docs/design.md#greedy-with-lookahead.
 """
 
 from __future__ import annotations

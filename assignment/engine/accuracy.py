@@ -1,61 +1,18 @@
-"""Expected accuracy of the Bayes vote on binary labels (docs/design.md#expected-accuracy).
+"""Expected accuracy of the Bayes vote on binary labels (docs/design.md#two-labels).
 
-Model
------
-``n`` workers (rows ``i``) and ``m`` tasks (columns ``j``). ``Q[i, j]`` is the probability that
-worker ``i`` labels task ``j`` correctly. Task ``j`` has a true label ``y_j`` in ``{0, 1}`` with
-prior ``pi_j = P(y_j = 1)``. The workers assigned to a task (``X[i, j]`` true) answer
-independently. Their answers ``a_i`` are combined by the Bayes vote: predict 1 iff ::
+The workers on task ``j`` (``X[i, j]`` true) answer independently given the true label ``y_j``
+(prior ``pi_j = P(y_j = 1)``), worker ``i`` correctly with probability ``Q[i, j]``, and the
+vote predicts 1 iff ::
 
-    s_j = sum_{i: X[i, j]} (2 a_i - 1) w_ij  >=  r_j,
-    w_ij = log(Q_ij / (1 - Q_ij)),   r_j = log((1 - pi_j) / pi_j).
+    s_j = sum_{i: X[i, j]} (2 a_i - 1) w_ij  >=  r_j - tol_j,
+    w_ij = log(Q_ij / (1 - Q_ij)),   r_j = log((1 - pi_j) / pi_j),
+    tol_j = TIE_RTOL * (1 + |r_j| + sum_{i: X[i, j]} |w_ij|),
 
-The expected accuracy of task ``j`` is ::
-
-    A_j = pi_j P(predict 1 | y_j = 1) + (1 - pi_j) P(predict 0 | y_j = 0)
-
-and the objective is ``mean_j A_j``.
-
-Conventions
------------
-* **Clipping.** ``Q`` is clipped to ``[EPS, 1 - EPS]`` with ``EPS = 1e-6`` before taking
-  log-odds, so every weight is finite (``|w_ij| <= log((1 - EPS) / EPS) ~= 13.8``).
-* **Q < 0.5 is legal.** That worker's weight is negative: the vote believes the opposite of
-  what it says. A lone worker with ``Q = 0.2`` under prior 0.5 therefore gives accuracy 0.8.
-* **Ties.** The comparison ``s_j >= r_j`` is made robust to floating-point rounding: with ::
-
-      tol_j = TIE_RTOL * (1 + |r_j| + sum_{i: X[i, j]} |w_ij|),   TIE_RTOL = 1e-9,
-
-  ``|s_j - r_j| <= tol_j`` counts as equality, which predicts 1. That is, predict 1 iff
-  ``s_j >= r_j - tol_j``. This matters because ties are common in exact arithmetic: under
-  prior 0.5 two workers who disagree give ``s_j = 0 = r_j`` exactly, but the floating-point sum
-  of ``w - w'`` with ``w = w'`` computed along different paths need not be 0. At an exact
-  tie the posterior is exactly ``1/2``, so either prediction is equally likely to be right:
-  the rule does not change the expected accuracy, it makes the labels deterministic.
-  :func:`assignment.engine.aggregate.aggregate` uses the same rule, so its labels are exactly
-  the decisions whose accuracy this module computes.
-* **No workers.** A task with no assigned worker has ``s_j = 0`` and predicts by its prior
-  alone: 1 iff ``0 >= r_j - tol_j`` (``pi_j >= 0.5`` up to the tolerance), accuracy
-  ``max(pi_j, 1 - pi_j)``.
-
-Algorithms
-----------
-For one task let ``c`` in ``{0, 1}^k`` say which of its ``k`` workers answer correctly,
-``p(c) = prod_i Q_i^c_i (1 - Q_i)^(1 - c_i)`` and ``S(c) = sum_i (2 c_i - 1) w_i``. Given
-``y = 1`` the vote sum is ``S(c)``; given ``y = 0`` it is ``-S(c)``. Hence ::
-
-    A = pi sum_c p(c) [S(c) >= r - tol] + (1 - pi) sum_c p(c) [S(c) > tol - r].
-
-:func:`task_accuracy` groups the tasks by ``k`` and, for ``k <= 12``, enumerates the ``2^k``
-patterns of a whole group at once (a doubling construction, ``O(2^k)`` per task). For
-``13 <= k <= MAX_EXACT_WORKERS`` it meets in the middle: the workers are split into halves of
-sizes ``a = k // 2`` and ``b = k - a``, each half's ``2^a`` (``2^b``) partial sums and
-probabilities are enumerated, both are sorted, and for every partial sum ``u`` of the first
-half the probability that the second half's sum reaches ``t - u`` is read off cumulative
-probabilities after a merge (a stable sort of two sorted runs), ``O(2^(k/2) log 2^(k/2))``
-per task. All of it is vectorised over the tasks of a group, in chunks that bound memory.
-
-:func:`estimate_accuracy` is the Monte Carlo fallback for any number of workers.
+with ``Q`` clipped to ``[EPS, 1 - EPS]`` (``Q < 0.5`` is legal: a negative weight). A task's
+accuracy is ``A_j = pi_j P(predict 1 | y_j = 1) + (1 - pi_j) P(predict 0 | y_j = 0)``, and the
+objective is ``mean_j A_j``; :func:`assignment.engine.aggregate.aggregate` labels by the same
+rule. :func:`task_accuracy` is exact up to ``MAX_EXACT_WORKERS`` workers a task (enumeration,
+then meet in the middle); :func:`estimate_accuracy` is the Monte Carlo estimate for any number.
 """
 
 from __future__ import annotations
@@ -568,7 +525,7 @@ def column_accuracy(q_col_assigned, prior_j: float) -> float:
     """Exact expected accuracy of one task from the qualities of its assigned workers.
 
     A low-overhead entry point for callers that evaluate one task many times (the greedy
-    method): about 10-20 microseconds for up to 8 workers.
+    method).
 
     Parameters
     ----------

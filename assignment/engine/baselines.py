@@ -1,55 +1,20 @@
 """The reference methods every assignment is compared with: random and Q-based LP.
 
 ``random``
-    A random feasible assignment of maximum size under the caps: the eligible pairs in a
-    random order, each taken while there is room, then augmenting paths to a maximum flow;
-    above
-    ``MAX_SEARCH_PAIRS`` pairs, over a few random candidate pairs per task instead of every
-    pair (:func:`random_pairs`).
+    A random feasible assignment of maximum size under the caps: the eligible pairs in a random
+    order, each taken while there is room, then augmenting paths to a maximum flow; above
+    ``MAX_SEARCH_PAIRS`` pairs, over a few random candidate pairs per task
+    (:func:`random_pairs`).
 ``q-lp``
-    Ho, Jabbari & Vaughan, "Adaptive task assignment for crowdsourced classification",
-    ICML 2013, offline LP, with the per-task caps and the budget of the TVCS comparison
-    (Yang et al., ICML 2017, §5.2)::
+    The offline LP of Ho, Jabbari & Vaughan (ICML 2013) with the caps and budget of the TVCS
+    comparison (Yang et al., ICML 2017, §5.2): maximise ``sum_ij w_ij x_ij`` under the caps and
+    a credit cap ``sum_i w_ij x_ij <= C`` per task, with ``w_ij = s_ij^2``, the skill
+    ``s = (K Q - 1) / (K - 1)``, and ``C = 2 ln((K - 1) / target_error)`` (``(2 Q - 1)^2`` and
+    ``2 ln(1 / target_error)`` for two labels). Solved by column generation
+    (:mod:`~assignment.engine.q_lp`) and made integral by the exact TVCS projection.
 
-        maximise    sum_ij w_ij x_ij,                   w_ij = (2 Q_ij - 1)^2
-        subject to  sum_i w_ij x_ij <= C                for every task j
-                    sum_j x_ij      <= max_tasks_per_worker[i]
-                    sum_i x_ij      <= max_workers_per_task[j]
-                    sum_ij x_ij     <= budget,          0 <= x_ij <= 1, x_ij = 0 if ineligible
-
-    with ``C = 2 ln(1 / target_error)``: weighted majority voting with weights ``2 Q - 1``
-    reaches error at most ``target_error`` on a task once ``sum_i (2 Q_ij - 1)^2 >= C``, so
-    credit beyond ``C`` is wasted. The LP is solved by HiGHS (interior point, then crossover to
-    a vertex; through SciPy) on a few pairs and proved optimal over all of them by column
-    generation (:mod:`~assignment.engine.q_lp`); its solution ``x*`` is made integral and
-    feasible by the exact TVCS projection of ``x*`` over those pairs (the largest LP values that
-    fit the caps; fractional values appear only where the ``C`` rows bind; every other pair has
-    ``x* = 0`` and is never chosen).
-
-``q-lp`` with ``K`` labels
-    Ho et al. treat two labels; the same argument gives the weights and the cap for the
-    ``K``-class one-coin model (right with probability ``Q``, else one of the ``K - 1`` wrong
-    labels uniformly; :mod:`~assignment.engine.multiclass`). Let the workers of a task vote
-    for their answers with weights ``v_i`` (weighted plurality). For the true label ``y`` and
-    one wrong label ``y'``, the margin ``M = sum_i Z_i``, ``Z_i = v_i ([a_i = y] - [a_i = y'])``,
-    is a sum of independent terms in ``[-|v_i|, |v_i|]`` with ::
-
-        E Z_i = v_i (Q_i - (1 - Q_i) / (K - 1)) = v_i s_i,     s_i = (K Q_i - 1) / (K - 1),
-
-    ``s_i`` the worker's *skill*: 1 for a perfect worker, 0 for one who guesses (``Q = 1 / K``),
-    negative below. Hoeffding's inequality gives
-    ``P(M <= 0) <= exp(-(sum_i v_i s_i)^2 / (2 sum_i v_i^2))``, smallest at ``v_i = s_i``:
-    ``exp(-sum_i s_i^2 / 2)``; a union bound over the ``K - 1`` wrong labels bounds the error
-    of the vote by ``(K - 1) exp(-sum_i s_i^2 / 2)``. So the LP weighs a worker by ::
-
-        w_ij = s_ij^2 = ((K Q_ij - 1) / (K - 1))^2,     C = 2 ln((K - 1) / target_error),
-
-    which are ``(2 Q - 1)^2`` and ``2 ln(1 / target_error)`` at ``K = 2`` (bit for bit: the code
-    computes ``(K Q - 1) / (K - 1)`` and ``(K - 1) / target_error``). A worker below ``1 / K``
-    earns credit too (``v_i = s_i < 0`` reads his answer as a vote against it), as ``Q < 0.5``
-    does for two labels; a pure guesser (``Q = 1 / K``) earns none and is never assigned.
-    Hoeffding ignores that ``Z_i`` is 0 with probability ``(K - 2)(1 - Q_i) / (K - 1)``, so the
-    cap is conservative for ``K > 2``, as it already is for two labels.
+Both, and the Hoeffding argument behind q-lp's weights for ``K`` labels:
+docs/design.md#random-and-q-lp.
 """
 
 from __future__ import annotations

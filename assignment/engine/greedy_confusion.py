@@ -1,32 +1,13 @@
 """Greedy under Dawid–Skene's confusion matrices (docs/design.md#under-confusion-matrices).
 
 The moves, their worth, the lazy queue and every tie rule are those of
-:mod:`assignment.engine.greedy` (its :func:`~assignment.engine.greedy.fill` runs this state): a
-move adds one worker (worth its gain ``g1``) or two (worth ``g2 / 2``, made only if it beats the
-task's best single by more than ``GAIN_TOL``), the largest worth first, ties to the lowest task,
-then worker. What changes is the objective: the gain of a move is the exact increase of the
-accuracy of the Dawid–Skene vote (the posterior's argmax under the matrices, Dawid & Skene
-1979), ``A_j(S) = sum_a max_c pi_jc prod_{i in S} C_i[c, a_i]``, instead of the symmetric
-model's.
-
-A task's state is its joint table ``P_S(c, a) = pi_c prod_{i in S} C_i[c, a_i]``, shape
-``(K, K^|S|)``, rebuilt from its workers when the task is evaluated (``K^(|S|+1)`` products,
-less than scoring one candidate). A candidate ``i`` scores ``A(S + i) = sum_{a, a'} max_c
-P_S(c, a) C_i[c, a']`` (``K^|S| K^2`` operations) and a pair ``(i, l)``
-``sum_{a, a', a''} max_c P_S(c, a) C_i[c, a'] C_l[c, a'']`` (``K^|S| K^3``). A task takes at
-most :func:`max_confusion_workers` workers (``K^k <= MAX_EXACT_PATTERNS`` of
-:mod:`~assignment.engine.confusion`), so every accuracy is exact.
-
-Laziness needs no submodularity (these gains are not submodular: a second worker can be worth
-more than the first): a task's stored best move was the best over its options when stored; until
-a move is made on that task its table does not change and its options only shrink (workers fill
-up, the budget falls), so the stored worth bounds the current one, and a stored move that is
-still feasible is still the task's best. :func:`~assignment.engine.greedy.fill` re-evaluates a
-task whose stored move became infeasible before it may be made. Pairs are scored exhaustively up
-to ``PAIR_EXHAUSTIVE_MAX`` candidates, else among the ``PAIR_TOP_GAIN`` best by single gain and
-the ``PAIR_TOP_RELIABLE`` best alone on the task (their solo accuracy ``sum_a max_c pi_c
-C_i[c, a]``), and skipped when the best single already earns half of what is left,
-``(1 - A_j) / 2``, which no pair can beat: as in the symmetric greedy.
+:mod:`assignment.engine.greedy` (its :func:`~assignment.engine.greedy.fill` runs this state);
+the gain of a move is the exact increase of the Dawid–Skene vote's accuracy (Dawid & Skene
+1979), ``A_j(S) = sum_a max_c pi_jc prod_{i in S} C_i[c, a_i]``, computed from the task's joint
+table ``P_S(c, a)``, shape ``(K, K^|S|)``, rebuilt from its workers when the task is evaluated.
+A task takes at most :func:`max_confusion_workers` workers, so every accuracy is exact. The
+gains are not submodular; the lazy queue needs only that a task's options shrink until a move
+is made on it (the argument is in the design document).
 """
 
 from __future__ import annotations

@@ -1,68 +1,18 @@
 """The Bayes vote on labels with ``K >= 2`` classes and its exact expected accuracy (issue 13).
 
-Model
------
-``n`` workers (rows ``i``), ``m`` tasks (columns ``j``) and ``K`` labels ``0, ..., K - 1``.
-Task ``j`` has a true label ``y_j`` with prior ``pi_j``, a distribution over the ``K`` labels
-(shape ``(m, K)``). Worker ``i`` answers task ``j`` correctly with probability ``Q[i, j]``;
-otherwise it picks one of the ``K - 1`` wrong labels uniformly (the one-coin model). Workers
-answer independently given ``y_j``.
+One-coin model: worker ``i`` answers task ``j`` correctly with probability ``Q[i, j]``, else one
+of the ``K - 1`` wrong labels uniformly; task ``j``'s label has the prior distribution
+``pi_j`` (shape ``(m, K)``, rows positive and summing to 1 within ``1e-6``). The vote predicts
+``argmax_y score(y)``, ::
 
-The Bayes vote
---------------
-With answers ``a_i`` of the task's workers, ::
+    score(y) = log pi(y) + sum_{i: a_i = y} w_i,     w_i = log(Q_i (K - 1) / (1 - Q_i)),
 
-    log P(y, a) = log pi(y) + sum_{i: a_i = y} log Q_i + sum_{i: a_i != y} log((1 - Q_i) / (K - 1))
-                = log C + score(y),
-    score(y)    = log pi(y) + V_y,     V_y = sum_{i: a_i = y} w_i,
-    w_i         = log(Q_i (K - 1) / (1 - Q_i)),   log C = sum_i log((1 - Q_i) / (K - 1)),
-
-so the posterior is ``softmax(score)`` and the vote predicts ``argmax_y score(y)``. ``C`` does
-not depend on ``y``: answers for the other labels contribute the common term and cancel.
-
-Conventions
------------
-* **Clipping.** ``Q`` is clipped to ``[EPS, 1 - EPS]`` (``EPS = 1e-6``, as in
-  :mod:`~assignment.engine.accuracy`) so every weight is finite. ``Q < 1 / K`` is legal: the
-  weight is negative and the vote reads that worker's answer as evidence against the label.
-* **Ties go to the highest label.** With ::
-
-      tol_j = TIE_RTOL * (1 + max_y log pi_j(y) - min_y log pi_j(y) + sum_i |w_ij|)
-
-  (``TIE_RTOL = 1e-9``), every label whose score is within ``tol_j`` of the largest one counts
-  as tied, and the vote predicts the *highest* tied label. Why the highest: for ``K = 2`` with
-  ``pi = [1 - p, p]`` the two scores differ by ``s - r`` of the binary rule
-  (:mod:`~assignment.engine.accuracy`), ``max - min`` of ``log pi`` is ``|r|`` and the weights
-  are the binary log-odds, so "label 1 iff ``score(1) >= score(0) - tol``" is exactly today's
-  "predict 1 iff ``s >= r - tol``", tie tolerance included. At an exact tie the tied labels
-  have the same posterior, so the rule does not change the expected accuracy; it makes the
-  labels deterministic and the same in :func:`aggregate_multiclass` and in the accuracy.
-* **Prior.** Each row of ``prior`` must be positive and sum to 1 within ``1e-6``; it is then
-  divided by its sum.
-
-Exact expected accuracy
------------------------
-For one task, ``A = sum_y pi(y) P(vote = y | y) = sum_a P(y = vote(a), a)``: every answer
-pattern ``a`` contributes ``exp(log C + score(vote(a)))``, and that depends on ``a`` only
-through the vote vector ``V``. Workers with equal (clipped) quality have equal weights, so a
-*group* of ``c`` such workers matters only through how many of them chose each label: a
-composition ``(n_0, ..., n_{K-1})`` of ``c``, reached by ``c! / prod n_l!`` patterns. The
-exact sum therefore runs over *states*, one composition per group, ::
-
-    A = sum_states mult(state) exp(log C + score(vote(V(state)))),
-    n_states = prod_groups binom(c_g + K - 1, K - 1),
-
-which is ``K^k`` when the ``k`` qualities are distinct and polynomial in ``k`` when they
-repeat (``binom(k + K - 1, K - 1)`` for ``k`` equal workers). A task is computed exactly iff
-``n_states <= MAX_EXACT_STATES = 2^20``: always for ``k <= 20`` (``K = 2``), ``k <= 12``
-(``K = 3``), ``k <= 10`` (``K = 4``), ``k <= 8`` (``K = 5``), ``k <= 7`` (``K = 6``), and far
-beyond with repeated qualities (e.g. 100 equal workers on 4 labels: 176,851 states).
-
-The sum is taken depth first, group by group, in a numba kernel
-(:mod:`assignment.engine._multiclass_kernels`) that prunes every subtree whose vote is already
-decided (the leader is ahead by more than all the remaining workers can move it): the bound is
-on the worst case, and confident workers cost far less. Beyond the bound,
-:func:`estimate_accuracy_multiclass` is the Monte Carlo estimate.
+``Q`` clipped to ``[EPS, 1 - EPS]``, ties (within ``TIE_RTOL``) to the highest label, which for
+``K = 2`` is the binary rule of :mod:`~assignment.engine.accuracy`. The exact accuracy sums over
+the compositions of the answers of each group of equal workers, while there are at most
+``MAX_EXACT_STATES`` of them (numba kernel: :mod:`assignment.engine._multiclass_kernels`);
+:func:`estimate_accuracy_multiclass` is the Monte Carlo estimate beyond. Derivation and bounds:
+docs/design.md#k-labels-one-coin.
 """
 
 from __future__ import annotations

@@ -1,47 +1,17 @@
 """The q-lp baseline's LP, solved over a few pairs and proved optimal over all of them.
 
-The LP of :mod:`~assignment.engine.baselines` (Ho et al., 2013) has one variable per eligible
-(worker, task) pair, ``n m`` of them, but its optimum uses only a few: at most
-``max_workers_per_task[j]`` workers of a task, the best ones. It is solved by *column
-generation*, after one exact shortcut:
+The LP of :mod:`~assignment.engine.baselines` (Ho et al., 2013) has a variable per eligible
+pair, but its optimum uses only a few. When the caps' optimum (one TVCS projection of
+``sqrt(w)``, :func:`_relaxation`) keeps every task's credit within ``C`` it is the LP's optimum;
+otherwise the LP is solved by *column generation*: HiGHS on a candidate set of pairs (the
+restricted LPs of all rounds are one warm-started model, :class:`_WarmLP`), then every other
+pair is priced with the duals, ``w_ij (1 - u_j) - a_i - b_j - beta``; when none exceeds
+``PRICING_TOLERANCE`` the restricted optimum is optimal for the full LP, else the most
+profitable pairs join and it goes again (the full LP after ``FULL_LP_AFTER`` rounds). Pricing
+goes by blocks of tasks, so no ``n x m`` float array is built. Pairs are kept *task-major*: key
+``j n + i`` for worker ``i`` and task ``j``, ascending.
 
-0. Without its credit rows the LP is a transportation problem whose optimum is the caps'
-   optimum, one TVCS projection of ``sqrt(w)`` (:func:`_relaxation`). When that keeps every
-   task's credit within ``C`` (most of Figure 4, where a task's few workers weigh at most 0.64
-   each, and skill x difficulty quality at the smaller caps) it is the LP's optimum and no LP
-   is solved. Problems of at most ``RELAXATION_MAX_PAIRS`` pairs only, dense or by category
-   alike, so that both forms of the same quality give the same answer.
-1. Start from a candidate set of pairs: each task's ``INITIAL_PER_TASK_FACTOR *
-   max_workers_per_task[j]`` heaviest eligible workers (largest ``w_ij``), and the caps'
-   optimum that broke a credit cap above.
-2. Solve the LP restricted to the candidates with HiGHS (through SciPy). Its duals are prices
-   ``u_j >= 0`` on task ``j``'s credit row, ``a_i >= 0`` on worker ``i``'s cap, ``b_j >= 0``
-   on task ``j``'s cap and ``beta >= 0`` on the budget. The restricted LPs of all rounds are
-   one HiGHS model (:class:`_WarmLP`): the first is solved from scratch, each later one is the
-   last with the new pairs added as columns, solved by the dual simplex from the last basis.
-3. *Price* every pair outside the set: its reduced profit is
-   ``w_ij (1 - u_j) - a_i - b_j - beta``. If none exceeds ``PRICING_TOLERANCE``, the restricted
-   optimum ``x`` (0 outside the set) and the prices are a primal feasible, dual feasible pair of
-   the full LP with equal objectives: ``x`` is optimal for the full LP (within HiGHS's own
-   tolerances and the pricing tolerance). Otherwise add, per task, the
-   ``max_workers_per_task[j]`` most profitable pairs and go back to 2. After
-   ``FULL_LP_AFTER`` rounds without a proof, solve the LP over every usable pair instead (as
-   q-lp did before; slow and ~1,200 bytes per pair, but exact).
-
-Where the rounds are many (every task ranking workers alike, degenerate duals: skill x
-difficulty quality with caps whose heaviest workers overflow ``C``) that warm start is what
-keeps them affordable: about a sixth of the CPU time of fresh LPs at 100 x 1,000, r = 0.1.
-
-Pricing walks the tasks in blocks of about ``BLOCK_PAIRS`` pairs, so no ``n x m`` float array
-is ever built: weights come from :attr:`~assignment.engine.problem.AssignmentProblem.
-quality_table` (a worker x category table for a problem given by category, whose dense matrix is
-never asked for). Rows no pair can bind are left out of the restricted LP (their dual is 0):
-a credit row whose task's ``max_workers_per_task[j]`` heaviest usable pairs weigh at most
-``C``, a cap row with no more usable pairs than its cap, the budget when the usable pairs are
-fewer (over the candidates only for a fresh LP). The restricted solution satisfies them all
-the same, so the certificate holds.
-
-Pairs are kept *task-major*: key ``j n + i`` for worker ``i`` and task ``j``, ascending.
+The steps and why the certificate holds: docs/design.md#column-generation.
 """
 
 from __future__ import annotations

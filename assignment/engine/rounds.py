@@ -1,49 +1,16 @@
 """The next round of a project: an assignment problem conditioned on the answers in hand.
 
-A project assigns in rounds: assign, collect answers, assign what is left of the budget where it
-helps most. After the answers ``D`` of the earlier rounds, the next round is an assignment problem
-of the same form (:class:`~assignment.engine.problem.AssignmentProblem`) in which
+After the answers ``D`` of the earlier rounds, the next round is an ordinary
+:class:`~assignment.engine.problem.AssignmentProblem` in which each task's prior is its
+posterior given ``D`` (two labels, ``K`` labels or Dawid–Skene's confusion matrices alike),
+answered pairs are not eligible, caps are reduced by the answers in hand and the budget is what
+the round may spend. Since answers are independent given the label, its expected accuracy is
+that of the final labels given ``D``, so every method is right for it as it stands.
+:func:`plan_layers` is the non-myopic rule for rounds to go: plan with everything left, execute
+part of the plan breadth first. The public functions are :func:`next_round`, which returns a
+:class:`NextRound`, and :func:`plan_layers`.
 
-* each task's prior is its posterior ``P(y_j = 1 | D)`` under the current quality,
-* pairs already answered are not eligible (a worker answers a task once),
-* each worker's and each task's cap is reduced by the answers it already has,
-* the budget is what the round may spend (by default what remains of the total).
-
-Why the objective is then exactly right (``docs/design.md``, "Rounds"): answers are independent
-given the true label, so for a task with earlier answers ``D_j`` and new answers ``N_j``,
-``P(y | D_j, N_j)`` is proportional to ``P(y | D_j) P(N_j | y)``: the Bayes vote over all answers
-is the Bayes vote over the new answers with prior ``P(y | D_j)``, and the expected accuracy of the
-final labels given ``D`` is the expected accuracy of the new round's assignment with those
-posteriors as priors. Every method that maximises expected accuracy therefore maximises the
-accuracy of the final labels given what is known, and the tasks' accuracies "now" (with no new
-answer) are ``max(P(y_j = 1 | D), P(y_j = 0 | D))``.
-
-With ``K > 2`` labels (``problem.n_labels``) the same holds word for word for the K-class Bayes
-vote (:mod:`~assignment.engine.multiclass`): answers are labels in ``[0, K)``, the posterior is
-a distribution over the labels (:func:`~assignment.engine.multiclass.aggregate_multiclass`),
-it becomes the round's prior distribution, and the accuracy now is its largest entry.
-
-Under Dawid–Skene's worker model (a confusion matrix per worker, ``confusion[i, c, a] =
-P(worker i answers a | true label c)``; ``docs/design.md``, "Under confusion matrices") the
-argument is the same with the matrices' likelihoods: the posterior is ``P(y_j = c | D_j)``
-proportional to ``prior_jc prod_{(i, a) in D_j} confusion[i, c, a]``
-(:func:`~assignment.engine.confusion.confusion_posterior`), the round's problem carries the
-matrices, and every method chooses or scores the round as it does a whole project under them,
-by the accuracy of the Dawid–Skene vote over all the answers given the answers in hand.
-
-
-Why a round should not spend its budget as if it were the last (``docs/benchmarks/rounds.md``):
-for binary labels one more answer on a task that has one is worth nothing *by itself* (it agrees,
-or it ties and the better worker decides), so a round that maximises the final accuracy as if no
-round followed piles several workers on a few tasks. With a later round, that single answer is a
-*check*: where it disagrees, the later round resolves the task. :func:`plan_layers` is the
-non-myopic rule that works with any method: solve the round's problem with everything that is
-left (a plan for all remaining rounds), then execute only part of that plan, breadth first, and
-plan again after the answers. :meth:`NextRound.take_layers` applies it with the round budgets of
-:meth:`NextRound.layer_budget`.
-
-The public functions are :func:`next_round`, which returns a :class:`NextRound`, and
-:func:`plan_layers`.
+The claim, its derivation and the layers: docs/design.md#rounds.
 """
 
 from __future__ import annotations

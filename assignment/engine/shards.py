@@ -1,80 +1,19 @@
 """Solving a problem in shards of tasks, coordinated by prices (beyond one machine).
 
-Method
-------
-The tasks are split into ``S`` shards ``J_1, ..., J_S`` (:func:`split_tasks`). Every task cap
-``max_workers_per_task[j]`` lives in one shard only; the caps that couple the shards are each
-worker's ``c_i = max_tasks_per_worker[i]`` and the budget ``B``. Each is cut into *shares*
-(:func:`initial_shares`)::
+The tasks are split into shards (:func:`split_tasks`); each worker's cap ``c_i`` and the budget
+``B`` are cut into integer shares, ``c_i = sum_s c_{s,i}`` and ``B = sum_s B_s``
+(:func:`initial_shares`), so each shard is an ordinary problem (:func:`shard_problem`) that any
+method of :func:`~assignment.engine.solve.solve` solves on its own, and the union of the shard
+answers is feasible by construction, with accuracy ``A(X) = sum_s |J_s| A_s(X_s) / m``. Rounds
+(:func:`rebalance`) move share units from a worker's cheapest shard to its dearest, priced by
+the exact leave-one-out loss of its least useful pair there (:func:`shard_prices`), and keep a
+round only if the merged accuracy does not fall. :func:`solve_sharded` runs it all in one
+process, solving each round's :class:`ShardJob` list through ``map_shards`` (one after the
+other by default); :mod:`assignment.services.shards` runs the same steps with one Celery task
+per shard. Any number of labels, and Dawid–Skene quality.
 
-    c_i = sum_s c_{s,i},    B = sum_s B_s,    c_{s,i}, B_s >= 0 integers,
-
-first in proportion to the shard sizes ``|J_s|``. Shard ``s`` is then an ordinary problem
-(:func:`shard_problem`): its tasks, their caps, eligibility and prior, worker caps ``c_{s,.}``
-and budget ``B_s``; any method of :func:`~assignment.engine.solve.solve` solves it, on any
-machine, independently of the others. The union of the shard answers ``X = [X_1 ... X_S]`` is
-feasible for the whole problem *by construction*: the shards' tasks are disjoint, row ``i``
-holds ``sum_s |X_s[i]| <= sum_s c_{s,i} = c_i`` tasks and ``X`` holds ``sum_s B_s = B`` pairs
-at most. Its accuracy is the size-weighted mean of the shard accuracies,
-``A(X) = sum_s |J_s| A_s(X_s) / m``: the objective is separable across shards once the shares
-are fixed, so a coordinator needs only ``S`` numbers and ``S`` price vectors per round.
-
-Prices
-------
-The split of the coupling caps is what is left to choose: the Lagrangian dual of the coupling
-constraints, which the exact TVCS projection computes for one machine
-(:mod:`projections._dual`), prices a unit of ``c_i`` and of ``B``. In the shards that price is
-read off each answer (:func:`shard_prices`)::
-
-    p_{s,i} = 0                                   if  |X_s[i]| < c_{s,i}  (slack: a unit is free)
-    p_{s,i} = min_{j in X_s[i]} (A_j(X_s) - A_j(X_s - (i, j)))   otherwise,
-
-the exact accuracy the worker's least useful pair adds there (leave-one-out,
-:func:`~assignment.engine.accuracy.removal_losses`): what giving one unit of its share away
-costs the shard, before re-solving. The budget's price ``q_s`` is the same over all pairs of
-shard ``s`` when ``|X_s| = B_s``, else 0. With optimal shares, prices agree: a unit moved from a
-shard of lower price to one of higher price would raise ``A``. A worker with a share of 0 in a
-shard has no price there (it takes no units there until another round gives it some).
-
-Coordination
-------------
-Each round (:func:`rebalance`) moves, for every worker ``i`` whose price spread ``max_s p_{s,i}
-- min_s p_{s,i}`` (max over shards where its share is used up, min over shards where it holds
-units) exceeds ``tol``, ``max(1, ceil(step c_{d,i}), slack_{d,i})`` units from the cheapest
-shard ``d`` to the dearest ``r`` (all the units ``d`` leaves unused, which cost it nothing, and
-at least a ``step`` fraction of its share); the budget likewise. Shares keep their sums, so
-every round's answer stays feasible. Only shards whose shares changed are solved again. Prices
-measure the *last* unit, and the next unit in the receiving shard can be worth less, so a round
-may lower ``A``; such a round is **rejected** (the shares go back and ``step`` halves). Hence
-the guarantee, tested: the accepted accuracy never decreases round over round, and the answer
-is the best merged answer seen. The loop stops after ``rounds`` rounds, when no spread exceeds
-``tol``, after a round that gained less than ``min_gain``, or when ``step`` falls below ``1 /
-(2 max c_i)``.
-
-With one shard there is nothing to coordinate: the answer is :func:`solve` of the problem
-itself, exactly.
-
-Distribution
-------------
-:func:`solve_sharded` takes ``map_shards``: the function that solves a list of
-:class:`ShardJob` and returns their :class:`ShardOutcome` (default: one after the other, here).
-The product's Celery driver passes one that has each job solved by a worker. A job is the
-shard's task indices and its shares; an outcome is its answer as pairs, its accuracy and its
-prices: ``O(n + |X_s|)`` numbers each way.
-
-Any number of labels: for ``K > 2`` the shards' problems keep the prior distributions and the
-prices use the K-class leave-one-out losses
-(:func:`~assignment.engine.multiclass.removal_losses_multiclass`).
-
-Dawid–Skene quality: a problem with confusion matrices gives them to every shard's problem,
-so each shard is chosen under them as :func:`solve` chooses a whole problem
-(:mod:`~assignment.engine.under_confusion`) and its accuracy is the Dawid–Skene vote's; the
-prices are that vote's exact leave-one-out losses, from each task's joint table
-(:func:`~assignment.engine.greedy_confusion.removal_losses_confusion`), so rounds are kept
-by the merged Dawid–Skene accuracy. Those losses are exact only up to
-:func:`~assignment.engine.greedy_confusion.max_confusion_workers` workers a task: a shard
-answer with more (a method other than greedy under a larger task cap) is refused with a
-``ValueError``.
+The method, why it is feasible, the prices, the rounds and what was measured:
+docs/design.md#shards-one-run-on-several-machines-coordinated-by-prices.
 """
 
 from __future__ import annotations

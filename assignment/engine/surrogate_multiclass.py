@@ -1,42 +1,17 @@
 """The smooth surrogate of expected accuracy for ``K >= 2`` labels and its stochastic gradient.
 
-The K-class model is that of :mod:`assignment.engine.multiclass` (one-coin: a worker answers the
-true label with probability ``Q_ij``, else one of the ``K - 1`` others uniformly); its Bayes vote
-predicts ``argmax_l score_j(l)`` with ::
+The K-class vote of :mod:`assignment.engine.multiclass`, with the selection ``X_ij`` relaxed to
+``[0, 1]`` (it scales the worker's log-weight ``w_ij``) and the vote's indicator replaced by the
+softmax ``p_y`` at temperature ``tau``, over answers sampled given each true label::
 
-    score_j(l) = log pi_j(l) + sum_i X_ij w_ij [a_ij = l],   w_ij = log(Q_ij (K - 1) / (1 - Q_ij))
-
-(``Q`` clipped to ``[EPS, 1 - EPS]``). As in the binary surrogate
-(:mod:`assignment.engine.surrogate`), the selection ``X_ij`` is relaxed to ``[0, 1]`` and scales
-the worker's log-weight, and answers are sampled given each true label: ``a^(y)_ij`` is ``y``
-with probability ``Q_ij``, else uniform over the other labels. The indicator
-``[argmax_l score(l) = y]`` is replaced by the softmax at temperature ``tau``,
-``p_y(s) = exp(s_y / tau) / sum_l exp(s_l / tau)``, and the prior weighs the true labels::
-
-    F(X) = sum_j sum_y pi_j(y) E p_y(score_j^(y))
-
-(a sum over tasks, as the binary one). Its gradient, with ``dp_y / ds_l = p_y ([l = y] - p_l) /
-tau`` and ``d score(l) / dX_ij = w_ij [a_ij = l]``, is ::
-
+    F(X) = sum_j sum_y pi_j(y) E p_y(score_j^(y)),
     dF/dX_ij = sum_y pi_j(y) E[ p_y ([a^(y)_ij = y] - p_{a^(y)_ij}) ] w_ij / tau,
 
-and ``b`` samples of the answers for every true label give the unbiased estimate (the mean over
-the samples): the same estimator structure as the binary one, through the same sampled answers
-in the value and in the gradient.
-
-Reduction to two labels. For ``K = 2`` with ``pi_j = (1 - pi, pi)``, ``w`` is the binary
-log-odds ``L``, ``score(1) - score(0) = s - r`` with the binary ``s = sum_i Z_ij X_ij`` and
-``r = log((1 - pi) / pi)``, and the softmax of two scores is the sigmoid of their difference:
-``F`` is the binary surrogate term for term, and so is its gradient
-(``p_1 (1 - p_1) / tau = S'(s1 - r)`` when the answer is right, ``-p_1 p_0 / tau`` when wrong).
-The kernels (:mod:`assignment.engine._sampled_votes_multiclass`) also draw the binary kernel's
-answers for ``K = 2``, bit for bit, so :class:`MulticlassSurrogate` at ``K = 2`` gives the values
-and steps of :class:`~assignment.engine.surrogate.Surrogate` on the same seeds (to rounding).
-
-As ``tau -> 0`` on a 0/1 ``X``, ``p_y`` tends to the indicator of the vote (ties: the tied
-labels share the mass, and tied labels have equal posteriors, so the expectation is unchanged),
-and ``F / m`` to the exact K-class expected accuracy
-(:func:`~assignment.engine.multiclass.expected_accuracy_multiclass`).
+estimated without bias by the mean over ``b`` samples (kernels:
+:mod:`assignment.engine._sampled_votes_multiclass`). At ``K = 2`` it is the binary
+:class:`~assignment.engine.surrogate.Surrogate` term for term, on the same draws; as
+``tau -> 0`` on a 0/1 ``X``, ``F / m`` tends to the exact K-class expected accuracy.
+Derivation: docs/design.md#the-surrogate-for-k-labels.
 """
 
 from __future__ import annotations

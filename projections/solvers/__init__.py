@@ -16,12 +16,9 @@
 ``P`` is any callable projection; :func:`tvcs_projection` builds the TVCS one (with the doubled
 caps GradMP needs), :func:`exclusive_groups_projection` the one onto a single view of groups and
 a total (rows only or columns only). Losses are duck-typed (:class:`Loss`,
-:class:`StochasticOracle`);
-:class:`LeastSquares` and :class:`SquaredHinge` are the paper's section 5.1 losses. Every
-solver returns a :class:`SolverResult`. The three run one loop (``projections.solvers._loop``):
-each supplies its iteration and the loop records the history and stops on the callback, the
-solver's own convergence test, no improvement (stochastic IHT) or the time limit, in that order,
-each named in :attr:`SolverResult.status`.
+:class:`StochasticOracle`; :mod:`~projections.solvers.losses`). Every solver returns a
+:class:`SolverResult`; how they share one loop and when they stop:
+docs/design.md#iht-family-solvers.
 
 Example
 -------

@@ -24,12 +24,9 @@ Optional methods the solvers use when they exist:
 ``feature_shape``
     Shape of ``w``; lets the solvers start from zero when no ``w0`` is given.
 
-Two concrete losses are those of Yang et al., ICML 2017, section 5.1: least squares for
-linear regression and the squared hinge for classification; :class:`Logistic` is the online
-logistic regression of Zhou, Chen & Ying, KDD 2019 (GraphDA), section 5.3. All take features
-``A`` of shape
-``(n_samples, *feature_shape)`` (``A[i]`` is the paper's ``X_i``; for the matrix experiments
-``feature_shape = (sqrt(p), sqrt(p))`` and ``<X_i, w>`` is the Frobenius inner product).
+:class:`LeastSquares` and :class:`SquaredHinge` are Yang et al.'s (ICML 2017, §5.1),
+:class:`Logistic` GraphDA's (KDD 2019, §5.3); all take features ``A`` of shape
+``(n_samples, *feature_shape)`` (docs/design.md#iht-family-solvers).
 """
 
 from __future__ import annotations

@@ -62,20 +62,30 @@ def make_project(name: str = "demo", username: str = "owner", **fields) -> Proje
 
 
 def project_with_random_quality(
-    *, n_workers: int, n_tasks: int, max_tasks_per_worker: int, categories: int = 1
+    *,
+    n_workers: int,
+    n_tasks: int,
+    max_tasks_per_worker: int,
+    categories: int = 1,
+    name: str = "p",
+    seed: int = 0,
+    quality: tuple[float, float] = (0.5, 0.9),
+    **defaults,
 ) -> Project:
-    """User "pm"'s project "p": ``n_workers`` workers, ``n_tasks`` tasks in ``categories``
+    """User "pm"'s project ``name``: ``n_workers`` workers, ``n_tasks`` tasks in ``categories``
     categories (task ``j`` in ``c{j % categories}``, or "c"), 3 workers per task and
-    ``max_tasks_per_worker`` tasks per worker by default, and an uploaded quality matrix drawn
-    from U[0.5, 0.9] (seed 0)."""
+    ``max_tasks_per_worker`` tasks per worker by default (and any other project ``defaults``,
+    e.g. ``default_budget``), and an uploaded quality matrix drawn from U[``quality``] with
+    ``seed``."""
     owner = get_user_model().objects.create_user("pm", password="x")
     project = Project.objects.create(
         owner=owner,
-        name="p",
+        name=name,
         default_max_workers_per_task=3,
         default_max_tasks_per_worker=max_tasks_per_worker,
+        **defaults,
     )
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     workers = [
         Worker.objects.create(project=project, external_id=f"w{i}") for i in range(n_workers)
     ]
@@ -89,12 +99,55 @@ def project_with_random_quality(
     ]
     matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
     matrix.set_arrays(
-        values=rng.uniform(0.5, 0.9, (n_workers, n_tasks)),
+        values=rng.uniform(*quality, (n_workers, n_tasks)),
         worker_ids=[w.pk for w in workers],
         task_ids=[t.pk for t in tasks],
         task_categories=[t.category for t in tasks],
     )
     matrix.save()
+    return project
+
+
+def project_with_gold_and_answers(
+    owner,
+    name: str,
+    *,
+    n_workers: int,
+    n_tasks: int,
+    categories: tuple[str, str],
+    ids: tuple[str, str, str] = ("w", "t", "g"),
+    second_answer_task: int = 0,
+) -> Project:
+    """``owner``'s project ``name``: ``n_workers`` workers (the last one inactive), ``n_tasks``
+    tasks (task ``j`` in ``categories[j % 2]``), 2 gold items of ``categories[0]`` whose true
+    label is "1", 3 gold answers (worker 0 on both items, worker 1 on the first) and 2 answers
+    (worker 0 says "1" to task 0, worker 1 says "0" to task ``second_answer_task``). External
+    ids are the ``ids`` prefixes of workers, tasks and gold items followed by their index."""
+    worker_id, task_id, gold_id = ids
+    project = Project.objects.create(owner=owner, name=name)
+    workers = [
+        Worker.objects.create(
+            project=project, external_id=f"{worker_id}{i}", active=i != n_workers - 1
+        )
+        for i in range(n_workers)
+    ]
+    tasks = [
+        Task.objects.create(
+            project=project, external_id=f"{task_id}{j}", category=categories[j % 2]
+        )
+        for j in range(n_tasks)
+    ]
+    items = [
+        GoldItem.objects.create(
+            project=project, external_id=f"{gold_id}{k}", category=categories[0], true_label="1"
+        )
+        for k in range(2)
+    ]
+    GoldAnswer.objects.create(worker=workers[0], item=items[0], answer="1")
+    GoldAnswer.objects.create(worker=workers[0], item=items[1], answer="0")
+    GoldAnswer.objects.create(worker=workers[1], item=items[0], answer="1")
+    Answer.objects.create(worker=workers[0], task=tasks[0], label="1")
+    Answer.objects.create(worker=workers[1], task=tasks[second_answer_task], label="0")
     return project
 
 

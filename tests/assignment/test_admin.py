@@ -12,6 +12,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from project_data import project_with_gold_and_answers
 
 from assignment import services
 from assignment.models import (
@@ -34,30 +35,21 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
-def project():
+def project_with_a_finished_run():
     """3 workers (2 active), 4 tasks in 2 categories, 2 gold items, 3 gold answers, 2 answers,
     a stored quality matrix and a finished run."""
     owner = get_user_model().objects.create_user("alice", password="x")
-    project = Project.objects.create(owner=owner, name="street-signs")
-    workers = [
-        Worker.objects.create(project=project, external_id=f"worker-{i}", active=i != 2)
-        for i in range(3)
-    ]
-    tasks = [
-        Task.objects.create(project=project, external_id=f"task-{j}", category=f"cat-{j % 2}")
-        for j in range(4)
-    ]
-    items = [
-        GoldItem.objects.create(
-            project=project, external_id=f"gold-{k}", category="cat-0", true_label="1"
-        )
-        for k in range(2)
-    ]
-    GoldAnswer.objects.create(worker=workers[0], item=items[0], answer="1")
-    GoldAnswer.objects.create(worker=workers[0], item=items[1], answer="0")
-    GoldAnswer.objects.create(worker=workers[1], item=items[0], answer="1")
-    Answer.objects.create(worker=workers[0], task=tasks[0], label="1")
-    Answer.objects.create(worker=workers[1], task=tasks[1], label="0")
+    project = project_with_gold_and_answers(
+        owner,
+        "street-signs",
+        n_workers=3,
+        n_tasks=4,
+        categories=("cat-0", "cat-1"),
+        ids=("worker-", "task-", "gold-"),
+        second_answer_task=1,
+    )
+    workers = list(Worker.objects.filter(project=project).order_by("pk"))
+    tasks = list(Task.objects.filter(project=project).order_by("pk"))
     matrix = QualityMatrix(project=project, source=QualitySource.ESTIMATED)
     matrix.set_arrays(
         values=np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.7, 0.8], [0.6, 0.6, 0.6, 0.6]]),
@@ -102,7 +94,9 @@ EVERY_MODEL = [
 
 
 @pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.__name__)
-def test_every_model_has_a_changelist_that_renders_its_rows(admin_client, project, model):
+def test_every_model_has_a_changelist_that_renders_its_rows(
+    admin_client, project_with_a_finished_run, model
+):
     row = model.objects.order_by("pk").first()
     response = admin_client.get(admin_url(model, "changelist"))
     assert response.status_code == 200
@@ -110,7 +104,9 @@ def test_every_model_has_a_changelist_that_renders_its_rows(admin_client, projec
 
 
 @pytest.mark.parametrize("model", EVERY_MODEL, ids=lambda m: m.__name__)
-def test_every_model_has_a_change_page_that_renders(admin_client, project, model):
+def test_every_model_has_a_change_page_that_renders(
+    admin_client, project_with_a_finished_run, model
+):
     row = model.objects.order_by("pk").first()
     response = admin_client.get(admin_url(model, "change", row.pk))
     assert response.status_code == 200
@@ -131,7 +127,9 @@ def changelist_ids(response):
         (GoldItem, "gold-1", ["gold-1"]),
     ],
 )
-def test_a_search_for_an_external_id_or_name_finds_it(admin_client, project, model, query, found):
+def test_a_search_for_an_external_id_or_name_finds_it(
+    admin_client, project_with_a_finished_run, model, query, found
+):
     carol = get_user_model().objects.create_user("carol", password="x")
     other = Project.objects.create(owner=carol, name="other")
     Worker.objects.create(project=other, external_id="someone-else")
@@ -139,7 +137,9 @@ def test_a_search_for_an_external_id_or_name_finds_it(admin_client, project, mod
     assert changelist_ids(response) == found
 
 
-def test_a_search_for_a_worker_id_finds_its_gold_answers_and_answers(admin_client, project):
+def test_a_search_for_a_worker_id_finds_its_gold_answers_and_answers(
+    admin_client, project_with_a_finished_run
+):
     gold = admin_client.get(admin_url(GoldAnswer, "changelist"), {"q": "worker-1"})
     assert [(g.worker.external_id, g.item.external_id) for g in gold.context["cl"].result_list] == [
         ("worker-1", "gold-0")
@@ -150,21 +150,29 @@ def test_a_search_for_a_worker_id_finds_its_gold_answers_and_answers(admin_clien
     ] == [("worker-1", "task-1")]
 
 
-def test_filters_narrow_workers_by_project_activity_and_gold_answers(admin_client, project):
-    other = Project.objects.create(owner=project.owner, name="other")
+def test_filters_narrow_workers_by_project_activity_and_gold_answers(
+    admin_client, project_with_a_finished_run
+):
+    other = Project.objects.create(owner=project_with_a_finished_run.owner, name="other")
     Worker.objects.create(project=other, external_id="elsewhere")
     url = admin_url(Worker, "changelist")
 
-    by_project = admin_client.get(url, {"project__id__exact": project.pk})
-    inactive = admin_client.get(url, {"project__id__exact": project.pk, "active__exact": "0"})
-    no_gold = admin_client.get(url, {"project__id__exact": project.pk, "gold": "no"})
+    by_project = admin_client.get(url, {"project__id__exact": project_with_a_finished_run.pk})
+    inactive = admin_client.get(
+        url, {"project__id__exact": project_with_a_finished_run.pk, "active__exact": "0"}
+    )
+    no_gold = admin_client.get(
+        url, {"project__id__exact": project_with_a_finished_run.pk, "gold": "no"}
+    )
 
     assert changelist_ids(by_project) == ["worker-0", "worker-1", "worker-2"]
     assert changelist_ids(inactive) == ["worker-2"]
     assert changelist_ids(no_gold) == ["worker-2"]
 
 
-def test_filters_narrow_tasks_by_category_and_gold_answers_by_correctness(admin_client, project):
+def test_filters_narrow_tasks_by_category_and_gold_answers_by_correctness(
+    admin_client, project_with_a_finished_run
+):
     tasks = admin_client.get(admin_url(Task, "changelist"), {"category": "cat-1"})
     wrong = admin_client.get(admin_url(GoldAnswer, "changelist"), {"correct": "no"})
 
@@ -174,7 +182,7 @@ def test_filters_narrow_tasks_by_category_and_gold_answers_by_correctness(admin_
     ] == [("worker-0", "gold-1")]
 
 
-def test_gold_answers_show_whether_they_are_correct(admin_client, project):
+def test_gold_answers_show_whether_they_are_correct(admin_client, project_with_a_finished_run):
     response = admin_client.get(admin_url(GoldAnswer, "changelist"))
     assert {g.pk: g.is_correct for g in response.context["cl"].result_list} == {
         g.pk: g.answer == g.item.true_label for g in GoldAnswer.objects.all()
@@ -182,7 +190,9 @@ def test_gold_answers_show_whether_they_are_correct(admin_client, project):
     assert "Correct?" in response.content.decode()
 
 
-def test_the_project_list_shows_counts_with_a_fixed_number_of_queries(admin_client, project):
+def test_the_project_list_shows_counts_with_a_fixed_number_of_queries(
+    admin_client, project_with_a_finished_run
+):
     url = admin_url(Project, "changelist")
     with CaptureQueriesContext(connection) as one_project:
         response = admin_client.get(url)
@@ -190,14 +200,16 @@ def test_the_project_list_shows_counts_with_a_fixed_number_of_queries(admin_clie
     assert (row.worker_count, row.task_count, row.gold_item_count) == (3, 4, 2)
 
     for i in range(5):
-        Project.objects.create(owner=project.owner, name=f"more-{i}")
+        Project.objects.create(owner=project_with_a_finished_run.owner, name=f"more-{i}")
     with CaptureQueriesContext(connection) as six_projects:
         admin_client.get(url)
     assert len(six_projects) == len(one_project)
 
 
-def test_the_project_page_shows_counts_quality_statistics_and_runs(admin_client, project):
-    response = admin_client.get(admin_url(Project, "change", project.pk))
+def test_the_project_page_shows_counts_quality_statistics_and_runs(
+    admin_client, project_with_a_finished_run
+):
+    response = admin_client.get(admin_url(Project, "change", project_with_a_finished_run.pk))
     stats = response.context["project_statistics"]
     values = QualityMatrix.objects.get().values
 
@@ -218,20 +230,22 @@ def test_the_project_page_shows_counts_quality_statistics_and_runs(admin_client,
         "estimated from gold answers",
         "Assignment runs",
         "0.8125 ± 0.0031",
-        f"?project__id__exact={project.pk}&amp;gold=no",
+        f"?project__id__exact={project_with_a_finished_run.pk}&amp;gold=no",
     ]:
         assert shown in html
 
 
-def test_a_project_without_a_quality_matrix_or_runs_says_so(admin_client, project):
-    empty = Project.objects.create(owner=project.owner, name="empty")
+def test_a_project_without_a_quality_matrix_or_runs_says_so(
+    admin_client, project_with_a_finished_run
+):
+    empty = Project.objects.create(owner=project_with_a_finished_run.owner, name="empty")
     html = admin_client.get(admin_url(Project, "change", empty.pk)).content.decode()
     assert "No quality matrix yet." in html
     assert "No runs yet." in html
 
 
 def test_the_quality_matrix_page_summarises_the_values_without_rendering_the_arrays(
-    admin_client, project
+    admin_client, project_with_a_finished_run
 ):
     matrix = QualityMatrix.objects.get()
     response = admin_client.get(admin_url(QualityMatrix, "change", matrix.pk))
@@ -242,7 +256,7 @@ def test_the_quality_matrix_page_summarises_the_values_without_rendering_the_arr
     assert not response.context["has_change_permission"]
 
 
-def test_the_project_add_page_renders_without_statistics(admin_client, project):
+def test_the_project_add_page_renders_without_statistics(admin_client, project_with_a_finished_run):
     response = admin_client.get(admin_url(Project, "add"))
     assert response.status_code == 200
     assert "project_statistics" not in response.context
@@ -263,11 +277,15 @@ def test_an_anonymous_visitor_is_sent_to_the_login_page(client):
     assert response.url.startswith(reverse("admin:login"))
 
 
-def test_the_project_pages_link_to_the_project_page_on_the_site(admin_client, project):
-    page_url = f"/projects/{project.pk}/"
-    assert project.get_absolute_url() == page_url
+def test_the_project_pages_link_to_the_project_page_on_the_site(
+    admin_client, project_with_a_finished_run
+):
+    page_url = f"/projects/{project_with_a_finished_run.pk}/"
+    assert project_with_a_finished_run.get_absolute_url() == page_url
 
-    change = admin_client.get(admin_url(Project, "change", project.pk)).content.decode()
+    change = admin_client.get(
+        admin_url(Project, "change", project_with_a_finished_run.pk)
+    ).content.decode()
     assert f'<a href="{page_url}" class="viewsitelink">Open the project\'s page</a>' in change
     assert "View on site" in change
     changelist = admin_client.get(admin_url(Project, "changelist")).content.decode()
@@ -275,7 +293,8 @@ def test_the_project_pages_link_to_the_project_page_on_the_site(admin_client, pr
 
     view_on_site = admin_client.get(
         reverse(
-            "admin:view_on_site", args=[ContentType.objects.get_for_model(Project).pk, project.pk]
+            "admin:view_on_site",
+            args=[ContentType.objects.get_for_model(Project).pk, project_with_a_finished_run.pk],
         )
     )
     assert view_on_site.status_code == 302
@@ -288,10 +307,14 @@ def svg_of(page: str) -> ET.Element:
 
 
 @pytest.fixture
-def computed_comparison(project):
+def computed_comparison(project_with_a_finished_run):
     """A comparison of two methods at three budgets, its runs and upper bound computed."""
     comparison = services.comparison_create(
-        project=project, methods=["greedy", "random"], budgets=[2, 4, 6], seed=1, enqueue=False
+        project=project_with_a_finished_run,
+        methods=["greedy", "random"],
+        budgets=[2, 4, 6],
+        seed=1,
+        enqueue=False,
     )
     for run in AssignmentRun.objects.filter(comparison=comparison).order_by("pk"):
         assert services.run_claim(run_id=run.pk)
@@ -349,9 +372,11 @@ def test_the_comparison_page_draws_a_line_per_method_and_the_upper_bound(
     assert "upper bound is pending" not in html
 
 
-def test_a_comparison_whose_runs_and_bound_are_pending_says_so(admin_client, project):
+def test_a_comparison_whose_runs_and_bound_are_pending_says_so(
+    admin_client, project_with_a_finished_run
+):
     comparison = services.comparison_create(
-        project=project, methods=["greedy"], budgets=[2, 4], enqueue=False
+        project=project_with_a_finished_run, methods=["greedy"], budgets=[2, 4], enqueue=False
     )
     html = admin_client.get(admin_url(Comparison, "change", comparison.pk)).content.decode()
     assert html.count('<tr class="comparison-run">') == 2
@@ -361,7 +386,7 @@ def test_a_comparison_whose_runs_and_bound_are_pending_says_so(admin_client, pro
 
 
 def test_the_comparison_list_counts_runs_and_says_whether_finished_in_fixed_queries(
-    admin_client, project, computed_comparison
+    admin_client, project_with_a_finished_run, computed_comparison
 ):
     url = admin_url(Comparison, "changelist")
     response = admin_client.get(url)
@@ -371,7 +396,9 @@ def test_the_comparison_list_counts_runs_and_says_whether_finished_in_fixed_quer
 
     with CaptureQueriesContext(connection) as two:
         admin_client.get(url)
-    services.comparison_create(project=project, methods=["greedy"], budgets=[2, 4], enqueue=False)
+    services.comparison_create(
+        project=project_with_a_finished_run, methods=["greedy"], budgets=[2, 4], enqueue=False
+    )
     with CaptureQueriesContext(connection) as three:
         response = admin_client.get(url)
     assert len(three) == len(two)

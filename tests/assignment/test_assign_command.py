@@ -15,29 +15,39 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def project():
+def demo_project():
+    """The demo project (services.demo_project_create) of 10 workers and 30 tasks, seed 4."""
     owner = get_user_model().objects.create_user("assigner", password="x")
     return services.demo_project_create(owner=owner, n_workers=10, n_tasks=30, seed=4)
 
 
-def test_one_method_is_computed_stored_and_printed(project):
+def test_one_method_is_computed_stored_and_printed(demo_project):
     out = io.StringIO()
     call_command(
-        "assign", project=project.name, method="greedy", budget=20, stdout=out, stderr=io.StringIO()
+        "assign",
+        project=demo_project.name,
+        method="greedy",
+        budget=20,
+        stdout=out,
+        stderr=io.StringIO(),
     )
-    run = AssignmentRun.objects.get(project=project)
+    run = AssignmentRun.objects.get(project=demo_project)
     assert run.status == RunStatus.SUCCEEDED
     assert run.n_assigned <= 20
     assert f"Run {run.pk} (greedy): expected accuracy {run.expected_accuracy:.4f}" in out.getvalue()
 
 
-def test_compare_runs_every_method_and_prints_a_table(project):
+def test_compare_runs_every_method_and_prints_a_table(demo_project):
     out = io.StringIO()
-    call_command("assign", project=project.name, compare=True, stdout=out, stderr=io.StringIO())
+    call_command(
+        "assign", project=demo_project.name, compare=True, stdout=out, stderr=io.StringIO()
+    )
     lines = out.getvalue().splitlines()
     assert lines[0].split()[:2] == ["method", "accuracy"]
     assert sorted(line.split()[0] for line in lines[1:]) == ["greedy", "q-lp", "random", "tvcs-iht"]
-    assert AssignmentRun.objects.filter(project=project, status=RunStatus.SUCCEEDED).count() == 4
+    assert (
+        AssignmentRun.objects.filter(project=demo_project, status=RunStatus.SUCCEEDED).count() == 4
+    )
 
 
 def test_an_unknown_project_is_a_command_error():
@@ -45,26 +55,26 @@ def test_an_unknown_project_is_a_command_error():
         call_command("assign", project="nope", method="random")
 
 
-def test_a_next_round_counts_the_answers_and_prints_what_it_started_from(project):
+def test_a_next_round_counts_the_answers_and_prints_what_it_started_from(demo_project):
     from assignment.models import Answer
 
     quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
-    project.default_max_tasks_per_worker = 9
-    project.default_max_workers_per_task = 3
-    project.save()
-    call_command("assign", project=project.name, method="greedy", budget=30, **quiet)
-    first = AssignmentRun.objects.get(project=project)
+    demo_project.default_max_tasks_per_worker = 9
+    demo_project.default_max_workers_per_task = 3
+    demo_project.save()
+    call_command("assign", project=demo_project.name, method="greedy", budget=30, **quiet)
+    first = AssignmentRun.objects.get(project=demo_project)
     matrix = first.quality_matrix
     for k, (row, column) in enumerate(first.pairs.tolist()):
         Answer.objects.create(
             worker_id=int(matrix.worker_ids[row]),
             task_id=int(matrix.task_ids[column]),
-            label=project.labels[k % 2],
+            label=demo_project.labels[k % 2],
         )
     out = io.StringIO()
     call_command(
         "assign",
-        project=project.name,
+        project=demo_project.name,
         method="tvcs-iht",
         round=True,
         budget=15,
@@ -81,12 +91,12 @@ def test_a_next_round_counts_the_answers_and_prints_what_it_started_from(project
     assert not {tuple(p) for p in first.pairs.tolist()} & {tuple(p) for p in second.pairs.tolist()}
 
 
-def test_round_targets_out_of_range_are_refused_by_the_parser(project):
+def test_round_targets_out_of_range_are_refused_by_the_parser(demo_project):
     with pytest.raises(CommandError, match="target-posterior"):
         call_command(
             "assign",
             "--project",
-            project.name,
+            demo_project.name,
             "--method",
             "greedy",
             "--round",
@@ -95,16 +105,16 @@ def test_round_targets_out_of_range_are_refused_by_the_parser(project):
         )
 
 
-def test_a_round_when_every_worker_is_at_its_cap_is_refused_saying_so(project):
+def test_a_round_when_every_worker_is_at_its_cap_is_refused_saying_so(demo_project):
     from assignment.models import Answer
 
     quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
-    project.default_max_tasks_per_worker = 2
-    project.default_max_workers_per_task = 3
-    project.default_budget = None
-    project.save()
-    call_command("assign", project=project.name, method="greedy", **quiet)
-    first = AssignmentRun.objects.get(project=project)
+    demo_project.default_max_tasks_per_worker = 2
+    demo_project.default_max_workers_per_task = 3
+    demo_project.default_budget = None
+    demo_project.save()
+    call_command("assign", project=demo_project.name, method="greedy", **quiet)
+    first = AssignmentRun.objects.get(project=demo_project)
     matrix = first.quality_matrix
     assert first.n_assigned == matrix.n_workers * 2
     for row, column in first.pairs.tolist():
@@ -112,4 +122,6 @@ def test_a_round_when_every_worker_is_at_its_cap_is_refused_saying_so(project):
             worker_id=int(matrix.worker_ids[row]), task_id=int(matrix.task_ids[column]), label="1"
         )
     with pytest.raises(CommandError, match="every active worker has answered as many tasks"):
-        call_command("assign", project=project.name, method="greedy", round=True, budget=5, **quiet)
+        call_command(
+            "assign", project=demo_project.name, method="greedy", round=True, budget=5, **quiet
+        )

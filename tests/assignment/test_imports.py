@@ -39,16 +39,11 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def project():
-    return make_project()
-
-
-@pytest.fixture
-def filled(project):
+def filled(empty_project):
     """A project with workers w1-w3, tasks t1-t3 and gold items g1-g3."""
     for kind in ("workers", "tasks", "gold_items"):
-        import_text(project, kind, ALL_CSV[kind])
-    return project
+        import_text(empty_project, kind, ALL_CSV[kind])
+    return empty_project
 
 
 def csv_to_json(text: str) -> str:
@@ -165,14 +160,14 @@ def test_a_quality_file_per_category_is_stored_as_a_table_and_one_per_task_in_ch
     assert QualityChunk.objects.filter(matrix=per_task).exists()
 
 
-def test_json_tasks_take_their_payload_from_the_payload_key(project):
+def test_json_tasks_take_their_payload_from_the_payload_key(empty_project):
     content = json.dumps(
         [
             {"task_id": "t1", "category": "a", "payload": {"url": "u", "size": [1, 2]}},
             {"task_id": "t2", "category": "a", "payload": None},
         ]
     )
-    import_text(project, "tasks", content, name="tasks.json")
+    import_text(empty_project, "tasks", content, name="tasks.json")
     payloads = dict(Task.objects.values_list("external_id", "payload"))
     assert payloads == {"t1": {"url": "u", "size": [1, 2]}, "t2": {}}
 
@@ -190,33 +185,33 @@ def test_labels_are_trimmed_and_taken_from_the_projects_own_label_set():
     )
 
 
-def test_ids_integers_in_json_are_taken_as_text(project):
-    import_text(project, "workers", '[{"worker_id": 17, "max_tasks": 3}]', name="w.json")
+def test_ids_integers_in_json_are_taken_as_text(empty_project):
+    import_text(empty_project, "workers", '[{"worker_id": 17, "max_tasks": 3}]', name="w.json")
     assert list(Worker.objects.values_list("external_id", "max_tasks")) == [("17", 3)]
 
 
-def test_a_bom_crlf_line_ends_quoted_commas_and_newlines_and_blank_lines_are_read(project):
+def test_a_bom_crlf_line_ends_quoted_commas_and_newlines_and_blank_lines_are_read(empty_project):
     content = (
         "\ufeffworker_id,name,max_tasks\r\n"
         '"w,1","Ann ""the best""\r\nSmith",3\r\n'
         "\r\n"
         "  w2  ,  Bob  ,  4  \r\n"
     )
-    import_text(project, "workers", content)
+    import_text(empty_project, "workers", content)
     assert sorted(Worker.objects.values_list("external_id", "name", "max_tasks")) == [
         ("w,1", 'Ann "the best"\r\nSmith', 3),
         ("w2", "Bob", 4),
     ]
 
 
-def test_the_format_is_guessed_from_the_content_when_the_name_has_no_suffix(project):
-    import_text(project, "workers", '[{"worker_id": "w1"}]', name="upload")
-    import_text(project, "workers", "worker_id\nw2\n", name="upload")
+def test_the_format_is_guessed_from_the_content_when_the_name_has_no_suffix(empty_project):
+    import_text(empty_project, "workers", '[{"worker_id": "w1"}]', name="upload")
+    import_text(empty_project, "workers", "worker_id\nw2\n", name="upload")
     assert sorted(Worker.objects.values_list("external_id", flat=True)) == ["w1", "w2"]
 
 
-def test_csv_cells_neutralised_by_an_export_are_imported_without_the_quote(project):
-    import_text(project, "workers", "worker_id,name\n'-5,'=SUM(A1)\n'plain,x\n")
+def test_csv_cells_neutralised_by_an_export_are_imported_without_the_quote(empty_project):
+    import_text(empty_project, "workers", "worker_id,name\n'-5,'=SUM(A1)\n'plain,x\n")
     assert sorted(Worker.objects.values_list("external_id", "name")) == [
         ("'plain", "x"),
         ("-5", "=SUM(A1)"),

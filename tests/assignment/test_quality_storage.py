@@ -11,16 +11,10 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.test.utils import CaptureQueriesContext
-from project_data import make_project
 
 from assignment import models
 from assignment.engine.problem import QualityByCategory
 from assignment.models import QualityChunk, QualityMatrix, QualitySource
-
-
-@pytest.fixture
-def project(db):
-    return make_project()
 
 
 def stored(project, values) -> QualityMatrix:
@@ -56,13 +50,13 @@ def expanded(table, task_categories) -> np.ndarray:
 
 @pytest.mark.parametrize(("chunk_bytes", "expected_chunks"), [(3 * 8 * 7, 4), (8 * 7, 10), (1, 10)])
 def test_a_matrix_larger_than_a_chunk_is_split_into_whole_rows_and_round_trips(
-    project, monkeypatch, chunk_bytes, expected_chunks
+    empty_project, monkeypatch, chunk_bytes, expected_chunks
 ):
     # The test-sized version of a matrix beyond 1 GB: chunks of 3 rows, of 1 row, and a chunk
     # size below one row (a chunk still holds a whole row).
     monkeypatch.setattr(models, "QUALITY_CHUNK_BYTES", chunk_bytes)
     values = np.random.default_rng(0).random((10, 7))
-    matrix = stored(project, values)
+    matrix = stored(empty_project, values)
     chunks = list(QualityChunk.objects.filter(matrix=matrix).order_by("index"))
     assert len(chunks) == expected_chunks
     assert chunks[0].row_start == 0
@@ -72,26 +66,26 @@ def test_a_matrix_larger_than_a_chunk_is_split_into_whole_rows_and_round_trips(
 
 
 def test_sizes_and_summaries_are_read_without_touching_the_chunks(
-    project, django_assert_num_queries
+    empty_project, django_assert_num_queries
 ):
-    matrix = stored(project, np.full((4, 5), 0.7))
+    matrix = stored(empty_project, np.full((4, 5), 0.7))
     with django_assert_num_queries(1):
-        found = QualityMatrix.objects.latest_of(project)
+        found = QualityMatrix.objects.latest_of(empty_project)
         assert (found.n_workers, found.n_tasks) == (4, 5)
         assert found.value_statistics["mean"] == pytest.approx(0.7)
     assert found.pk == matrix.pk
 
 
-def test_a_matrix_with_a_missing_chunk_refuses_to_give_values(project, monkeypatch):
+def test_a_matrix_with_a_missing_chunk_refuses_to_give_values(empty_project, monkeypatch):
     monkeypatch.setattr(models, "QUALITY_CHUNK_BYTES", 8 * 5)
-    matrix = stored(project, np.full((4, 5), 0.7))
+    matrix = stored(empty_project, np.full((4, 5), 0.7))
     QualityChunk.objects.filter(matrix=matrix, index=2).delete()
     with pytest.raises(RuntimeError, match="3 of 4 rows"):
         QualityMatrix.objects.get(pk=matrix.pk).values  # noqa: B018
 
 
-def test_deleting_a_matrix_deletes_its_chunks(project):
-    matrix = stored(project, np.full((3, 3), 0.6))
+def test_deleting_a_matrix_deletes_its_chunks(empty_project):
+    matrix = stored(empty_project, np.full((3, 3), 0.6))
     assert QualityChunk.objects.filter(matrix=matrix).exists()
     matrix.delete()
     assert not QualityChunk.objects.exists()
@@ -142,9 +136,11 @@ def test_the_migration_moves_each_stored_blob_into_chunks_and_back():
 TASK_CATEGORIES = ["b", "a", "c", "b", "b", "a", "c", "b"]
 
 
-def test_a_matrix_stored_by_category_has_no_chunks_and_stands_for_the_dense_matrix(project):
+def test_a_matrix_stored_by_category_has_no_chunks_and_stands_for_the_dense_matrix(empty_project):
     table = np.random.default_rng(2).random((5, 3))
-    matrix = QualityMatrix.objects.get(pk=stored_by_category(project, table, TASK_CATEGORIES).pk)
+    matrix = QualityMatrix.objects.get(
+        pk=stored_by_category(empty_project, table, TASK_CATEGORIES).pk
+    )
     assert not QualityChunk.objects.filter(matrix=matrix).exists()
     assert matrix.by_category
     assert (matrix.n_workers, matrix.n_tasks) == (5, 8)
@@ -155,19 +151,19 @@ def test_a_matrix_stored_by_category_has_no_chunks_and_stands_for_the_dense_matr
     np.testing.assert_array_equal(matrix.values, expanded(table, TASK_CATEGORIES))
 
 
-def test_the_table_keeps_only_the_tasks_categories_in_sorted_order(project):
+def test_the_table_keeps_only_the_tasks_categories_in_sorted_order(empty_project):
     # An estimate has a column for every category of the gold items, some without tasks.
     table = np.array([[0.9, 0.6, 0.7], [0.5, 0.8, 0.55]])
     matrix = stored_by_category(
-        project, table, ["x", "z", "x"], table_categories=["z", "gold only", "x"]
+        empty_project, table, ["x", "z", "x"], table_categories=["z", "gold only", "x"]
     )
     assert matrix.categories == ["x", "z"]
     np.testing.assert_array_equal(matrix.category_table, [[0.7, 0.9], [0.55, 0.5]])
     np.testing.assert_array_equal(matrix.values, [[0.7, 0.9, 0.7], [0.55, 0.5, 0.55]])
 
 
-def test_a_table_without_a_column_for_a_tasks_category_is_refused(project):
-    matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
+def test_a_table_without_a_column_for_a_tasks_category_is_refused(empty_project):
+    matrix = QualityMatrix(project=empty_project, source=QualitySource.UPLOADED)
     with pytest.raises(ValueError, match="no column for the tasks' category 'b'"):
         matrix.set_by_category(
             table=np.full((2, 1), 0.7),
@@ -181,20 +177,24 @@ def test_a_table_without_a_column_for_a_tasks_category_is_refused(project):
 @pytest.mark.parametrize(
     ("n_categories", "dtype"), [(3, np.uint8), (256, np.uint8), (300, np.uint16)]
 )
-def test_each_tasks_category_is_stored_in_the_smallest_unsigned_type(project, n_categories, dtype):
+def test_each_tasks_category_is_stored_in_the_smallest_unsigned_type(
+    empty_project, n_categories, dtype
+):
     task_categories = [f"c{c:04d}" for c in range(n_categories)]
-    matrix = stored_by_category(project, np.full((2, n_categories), 0.6), task_categories)
+    matrix = stored_by_category(empty_project, np.full((2, n_categories), 0.6), task_categories)
     found = QualityMatrix.objects.get(pk=matrix.pk).task_category
     assert found.dtype == dtype
     assert found.tolist() == list(range(n_categories))
 
 
-def test_statistics_and_category_means_by_category_equal_those_of_the_same_matrix_dense(project):
+def test_statistics_and_category_means_by_category_equal_those_of_the_same_matrix_dense(
+    empty_project,
+):
     rng = np.random.default_rng(3)
     task_categories = [f"c{c}" for c in rng.integers(0, 6, 500)]
     table = rng.uniform(0.3, 0.95, (40, 6))
-    by_category = stored_by_category(project, table, task_categories)
-    dense = QualityMatrix(project=project, source=QualitySource.UPLOADED)
+    by_category = stored_by_category(empty_project, table, task_categories)
+    dense = QualityMatrix(project=empty_project, source=QualitySource.UPLOADED)
     dense.set_arrays(
         values=expanded(table, task_categories),
         worker_ids=np.arange(40),
@@ -212,11 +212,11 @@ def test_statistics_and_category_means_by_category_equal_those_of_the_same_matri
 
 
 def test_sizes_and_summaries_by_category_are_read_without_the_table_or_the_task_categories(
-    project,
+    empty_project,
 ):
-    stored_by_category(project, np.full((3, 2), 0.8), ["a", "b", "a", "a"])
+    stored_by_category(empty_project, np.full((3, 2), 0.8), ["a", "b", "a", "a"])
     with CaptureQueriesContext(connection) as queries:
-        found = QualityMatrix.objects.latest_of(project)
+        found = QualityMatrix.objects.latest_of(empty_project)
         assert (found.n_workers, found.n_tasks) == (3, 4)
         assert found.value_statistics["mean"] == pytest.approx(0.8)
         np.testing.assert_array_equal(found.category_means, np.full((3, 2), 0.8))
@@ -227,29 +227,31 @@ def test_sizes_and_summaries_by_category_are_read_without_the_table_or_the_task_
 
 
 def test_the_engine_gets_the_table_of_a_matrix_by_category_and_the_values_of_a_dense_one(
-    project,
+    empty_project,
 ):
     table = np.array([[0.9, 0.6], [0.7, 0.8]])
-    matrix = QualityMatrix.objects.get(pk=stored_by_category(project, table, ["b", "a", "b"]).pk)
+    matrix = QualityMatrix.objects.get(
+        pk=stored_by_category(empty_project, table, ["b", "a", "b"]).pk
+    )
     form = matrix.quality_form()
     assert isinstance(form, QualityByCategory)
     np.testing.assert_array_equal(form.table, table)
     assert form.task_category.tolist() == [1, 0, 1]
-    dense = QualityMatrix.objects.get(pk=stored(project, np.full((2, 3), 0.6)).pk)
+    dense = QualityMatrix.objects.get(pk=stored(empty_project, np.full((2, 3), 0.6)).pk)
     np.testing.assert_array_equal(dense.quality_form(), np.full((2, 3), 0.6))
 
 
 @pytest.mark.parametrize("kind", ["dense", "by category"])
 def test_row_blocks_give_the_whole_matrix_in_whole_rows_a_block_at_a_time(
-    project, monkeypatch, kind
+    empty_project, monkeypatch, kind
 ):
     monkeypatch.setattr(models, "QUALITY_CHUNK_BYTES", 3 * 8 * 8)  # 3 rows of 8 tasks
     table = np.random.default_rng(4).random((7, 3))
     values = expanded(table, TASK_CATEGORIES)
     if kind == "dense":
-        matrix = stored(project, values)
+        matrix = stored(empty_project, values)
     else:
-        matrix = stored_by_category(project, table, TASK_CATEGORIES)
+        matrix = stored_by_category(empty_project, table, TASK_CATEGORIES)
     blocks = list(QualityMatrix.objects.get(pk=matrix.pk).row_blocks())
     assert [(start, block.shape) for start, block in blocks] == [
         (0, (3, 8)),
@@ -259,8 +261,8 @@ def test_row_blocks_give_the_whole_matrix_in_whole_rows_a_block_at_a_time(
     np.testing.assert_array_equal(np.vstack([block for _, block in blocks]), values)
 
 
-def test_the_database_refuses_a_matrix_by_category_without_its_table(project):
-    matrix = stored_by_category(project, np.full((2, 1), 0.6), ["a", "a"])
+def test_the_database_refuses_a_matrix_by_category_without_its_table(empty_project):
+    matrix = stored_by_category(empty_project, np.full((2, 1), 0.6), ["a", "a"])
     with pytest.raises(IntegrityError), transaction.atomic():
         QualityMatrix.objects.filter(pk=matrix.pk).update(category_table_blob=None)
     with pytest.raises(IntegrityError), transaction.atomic():

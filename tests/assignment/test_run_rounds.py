@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from django.contrib.auth import get_user_model
-from project_data import import_text, make_project
+from project_data import import_text, make_project, project_with_random_quality
 
 from assignment import services
 from assignment.engine import METHODS, expected_accuracy
@@ -16,7 +15,6 @@ from assignment.models import (
     AssignmentRun,
     Project,
     QualityMatrix,
-    QualitySource,
     RunStatus,
     Task,
     Worker,
@@ -29,30 +27,19 @@ N_WORKERS, N_TASKS = 8, 20
 
 
 @pytest.fixture
-def project():
-    owner = get_user_model().objects.create_user("pm", password="x")
-    project = Project.objects.create(
-        owner=owner,
+def project_with_round_defaults():
+    """8 workers, 20 tasks in one category, quality from U[0.55, 0.95] (seed 1), and a default
+    budget (40) and prior (0.4) for the rounds to take."""
+    return project_with_random_quality(
+        n_workers=N_WORKERS,
+        n_tasks=N_TASKS,
+        max_tasks_per_worker=6,
         name="rounds",
-        default_max_workers_per_task=3,
-        default_max_tasks_per_worker=6,
+        seed=1,
+        quality=(0.55, 0.95),
         default_budget=40,
         default_prior=0.4,
     )
-    rng = np.random.default_rng(1)
-    workers = [Worker.objects.create(project=project, external_id=f"w{i}") for i in range(8)]
-    tasks = [
-        Task.objects.create(project=project, external_id=f"t{j}", category="c") for j in range(20)
-    ]
-    matrix = QualityMatrix(project=project, source=QualitySource.UPLOADED)
-    matrix.set_arrays(
-        values=rng.uniform(0.55, 0.95, (N_WORKERS, N_TASKS)),
-        worker_ids=[w.pk for w in workers],
-        task_ids=[t.pk for t in tasks],
-        task_categories=[t.category for t in tasks],
-    )
-    matrix.save()
-    return project
 
 
 def executed(run):
@@ -89,13 +76,19 @@ def grid(run):
     return out
 
 
-def test_a_next_round_counts_the_answers_in_caps_budget_and_priors(project):
+def test_a_next_round_counts_the_answers_in_caps_budget_and_priors(project_with_round_defaults):
     first = executed(
-        services.run_create(project=project, method="greedy", budget=20, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=20, enqueue=False
+        )
     )
     answer(first)
     second = services.run_create(
-        project=project, method="tvcs-iht", seed=1, next_round=True, enqueue=False
+        project=project_with_round_defaults,
+        method="tvcs-iht",
+        seed=1,
+        next_round=True,
+        enqueue=False,
     )
     assert second.next_round
     assert second.budget == 40 - 20  # what remains of the project's budget
@@ -123,14 +116,23 @@ def test_a_next_round_counts_the_answers_in_caps_budget_and_priors(project):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_every_method_runs_in_rounds_within_the_caps_over_all_rounds(project, method):
+def test_every_method_runs_in_rounds_within_the_caps_over_all_rounds(
+    project_with_round_defaults, method
+):
     first = executed(
-        services.run_create(project=project, method="random", budget=15, seed=0, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="random", budget=15, seed=0, enqueue=False
+        )
     )
     answer(first, seed=1)
     second = executed(
         services.run_create(
-            project=project, method=method, seed=2, next_round=True, budget=12, enqueue=False
+            project=project_with_round_defaults,
+            method=method,
+            seed=2,
+            next_round=True,
+            budget=12,
+            enqueue=False,
         )
     )
     assert second.n_assigned <= 12
@@ -142,12 +144,18 @@ def test_every_method_runs_in_rounds_within_the_caps_over_all_rounds(project, me
     assert ((done | x).sum(axis=1) <= 6).all()
 
 
-def test_answers_that_arrive_after_a_round_is_queued_wait_for_the_next_one(project):
+def test_answers_that_arrive_after_a_round_is_queued_wait_for_the_next_one(
+    project_with_round_defaults,
+):
     first = executed(
-        services.run_create(project=project, method="greedy", budget=10, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=10, enqueue=False
+        )
     )
     answer(first)
-    second = services.run_create(project=project, method="greedy", next_round=True, enqueue=False)
+    second = services.run_create(
+        project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
+    )
     late_worker, late_task = (
         Worker.objects.get(external_id="w0"),
         Task.objects.get(external_id="t19"),
@@ -159,9 +167,11 @@ def test_answers_that_arrive_after_a_round_is_queued_wait_for_the_next_one(proje
     assert second.budget == 30
 
 
-def test_tasks_at_the_target_posterior_get_nobody_in_the_round(project):
+def test_tasks_at_the_target_posterior_get_nobody_in_the_round(project_with_round_defaults):
     first = executed(
-        services.run_create(project=project, method="greedy", budget=40, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=40, enqueue=False
+        )
     )
     answer(first)
     q = first.quality_matrix.values
@@ -169,75 +179,112 @@ def test_tasks_at_the_target_posterior_get_nobody_in_the_round(project):
     confident = np.maximum(posterior, 1 - posterior) >= 0.9
     assert confident.any()
     assert not confident.all()
-    Project.objects.filter(pk=project.pk).update(default_max_workers_per_task=5, default_budget=80)
-    project.refresh_from_db()
+    Project.objects.filter(pk=project_with_round_defaults.pk).update(
+        default_max_workers_per_task=5, default_budget=80
+    )
+    project_with_round_defaults.refresh_from_db()
     second = executed(
         services.run_create(
-            project=project, method="greedy", next_round=True, target_posterior=0.9, enqueue=False
+            project=project_with_round_defaults,
+            method="greedy",
+            next_round=True,
+            target_posterior=0.9,
+            enqueue=False,
         )
     )
     assert second.round_start["open_tasks"] == int((~confident).sum())
     assert set(second.pairs[:, 1].tolist()).isdisjoint(np.flatnonzero(confident).tolist())
 
 
-def test_a_round_is_refused_once_the_target_accuracy_is_reached(project):
+def test_a_round_is_refused_once_the_target_accuracy_is_reached(project_with_round_defaults):
     first = executed(
-        services.run_create(project=project, method="greedy", budget=30, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=30, enqueue=False
+        )
     )
     answer(first)
     with pytest.raises(
         RunValidationError, match=r"already give an expected accuracy of 0.*target_accuracy 0.5"
     ):
         services.run_create(
-            project=project, method="greedy", next_round=True, target_accuracy=0.5, enqueue=False
+            project=project_with_round_defaults,
+            method="greedy",
+            next_round=True,
+            target_accuracy=0.5,
+            enqueue=False,
         )
     assert AssignmentRun.objects.count() == 1
 
 
-def test_a_round_with_the_budget_spent_is_refused_unless_given_one(project):
+def test_a_round_with_the_budget_spent_is_refused_unless_given_one(project_with_round_defaults):
     first = executed(
-        services.run_create(project=project, method="greedy", budget=40, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=40, enqueue=False
+        )
     )
     answer(first)
     with pytest.raises(RunValidationError, match="nothing left to spend: 40 answers are in hand"):
-        services.run_create(project=project, method="greedy", next_round=True, enqueue=False)
-    Project.objects.filter(pk=project.pk).update(default_max_workers_per_task=4)
-    project.refresh_from_db()
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
+        )
+    Project.objects.filter(pk=project_with_round_defaults.pk).update(default_max_workers_per_task=4)
+    project_with_round_defaults.refresh_from_db()
     extra = services.run_create(
-        project=project, method="greedy", next_round=True, budget=5, enqueue=False
+        project=project_with_round_defaults,
+        method="greedy",
+        next_round=True,
+        budget=5,
+        enqueue=False,
     )
     assert extra.budget == 5
 
 
-def test_targets_without_a_round_are_refused(project):
+def test_targets_without_a_round_are_refused(project_with_round_defaults):
     with pytest.raises(RunValidationError, match="stopping rules of a next round"):
-        services.run_create(project=project, method="greedy", target_posterior=0.9, enqueue=False)
-
-
-@pytest.mark.parametrize(("field", "value"), [("target_posterior", 0.5), ("target_accuracy", 1.5)])
-def test_a_target_out_of_range_is_refused_naming_it(project, field, value):
-    with pytest.raises(RunValidationError, match=field):
         services.run_create(
-            project=project, method="greedy", next_round=True, enqueue=False, **{field: value}
+            project=project_with_round_defaults,
+            method="greedy",
+            target_posterior=0.9,
+            enqueue=False,
         )
 
 
-def test_an_answer_outside_the_label_set_makes_the_round_refuse(project):
+@pytest.mark.parametrize(("field", "value"), [("target_posterior", 0.5), ("target_accuracy", 1.5)])
+def test_a_target_out_of_range_is_refused_naming_it(project_with_round_defaults, field, value):
+    with pytest.raises(RunValidationError, match=field):
+        services.run_create(
+            project=project_with_round_defaults,
+            method="greedy",
+            next_round=True,
+            enqueue=False,
+            **{field: value},
+        )
+
+
+def test_an_answer_outside_the_label_set_makes_the_round_refuse(project_with_round_defaults):
     worker, task = Worker.objects.first(), Task.objects.first()
     Answer.objects.create(worker=worker, task=task, label="maybe")
     with pytest.raises(
         RunValidationError, match="label 'maybe', which is not in the project's label set"
     ):
-        services.run_create(project=project, method="greedy", next_round=True, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
+        )
 
 
-def test_a_first_round_without_answers_is_the_plain_run(project):
+def test_a_first_round_without_answers_is_the_plain_run(project_with_round_defaults):
     plain = executed(
-        services.run_create(project=project, method="greedy", budget=25, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=25, enqueue=False
+        )
     )
     first = executed(
         services.run_create(
-            project=project, method="greedy", budget=25, next_round=True, enqueue=False
+            project=project_with_round_defaults,
+            method="greedy",
+            budget=25,
+            next_round=True,
+            enqueue=False,
         )
     )
     assert first.round_start["answers"] == 0
@@ -247,14 +294,16 @@ def test_a_first_round_without_answers_is_the_plain_run(project):
 
 
 def test_a_comparison_in_rounds_runs_every_method_from_the_same_answers_under_its_bound(
-    project,
+    project_with_round_defaults,
 ):
     first = executed(
-        services.run_create(project=project, method="greedy", budget=20, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=20, enqueue=False
+        )
     )
     answer(first)
     comparison = services.comparison_create(
-        project=project,
+        project=project_with_round_defaults,
         methods=["tvcs-iht", "greedy", "random"],
         budgets=[6, 12],
         seed=0,
@@ -282,26 +331,39 @@ def test_a_comparison_in_rounds_runs_every_method_from_the_same_answers_under_it
         assert run.expected_accuracy <= bound[run.budget] + 1e-12
 
 
-def test_a_comparison_in_rounds_with_nothing_to_do_is_refused_whole(project):
+def test_a_comparison_in_rounds_with_nothing_to_do_is_refused_whole(project_with_round_defaults):
     first = executed(
-        services.run_create(project=project, method="greedy", budget=40, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=40, enqueue=False
+        )
     )
     answer(first)
     with pytest.raises(RunValidationError, match="nothing left to spend"):
         services.comparison_create(
-            project=project, methods=["greedy", "random"], next_round=True, enqueue=False
+            project=project_with_round_defaults,
+            methods=["greedy", "random"],
+            next_round=True,
+            enqueue=False,
         )
     assert AssignmentRun.objects.count() == 1
 
 
-def test_a_round_with_rounds_to_go_takes_one_layer_of_its_plan_for_all_of_them(project):
+def test_a_round_with_rounds_to_go_takes_one_layer_of_its_plan_for_all_of_them(
+    project_with_round_defaults,
+):
     first = executed(
-        services.run_create(project=project, method="greedy", budget=10, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=10, enqueue=False
+        )
     )
     answer(first)
     layered = executed(
         services.run_create(
-            project=project, method="greedy", next_round=True, rounds_left=3, enqueue=False
+            project=project_with_round_defaults,
+            method="greedy",
+            next_round=True,
+            rounds_left=3,
+            enqueue=False,
         )
     )
     assert layered.budget == 30  # the plan is for the rest of the project's budget
@@ -323,18 +385,24 @@ def test_a_round_with_rounds_to_go_takes_one_layer_of_its_plan_for_all_of_them(p
     )
 
 
-def test_rounds_left_without_a_round_is_refused(project):
+def test_rounds_left_without_a_round_is_refused(project_with_round_defaults):
     with pytest.raises(RunValidationError, match="rounds_left says how many rounds"):
-        services.run_create(project=project, method="greedy", rounds_left=2, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", rounds_left=2, enqueue=False
+        )
 
 
-def test_a_next_round_of_three_labels_conditions_on_the_k_class_posteriors(project):
+def test_a_next_round_of_three_labels_conditions_on_the_k_class_posteriors(
+    project_with_round_defaults,
+):
     from assignment.engine.multiclass import aggregate_multiclass, expected_accuracy_multiclass
 
-    Project.objects.filter(pk=project.pk).update(labels=["a", "b", "c"])
-    project.refresh_from_db()
+    Project.objects.filter(pk=project_with_round_defaults.pk).update(labels=["a", "b", "c"])
+    project_with_round_defaults.refresh_from_db()
     first = executed(
-        services.run_create(project=project, method="greedy", budget=20, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=20, enqueue=False
+        )
     )
     matrix = first.quality_matrix
     rng = np.random.default_rng(4)
@@ -347,7 +415,9 @@ def test_a_next_round_of_three_labels_conditions_on_the_k_class_posteriors(proje
             label="abc"[label],
         )
     second = executed(
-        services.run_create(project=project, method="q-lp", next_round=True, enqueue=False)
+        services.run_create(
+            project=project_with_round_defaults, method="q-lp", next_round=True, enqueue=False
+        )
     )
     q = matrix.values
     posterior = aggregate_multiclass(

@@ -30,7 +30,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def project():
+def project_in_three_categories():
+    """15 workers, 80 tasks in three categories (the shards), up to 12 tasks per worker, random
+    quality."""
     return project_with_random_quality(
         n_workers=15, n_tasks=80, max_tasks_per_worker=12, categories=3
     )
@@ -93,13 +95,15 @@ def assert_stored_like_a_run(run: AssignmentRun) -> None:
 
 
 def test_a_sharded_run_is_stored_like_a_run_and_close_to_one_worker(
-    project, broker, django_capture_on_commit_callbacks
+    project_in_three_categories, broker, django_capture_on_commit_callbacks
 ):
-    run = start(project, django_capture_on_commit_callbacks, shards=3, budget=150)
+    run = start(
+        project_in_three_categories, django_capture_on_commit_callbacks, shards=3, budget=150
+    )
     assert [m[0] for m in broker] == ["shard"] * 3
     drain(broker, django_capture_on_commit_callbacks, twice=True)  # duplicates do nothing
     assert_stored_like_a_run(run)
-    single = start(project, django_capture_on_commit_callbacks, budget=150)
+    single = start(project_in_three_categories, django_capture_on_commit_callbacks, budget=150)
     single.refresh_from_db()
     assert abs(run.expected_accuracy - single.expected_accuracy) < 0.01
     assert run.shard_rows.filter(round=0).count() == 3
@@ -111,9 +115,15 @@ def test_a_sharded_run_is_stored_like_a_run_and_close_to_one_worker(
 
 
 def test_the_tasks_take_the_engines_rounds_and_answer(
-    project, broker, django_capture_on_commit_callbacks
+    project_in_three_categories, broker, django_capture_on_commit_callbacks
 ):
-    run = start(project, django_capture_on_commit_callbacks, shards=3, budget=120, seed=5)
+    run = start(
+        project_in_three_categories,
+        django_capture_on_commit_callbacks,
+        shards=3,
+        budget=120,
+        seed=5,
+    )
     drain(broker, django_capture_on_commit_callbacks)
     run.refresh_from_db()
     problem = services.runs._whole_problem(run)
@@ -127,10 +137,10 @@ def test_the_tasks_take_the_engines_rounds_and_answer(
 
 
 def test_lost_shard_and_coordination_messages_are_recovered(
-    project, broker, settings, django_capture_on_commit_callbacks
+    project_in_three_categories, broker, settings, django_capture_on_commit_callbacks
 ):
     capture = django_capture_on_commit_callbacks
-    run = start(project, capture, shards=2)
+    run = start(project_in_three_categories, capture, shards=2)
     first = broker[0]
     dropped = drain(broker, capture, drop=lambda m: m == first)
     assert dropped == [first]
@@ -153,10 +163,10 @@ def test_lost_shard_and_coordination_messages_are_recovered(
 
 
 def test_a_shard_whose_worker_went_silent_is_queued_again(
-    project, broker, settings, django_capture_on_commit_callbacks
+    project_in_three_categories, broker, settings, django_capture_on_commit_callbacks
 ):
     capture = django_capture_on_commit_callbacks
-    run = start(project, capture, shards=2)
+    run = start(project_in_three_categories, capture, shards=2)
     _, shard_id = broker.pop(0)
     assert services.shard_claim(shard_id=shard_id, worker="dead@test")  # and never finishes
     stale = timezone.now() + timedelta(seconds=settings.TVCS_RUN_STALE_AFTER + 1)
@@ -171,9 +181,9 @@ def test_a_shard_whose_worker_went_silent_is_queued_again(
 
 
 def test_a_cancelled_sharded_run_leaves_its_shards_unsolved(
-    project, broker, django_capture_on_commit_callbacks
+    project_in_three_categories, broker, django_capture_on_commit_callbacks
 ):
-    run = start(project, django_capture_on_commit_callbacks, shards=4)
+    run = start(project_in_three_categories, django_capture_on_commit_callbacks, shards=4)
     services.run_cancel(run=run)
     drain(broker, django_capture_on_commit_callbacks)
     assert not RunShard.objects.filter(run=run).exclude(status=RunStatus.QUEUED).exists()
@@ -189,16 +199,18 @@ def test_a_cancelled_sharded_run_leaves_its_shards_unsolved(
         ({"shards": 2, "next_round": True}, "not next rounds"),
     ],
 )
-def test_shards_are_validated_when_the_run_is_requested(project, kwargs, match):
+def test_shards_are_validated_when_the_run_is_requested(project_in_three_categories, kwargs, match):
     with pytest.raises(RunValidationError, match=match):
-        services.run_create(project=project, method="greedy", enqueue=False, **kwargs)
+        services.run_create(
+            project=project_in_three_categories, method="greedy", enqueue=False, **kwargs
+        )
 
 
 def test_a_worker_shutting_down_hands_its_shards_back_for_the_others(
-    project, broker, django_capture_on_commit_callbacks
+    project_in_three_categories, broker, django_capture_on_commit_callbacks
 ):
     capture = django_capture_on_commit_callbacks
-    run = start(project, capture, shards=3)
+    run = start(project_in_three_categories, capture, shards=3)
     (_, mine), (_, theirs) = broker.pop(0), broker.pop(0)
     assert services.shard_claim(shard_id=mine, worker="w1@host")
     assert services.shard_claim(shard_id=theirs, worker="w2@host")
@@ -219,9 +231,9 @@ def test_a_worker_shutting_down_hands_its_shards_back_for_the_others(
 
 
 def test_a_shard_stops_at_its_next_progress_report_once_its_worker_is_shutting_down(
-    project, broker, django_capture_on_commit_callbacks
+    project_in_three_categories, broker, django_capture_on_commit_callbacks
 ):
-    run = start(project, django_capture_on_commit_callbacks, shards=2)
+    run = start(project_in_three_categories, django_capture_on_commit_callbacks, shards=2)
     _, shard_id = broker.pop(0)
     assert services.shard_claim(shard_id=shard_id, worker="w1@host")
     asked = []
@@ -241,10 +253,10 @@ def test_a_shard_stops_at_its_next_progress_report_once_its_worker_is_shutting_d
 
 
 def test_a_worker_starting_again_under_its_name_takes_back_the_shards_it_left(
-    project, broker, django_capture_on_commit_callbacks
+    project_in_three_categories, broker, django_capture_on_commit_callbacks
 ):
     capture = django_capture_on_commit_callbacks
-    start(project, capture, shards=3)
+    start(project_in_three_categories, capture, shards=3)
     (_, killed), (_, cold), (_, theirs) = broker.pop(0), broker.pop(0), broker.pop(0)
     assert services.shard_claim(shard_id=theirs, worker="w2@host")
     assert services.shard_claim(shard_id=cold, worker="w1@host")
@@ -259,11 +271,13 @@ def test_a_worker_starting_again_under_its_name_takes_back_the_shards_it_left(
 
 
 def test_a_sharded_run_of_a_three_label_project_is_scored_by_the_k_class_vote(
-    project, broker, django_capture_on_commit_callbacks
+    project_in_three_categories, broker, django_capture_on_commit_callbacks
 ):
-    project.labels = ["cat", "dog", "bird"]
-    project.save(update_fields=["labels"])
-    run = start(project, django_capture_on_commit_callbacks, shards=3, budget=150)
+    project_in_three_categories.labels = ["cat", "dog", "bird"]
+    project_in_three_categories.save(update_fields=["labels"])
+    run = start(
+        project_in_three_categories, django_capture_on_commit_callbacks, shards=3, budget=150
+    )
     drain(broker, django_capture_on_commit_callbacks)
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED, run.error
@@ -277,7 +291,7 @@ def test_a_sharded_run_of_a_three_label_project_is_scored_by_the_k_class_vote(
     exact = expected_accuracy_multiclass(q, x, prior=uniform, n_labels=3)
     assert run.expected_accuracy == pytest.approx(exact, abs=1e-12)
     assert run.expected_accuracy != pytest.approx(expected_accuracy(q, x), abs=1e-3)
-    single = start(project, django_capture_on_commit_callbacks, budget=150)
+    single = start(project_in_three_categories, django_capture_on_commit_callbacks, budget=150)
     single.refresh_from_db()
     assert abs(run.expected_accuracy - single.expected_accuracy) < 0.01
 

@@ -36,7 +36,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def project():
+def project_in_one_category():
+    """10 workers, 25 tasks in one category, up to 8 tasks per worker, random quality."""
     return project_with_random_quality(n_workers=10, n_tasks=25, max_tasks_per_worker=8)
 
 
@@ -45,17 +46,21 @@ def executed(run):
     return services.run_execute(run_id=run.pk)
 
 
-def test_a_run_takes_the_project_defaults_and_the_latest_quality_matrix(project):
-    run = services.run_create(project=project, method="random", enqueue=False)
+def test_a_run_takes_the_project_defaults_and_the_latest_quality_matrix(project_in_one_category):
+    run = services.run_create(project=project_in_one_category, method="random", enqueue=False)
     assert (run.max_workers_per_task, run.max_tasks_per_worker) == (3, 8)
     assert run.budget == min(25 * 3, 10 * 8)
-    assert run.quality_matrix == QualityMatrix.objects.get(project=project)
+    assert run.quality_matrix == QualityMatrix.objects.get(project=project_in_one_category)
     assert run.status == RunStatus.QUEUED
 
 
 @pytest.mark.parametrize("method", ["tvcs-iht", "random", "q-lp", "greedy"])
-def test_an_executed_run_stores_a_feasible_assignment_and_its_exact_accuracy(project, method):
-    run = services.run_create(project=project, method=method, budget=40, seed=3, enqueue=False)
+def test_an_executed_run_stores_a_feasible_assignment_and_its_exact_accuracy(
+    project_in_one_category, method
+):
+    run = services.run_create(
+        project=project_in_one_category, method=method, budget=40, seed=3, enqueue=False
+    )
     run = executed(run)
     assert run.status == RunStatus.SUCCEEDED
     assert run.progress == 100
@@ -70,37 +75,44 @@ def test_an_executed_run_stores_a_feasible_assignment_and_its_exact_accuracy(pro
     assert run.expected_accuracy == pytest.approx(expected_accuracy(q, x), abs=1e-12)
 
 
-def test_a_run_is_claimed_only_once(project):
-    run = services.run_create(project=project, method="random", enqueue=False)
+def test_a_run_is_claimed_only_once(project_in_one_category):
+    run = services.run_create(project=project_in_one_category, method="random", enqueue=False)
     assert services.run_claim(run_id=run.pk)
     assert not services.run_claim(run_id=run.pk)
     assert AssignmentRun.objects.get(pk=run.pk).attempts == 1
 
 
-def test_workers_own_caps_and_inactive_workers_are_respected(project):
-    w0, w1 = Worker.objects.filter(project=project).order_by("pk")[:2]
+def test_workers_own_caps_and_inactive_workers_are_respected(project_in_one_category):
+    w0, w1 = Worker.objects.filter(project=project_in_one_category).order_by("pk")[:2]
     w0.max_tasks = 1
     w0.save()
     w1.active = False
     w1.save()
-    run = executed(services.run_create(project=project, method="greedy", enqueue=False))
+    run = executed(
+        services.run_create(project=project_in_one_category, method="greedy", enqueue=False)
+    )
     rows = run.pairs[:, 0]
     assert np.sum(rows == 0) <= 1
     assert np.sum(rows == 1) == 0
 
 
 @pytest.fixture
-def estimated(project):
+def estimated(project_in_one_category):
     """The project's tasks in three categories, gold answers in each, and its quality estimated
     from them (the latest matrix, stored by category)."""
     rng = np.random.default_rng(1)
-    workers = list(Worker.objects.filter(project=project).order_by("pk"))
-    tasks = list(Task.objects.filter(project=project).order_by("pk"))
+    workers = list(Worker.objects.filter(project=project_in_one_category).order_by("pk"))
+    tasks = list(Task.objects.filter(project=project_in_one_category).order_by("pk"))
     for j, task in enumerate(tasks):
         task.category = f"c{j % 3}"
     Task.objects.bulk_update(tasks, ["category"])
     items = GoldItem.objects.bulk_create(
-        GoldItem(project=project, external_id=f"g{c}-{k}", category=f"c{c}", true_label=str(k % 2))
+        GoldItem(
+            project=project_in_one_category,
+            external_id=f"g{c}-{k}",
+            category=f"c{c}",
+            true_label=str(k % 2),
+        )
         for c in range(3)
         for k in range(8)
     )
@@ -116,7 +128,7 @@ def estimated(project):
         for i, worker in enumerate(workers)
         for item in items
     )
-    matrix = services.quality_estimate(project=project)
+    matrix = services.quality_estimate(project=project_in_one_category)
     assert matrix.by_category
     return matrix
 
@@ -136,7 +148,7 @@ def stored_dense(matrix: QualityMatrix) -> QualityMatrix:
 
 @pytest.mark.parametrize("method", ["tvcs-iht", "random", "q-lp", "greedy"])
 def test_a_run_on_an_estimate_stored_by_category_equals_one_on_the_same_quality_stored_dense(
-    project, estimated, method
+    project_in_one_category, estimated, method
 ):
     # A worker made inactive and a task deleted since the estimate: caps of 0 for both.
     inactive = Worker.objects.get(pk=estimated.worker_ids[2])
@@ -144,9 +156,9 @@ def test_a_run_on_an_estimate_stored_by_category_equals_one_on_the_same_quality_
     inactive.save()
     Task.objects.filter(pk=estimated.task_ids[7]).delete()
     request = {"method": method, "budget": 40, "seed": 3, "enqueue": False}
-    by_category = executed(services.run_create(project=project, **request))
+    by_category = executed(services.run_create(project=project_in_one_category, **request))
     dense = stored_dense(estimated)
-    on_dense = executed(services.run_create(project=project, **request))
+    on_dense = executed(services.run_create(project=project_in_one_category, **request))
     assert (by_category.quality_matrix_id, on_dense.quality_matrix_id) == (estimated.pk, dense.pk)
     assert by_category.status == on_dense.status == RunStatus.SUCCEEDED
     np.testing.assert_array_equal(by_category.pairs, on_dense.pairs)
@@ -164,11 +176,11 @@ def test_a_run_on_an_estimate_stored_by_category_equals_one_on_the_same_quality_
 
 
 @pytest.mark.parametrize("kind", ["dense", "by category"])
-def test_creating_a_run_reads_no_quality_values(project, request, kind):
+def test_creating_a_run_reads_no_quality_values(project_in_one_category, request, kind):
     if kind == "by category":
         request.getfixturevalue("estimated")
     with CaptureQueriesContext(connection) as queries:
-        run = services.run_create(project=project, method="greedy", enqueue=False)
+        run = services.run_create(project=project_in_one_category, method="greedy", enqueue=False)
     assert run.quality_matrix.by_category == (kind == "by category")
     sql = " ".join(query["sql"] for query in queries.captured_queries)
     # The worker and task ids are read (the matrix must cover the project), never the values.
@@ -177,16 +189,20 @@ def test_creating_a_run_reads_no_quality_values(project, request, kind):
 
 
 @pytest.mark.parametrize("kind", ["dense", "by category"])
-def test_the_upper_bound_of_a_comparison_leaves_out_inactive_workers(project, request, kind):
+def test_the_upper_bound_of_a_comparison_leaves_out_inactive_workers(
+    project_in_one_category, request, kind
+):
     matrix = (
         request.getfixturevalue("estimated")
         if kind == "by category"
-        else QualityMatrix.objects.get(project=project)
+        else QualityMatrix.objects.get(project=project_in_one_category)
     )
     values = matrix.values
     best = int(np.argmax(values.sum(axis=1)))
     Worker.objects.filter(pk=matrix.worker_ids[best]).update(active=False)
-    comparison = services.comparison_create(project=project, methods=["greedy"], budgets=[30])
+    comparison = services.comparison_create(
+        project=project_in_one_category, methods=["greedy"], budgets=[30]
+    )
     [[budget, bound]] = services.comparison_upper_bound_compute(comparison_id=comparison.pk)[
         "points"
     ]
@@ -202,23 +218,25 @@ def test_the_upper_bound_of_a_comparison_leaves_out_inactive_workers(project, re
     assert bound < upper_bound(values)
 
 
-def test_a_task_deleted_since_the_matrix_was_made_gets_no_worker(project):
-    matrix = QualityMatrix.objects.get(project=project)
+def test_a_task_deleted_since_the_matrix_was_made_gets_no_worker(project_in_one_category):
+    matrix = QualityMatrix.objects.get(project=project_in_one_category)
     Task.objects.filter(pk=matrix.task_ids[4]).delete()
-    run = executed(services.run_create(project=project, method="greedy", enqueue=False))
+    run = executed(
+        services.run_create(project=project_in_one_category, method="greedy", enqueue=False)
+    )
     assert run.status == RunStatus.SUCCEEDED
     assert 4 not in run.pairs[:, 1]
 
 
-def test_cancelling_a_queued_run_stops_it_before_it_starts(project):
-    run = services.run_create(project=project, method="random", enqueue=False)
+def test_cancelling_a_queued_run_stops_it_before_it_starts(project_in_one_category):
+    run = services.run_create(project=project_in_one_category, method="random", enqueue=False)
     services.run_cancel(run=run)
     assert run.status == RunStatus.CANCELLED
     assert not services.run_claim(run_id=run.pk)
 
 
-def test_a_run_cancelled_while_running_stores_no_result(project):
-    run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
+def test_a_run_cancelled_while_running_stores_no_result(project_in_one_category):
+    run = services.run_create(project=project_in_one_category, method="tvcs-iht", enqueue=False)
     assert services.run_claim(run_id=run.pk)
     services.run_cancel(run=run)
     run = services.run_execute(run_id=run.pk)
@@ -226,15 +244,19 @@ def test_a_run_cancelled_while_running_stores_no_result(project):
     assert run.assignment_blob is None
 
 
-def test_a_finished_run_cannot_be_cancelled(project):
-    run = executed(services.run_create(project=project, method="random", enqueue=False))
+def test_a_finished_run_cannot_be_cancelled(project_in_one_category):
+    run = executed(
+        services.run_create(project=project_in_one_category, method="random", enqueue=False)
+    )
     with pytest.raises(RunStateError, match="is succeeded"):
         services.run_cancel(run=run)
 
 
-def test_a_silent_running_run_is_requeued_then_failed_with_a_reason(project, settings):
+def test_a_silent_running_run_is_requeued_then_failed_with_a_reason(
+    project_in_one_category, settings
+):
     settings.TVCS_RUN_MAX_ATTEMPTS = 2
-    run = services.run_create(project=project, method="random", enqueue=False)
+    run = services.run_create(project=project_in_one_category, method="random", enqueue=False)
     assert services.run_claim(run_id=run.pk)
     later = timezone.now() + timedelta(seconds=settings.TVCS_RUN_STALE_AFTER + 1)
     assert services.runs_recover_stale(now=later) == {
@@ -252,8 +274,8 @@ def test_a_silent_running_run_is_requeued_then_failed_with_a_reason(project, set
     assert "stopped responding 2 time(s)" in run.error
 
 
-def test_a_run_with_a_fresh_heartbeat_is_left_alone(project):
-    run = services.run_create(project=project, method="random", enqueue=False)
+def test_a_run_with_a_fresh_heartbeat_is_left_alone(project_in_one_category):
+    run = services.run_create(project=project_in_one_category, method="random", enqueue=False)
     assert services.run_claim(run_id=run.pk)
     recovered = services.runs_recover_stale()
     assert recovered == {
@@ -265,12 +287,14 @@ def test_a_run_with_a_fresh_heartbeat_is_left_alone(project):
 
 
 def test_a_queued_run_whose_message_was_lost_is_enqueued_again_once_a_period(
-    project, settings, queued, django_capture_on_commit_callbacks
+    project_in_one_category, settings, queued, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        lost = services.run_create(project=project, method="random")
-        waiting = services.run_create(project=project, method="greedy")
-        computed_here = services.run_create(project=project, method="greedy", enqueue=False)
+        lost = services.run_create(project=project_in_one_category, method="random")
+        waiting = services.run_create(project=project_in_one_category, method="greedy")
+        computed_here = services.run_create(
+            project=project_in_one_category, method="greedy", enqueue=False
+        )
     assert queued == [lost.pk, waiting.pk]  # both handed to the broker once
     period = timedelta(seconds=settings.TVCS_RUN_LOST_AFTER)
     AssignmentRun.objects.filter(pk=lost.pk).update(enqueued_at=timezone.now() - 2 * period)
@@ -288,7 +312,7 @@ def test_a_queued_run_whose_message_was_lost_is_enqueued_again_once_a_period(
 
 
 def test_a_run_is_enqueued_only_when_its_transaction_commits(
-    project, monkeypatch, django_capture_on_commit_callbacks
+    project_in_one_category, monkeypatch, django_capture_on_commit_callbacks
 ):
     sent = []
     from assignment import tasks
@@ -297,7 +321,7 @@ def test_a_run_is_enqueued_only_when_its_transaction_commits(
         tasks.run_execute_task, "apply_async", lambda args, **options: sent.append(args[0])
     )
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        run = services.run_create(project=project, method="random")
+        run = services.run_create(project=project_in_one_category, method="random")
         assert sent == []
     assert len(callbacks) == 1
     callbacks[0]()
@@ -305,7 +329,7 @@ def test_a_run_is_enqueued_only_when_its_transaction_commits(
 
 
 def test_a_run_message_carries_no_time_limits_so_that_the_worker_applies_its_own(
-    project, settings, django_capture_on_commit_callbacks
+    project_in_one_category, settings, django_capture_on_commit_callbacks
 ):
     """Celery puts the enqueuing process's ``task_time_limit`` settings in each message, and a
     worker obeys the message's over its own: a web process configured otherwise would set
@@ -327,7 +351,7 @@ def test_a_run_message_carries_no_time_limits_so_that_the_worker_applies_its_own
     before_task_publish.connect(record)
     try:
         with django_capture_on_commit_callbacks(execute=True):
-            run = services.run_create(project=project, method="random")
+            run = services.run_create(project=project_in_one_category, method="random")
     finally:
         before_task_publish.disconnect(record)
     assert published == [("assignment.run_execute", f"({run.pk},)", [None, None])]
@@ -335,9 +359,9 @@ def test_a_run_message_carries_no_time_limits_so_that_the_worker_applies_its_own
     services.run_execute(run_id=run.pk)
 
 
-def test_a_pool_process_stopping_alone_hands_back_only_its_own_run(project, queued):
-    mine = services.run_create(project=project, method="random", enqueue=False)
-    sibling = services.run_create(project=project, method="random", enqueue=False)
+def test_a_pool_process_stopping_alone_hands_back_only_its_own_run(project_in_one_category, queued):
+    mine = services.run_create(project=project_in_one_category, method="random", enqueue=False)
+    sibling = services.run_create(project=project_in_one_category, method="random", enqueue=False)
     for run in (mine, sibling):  # two pool processes of one worker
         assert services.run_claim(run_id=run.pk, worker="w1@host")
     assert services.runs_hand_back(worker="w1@host", run_ids=[mine.pk]) == [mine.pk]
@@ -368,15 +392,15 @@ def test_a_pool_process_stopping_alone_hands_back_only_its_own_run(project, queu
         ({"method": "random", "budget": -1}, "budget"),
     ],
 )
-def test_invalid_run_requests_are_rejected(project, kwargs, message):
+def test_invalid_run_requests_are_rejected(project_in_one_category, kwargs, message):
     with pytest.raises(RunValidationError, match=message):
-        services.run_create(project=project, enqueue=False, **kwargs)
+        services.run_create(project=project_in_one_category, enqueue=False, **kwargs)
 
 
-def test_a_project_without_a_quality_matrix_cannot_run(project):
+def test_a_project_without_a_quality_matrix_cannot_run(project_in_one_category):
     QualityMatrix.objects.all().delete()
     with pytest.raises(RunValidationError, match="has no quality matrix"):
-        services.run_create(project=project, method="random", enqueue=False)
+        services.run_create(project=project_in_one_category, method="random", enqueue=False)
 
 
 def test_the_demo_project_is_filled_through_the_import_path_and_can_run():
@@ -393,15 +417,21 @@ def test_the_demo_project_is_filled_through_the_import_path_and_can_run():
     assert services.demo_project_create(owner=owner, n_workers=12, n_tasks=40) == project
 
 
-def test_a_claimed_run_deleted_with_its_project_is_dropped_quietly(project):
-    run = services.run_create(project=project, method="random", enqueue=False)
+def test_a_claimed_run_deleted_with_its_project_is_dropped_quietly(project_in_one_category):
+    run = services.run_create(project=project_in_one_category, method="random", enqueue=False)
     assert services.run_claim(run_id=run.pk)
     AssignmentRun.objects.filter(pk=run.pk).delete()
     assert services.run_execute(run_id=run.pk) is None
 
 
-def test_the_assignment_of_a_run_exports_as_csv_and_json_with_project_ids(project, tmp_path):
-    run = executed(services.run_create(project=project, method="greedy", budget=12, enqueue=False))
+def test_the_assignment_of_a_run_exports_as_csv_and_json_with_project_ids(
+    project_in_one_category, tmp_path
+):
+    run = executed(
+        services.run_create(
+            project=project_in_one_category, method="greedy", budget=12, enqueue=False
+        )
+    )
     path = tmp_path / "assignment.csv"
     call_command("export_assignment", run=run.pk, output=path)
     lines = path.read_text().splitlines()
@@ -411,14 +441,14 @@ def test_the_assignment_of_a_run_exports_as_csv_and_json_with_project_ids(projec
     path = tmp_path / "assignment.json"
     call_command("export_assignment", run=run.pk, format="json", output=path)
     assert len(json.loads(path.read_text())) == run.n_assigned
-    queued = services.run_create(project=project, method="random", enqueue=False)
+    queued = services.run_create(project=project_in_one_category, method="random", enqueue=False)
     with pytest.raises(CommandError, match="only a succeeded run has an assignment"):
         call_command("export_assignment", run=queued.pk)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_heartbeat_outlives_a_locked_database(project, monkeypatch):
-    run = services.run_create(project=project, method="random", enqueue=False)
+def test_the_heartbeat_outlives_a_locked_database(project_in_one_category, monkeypatch):
+    run = services.run_create(project=project_in_one_category, method="random", enqueue=False)
     assert services.run_claim(run_id=run.pk)
     AssignmentRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     real_update = type(AssignmentRun.objects.all()).update
@@ -448,10 +478,10 @@ def test_the_heartbeat_outlives_a_locked_database(project, monkeypatch):
 
 
 def test_a_worker_shutting_down_hands_its_runs_back_at_once(
-    project, queued, django_capture_on_commit_callbacks
+    project_in_one_category, queued, django_capture_on_commit_callbacks
 ):
-    mine = services.run_create(project=project, method="random", enqueue=False)
-    theirs = services.run_create(project=project, method="random", enqueue=False)
+    mine = services.run_create(project=project_in_one_category, method="random", enqueue=False)
+    theirs = services.run_create(project=project_in_one_category, method="random", enqueue=False)
     assert services.run_claim(run_id=mine.pk, worker="w1@host")
     assert services.run_claim(run_id=theirs.pk, worker="w2@host")
     assert services.runs_hand_back(worker="w1@host") == [mine.pk]
@@ -475,11 +505,11 @@ def test_a_worker_shutting_down_hands_its_runs_back_at_once(
 
 
 def test_a_worker_starting_again_under_its_name_takes_back_what_its_earlier_self_left(
-    project, queued, django_capture_on_commit_callbacks
+    project_in_one_category, queued, django_capture_on_commit_callbacks
 ):
-    killed = services.run_create(project=project, method="random", enqueue=False)
-    cold = services.run_create(project=project, method="random", enqueue=False)
-    theirs = services.run_create(project=project, method="random", enqueue=False)
+    killed = services.run_create(project=project_in_one_category, method="random", enqueue=False)
+    cold = services.run_create(project=project_in_one_category, method="random", enqueue=False)
+    theirs = services.run_create(project=project_in_one_category, method="random", enqueue=False)
     assert services.run_claim(run_id=theirs.pk, worker="w2@host")
     # A worker w1 stopped cold: it handed its run back but never gave it to the broker. The
     # next w1 was killed while computing another, which stayed running.
@@ -497,8 +527,10 @@ def test_a_worker_starting_again_under_its_name_takes_back_what_its_earlier_self
         assert services.runs_reclaim(worker="w3@host") == []  # a new name has nothing to take
 
 
-def test_a_run_stops_at_its_next_progress_report_once_its_worker_is_shutting_down(project):
-    run = services.run_create(project=project, method="greedy", enqueue=False)
+def test_a_run_stops_at_its_next_progress_report_once_its_worker_is_shutting_down(
+    project_in_one_category,
+):
+    run = services.run_create(project=project_in_one_category, method="greedy", enqueue=False)
     assert services.run_claim(run_id=run.pk, worker="w1@host")
     asked = []
 
@@ -551,7 +583,7 @@ def kernel_steps_until_signalled(signum: int, handler, raised: list):
 
 
 def test_a_soft_time_limit_that_numba_hands_on_as_a_system_error_fails_the_run_with_its_reason(
-    project, monkeypatch, settings
+    project_in_one_category, monkeypatch, settings
 ):
     """billiard raises ``SoftTimeLimitExceeded`` from its SIGUSR1 handler at the first bytecode
     after the signal. Signalled during a kernel that returns a tuple of arrays (tvcs-iht's
@@ -561,7 +593,7 @@ def test_a_soft_time_limit_that_numba_hands_on_as_a_system_error_fails_the_run_w
 
     raised = []
     steps, restore = kernel_steps_until_signalled(signal.SIGUSR1, soft_timeout_sighandler, raised)
-    run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
+    run = services.run_create(project=project_in_one_category, method="tvcs-iht", enqueue=False)
     monkeypatch.setattr(services.runs, "solve", steps)
     try:
         tasks.run_execute_task(run.pk)
@@ -576,7 +608,7 @@ def test_a_soft_time_limit_that_numba_hands_on_as_a_system_error_fails_the_run_w
 
 
 def test_a_pool_process_told_to_end_during_a_kernel_exits_instead_of_reporting_an_error(
-    project, monkeypatch
+    project_in_one_category, monkeypatch
 ):
     """The hard time limit ends a pool process with a SIGTERM, whose handler raises
     ``SystemExit``; arriving during a kernel, numba hands it on as a ``SystemError``. The task
@@ -588,7 +620,7 @@ def test_a_pool_process_told_to_end_during_a_kernel_exits_instead_of_reporting_a
 
     raised = []
     steps, restore = kernel_steps_until_signalled(signal.SIGUSR2, end, raised)
-    run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
+    run = services.run_create(project=project_in_one_category, method="tvcs-iht", enqueue=False)
     monkeypatch.setattr(services.runs, "solve", steps)
     try:
         with pytest.raises(SystemExit, match="told to end"):
@@ -600,11 +632,13 @@ def test_a_pool_process_told_to_end_during_a_kernel_exits_instead_of_reporting_a
     assert (run.status, run.error, run.assignment_blob) == (RunStatus.RUNNING, "", None)
 
 
-def test_a_system_error_of_its_own_is_not_taken_for_the_soft_time_limit(project, monkeypatch):
+def test_a_system_error_of_its_own_is_not_taken_for_the_soft_time_limit(
+    project_in_one_category, monkeypatch
+):
     def broken(*args, **kwargs):
         raise SystemError("a broken extension")
 
-    run = services.run_create(project=project, method="tvcs-iht", enqueue=False)
+    run = services.run_create(project=project_in_one_category, method="tvcs-iht", enqueue=False)
     monkeypatch.setattr(services.runs, "solve", broken)
     with pytest.raises(SystemError, match="a broken extension"):
         tasks.run_execute_task(run.pk)
@@ -612,52 +646,62 @@ def test_a_system_error_of_its_own_is_not_taken_for_the_soft_time_limit(project,
     assert run.status == RunStatus.RUNNING  # as for any crash: the recovery sweep ends it
 
 
-def test_a_run_is_refused_when_tasks_were_added_after_the_quality_matrix(project):
-    Task.objects.create(project=project, external_id="late-1", category="c")
-    Task.objects.create(project=project, external_id="late-2", category="c")
+def test_a_run_is_refused_when_tasks_were_added_after_the_quality_matrix(project_in_one_category):
+    Task.objects.create(project=project_in_one_category, external_id="late-1", category="c")
+    Task.objects.create(project=project_in_one_category, external_id="late-2", category="c")
     with pytest.raises(RunValidationError) as refused:
-        services.run_create(project=project, method="greedy", enqueue=False)
+        services.run_create(project=project_in_one_category, method="greedy", enqueue=False)
     message = str(refused.value)
     assert "no quality for 2 tasks (e.g. 'late-1')" in message
-    assert f"POST /api/projects/{project.pk}/quality/estimate/" in message
+    assert f"POST /api/projects/{project_in_one_category.pk}/quality/estimate/" in message
     assert not AssignmentRun.objects.exists()
 
 
-def test_a_comparison_is_refused_whole_when_an_active_worker_has_no_quality(project):
-    Worker.objects.create(project=project, external_id="newcomer")
+def test_a_comparison_is_refused_whole_when_an_active_worker_has_no_quality(
+    project_in_one_category,
+):
+    Worker.objects.create(project=project_in_one_category, external_id="newcomer")
     with pytest.raises(RunValidationError, match=r"1 active worker \(e.g. 'newcomer'\)"):
-        services.comparison_create(project=project, methods=["greedy", "random"], enqueue=False)
+        services.comparison_create(
+            project=project_in_one_category, methods=["greedy", "random"], enqueue=False
+        )
     assert not AssignmentRun.objects.exists()
 
 
-def test_inactive_newcomers_and_deleted_tasks_do_not_make_the_matrix_stale(project):
-    Worker.objects.create(project=project, external_id="resting", active=False)
-    Task.objects.filter(project=project, external_id="t3").delete()
-    run = services.run_create(project=project, method="greedy", enqueue=False)
+def test_inactive_newcomers_and_deleted_tasks_do_not_make_the_matrix_stale(project_in_one_category):
+    Worker.objects.create(project=project_in_one_category, external_id="resting", active=False)
+    Task.objects.filter(project=project_in_one_category, external_id="t3").delete()
+    run = services.run_create(project=project_in_one_category, method="greedy", enqueue=False)
     assert run.status == RunStatus.QUEUED
 
 
-def test_estimating_quality_again_lifts_the_refusal(project):
-    late = Task.objects.create(project=project, external_id="late", category="c")
-    item = GoldItem.objects.create(project=project, external_id="g", category="c", true_label="1")
-    for worker in Worker.objects.filter(project=project):
+def test_estimating_quality_again_lifts_the_refusal(project_in_one_category):
+    late = Task.objects.create(project=project_in_one_category, external_id="late", category="c")
+    item = GoldItem.objects.create(
+        project=project_in_one_category, external_id="g", category="c", true_label="1"
+    )
+    for worker in Worker.objects.filter(project=project_in_one_category):
         GoldAnswer.objects.create(worker=worker, item=item, answer="1")
     with pytest.raises(RunValidationError):
-        services.run_create(project=project, method="greedy", enqueue=False)
-    services.quality_estimate(project=project)
-    run = executed(services.run_create(project=project, method="greedy", enqueue=False))
+        services.run_create(project=project_in_one_category, method="greedy", enqueue=False)
+    services.quality_estimate(project=project_in_one_category)
+    run = executed(
+        services.run_create(project=project_in_one_category, method="greedy", enqueue=False)
+    )
     assert run.status == RunStatus.SUCCEEDED
     assert late.pk in run.quality_matrix.task_ids
 
 
-def test_a_project_of_three_labels_runs_every_method_on_the_k_class_model(project):
+def test_a_project_of_three_labels_runs_every_method_on_the_k_class_model(project_in_one_category):
     from assignment.engine.multiclass import expected_accuracy_multiclass
 
-    project.labels = ["cat", "dog", "bird"]
-    project.save()
+    project_in_one_category.labels = ["cat", "dog", "bird"]
+    project_in_one_category.save()
     for method in ("tvcs-iht", "greedy", "q-lp", "random"):
         run = executed(
-            services.run_create(project=project, method=method, budget=30, seed=1, enqueue=False)
+            services.run_create(
+                project=project_in_one_category, method=method, budget=30, seed=1, enqueue=False
+            )
         )
         assert run.status == RunStatus.SUCCEEDED, run.error
         x = np.zeros((10, 25), bool)
