@@ -446,7 +446,7 @@ def run_readiness(*, project: Project) -> RunReadiness:
     if matrix is None:
         refusal = (
             f"project {project.name!r} has no quality matrix: upload one (kind quality) or "
-            "estimate it from gold answers first"
+            "estimate it from gold answers or collected answers first"
         )
         return RunReadiness(matrix=None, refusal=refusal, coverage=None, reason="no-matrix")
     coverage = quality_matrix_coverage(project=project, matrix=matrix)
