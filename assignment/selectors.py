@@ -446,7 +446,7 @@ def run_readiness(*, project: Project) -> RunReadiness:
     if matrix is None:
         refusal = (
             f"project {project.name!r} has no quality matrix: upload one (kind quality) or "
-            "estimate it from gold answers first"
+            "estimate it from gold answers or collected answers first"
         )
         return RunReadiness(matrix=None, refusal=refusal, coverage=None, reason="no-matrix")
     coverage = quality_matrix_coverage(project=project, matrix=matrix)
@@ -470,6 +470,9 @@ class RoundOverview:
     (a task without answers: its prior's); ``uncertain`` counts the tasks below
     :data:`UNCERTAIN_BELOW`. ``last_round`` is the latest succeeded round run, whose expected
     gain is its expected accuracy less the ``accuracy_now`` it started from.
+    :attr:`awaiting_answers` says that round assigned pairs but no answer has come in since
+    it was queued: a round started now would start from the same answers and could assign
+    the same pairs again (greedy under the same matrix does).
     """
 
     answers: int
@@ -484,6 +487,11 @@ class RoundOverview:
         if self.last_round is None:
             return None
         return self.last_round.expected_accuracy - self.last_round.round_start["accuracy_now"]
+
+    @property
+    def awaiting_answers(self) -> bool:
+        last = self.last_round
+        return bool(last and last.n_assigned and self.answers <= last.round_start["answers"])
 
 
 def fitting_confusion(*, project: Project, matrix: QualityMatrix) -> np.ndarray | None:

@@ -226,11 +226,12 @@ def pair_accuracy(table, c_one, c_two):
 
 
 @njit(cache=True)
-def _solo_accuracies(prior_row, confusion, cand):
-    """Each candidate's accuracy alone on the task, ``sum_a max_c pi_c C_i[c, a]``."""
+def _solo_accuracies(n_labels, confusion, cand):
+    """Each candidate's accuracy alone on a task in doubt, ``sum_a max_c C_i[c, a] / K``: the
+    uniform prior, not the task's (under a confident prior every worker too weak to overturn
+    it alone ties with the prior's accuracy, which would rank them by index)."""
     out = np.empty(cand.shape[0])
-    base = np.empty((prior_row.shape[0], 1))
-    base[:, 0] = prior_row
+    base = np.full((n_labels, 1), 1.0 / n_labels)
     for e in range(cand.shape[0]):
         out[e] = single_accuracy(base, confusion[cand[e]])
     return out
@@ -240,14 +241,14 @@ def _solo_accuracies(prior_row, confusion, cand):
 def _best_pair(table, acc, prior_row, confusion, cand, g1, consts):
     """The best pair among the candidates: ``(g2, a, b)``, positions ``a < b`` in ``cand``
     (exhaustive up to ``consts[1]`` candidates, else the top ``consts[2]`` by ``g1`` and the
-    top ``consts[3]`` alone on the task); within ``consts[0]`` of the best, the lowest."""
+    top ``consts[3]`` alone on a task in doubt); within ``consts[0]`` of the best, the lowest."""
     size = cand.shape[0]
     if size <= consts[1]:
         sub = np.arange(size)
     else:
         chosen = np.zeros(size, dtype=np.bool_)
         top_positions(g1, int(consts[2]), chosen)
-        top_positions(_solo_accuracies(prior_row, confusion, cand), int(consts[3]), chosen)
+        top_positions(_solo_accuracies(prior_row.shape[0], confusion, cand), int(consts[3]), chosen)
         sub = np.flatnonzero(chosen)
     n_sub = sub.shape[0]
     pa = np.empty(n_sub * (n_sub - 1) // 2, dtype=np.int64)

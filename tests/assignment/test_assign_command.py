@@ -125,3 +125,16 @@ def test_a_round_when_every_worker_is_at_its_cap_is_refused_saying_so(demo_proje
         call_command(
             "assign", project=demo_project.name, method="greedy", round=True, budget=5, **quiet
         )
+
+
+def test_a_run_on_a_quality_matrix_that_misses_new_tasks_is_refused_saying_what_to_do(demo_project):
+    from assignment.models import Task
+
+    Task.objects.create(project=demo_project, external_id="late", category="c")
+    quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
+    for extra in ({}, {"round": True}):
+        with pytest.raises(CommandError) as refused:
+            call_command("assign", project=demo_project.name, method="greedy", **extra, **quiet)
+        assert "no quality for 1 task (e.g. 'late')" in str(refused.value)
+        assert "manage.py estimate_quality" in str(refused.value)
+    assert not AssignmentRun.objects.exists()

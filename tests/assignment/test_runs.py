@@ -399,8 +399,9 @@ def test_invalid_run_requests_are_rejected(project_in_one_category, kwargs, mess
 
 def test_a_project_without_a_quality_matrix_cannot_run(project_in_one_category):
     QualityMatrix.objects.all().delete()
-    with pytest.raises(RunValidationError, match="has no quality matrix"):
+    with pytest.raises(RunValidationError, match="has no quality matrix") as refused:
         services.run_create(project=project_in_one_category, method="random", enqueue=False)
+    assert "estimate it from gold answers or collected answers first" in str(refused.value)
 
 
 def test_the_demo_project_is_filled_through_the_import_path_and_can_run():

@@ -116,6 +116,8 @@ def test_a_stale_quality_matrix_is_flagged_with_an_offer_to_estimate_it_again(cl
         assert 'id="run-readiness"' in page, name
         assert "no quality for 1 task (e.g. &#x27;new &lt;task&gt;&#x27;)" in page, name
         assert f'href="{quality_url}#estimate"' in page, name
+        # quality may come from the collected answers too, not only from gold answers
+        assert "(from the gold answers, the collected answers or both)" in page, name
     assert 'id="estimate"' in client.get(quality_url).content.decode()
 
 

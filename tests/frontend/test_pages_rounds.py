@@ -100,3 +100,27 @@ def test_a_comparison_in_rounds_started_from_the_page_queues_rounds_of_every_met
     assert runs.count() == 4
     assert all(run.next_round and run.target_posterior == 0.97 for run in runs)
     assert {run.budget for run in runs} == {3, 6}
+
+
+def test_a_round_started_before_the_last_ones_answers_came_in_is_warned_against(
+    client, project, queued
+):
+    from assignment import services
+
+    run = services.run_create(
+        project=project, method="greedy", next_round=True, budget=4, seed=0, enqueue=False
+    )
+    execute(run.pk)
+    run.refresh_from_db()
+    assert run.n_assigned > 0
+    warning = f"No answer has come in since run #{run.pk} was started"
+    form_url = reverse("frontend:run_create", args=[project.pk]) + "?round=1"
+    for url in (reverse("frontend:project", args=[project.pk]), form_url):
+        assert warning in client.get(url).content.decode(), url
+    matrix = run.quality_matrix
+    worker, task = run.pairs.tolist()[0]
+    Answer.objects.create(
+        worker_id=int(matrix.worker_ids[worker]), task_id=int(matrix.task_ids[task]), label="1"
+    )
+    for url in (reverse("frontend:project", args=[project.pk]), form_url):
+        assert warning not in client.get(url).content.decode(), url

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 
+import numpy as np
 import pytest
 from api_helpers import (
     ANSWERS_CSV,
@@ -471,3 +472,54 @@ def test_a_comparison_with_shards_it_cannot_have_queues_nothing(
         assert "not next rounds" in response.json()["detail"]
     assert not Comparison.objects.exists()
     assert not AssignmentRun.objects.exists()
+
+
+def test_three_labels_end_to_end_over_the_api_from_upload_to_labels_and_a_next_round(api, queued):
+    # Issue 13, "K labels end to end": a label outside the set is a line-level error; quality
+    # learnt from the answers alone (Dawid-Skene); K-class labels out; a next round on them.
+    from api_helpers import execute
+
+    created = api.post(
+        "/api/projects/",
+        {"name": "pets", "labels": ["cat", "dog", "bird"], "default_max_workers_per_task": 4},
+        format="json",
+    )
+    assert created.status_code == 201, created.json()
+    pid = created.json()["id"]
+    labels = ("cat", "dog", "bird")
+    upload(api, pid, "workers", "worker_id\n" + "".join(f"w{i}\n" for i in range(6)))
+    upload(api, pid, "tasks", "task_id,category\n" + "".join(f"t{j},c\n" for j in range(12)))
+    bad = upload(api, pid, "answers", "worker_id,task_id,answer\nw0,t0,cat\nw1,t0,fish\n")
+    assert bad.status_code == 400
+    assert (bad.json()["line"], bad.json()["column"]) == (3, "answer")
+    assert "('cat', 'dog', 'bird'), got 'fish'" in bad.json()["detail"]
+    rng = np.random.default_rng(0)  # three answers a task, each right with probability 0.7
+    truth = rng.integers(3, size=12)
+    said = (truth[:, None] + (rng.random((12, 3)) > 0.7) * rng.integers(1, 3, (12, 3))) % 3
+    rows = "".join(
+        f"w{(j + k) % 6},t{j},{labels[said[j, k]]}\n" for j in range(12) for k in range(3)
+    )
+    assert upload(api, pid, "answers", "worker_id,task_id,answer\n" + rows).json()["added"] == 36
+    estimate = api.post(
+        f"/api/projects/{pid}/quality/estimate/",
+        {"source": "answers", "model": "dawid-skene"},
+        format="json",
+    )
+    assert estimate.status_code == 201, estimate.json()
+    assert estimate.json()["details"]["model"] == "dawid-skene"
+    out = json.loads(body(api.get(f"/api/projects/{pid}/labels/", {"format": "json"})))
+    assert {row["label"] for row in out} <= set(labels)
+    assert all(1 / 3 < row["posterior"] <= 1 and row["n_answers"] == 3 for row in out)
+    response = api.post(
+        f"/api/projects/{pid}/runs/",
+        {"method": "greedy", "round": True, "budget": 6, "seed": 0},
+        format="json",
+    )
+    assert response.status_code == 202, response.json()
+    assert response.json()["round_start"]["answers"] == 36
+    assert response.json()["round_start"]["dawid_skene"] is True
+    execute(response.json()["id"])
+    run = api.get(f"/api/runs/{response.json()['id']}/").json()
+    assert (run["status"], run["chosen_under"]) == ("succeeded", "dawid_skene")
+    assert run["expected_accuracy"] >= run["round_start"]["accuracy_now"] - 1e-12
+    assert 0 < run["n_assigned"] <= 6, run["round_start"]
