@@ -89,6 +89,27 @@ def accuracy_of(problem: AssignmentProblem, assignment: np.ndarray) -> float:
     return accuracy_of_pairs(problem, *np.nonzero(assignment))
 
 
+def task_accuracies_of(
+    problem: AssignmentProblem, assignment: np.ndarray, tasks: np.ndarray | None = None
+) -> np.ndarray:
+    """Exact expected accuracy of each task of ``tasks`` (ascending, distinct; default all)
+    under the bool ``assignment``, shape (n_workers, n_tasks), two labels: shape
+    (len(tasks),), or (n_tasks,).
+
+    A task's number depends on its own workers alone, to the bit: the mean of
+    ``task_accuracies_of(problem, x)`` is :func:`accuracy_of` ``(problem, x)``, and a task's
+    entry is the same whichever other tasks are asked for with it.
+    """
+    if problem.n_labels != 2:
+        raise ValueError("task_accuracies_of takes two labels")
+    if tasks is None:
+        return _task_accuracy(problem.quality_form, assignment, problem.prior)
+    tasks = np.asarray(tasks, dtype=np.intp)
+    local, workers = np.nonzero(assignment[:, tasks].T)  # by task, then worker
+    per_task = _task_accuracy_sorted(problem.quality_form, workers, tasks[local], problem.prior)
+    return per_task[tasks]
+
+
 def pair_losses(problem: AssignmentProblem, assignment: np.ndarray, tasks: np.ndarray):
     """Exact leave-one-out losses of the assigned pairs of ``tasks``.
 

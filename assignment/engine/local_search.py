@@ -71,7 +71,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assignment.engine._problem_accuracy import accuracy_of, pair_losses
+from assignment.engine._problem_accuracy import accuracy_of, pair_losses, task_accuracies_of
 from assignment.engine.accuracy import _validate_tasks
 from assignment.engine.confusion import confusion_accuracy, solo_accuracy
 from assignment.engine.greedy import GreedyState, fill
@@ -252,12 +252,46 @@ def _changed_tasks(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     return np.flatnonzero((before != after).any(axis=0))
 
 
-def _prune_state(problem: AssignmentProblem, state: GreedyState, tasks) -> np.ndarray:
-    """:func:`prune` the state's ``tasks`` in place; returns its assignment after."""
-    before = state.assignment
-    after = prune(problem, before, tasks=tasks)
+def _prune_state(problem: AssignmentProblem, state: GreedyState, before, since) -> np.ndarray:
+    """:func:`prune` the state's tasks whose workers differ from ``since``'s, in place;
+    ``before`` is the state's assignment (dense, as :attr:`GreedyState.assignment` gives it,
+    built once by the caller). Returns the state's assignment after."""
+    after = prune(problem, before, tasks=_changed_tasks(since, before))
     state.remove(*np.nonzero(before & ~after))
     return after
+
+
+class _Score:
+    """The exact accuracy of the search's assignments. Two labels without confusion matrices:
+    the mean of per-task accuracies, of which only the tasks whose workers differ from the
+    best assignment's are computed again (the same number, to the bit, as scoring all of them:
+    :func:`~assignment.engine._problem_accuracy.task_accuracies_of`); otherwise the model's
+    accuracy of the whole assignment."""
+
+    def __init__(self, problem: AssignmentProblem, model: _Model, best: np.ndarray) -> None:
+        self.problem, self.model = problem, model
+        self.per_task = None
+        if model is _SYMMETRIC and problem.n_labels == 2:
+            self.per_task = task_accuracies_of(problem, best)
+            self.best = float(self.per_task.mean())
+        else:
+            self.best = model.accuracy(problem, best)
+        self._trial = None
+
+    def of(self, assignment: np.ndarray, *, since: np.ndarray) -> float:
+        """The accuracy of ``assignment``, which differs from ``since`` (the best) on some
+        tasks."""
+        if self.per_task is None:
+            return self.model.accuracy(self.problem, assignment)
+        changed = _changed_tasks(since, assignment)
+        self._trial = self.per_task.copy()
+        self._trial[changed] = task_accuracies_of(self.problem, assignment, changed)
+        return float(self._trial.mean())
+
+    def keep(self) -> None:
+        """The last assignment scored is the best now."""
+        if self.per_task is not None:
+            self.per_task = self._trial
 
 
 def _start(problem: AssignmentProblem, model: _Model, assignment, state):
@@ -272,8 +306,11 @@ def _start(problem: AssignmentProblem, model: _Model, assignment, state):
             "state must be a GreedyState, and only for a problem without confusion matrices; "
             f"got {type(state).__name__}"
         )
-    state.move_to_pairs(*np.nonzero(assignment))
-    return _prune_state(problem, state, np.arange(problem.n_tasks)), state
+    held = np.asarray(assignment, dtype=bool)
+    state.move_to_pairs(*np.nonzero(held))
+    after = prune(problem, held)
+    state.remove(*np.nonzero(held & ~after))
+    return after, state
 
 
 def improve(
@@ -354,7 +391,8 @@ def improve(
     last_change = 0
     model = _model_of(problem)
     best, state = _start(problem, model, assignment, state)
-    best_acc = model.accuracy(problem, best)
+    score = _Score(problem, model, best)
+    best_acc = score.best
     history = [best_acc]
     gains = [0.0, 0.0]
     start_pairs = int(np.asarray(assignment).sum())
@@ -375,14 +413,15 @@ def improve(
             held[workers] = best[workers]
             trial.remove(*np.nonzero(held))
             cursor = (cursor + block) % n
-        candidate = _prune_state(problem, trial, _changed_tasks(best, trial.assignment))
+        candidate = _prune_state(problem, trial, trial.assignment, best)
         fill(trial)
-        refilled = _prune_state(problem, trial, _changed_tasks(candidate, trial.assignment))
-        acc = model.accuracy(problem, refilled)
+        refilled = _prune_state(problem, trial, trial.assignment, candidate)
+        acc = score.of(refilled, since=best)
         gain = max(0.0, acc - best_acc)
         logger.debug("local search round %d: %.6f (%+.6f)", rnd, acc, acc - best_acc)
         if gain > 0.0:
             best, best_acc, state = refilled, acc, trial
+            score.keep()
             history.append(acc)
         if progress is not None:
             progress(rnd, best_acc)

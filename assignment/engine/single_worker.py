@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignment.engine.accuracy import _clip, _task_accuracy_sorted
+from assignment.engine.accuracy import _accuracy_rows, _clip, _log_odds
 from assignment.engine.multiclass import _log_prior, _units_accuracy
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.search_pairs import MAX_SEARCH_PAIRS
@@ -27,14 +27,17 @@ from projections.tvcs import project
 
 __all__ = ["single_worker_gains", "single_worker_optimum"]
 
+#: Pairs per block of workers whose gains are computed at once (two labels).
+_BLOCK_PAIRS = 1 << 20
+
 #: Gains at most this are taken for none: such a pair adds nothing to any vote.
 _NO_GAIN = 1e-15
 
 
 def single_worker_gains(problem: AssignmentProblem) -> np.ndarray:
     """``g_ij``, the gain in task ``j``'s expected accuracy from worker ``i`` alone, shape
-    (n_workers, n_tasks), by the engine's exact accuracy (two labels: ``task_accuracy_pairs``'s
-    kernel, without checking the problem's arrays again for each worker;
+    (n_workers, n_tasks), by the engine's exact accuracy (two labels: its kernel on every pair
+    of a block of workers at once, each pair a task with one worker;
     ``K`` labels: the K-class vote's, on the log prior every K-class accuracy takes,
     :func:`~assignment.engine.multiclass._log_prior`)."""
     n, m = problem.shape
@@ -43,10 +46,12 @@ def single_worker_gains(problem: AssignmentProblem) -> np.ndarray:
     if problem.n_labels == 2:
         prior = problem.prior
         nobody = np.maximum(prior, 1.0 - prior)
-        quality = problem.quality_form  # validated with the problem: the unchecked kernel
-        for i in range(n):
-            alone = np.full(m, i)  # pairs sorted by task, as the kernel takes them
-            gains[i] = _task_accuracy_sorted(quality, alone, tasks, prior)
+        rows = max(1, _BLOCK_PAIRS // max(m, 1))
+        for start in range(0, n, rows):  # every pair of a block of workers is a one-worker task
+            q = _clip(problem.quality_table[start : start + rows][:, problem.task_column])
+            q = q.reshape(-1, 1)
+            alone = _accuracy_rows(_log_odds(q), q, np.tile(prior, min(rows, n - start)))
+            gains[start : start + rows] = alone.reshape(-1, m)
     else:
         distribution = problem.prior_distribution
         log_prior = _log_prior(distribution)  # the rule every K-class accuracy reads

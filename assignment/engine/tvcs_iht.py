@@ -27,6 +27,13 @@ Start: the greedy assignment
     left unspent and exchange workers between tasks (on skill x difficulty quality, 100 x
     1,000, caps 10%: +0.07 points in 5 steps).
 
+When greedy's assignment spends the whole budget (two labels), it is returned as it is
+(``search_when_spent=True`` takes the steps anyway): from such starts the steps found nothing
+better on any of 295 problems where they ran, and something better from 90 of 219 starts that
+left budget unspent (docs/design.md#tvcs-iht, ``python benchmarks/steps_when_spent.py``).
+When every task takes at most one worker, one exact projection gives the optimum
+(:mod:`assignment.engine.single_worker`), without a greedy start.
+
 When greedy's assignment is already within ``bound_gap`` of the accuracy upper bound
 (:mod:`assignment.engine.upper_bound`: no assignment can do better than the bound), nothing is
 left to search for and it is returned as it is. On Figure 4's uniform quality this is the rule
@@ -126,11 +133,11 @@ _START_SHARE, _IHT_SHARE = 0.6, 0.8
 DENSE_PAIRS_MAX = 600_000_000
 
 #: ``details["stopped"]`` of a run that took no IHT step, and why: greedy's assignment above
-#: ``DENSE_PAIRS_MAX`` pairs, greedy's start within ``bound_gap`` of the upper bound, or the
-#: exact optimum when every task takes at most one worker. A run that stepped has its steps'
-#: status instead: ``"max_iter"``, ``"no_improvement"``, ``"time_limit"`` (or another status
-#: of :func:`~projections.solvers.stochastic_iht`).
-STOPPED_BEFORE_STEPS = ("too_large", "near_bound", "single_worker")
+#: ``DENSE_PAIRS_MAX`` pairs, the exact optimum when every task takes at most one worker,
+#: greedy's start spending the whole budget, or within ``bound_gap`` of the upper bound. A run
+#: that stepped has its steps' status instead: ``"max_iter"``, ``"no_improvement"``,
+#: ``"time_limit"`` (or another status of :func:`~projections.solvers.stochastic_iht`).
+STOPPED_BEFORE_STEPS = ("too_large", "single_worker", "budget_spent", "near_bound")
 
 
 def _greedy_only(problem: AssignmentProblem, progress) -> MethodOutput:
@@ -225,6 +232,12 @@ OPTIONS = (
         "upper bound on any assignment's (0: always search).",
         minimum=0,
         maximum=1,
+    ),
+    Option(
+        "search_when_spent",
+        bool,
+        "Take the IHT steps even when greedy's start spends the whole budget (where they have "
+        "found nothing better so far).",
     ),
     Option(
         "patience",
@@ -399,6 +412,7 @@ def tvcs_iht(
     patience: int = 1,
     min_improvement: float = 1e-4,
     bound_gap: float = 1e-4,
+    search_when_spent: bool = False,
     refine: bool = True,
     refine_rounds: int = 2,
     progress=None,
@@ -426,6 +440,9 @@ def tvcs_iht(
         by more than this (the best is still kept by strict comparison).
     bound_gap : float
         Return the greedy start when it is within this of the accuracy upper bound.
+    search_when_spent : bool
+        Take the steps even when the greedy start spends the whole budget (by default it is
+        then returned as it is; see the module docstring).
     refine : bool
         Run the final local improvement on a support the steps found better than greedy's
         (see the module docstring).
@@ -463,6 +480,7 @@ def tvcs_iht(
         "patience": patience,
         "min_improvement": min_improvement,
         "bound_gap": bound_gap,
+        "search_when_spent": search_when_spent,
         "refine": refine,
         "refine_rounds": refine_rounds,
         "time_limit": time_limit,
@@ -476,11 +494,19 @@ def tvcs_iht(
         if progress is not None:
             progress(_START_SHARE * fraction, f"greedy start: {message}")
 
-    greedy, greedy_state = greedy_run(problem, progress=greedy_progress)
-    start, start_acc = greedy.assignment, greedy.details["accuracy"]
     optimum = single_worker_optimum(problem)
     if optimum is not None:  # the optimum itself, at the cost of one projection
-        return _single_worker_outcome(problem, start, start_acc, optimum)
+        return _single_worker_outcome(problem, optimum)
+    greedy, greedy_state = greedy_run(problem, progress=greedy_progress)
+    start, start_acc = greedy.assignment, greedy.details["accuracy"]
+    spent = int(start.sum())
+    if spent >= problem.budget and problem.n_labels == 2 and not search_when_spent:
+        message = (
+            f"greedy start {start_acc:.4f} spends the whole budget ({spent:,} pairs): "
+            "no IHT steps (on starts that spend it they have found nothing better)"
+        )
+        history = [(0, start_acc)]
+        return _outcome(problem, start, start_acc, start_acc, 0, history, message, "budget_spent")
     bound = _upper_bound(problem) if bound_gap > 0 else None
     if bound is not None and bound - start_acc <= bound_gap:
         message = (
@@ -570,18 +596,17 @@ def _upper_bound(problem: AssignmentProblem) -> float | None:
         return None
 
 
-def _single_worker_outcome(problem, start, start_acc, optimum) -> MethodOutput:
+def _single_worker_outcome(problem, optimum) -> MethodOutput:
     """At most one worker per task: the exact optimum of
-    :func:`~assignment.engine.single_worker.single_worker_optimum` (the greedy start only if
-    rounding puts it above)."""
-    optimum_acc = exact_accuracy(problem, optimum)
-    best, best_acc = (optimum, optimum_acc) if optimum_acc >= start_acc else (start, start_acc)
+    :func:`~assignment.engine.single_worker.single_worker_optimum`, with no greedy start (its
+    ``start_accuracy`` is the optimum's own)."""
+    accuracy = exact_accuracy(problem, optimum)
     message = (
-        f"greedy start {start_acc:.4f}; at most one worker per task, so accuracy is a sum of "
-        f"per-pair gains: one exact projection of them gives the optimum {best_acc:.4f}"
+        "at most one worker per task, so accuracy is a sum of per-pair gains: one exact "
+        f"projection of them gives the optimum {accuracy:.4f}"
     )
-    history = [(0, start_acc), (0, best_acc)]
-    return _outcome(problem, best, best_acc, start_acc, 0, history, message, "single_worker")
+    history = [(0, accuracy)]
+    return _outcome(problem, optimum, accuracy, accuracy, 0, history, message, "single_worker")
 
 
 def _outcome(

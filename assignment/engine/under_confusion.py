@@ -13,12 +13,13 @@ problem's quality, and every number this module reports is the accuracy of the D
   Dawid–Skene vote: prune by its leave-one-out losses, refill by the Dawid–Skene greedy's
   moves, destroy-and-repair rounds kept only when its accuracy rises; ``refine`` and
   ``refine_rounds`` as for the symmetric pass; ``time_limit`` bounds the pass and the search
-  together), and tvcs-iht's search on the symmetric
-  surrogate with its upper-bound stop turned off (``bound_gap = 0``: the bound of
-  :mod:`~assignment.engine.upper_bound` is the symmetric model's, no bound under the
-  matrices); the one of higher Dawid–Skene accuracy is kept, the final pass's on a tie. The
-  pass never lowers the accuracy, so the result is never below greedy. The search starts from
-  the symmetric greedy, not from this one.
+  together), and tvcs-iht's search on the symmetric surrogate with its upper-bound stop turned
+  off (``bound_gap = 0``: the bound of :mod:`~assignment.engine.upper_bound` is the symmetric
+  model's, no bound under the matrices) and its steps taken even when the symmetric greedy
+  spends the whole budget (``search_when_spent``: that rule was measured without matrices);
+  the one of higher Dawid–Skene accuracy is kept, the final pass's on a tie. The pass never
+  lowers the accuracy, so the result is never below greedy. The search starts from the
+  symmetric greedy, not from this one.
 * **q-lp, random** and any registered method: chosen as without the matrices, scored by them.
 """
 
@@ -146,7 +147,7 @@ def _tvcs_iht(problem, run_symmetric, seed, *, rng, options) -> MethodOutput:
     refined, refined_acc, note, pass_facts = _final_pass(
         problem, greedy, rng=rng, deadline=deadline, options=options
     )
-    overrides = {"bound_gap": 0.0}
+    overrides = {"bound_gap": 0.0, "search_when_spent": True}
     if deadline is not None:  # what is left of the limit (the search's greedy start completes)
         overrides["time_limit"] = max(deadline - time.perf_counter(), _LEAST_TIME)
     search = run_symmetric(problem.symmetric(), **overrides)

@@ -27,8 +27,15 @@ ROOT = Path(__file__).resolve().parents[2]
 FINISHED = {RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED}
 
 #: tvcs-iht options that keep a run computing until its time limit: many steps, none stopped
-#: for want of progress, and no stop at the greedy start however close it is to the bound.
-LONG_RUN = {"max_iter": 10_000, "eval_every": 5, "patience": 10_000, "bound_gap": 0.0}
+#: for want of progress, and no stop at the greedy start however close it is to the bound or
+#: however much of the budget it spends.
+LONG_RUN = {
+    "max_iter": 10_000,
+    "eval_every": 5,
+    "patience": 10_000,
+    "bound_gap": 0.0,
+    "search_when_spent": True,
+}
 #: Caps for such a run on the small demo projects here, whose default of one worker per task
 #: tvcs-iht solves exactly by one projection, without steps.
 LONG_RUN_CAPS = {"max_workers_per_task": 3}

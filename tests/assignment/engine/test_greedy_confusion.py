@@ -225,3 +225,15 @@ def test_tvcs_iht_does_not_stop_on_the_symmetric_upper_bound_under_confusion():
     result = solve(problem, method="tvcs-iht", seed=0, bound_gap=1.0, max_iter=4)
     assert result.iterations > 0
     assert result.details["search_stopped"] != "near_bound"
+
+
+def test_tvcs_iht_under_confusion_searches_even_when_the_symmetric_greedy_spends_the_budget():
+    problem = random_problem(1, n=8, m=10, k=2, per_worker=4, budget=12)
+    symmetric = solve(problem.symmetric(), method="greedy")
+    assert len(symmetric.rows) == problem.budget  # without matrices: no steps from this start
+    assert solve(problem.symmetric(), method="tvcs-iht", seed=0).details["stopped"] == (
+        "budget_spent"
+    )
+    result = solve(problem, method="tvcs-iht", seed=0, max_iter=4)
+    assert result.iterations > 0
+    assert result.details["search_stopped"] != "budget_spent"

@@ -242,3 +242,18 @@ def test_improve_takes_only_a_symmetric_greedy_state():
     start = linear_start(problem)
     with pytest.raises(ValueError, match="state must be a GreedyState"):
         improve(problem, start, rng=np.random.default_rng(0), state=object())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_improve_scores_each_round_by_the_exact_accuracy_of_the_whole_assignment(seed):
+    # The rounds rescore only the tasks they changed; the accuracy they report is still, to
+    # the bit, the exact accuracy of the whole assignment.
+    rng = np.random.default_rng(seed)
+    quality = 0.5 + 0.45 * np.outer(rng.uniform(0, 1, 20), rng.uniform(0.2, 1, 60))
+    problem = AssignmentProblem(
+        quality, max_workers_per_task=6, max_tasks_per_worker=18, budget=360, prior=0.5
+    )
+    start = greedy_assignment(problem).assignment
+    out = improve(problem, start, rng=np.random.default_rng(seed), max_rounds=6)
+    assert out.accuracy == expected_accuracy(problem.quality, out.assignment, prior=0.5)
+    assert out.history[0] == expected_accuracy(problem.quality, prune(problem, start), prior=0.5)

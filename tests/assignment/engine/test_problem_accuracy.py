@@ -11,6 +11,7 @@ from assignment.engine._problem_accuracy import (
     accuracy_of_pairs,
     confusion_accuracy_of,
     pair_losses,
+    task_accuracies_of,
 )
 from assignment.engine.accuracy import expected_accuracy, removal_losses
 from assignment.engine.confusion import confusion_accuracy
@@ -111,3 +112,23 @@ def test_the_confusion_kernel_on_a_problem_gives_confusion_accuracy_s_numbers_to
     assert got.task_accuracy.tobytes() == want.task_accuracy.tobytes()
     assert got.task_standard_error.tobytes() == want.task_standard_error.tobytes()
     assert np.any(got.task_standard_error) == (n_labels**workers_a_task > 4096)
+
+
+@pytest.mark.parametrize("by_category", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_task_accuracies_of_any_subset_of_tasks_are_the_whole_assignments_to_the_bit(
+    seed, by_category
+):
+    problem, assignment = random_case(seed, 2, by_category)
+    every = task_accuracies_of(problem, assignment)
+    assert float(every.mean()) == accuracy_of(problem, assignment)
+    rng = np.random.default_rng(seed)
+    for size in (0, 1, 7, problem.n_tasks):
+        tasks = np.sort(rng.choice(problem.n_tasks, size, replace=False))
+        np.testing.assert_array_equal(task_accuracies_of(problem, assignment, tasks), every[tasks])
+
+
+def test_task_accuracies_of_refuses_more_than_two_labels():
+    problem, assignment = random_case(0, 3, False)
+    with pytest.raises(ValueError, match="two labels"):
+        task_accuracies_of(problem, assignment)

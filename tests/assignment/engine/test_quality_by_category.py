@@ -14,7 +14,7 @@ from assignment.engine.problem import AssignmentProblem, QualityByCategory
 from assignment.engine.solve import METHODS, solve
 from assignment.engine.upper_bound import accuracy_upper_bounds
 
-OPTIONS = {"tvcs-iht": {"max_iter": 6, "bound_gap": 0}}
+OPTIONS = {"tvcs-iht": {"max_iter": 6, "bound_gap": 0, "search_when_spent": True}}
 
 
 def twins(seed=0, n=15, m=60, categories=4, **caps):
@@ -173,7 +173,7 @@ def test_tvcs_iht_above_its_pair_limit_searches_candidates_and_stays_off_the_den
     # Caps of 6 workers a task and the whole budget: the steps beat greedy, so the pass runs.
     caps = {"max_workers_per_task": 6, "max_tasks_per_worker": 18, "budget": 360}
     by_category, dense = twins(1, n=20, m=60, **caps)
-    result = solve(by_category, method="tvcs-iht", seed=0, bound_gap=0)
+    result = solve(by_category, method="tvcs-iht", seed=0, bound_gap=0, search_when_spent=True)
     assert 0 < result.details["searched_pairs"] < 20 * 60
     assert result.details["final_pass"] is True
     assert "quality" not in vars(by_category)

@@ -39,6 +39,7 @@ def test_tvcs_iht_reports_progress_after_every_iteration_not_only_at_evaluations
         eval_every=6,
         patience=12,
         bound_gap=0.0,
+        search_when_spent=True,
         progress=lambda f, msg: calls.append((f, msg)),
     )
     fractions = [f for f, _ in calls]
@@ -70,8 +71,18 @@ def test_tvcs_iht_says_in_its_details_whether_its_final_pass_ran(n_labels):
         if n_labels == 2
         else make_problem(seed=1, n=12, m=30, r=0.2, n_labels=n_labels)
     )
-    plain = solve(problem, method="tvcs-iht", seed=0, max_iter=20, refine=False, bound_gap=0)
-    refined = solve(problem, method="tvcs-iht", seed=0, max_iter=20, bound_gap=0)
+    plain = solve(
+        problem,
+        method="tvcs-iht",
+        seed=0,
+        max_iter=20,
+        refine=False,
+        bound_gap=0,
+        search_when_spent=True,
+    )
+    refined = solve(
+        problem, method="tvcs-iht", seed=0, max_iter=20, bound_gap=0, search_when_spent=True
+    )
     assert (plain.details["final_pass"], refined.details["final_pass"]) == (False, True)
     near = solve(problem, method="tvcs-iht", seed=0, max_iter=20, bound_gap=1.0)
     assert (near.details["stopped"], near.details["final_pass"]) == ("near_bound", False)
@@ -82,7 +93,7 @@ def test_tvcs_iht_keeps_greedys_own_assignment_without_a_final_pass_when_its_ste
     seed,
 ):
     problem = make_problem(seed=seed, n=12, m=30, r=0.2)
-    result = solve(problem, method="tvcs-iht", seed=0, bound_gap=0)
+    result = solve(problem, method="tvcs-iht", seed=0, bound_gap=0, search_when_spent=True)
     greedy = solve(problem, method="greedy")
     assert result.details["start_accuracy"] == result.details["accuracy"]  # steps: nothing
     assert result.details["final_pass"] is False
@@ -92,7 +103,7 @@ def test_tvcs_iht_keeps_greedys_own_assignment_without_a_final_pass_when_its_ste
 @pytest.mark.parametrize("seed", [1, 4, 6])
 def test_tvcs_iht_runs_its_final_pass_on_a_support_its_steps_found_better_than_greedys(seed):
     problem = skill_difficulty_problem(seed=seed)
-    result = solve(problem, method="tvcs-iht", seed=0, bound_gap=0)
+    result = solve(problem, method="tvcs-iht", seed=0, bound_gap=0, search_when_spent=True)
     greedy = solve(problem, method="greedy")
     assert result.details["final_pass"] is True
     assert result.expected_accuracy > greedy.expected_accuracy
@@ -133,16 +144,49 @@ def test_tvcs_iht_is_never_less_accurate_than_greedy(case, budget_share):
     assert iht.details["start_accuracy"] == pytest.approx(greedy.expected_accuracy, abs=1e-12)
 
 
+def test_tvcs_iht_returns_a_greedy_start_that_spends_the_whole_budget_without_steps():
+    problem = make_problem(seed=3, n=100, m=1000, r=0.03)
+    greedy = solve(problem, method="greedy", seed=0)
+    assert len(greedy.rows) == problem.budget  # uniform quality: greedy spends it all
+    result = solve(problem, method="tvcs-iht", seed=0, bound_gap=0)
+    assert (result.iterations, result.details["stopped"]) == (0, "budget_spent")
+    assert result.details["final_pass"] is False
+    np.testing.assert_array_equal(result.assignment, greedy.assignment)
+    assert result.expected_accuracy == result.details["start_accuracy"]
+    forced = solve(problem, method="tvcs-iht", seed=0, bound_gap=0, search_when_spent=True)
+    assert forced.iterations > 0
+
+
+@pytest.mark.parametrize("seed", [1, 4, 6])
+def test_tvcs_iht_searches_by_default_from_a_greedy_start_that_leaves_budget_unspent(seed):
+    problem = skill_difficulty_problem(seed=seed)
+    greedy = solve(problem, method="greedy", seed=0)
+    assert len(greedy.rows) < problem.budget
+    result = solve(problem, method="tvcs-iht", seed=0, bound_gap=0)
+    assert result.iterations > 0
+    assert result.expected_accuracy > greedy.expected_accuracy
+
+
+def test_tvcs_iht_with_one_worker_per_task_takes_no_greedy_start():
+    problem = make_problem(seed=2, n=20, m=60, r=0.02)
+    assert problem.max_workers_per_task.max() == 1
+    result = solve(problem, method="tvcs-iht", seed=0)
+    assert result.details["stopped"] == "single_worker"
+    assert result.details["start_accuracy"] == result.details["accuracy"]
+    assert "greedy" not in result.message
+    assert result.expected_accuracy >= solve(problem, method="greedy").expected_accuracy - 1e-12
+
+
 def test_tvcs_iht_stops_at_the_greedy_start_when_it_is_within_the_gap_of_the_upper_bound():
     problem = make_problem(seed=3, n=100, m=1000, r=0.03)
     bound = accuracy_upper_bound(problem).value
     greedy = solve(problem, method="greedy", seed=0)
     assert bound - greedy.expected_accuracy < 1e-4  # uniform quality: greedy is at the bound
-    near = solve(problem, method="tvcs-iht", seed=0, bound_gap=1e-4)
+    near = solve(problem, method="tvcs-iht", seed=0, bound_gap=1e-4, search_when_spent=True)
     assert near.iterations == 0
     assert near.details["stopped"] == "near_bound"
     np.testing.assert_array_equal(near.assignment, greedy.assignment)
-    searched = solve(problem, method="tvcs-iht", seed=0, bound_gap=0.0)
+    searched = solve(problem, method="tvcs-iht", seed=0, bound_gap=0.0, search_when_spent=True)
     assert searched.iterations > 0
     assert searched.details["stopped"] in {"max_iter", "no_improvement"}
 
@@ -157,7 +201,15 @@ def test_tvcs_iht_with_no_bound_gap_searches_even_from_a_greedy_start_on_the_bou
     )
     greedy = solve(problem, method="greedy", seed=0)
     assert greedy.expected_accuracy >= accuracy_upper_bound(problem).value - 1e-12  # on it
-    result = solve(problem, method="tvcs-iht", seed=0, max_iter=3, patience=3, bound_gap=0.0)
+    result = solve(
+        problem,
+        method="tvcs-iht",
+        seed=0,
+        max_iter=3,
+        patience=3,
+        bound_gap=0.0,
+        search_when_spent=True,
+    )
     assert result.iterations == 3
 
 
@@ -173,7 +225,9 @@ def test_tvcs_iht_by_category_with_a_mask_is_feasible_and_never_below_greedy(n_l
         eligible=rng.random((15, 40)) < 0.7,
         n_labels=n_labels,
     )
-    iht = solve(problem, method="tvcs-iht", seed=0, max_iter=10, bound_gap=0.0)
+    iht = solve(
+        problem, method="tvcs-iht", seed=0, max_iter=10, bound_gap=0.0, search_when_spent=True
+    )
     greedy = solve(problem, method="greedy", seed=0)
     assert problem.is_feasible(iht.assignment)
     assert iht.expected_accuracy >= greedy.expected_accuracy - 1e-12
@@ -189,6 +243,7 @@ def test_tvcs_iht_past_its_time_limit_takes_one_step_evaluates_it_and_keeps_the_
         max_iter=50,
         eval_every=5,
         bound_gap=0,
+        search_when_spent=True,
         time_limit=1e-6,  # passed during the greedy start
     )
 

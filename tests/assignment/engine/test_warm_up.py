@@ -59,8 +59,9 @@ PROBE = textwrap.dedent(
         assignment.engine.QualityByCategory(rng.uniform(0.5, 0.9, (20, 3)), rng.integers(0, 3, 90)),
         max_workers_per_task=3, max_tasks_per_worker=10, budget=150,
     )
+    search = {"bound_gap": 0, "search_when_spent": True}
     for method in METHODS:
-        solve(problem, method=method, seed=1, **({"bound_gap": 0} if method == "tvcs-iht" else {}))
+        solve(problem, method=method, seed=1, **(search if method == "tvcs-iht" else {}))
     print(json.dumps({"after_warm_up": after_warm_up, "after_runs": compiled()}))
     """
 )
