@@ -2,16 +2,36 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from django.core.cache import cache
 from project_data import project_with_random_quality
-from test_run_rounds import answer, executed
 
 from assignment import services
-from assignment.models import Answer, Task
+from assignment.models import Answer, RunStatus, Task
 from assignment.services import previews as preview_module
 
 pytestmark = pytest.mark.django_db
+
+
+def executed(run):
+    assert services.run_claim(run_id=run.pk)
+    run = services.run_execute(run_id=run.pk)
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    return run
+
+
+def answer(run, *, seed):
+    """Answers for every pair of ``run``, drawn from the quality matrix (truth: all 1)."""
+    rng = np.random.default_rng(seed)
+    matrix = run.quality_matrix
+    for row, column in run.pairs.tolist():
+        right = rng.random() < matrix.values[row, column]
+        Answer.objects.create(
+            worker_id=int(matrix.worker_ids[row]),
+            task_id=int(matrix.task_ids[column]),
+            label=run.project.labels[1 if right else 0],
+        )
 
 
 @pytest.fixture
