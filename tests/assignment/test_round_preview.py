@@ -178,3 +178,17 @@ def test_an_unexpected_failure_is_a_message_and_is_not_cached(answered, monkeypa
     assert "out of <memory>" in preview.message
     monkeypatch.undo()
     assert services.round_preview(project=answered).status == "ok"
+
+
+def test_on_dawid_skene_quality_the_preview_is_the_dawid_skene_greedy_round(answered):
+    services.quality_estimate(project=answered, source="answers", model="dawid-skene")
+    preview = services.round_preview(project=answered)
+    assert preview.status == "ok", preview.message
+    assert preview.dawid_skene
+    run = executed(
+        services.run_create(project=answered, method="greedy", next_round=True, enqueue=False)
+    )
+    assert run.round_start["dawid_skene"]
+    assert preview.gain == pytest.approx(
+        run.expected_accuracy - run.round_start["accuracy_now"], abs=1e-12
+    )
