@@ -35,6 +35,9 @@ PREVIEW_METHOD = "greedy"
 #: time grows with the pairs and the budget, and the page must not wait on it (measured in
 #: the README: 0.03 s at 100 x 1,000 and 1 s at 200 x 10,000, 2,000,000 pairs, on one core).
 PREVIEW_MAX_PAIRS = 5_000_000
+#: A quality matrix larger than this (workers x tasks) is not even read into a round: building
+#: the round's problem alone would take seconds and its n x m arrays hundreds of megabytes.
+PREVIEW_MAX_MATRIX = 20_000_000
 #: How long a preview stays in the cache (its key changes whenever what it depends on does).
 PREVIEW_CACHE_SECONDS = 24 * 3600
 
@@ -97,10 +100,17 @@ def round_preview(
     if not readiness.ready:
         return RoundPreview(status=readiness.reason or "stale", message=readiness.refusal)
     matrix = readiness.matrix
+    if matrix.n_workers * matrix.n_tasks > PREVIEW_MAX_MATRIX:
+        return RoundPreview(
+            status="skipped",
+            message=f"the quality matrix has {matrix.n_workers:,} x {matrix.n_tasks:,} "
+            f"pairs, more than the {PREVIEW_MAX_MATRIX:,} the preview reads on the page; start "
+            "the round to see what it gains",
+        )
     key = _preview_cache_key(
         project=project, matrix_id=matrix.pk, target_posterior=target_posterior, budget=budget
     )
-    cached = cache.get(key)
+    cached = _cache_call(cache.get, key)
     if cached is not None:
         return RoundPreview(**cached)
     try:
@@ -111,8 +121,18 @@ def round_preview(
         logger.exception("round preview of project %s failed", project.pk)
         return RoundPreview(status="error", message=f"the preview failed: {exc}")
     if preview.status != "error":  # an error may pass; try again on the next request
-        cache.set(key, dataclasses.asdict(preview), PREVIEW_CACHE_SECONDS)
+        _cache_call(cache.set, key, dataclasses.asdict(preview), PREVIEW_CACHE_SECONDS)
     return preview
+
+
+def _cache_call(method, *arguments):
+    """``method(*arguments)`` on the cache, or None if the cache is down (logged): the
+    preview is then computed every time, never refused."""
+    try:
+        return method(*arguments)
+    except Exception:  # a cache server that is down (Redis) must not break the page
+        logger.warning("the cache is not answering; the round preview is not cached")
+        return None
 
 
 def _preview_compute(*, project: Project, matrix, target_posterior, budget) -> RoundPreview:

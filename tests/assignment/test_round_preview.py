@@ -192,3 +192,23 @@ def test_on_dawid_skene_quality_the_preview_is_the_dawid_skene_greedy_round(answ
     assert preview.gain == pytest.approx(
         run.expected_accuracy - run.round_start["accuracy_now"], abs=1e-12
     )
+
+
+def test_a_quality_matrix_too_large_is_not_even_read(answered, monkeypatch):
+    monkeypatch.setattr(preview_module, "PREVIEW_MAX_MATRIX", 100)
+    monkeypatch.setattr(preview_module, "_round_plan", None)  # never reached
+    preview = services.round_preview(project=answered)
+    assert preview.status == "skipped"
+    assert "the quality matrix has 8 x 20 pairs, more than the 100" in preview.message
+
+
+def test_a_cache_that_is_down_costs_the_cache_not_the_preview(answered, monkeypatch):
+    class Down:
+        def get(self, key):
+            raise ConnectionError("redis is down")
+
+        def set(self, key, value, timeout):
+            raise ConnectionError("redis is down")
+
+    monkeypatch.setattr(preview_module, "cache", Down())
+    assert services.round_preview(project=answered).status == "ok"
