@@ -18,6 +18,7 @@ urlpatterns = [
     path(_PROJECT, projects.project_detail, name="project"),
     path(_PROJECT + "settings/", projects.project_settings, name="project_settings"),
     path(_PROJECT + "delete/", projects.project_delete, name="project_delete"),
+    path(_PROJECT + "rounds/preview/", projects.round_preview, name="round_preview"),
     path(_PROJECT + "data/", data.data, name="data"),
     path(_PROJECT + "data/<str:kind>/", data.data_upload, name="data_upload"),
     path(_PROJECT + "data/<str:kind>.<str:format>", data.data_download, name="data_download"),

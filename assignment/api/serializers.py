@@ -600,3 +600,58 @@ class HealthSerializer(serializers.Serializer):
     database = serializers.ChoiceField(choices=HEALTH_STATES)
     broker = serializers.ChoiceField(choices=HEALTH_STATES)
     cache = serializers.ChoiceField(choices=HEALTH_STATES)
+
+
+class RoundPreviewQuerySerializer(serializers.Serializer):
+    target_posterior = serializers.FloatField(
+        required=False,
+        min_value=0.5,
+        max_value=1.0,
+        help_text="As a round's: tasks whose likelier label has at least this posterior get "
+        "nobody. In (0.5, 1]; default none.",
+    )
+    budget = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_COUNT,
+        help_text="The round's budget; default what remains of the project's budget.",
+    )
+
+    def validate_target_posterior(self, value: float) -> float:
+        if value <= 0.5:
+            raise serializers.ValidationError("Ensure this value is greater than 0.5.")
+        return value
+
+
+class RoundPreviewSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=["ok", "no-matrix", "stale", "done", "skipped", "error"],
+        help_text="ok: gain is set; no-matrix or stale: runs cannot start (message says what "
+        "to do); done: the round would have nothing to do; skipped: the round is too large to "
+        "preview; error: it could not be computed (message).",
+    )
+    message = serializers.CharField(allow_blank=True)
+    method = serializers.CharField(help_text="The method whose plan is previewed: greedy.")
+    answers = serializers.IntegerField(help_text="Answers in hand.")
+    tasks = serializers.IntegerField()
+    open_tasks = serializers.IntegerField(
+        help_text="Tasks the round may assign (below the target, room under their cap)."
+    )
+    budget = serializers.IntegerField(help_text="Pairs the round may assign.")
+    n_assigned = serializers.IntegerField(help_text="Pairs greedy's plan assigns.")
+    accuracy_now = serializers.FloatField(
+        allow_null=True, help_text="Expected accuracy of the labels from the answers in hand."
+    )
+    expected_accuracy = serializers.FloatField(
+        allow_null=True, help_text="Expected accuracy of the final labels after greedy's round."
+    )
+    gain = serializers.FloatField(
+        allow_null=True,
+        help_text="expected_accuracy - accuracy_now; tvcs-iht, which starts from greedy's plan, "
+        "gains at least as much.",
+    )
+    seconds = serializers.FloatField(allow_null=True, help_text="Greedy's time.")
+    dawid_skene = serializers.BooleanField(
+        help_text="Computed under the quality's Dawid-Skene matrices."
+    )
+    target_posterior = serializers.FloatField(allow_null=True)

@@ -32,6 +32,11 @@ urlpatterns = [
     ),
     path("projects/<int:project_id>/runs/", views.ProjectRunsView.as_view(), name="project-runs"),
     path(
+        "projects/<int:project_id>/rounds/preview/",
+        views.ProjectRoundPreviewView.as_view(),
+        name="project-round-preview",
+    ),
+    path(
         "projects/<int:project_id>/comparisons/",
         views.ProjectComparisonsView.as_view(),
         name="project-comparisons",

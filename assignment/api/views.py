@@ -41,6 +41,8 @@ from assignment.api.serializers import (
     ProjectUpdateSerializer,
     QualityEstimateSerializer,
     QualityMatrixSummarySerializer,
+    RoundPreviewQuerySerializer,
+    RoundPreviewSerializer,
     RunCreateSerializer,
     RunFilterSerializer,
     RunSerializer,
@@ -390,6 +392,26 @@ class ProjectRunsView(APIView):
         serializer.is_valid(raise_exception=True)
         run = services.run_create(project=project, **serializer.validated_data)
         return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ProjectRoundPreviewView(APIView):
+    @extend_schema(
+        summary="The next round's expected gain, before it starts",
+        description="The round POST /api/projects/{id}/runs/ with round true would queue under "
+        "the project's defaults (and the given budget and target_posterior), planned by "
+        "greedy: gain is the expected accuracy of the final labels after it less the expected "
+        "accuracy now; tvcs-iht, which starts from greedy's plan, is at least as good. Cached "
+        "until the answers, the quality, the workers, the tasks or the defaults change. Never "
+        "an error for the project's state: status says why there is no gain.",
+        parameters=[RoundPreviewQuerySerializer],
+        responses={200: RoundPreviewSerializer, 400: _INVALID, 404: _NOT_FOUND},
+    )
+    def get(self, request, project_id: int):
+        project = _project(request, project_id)
+        query = RoundPreviewQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        preview = services.round_preview(project=project, **query.validated_data)
+        return Response(RoundPreviewSerializer(preview).data)
 
 
 class RunListView(APIView):

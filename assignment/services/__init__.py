@@ -13,6 +13,7 @@ from assignment.services.comparisons import (
     comparison_upper_bound_fail,
 )
 from assignment.services.demo import DEMO_PASSWORD_FILE, demo_project_create, demo_user_ensure
+from assignment.services.previews import RoundPreview, round_preview
 from assignment.services.projects import (
     PROJECT_UPDATABLE_FIELDS,
     project_create,
@@ -48,6 +49,7 @@ __all__ = [
     "EM_MAX_ITERATIONS",
     "MAX_COMPARISON_RUNS",
     "PROJECT_UPDATABLE_FIELDS",
+    "RoundPreview",
     "api_token_for_sign_in",
     "api_token_renew",
     "comparison_create",
@@ -60,6 +62,7 @@ __all__ = [
     "project_delete",
     "project_update",
     "quality_estimate",
+    "round_preview",
     "run_cancel",
     "run_claim",
     "run_create",

@@ -67,28 +67,14 @@ def _round_start(run: AssignmentRun, *, plan: _RoundPlan, round_budget: int | No
     raise :class:`RunValidationError` if the round has nothing to do."""
     nxt = plan.round
     budget = nxt.budget if round_budget is None else round_budget
-    if run.target_accuracy is not None and nxt.accuracy_now >= run.target_accuracy:
-        raise RunValidationError(
-            f"the {nxt.n_answers} answers in hand already give an expected accuracy of "
-            f"{nxt.accuracy_now:.4f}, at least the target_accuracy {run.target_accuracy}: "
-            "the project is done (or raise the target)"
-        )
-    if budget == 0:
-        raise RunValidationError(
-            f"nothing left to spend: {nxt.n_answers} answers are in hand of the project's "
-            f"budget of {plan.project_budget} pairs; give this round a budget"
-        )
-    if not nxt.open_tasks.any():
-        raise RunValidationError(
-            "every task is at its target_posterior or has as many answers as its cap allows: "
-            "a next round has nothing to assign"
-        )
-    if not nxt.worker_room.any():
-        raise RunValidationError(
-            "every active worker has answered as many tasks as its cap allows "
-            f"(max_tasks_per_worker {run.max_tasks_per_worker} unless the worker has its own): "
-            "a next round has nobody to assign; raise the cap or add workers"
-        )
+    refusal = _round_refusal(
+        plan,
+        budget=budget,
+        target_accuracy=run.target_accuracy,
+        max_tasks_per_worker=run.max_tasks_per_worker,
+    )
+    if refusal:
+        raise RunValidationError(refusal)
     run.budget = budget
     run.answers_through = plan.last_id
     run.round_start = {
@@ -100,6 +86,42 @@ def _round_start(run: AssignmentRun, *, plan: _RoundPlan, round_budget: int | No
         "rounds_left": run.rounds_left or 1,
         "dawid_skene": nxt.confusion is not None,
     }
+
+
+def _round_refusal(
+    plan: _RoundPlan,
+    *,
+    budget: int,
+    target_accuracy: float | None,
+    max_tasks_per_worker: int,
+) -> str:
+    """Why a next round of ``plan`` with ``budget`` would have nothing to do ("" if it has
+    something): the one rule for a round started (:func:`_round_start`) and one previewed
+    (:func:`round_preview`)."""
+    nxt = plan.round
+    if target_accuracy is not None and nxt.accuracy_now >= target_accuracy:
+        return (
+            f"the {nxt.n_answers} answers in hand already give an expected accuracy of "
+            f"{nxt.accuracy_now:.4f}, at least the target_accuracy {target_accuracy}: "
+            "the project is done (or raise the target)"
+        )
+    if budget == 0:
+        return (
+            f"nothing left to spend: {nxt.n_answers} answers are in hand of the project's "
+            f"budget of {plan.project_budget} pairs; give this round a budget"
+        )
+    if not nxt.open_tasks.any():
+        return (
+            "every task is at its target_posterior or has as many answers as its cap allows: "
+            "a next round has nothing to assign"
+        )
+    if not nxt.worker_room.any():
+        return (
+            "every active worker has answered as many tasks as its cap allows "
+            f"(max_tasks_per_worker {max_tasks_per_worker} unless the worker has its own): "
+            "a next round has nobody to assign; raise the cap or add workers"
+        )
+    return ""
 
 
 def _next_round(

@@ -93,19 +93,33 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
     stats = selectors.project_statistics(project=project)
     recent = selectors.run_list_for_user(user=request.user, project_id=project.pk)
     readiness = selectors.run_readiness(project=project)
+    rounds = (
+        selectors.round_overview(project=project, readiness=readiness) if stats.answers else None
+    )
     context = {
         "project": project,
         "label_prior": label_prior_mapping(project.default_label_prior, list(project.labels)),
         "stats": stats,
         "steps": _steps(project, stats),
         "readiness": readiness,
-        "rounds": selectors.round_overview(project=project, readiness=readiness)
-        if stats.answers
+        "rounds": rounds,
+        # without JavaScript the preview is computed when asked for (?preview=1)
+        "preview": services.round_preview(project=project)
+        if rounds and request.GET.get("preview")
         else None,
         "recent_runs": recent[: selectors.RECENT_RUNS],
         "tab": "overview",
     }
     return render(request, "frontend/project_detail.html", context)
+
+
+@login_required
+@require_http_methods(["GET"])
+def round_preview(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The next round's expected gain, an HTML fragment the project page fetches after load."""
+    project = user_project(request, project_id)
+    preview = services.round_preview(project=project)
+    return render(request, "frontend/_round_preview.html", {"project": project, "preview": preview})
 
 
 @login_required

@@ -282,6 +282,15 @@ def next_round(visit: Visit, project: Project) -> None:
     visit.open(f"/projects/{project.pk}/")
     rounds = visit.find("#rounds")
     assert "600 answers collected" in rounds.text
+    # The next round's preview is fetched after the page has loaded and swapped in.
+    preview = wait_until(
+        lambda: visit.finds("#round-preview-gain"), timeout=60, what="the round's preview"
+    )[0]
+    assert "The next round is expected to gain about +" in preview.text
+    assert "with greedy's plan" in preview.text
+    assert visit.find("#round-preview").get_attribute("data-live-final") is not None
+    visit.check("project-round-preview")
+    rounds = visit.find("#rounds")
     rounds.find_element(By.LINK_TEXT, "Start the next round").click()
     wait_until(lambda: "/runs/new/" in visit.driver.current_url, timeout=10, what="the form")
     assert visit.find("#id_next_round").is_selected()

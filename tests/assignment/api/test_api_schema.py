@@ -28,6 +28,7 @@ def test_the_schema_validates_without_warnings(tmp_path):
         "/api/projects/{project_id}/quality/",
         "/api/projects/{project_id}/quality/estimate/",
         "/api/projects/{project_id}/runs/",
+        "/api/projects/{project_id}/rounds/preview/",
         "/api/projects/{project_id}/comparisons/",
         "/api/runs/",
         "/api/runs/{run_id}/",

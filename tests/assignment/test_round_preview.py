@@ -1,0 +1,214 @@
+"""The next round's preview: greedy's expected gain, computed as a real round is, cached."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.core.cache import cache
+from project_data import project_with_random_quality
+
+from assignment import services
+from assignment.models import Answer, RunStatus, Task
+from assignment.services import previews as preview_module
+
+pytestmark = pytest.mark.django_db
+
+
+def executed(run):
+    assert services.run_claim(run_id=run.pk)
+    run = services.run_execute(run_id=run.pk)
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    return run
+
+
+def answer(run, *, seed):
+    """Answers for every pair of ``run``, drawn from the quality matrix (truth: all 1)."""
+    rng = np.random.default_rng(seed)
+    matrix = run.quality_matrix
+    for row, column in run.pairs.tolist():
+        right = rng.random() < matrix.values[row, column]
+        Answer.objects.create(
+            worker_id=int(matrix.worker_ids[row]),
+            task_id=int(matrix.task_ids[column]),
+            label=run.project.labels[1 if right else 0],
+        )
+
+
+@pytest.fixture
+def answered():
+    """8 workers, 20 tasks, a default budget of 40; a first greedy round of 16 pairs answered
+    (24 pairs of the budget left)."""
+    project = project_with_random_quality(
+        n_workers=8,
+        n_tasks=20,
+        max_tasks_per_worker=6,
+        name="preview",
+        seed=1,
+        quality=(0.55, 0.95),
+        default_budget=40,
+        default_prior=0.4,
+    )
+    first = executed(
+        services.run_create(
+            project=project, method="greedy", next_round=True, budget=16, enqueue=False
+        )
+    )
+    answer(first, seed=3)
+    return project
+
+
+def test_the_preview_gain_is_what_a_greedy_next_round_achieves(answered):
+    preview = services.round_preview(project=answered)
+    assert preview.status == "ok", preview.message
+    run = executed(
+        services.run_create(project=answered, method="greedy", next_round=True, enqueue=False)
+    )
+    achieved = run.expected_accuracy - run.round_start["accuracy_now"]
+    assert preview.accuracy_now == pytest.approx(run.round_start["accuracy_now"], abs=1e-12)
+    assert preview.expected_accuracy == pytest.approx(run.expected_accuracy, abs=1e-12)
+    assert preview.gain == pytest.approx(achieved, abs=1e-12)
+    assert preview.gain > 0
+    assert preview.gain_points == pytest.approx(100 * achieved)
+    assert preview.budget == run.budget == 40 - Answer.objects.count()
+    assert preview.n_assigned == run.n_assigned
+    assert preview.answers == run.round_start["answers"]
+
+
+def test_a_round_budget_and_a_target_posterior_are_the_rounds(answered):
+    preview = services.round_preview(project=answered, budget=5, target_posterior=0.9)
+    run = executed(
+        services.run_create(
+            project=answered,
+            method="greedy",
+            next_round=True,
+            budget=5,
+            target_posterior=0.9,
+            enqueue=False,
+        )
+    )
+    assert preview.n_assigned == run.n_assigned <= 5
+    assert preview.open_tasks == run.round_start["open_tasks"]
+    assert preview.gain == pytest.approx(
+        run.expected_accuracy - run.round_start["accuracy_now"], abs=1e-12
+    )
+
+
+def test_a_second_preview_comes_from_the_cache_until_an_answer_comes_in(answered, monkeypatch):
+    calls = []
+    real = preview_module.solve
+
+    def counted(problem, **options):
+        calls.append(problem.shape)
+        return real(problem, **options)
+
+    monkeypatch.setattr(preview_module, "solve", counted)
+    first = services.round_preview(project=answered)
+    again = services.round_preview(project=answered)
+    assert len(calls) == 1
+    assert again == first
+    worker = Answer.objects.values_list("worker_id", flat=True).first()
+    free = Task.objects.filter(project=answered).exclude(answers__worker_id=worker).first()
+    Answer.objects.create(worker_id=worker, task=free, label=answered.labels[1])
+    services.round_preview(project=answered)
+    assert len(calls) == 2
+
+
+def key_of(project, **options):
+    matrix = project.quality_matrices.latest("pk")
+    options = {"target_posterior": None, "budget": None, **options}
+    return preview_module._preview_cache_key(project=project, matrix_id=matrix.pk, **options)
+
+
+def test_the_preview_is_cached_under_what_it_depends_on(answered):
+    before = key_of(answered)
+    assert cache.get(before) is None
+    services.round_preview(project=answered)
+    assert cache.get(before)["status"] == "ok"
+    assert key_of(answered, target_posterior=0.9) != before
+    assert key_of(answered, budget=3) != before
+    services.project_update(project=answered, default_budget=30)
+    answered.refresh_from_db()
+    after = key_of(answered)
+    assert after != before
+    assert services.round_preview(project=answered).budget == 30 - Answer.objects.count()
+    assert cache.get(after)["budget"] == 30 - Answer.objects.count()
+    Task.objects.filter(project=answered).update(max_workers=1)  # an upload of the tasks' caps
+    assert key_of(answered) != after
+
+
+def test_nothing_left_to_spend_is_said(answered):
+    services.project_update(project=answered, default_budget=Answer.objects.count())
+    preview = services.round_preview(project=answered)
+    assert preview.status == "done"
+    assert preview.gain is None
+    assert "nothing left to spend" in preview.message
+
+
+def test_every_task_at_the_target_is_said(answered):
+    preview = services.round_preview(project=answered, target_posterior=0.5000001)
+    assert preview.status == "done"
+    assert "every task is at its target_posterior" in preview.message
+
+
+def test_no_matrix_and_a_stale_matrix_say_what_to_do(answered):
+    Task.objects.create(project=answered, external_id="late", category="c0")
+    stale = services.round_preview(project=answered)
+    assert stale.status == "stale"
+    assert "late" in stale.message
+    bare = services.project_create(owner=answered.owner, name="bare")
+    none = services.round_preview(project=bare)
+    assert none.status == "no-matrix"
+    assert "no quality matrix" in none.message
+
+
+def test_a_round_too_large_is_skipped_with_its_size(answered, monkeypatch):
+    monkeypatch.setattr(preview_module, "PREVIEW_MAX_PAIRS", 10)
+    preview = services.round_preview(project=answered)
+    assert preview.status == "skipped"
+    assert "(worker, open task) pairs, more than the 10" in preview.message
+
+
+def test_an_unexpected_failure_is_a_message_and_is_not_cached(answered, monkeypatch):
+    def broken(problem, **options):
+        raise RuntimeError("out of <memory>")
+
+    monkeypatch.setattr(preview_module, "solve", broken)
+    preview = services.round_preview(project=answered)
+    assert preview.status == "error"
+    assert "out of <memory>" in preview.message
+    monkeypatch.undo()
+    assert services.round_preview(project=answered).status == "ok"
+
+
+def test_on_dawid_skene_quality_the_preview_is_the_dawid_skene_greedy_round(answered):
+    services.quality_estimate(project=answered, source="answers", model="dawid-skene")
+    preview = services.round_preview(project=answered)
+    assert preview.status == "ok", preview.message
+    assert preview.dawid_skene
+    run = executed(
+        services.run_create(project=answered, method="greedy", next_round=True, enqueue=False)
+    )
+    assert run.round_start["dawid_skene"]
+    assert preview.gain == pytest.approx(
+        run.expected_accuracy - run.round_start["accuracy_now"], abs=1e-12
+    )
+
+
+def test_a_quality_matrix_too_large_is_not_even_read(answered, monkeypatch):
+    monkeypatch.setattr(preview_module, "PREVIEW_MAX_MATRIX", 100)
+    monkeypatch.setattr(preview_module, "_round_plan", None)  # never reached
+    preview = services.round_preview(project=answered)
+    assert preview.status == "skipped"
+    assert "the quality matrix has 8 x 20 pairs, more than the 100" in preview.message
+
+
+def test_a_cache_that_is_down_costs_the_cache_not_the_preview(answered, monkeypatch):
+    class Down:
+        def get(self, key):
+            raise ConnectionError("redis is down")
+
+        def set(self, key, value, timeout):
+            raise ConnectionError("redis is down")
+
+    monkeypatch.setattr(preview_module, "cache", Down())
+    assert services.round_preview(project=answered).status == "ok"
