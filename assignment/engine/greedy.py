@@ -1,128 +1,24 @@
-"""Greedy marginal gain with a two-step lookahead (docs/design.md#greedy-with-lookahead).
+"""Greedy marginal gain with a two-step (pair) lookahead, any number of labels.
 
-Method
-------
-Start from the empty assignment and repeat one *move* until the budget is spent or no move
-helps. A move adds to one task ``j`` either
+From the empty assignment (or ``initial=``), repeat the move of largest worth until the budget
+is spent (``"budget spent"``), no move is worth more than :data:`GAIN_TOL`
+(``"no positive gain"``) or none is feasible (``"no feasible addition"``). A move adds to one
+task ``j`` a single worker, worth its exact gain ``g1`` of ``A_j`` (the task's expected
+accuracy, :mod:`assignment.engine.accuracy`), or a pair of workers, worth ``g2 / 2`` (the exact
+gain of adding both), made only if ``g2 / 2 > g1 + GAIN_TOL`` for the task's best single: under
+prior 0.5 a second worker adds exactly nothing, so only a pair shows what a majority of three is
+worth. With more than :data:`PAIR_EXHAUSTIVE_MAX` feasible workers, pairs are scored among the
+:data:`PAIR_TOP_GAIN` best by single gain and the :data:`PAIR_TOP_RELIABLE` most reliable. Ties
+go to the lowest task, then worker index: the result is a deterministic function of the
+problem. :class:`GreedyState` keeps each task's exact vote-sum distribution (sorted atoms with
+tail probabilities) and a lazy priority queue over tasks picks the moves (:func:`fill`); for
+``K > 2`` labels the state is
+:class:`~assignment.engine._greedy_multiclass.MulticlassGreedyState`, with the same moves.
 
-* a **single** worker ``i``: feasible when ``i`` is eligible for ``j``, not yet on ``j``, below
-  its ``max_tasks_per_worker``, ``j`` is below its ``max_workers_per_task`` and one unit of
-  budget is left; its gain ``g1`` is the exact increase of ``A_j`` (the task's expected
-  accuracy, :mod:`assignment.engine.accuracy`); or
-* a **pair** of distinct workers ``a < b``: feasible when both are feasible singles and ``j``
-  and the budget have room for two; its gain ``g2`` is the exact increase of ``A_j`` from
-  adding both at once.
-
-Moves are compared by **gain per assignment used**: a single is worth ``g1``, a pair
-``g2 / 2``. Each step makes the move of largest worth over all tasks; on one task a pair is
-made only if ``g2 / 2 > g1 + GAIN_TOL`` where ``g1`` is the task's best single gain (so a pair
-must beat the best single by more than rounding noise; ties go to the single). The run stops
-with ``"budget spent"``, with ``"no positive gain"`` when feasible additions remain but none is
-worth more than ``GAIN_TOL = 1e-12`` (the gain of a second worker under prior 0.5 is exactly 0
-mathematically, a few 1e-17 in floating point), or with ``"no feasible addition"``.
-
-The objective is ``mean_j A_j``; a move changes only its own task, so the increase of the
-objective is the gain divided by ``n_tasks`` and tasks can be compared by ``A_j`` gains.
-
-Why a pair ("look two steps ahead")
-    Under prior 0.5 two workers are exactly as accurate as the better one alone (when they
-    disagree the more reliable one decides, or it is a tie), so from one worker every single
-    addition has gain 0 (or replaces the first worker by a better one) and a one-step greedy
-    would never build a majority of three. Looking two steps ahead here means: on every task,
-    also evaluate every feasible *pair* of additions jointly, exactly, and let the pair
-    compete with single additions at its per-assignment worth ``g2 / 2``. It is not a search
-    over two consecutive moves on different tasks. Gains that need three or more new workers
-    at once stay invisible: one dominant worker with weight above the sum of any two others
-    gets no company, although three or more of them could outvote it.
-
-Pair search restriction
-    With ``c`` feasible workers for a task, all ``c (c - 1) / 2`` pairs are scored when
-    ``c <= PAIR_EXHAUSTIVE_MAX = 16``. Otherwise only pairs within the union of the
-    ``PAIR_TOP_GAIN = 8`` best candidates by single gain and the ``PAIR_TOP_RELIABLE = 8``
-    most reliable candidates (largest ``|log(Q / (1 - Q))|``) are scored (at most 120 pairs).
-    A more reliable worker never makes the Bayes vote worse (a less reliable one is a garbled
-    copy of it), so the best pair is almost always among the most reliable; the single-gain
-    list covers workers whose weight happens to be what the current vote needs. This is a
-    heuristic: the tests check it against the exhaustive pair search on random states.
-
-Tie rules
-    Between tasks of equal worth: the lowest task index, where worths are compared after
-    rounding to a multiple of ``GAIN_TOL``. Within a task, among the moves whose gain is within
-    ``GAIN_TOL`` of the best: the lowest worker index (singles), the lexicographically lowest
-    ``(a, b)`` (pairs). So gains that are equal in exact arithmetic but differ by rounding noise
-    (symmetric qualities, ``Q`` of 0 and 1, repeated values) still tie (except in the rare
-    case that the noise straddles a rounding boundary). The result is a deterministic function
-    of the problem.
-
-Implementation
---------------
-Per task the exact distribution of the vote sum of its current workers is kept: the
-correctness patterns ``c`` of its ``k`` workers give sums ``S(c) = sum_i (2 c_i - 1) w_i``
-(``w_i`` the log-odds of the clipped quality) with probabilities ``p(c)``; the atoms are kept
-sorted by ``S``, atoms whose sums differ by at most ``1e-12 * (1 + sum_i |w_i|)`` (a thousand
-times below the tie tolerance of :mod:`~assignment.engine.accuracy`) are merged, together with
-the tail ``T[x] = P(S >= s_x)``. Given ``y = 1`` the vote sum is ``S``, given ``y = 0`` it is
-``-S``, so with ``t = r - tol`` and ``t' = tol - r`` (the threshold and tie tolerance of the
-accuracy module, ``tol`` including the new workers' weights) a candidate ``(w, q)`` gives ::
-
-    A' = pi [q P(S >= t - w) + (1 - q) P(S >= t + w)]
-         + (1 - pi) [q P(S > t' - w) + (1 - q) P(S > t' + w)]
-
-four binary searches in the sorted sums; a pair needs eight. A task's best move is scored in
-one numba call (:func:`assignment.engine._move_scores.best_move`). At most ``2^k`` atoms
-(``k + 1`` when all qualities of the task are equal); a task is never given more than
-``MAX_EXACT_WORKERS = 20`` workers.
-Atoms are cached up to ``2^16`` per task and ``2^23`` in all (128 MiB); beyond that (17 to 20
-workers) they are rebuilt when needed: an enumeration of the ``2^k`` patterns per move on such a
-task.
-
-The moves are chosen by a lazy priority queue over tasks keyed by the worth of the task's best
-move. A task's state changes only when a move is made on it (it is then re-evaluated), and
-otherwise its options only shrink (workers reach their caps, the budget falls below 2), so a
-stored worth is an upper bound of the current one. When a task is popped its stored move is
-checked: if still feasible it is made (its worth is current and no other task can beat it),
-otherwise the task is re-evaluated and pushed back. (With the pair restriction, the re-evaluated
-candidate list can bring in pairs that were not scored before; the queue is then exact with
-respect to the pairs actually scored.)
-
-Who is on which task is kept as one list of workers per task, never an (m, n) matrix, and
-:func:`greedy_pairs` returns the assignment as pairs, its accuracy computed from them: for a
-problem by category the run needs memory ``O(n C + m + pairs)`` (about 2 kB per task for the
-atoms, lists, queue and memo; 657 MB above the built instance at 2,000 x 200,000 x 20 against
-1,233 MB with the matrix, 1.9 GB at 10,000 x 1,000,000 x 50: docs/benchmarks/scale.md). A
-task's best move scans all ``n`` workers (``O(n)``, one pass that marks the task's workers in a
-scratch buffer); the pair search takes its 8 best by gain and by
-reliability in one pass instead of sorting the candidates. The best move is a deterministic
-function of the task's state (category, prior, cap, workers in the order added, atoms) and of
-the open workers, so it is memoised by that state until a worker fills up: every task of a
-category wants that category's best workers, and they all need a new move whenever one of
-them fills up (at 10,000 x 20,000 x 50 categories, 91% of the evaluations repeat one already
-made; the memo cuts 646,363 kernel calls to 44,106 with the same moves). A per-category
-ordering of the workers by quality, which would make a move ``O(k)``, is not used: the tie
-rules (the lowest worker among gains within ``GAIN_TOL``, the 8 best by gain) need every
-candidate's gain, and gains are monotone in reliability only up to the tie tolerance.
-
-Extending an initial assignment (``initial=``) builds the atoms of all tasks with the same
-number ``k <= 12`` of workers in one enumeration of their ``2^k`` answer patterns.
-
-``K > 2`` labels
-----------------
-For a problem with ``n_labels > 2`` the gains are exact gains of the K-class accuracy
-(:mod:`~assignment.engine.multiclass`) and the state is
-:class:`~assignment.engine._greedy_multiclass.MulticlassGreedyState`: the same moves, worths,
-tie rules, pair search and queue (:func:`fill` is shared), with candidate sets scored by the
-exact K-class accuracy in a numba kernel instead of the binary vote-sum atoms (a K-class vote
-depends on ``K`` label sums, not one): only the sets that can change the move (the rest are
-bounded by a more reliable candidate's gain), and, on problems by category, once per task
-state as in the binary memo. A task then takes at most ``K^k <= 2^20`` workers (12 for three
-labels, 10 for four).
-
-Limitations
------------
-Like any greedy it is myopic where workers are scarce: a worker who is excellent on two tasks
-but may take only one goes to the task where he gains more now, even if the other task has no
-substitute (on random 3 x 2 problems this costs up to 0.15 of mean accuracy on a few per cent
-of them; see the tests). And see above for gains that need three new workers at once.
+Entry points: :func:`greedy_assignment`, :func:`greedy_pairs` (the assignment as pairs, no
+``(n, m)`` matrix), :func:`greedy_run`, :func:`fill`, :func:`why_fill_stopped`. The tie
+rules, the atoms and the gain formula, the queue, memory and memo, and the limitations:
+docs/design.md#greedy-with-lookahead.
 """
 
 from __future__ import annotations
@@ -173,7 +69,7 @@ PAIR_TOP_RELIABLE = 8
 _MERGE_RTOL = 1e-12
 # A task's atoms are cached if there are at most _ATOM_CACHE_MAX of them (1 MiB of sums and
 # tail) and all cached atoms stay within _ATOM_CACHE_TOTAL (128 MiB); otherwise they are rebuilt
-# from the task's workers whenever needed (tens of milliseconds at 17-20 workers).
+# from the task's workers whenever needed (an enumeration of 2^k patterns, k = 17 to 20).
 _ATOM_CACHE_MAX = 1 << 16
 _ATOM_CACHE_TOTAL = 1 << 23
 # An initial assignment's tasks with at most this many workers are enumerated all at once.

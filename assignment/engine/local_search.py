@@ -1,64 +1,24 @@
 """Local improvement of an assignment by exact expected accuracy: prune, and destroy-and-repair.
 
-The final pass of ``tvcs-iht`` (:mod:`assignment.engine.tvcs_iht`). The smooth surrogate that
-IHT ascends does not see a structure of the exact objective: under prior 0.5 a second worker on
-a task only ties the first (docs/design.md#tvcs-iht), so good assignments use odd counts of
-workers, and a
-support that is good for the surrogate spends budget on workers that add nothing. Two moves
-repair this, both scored by the exact accuracy (:mod:`assignment.engine.accuracy`):
+The final pass of ``tvcs-iht`` (:mod:`assignment.engine.tvcs_iht`): under prior 0.5 a second
+worker on a task only ties the first, which the smooth surrogate does not see, so a support good
+for the surrogate spends budget on workers that add nothing. Every move is scored by the exact
+accuracy (:mod:`assignment.engine.accuracy`; under confusion matrices the Dawid–Skene vote's,
+:func:`~assignment.engine.confusion.confusion_accuracy`, with a task taking at most
+:func:`~assignment.engine.greedy_confusion.max_confusion_workers` workers).
 
-``prune``
-    Remove, task by task, every worker whose removal does not lower the task's exact accuracy
-    (the least reliable ``|Q - 0.5|`` first, then the lowest worker index). Each sweep removes
-    at most one worker per task, using the leave-one-out losses of
-    :func:`~assignment.engine.accuracy.removal_losses` on the tasks that changed in the previous
-    sweep, until no task has such a worker. Pruning never lowers the accuracy, and it frees
-    budget and caps.
+* :func:`prune` removes, task by task, every worker whose removal does not lower the task's
+  exact accuracy: it never lowers the accuracy and frees budget and caps.
+* :func:`improve` prunes and refills with greedy's moves (round 0), then alternates pair rounds
+  (remove the ``removal_fraction`` of the pairs of smallest exact removal loss) and worker
+  rounds (remove every pair of a block of ``worker_fraction`` of the workers), each followed by
+  prune and refill, keeping a round only if it raises the accuracy, so the result is never
+  worse than the input. The blocks double, up to ``max_worker_fraction``, when the search
+  stalls (two rounds gaining less than ``min_gain``).
 
-``improve`` (large-neighbourhood search)
-    Round 0 prunes and refills: the freed budget and caps are spent by exact marginal gains with
-    a pair look-ahead (:func:`~assignment.engine.greedy.greedy_assignment` extending the pruned
-    assignment), and the result is pruned again; it is skipped for greedy's own assignment
-    (``filled=True``: tvcs-iht's start when its steps found nothing better) when pruning
-    changes nothing, as the refill would only find greedy's moves again. Then
-    destroy-and-repair rounds alternate two ways of destroying, each followed by the same
-    prune and refill:
-
-    * a *pair round* removes the share ``removal_fraction`` of the assigned pairs with the
-      smallest exact removal loss ``A_j - A_j(without i)``
-      (:func:`~assignment.engine.accuracy.removal_losses`; ties by worker, then task), so the
-      refill can re-spend the budget that is worth least where it is worth more now, for
-      example turning a task's two useful workers into three;
-    * a *worker round* removes every pair of a block of ``worker_fraction`` of the workers (the
-      blocks follow a random order of the workers drawn from ``rng``), so the refill can
-      re-place those workers on the tasks where they are worth most. This is the move that
-      exchanges workers between tasks: refilling alone only spends spare budget.
-
-    A round is kept only if it raises the mean accuracy, so the result is never worse than the
-    input. When the last two rounds (one of each kind) together gained less than ``min_gain``,
-    the search has stalled: the worker blocks double, up to ``max_worker_fraction`` of the
-    workers (larger blocks let the refill re-place more workers at once, which matters when the
-    per-worker caps bind). The search stops when it stalls at the largest blocks, after
-    ``max_rounds`` rounds, or at ``deadline``.
-
-Under confusion matrices (a problem with
-:attr:`~assignment.engine.problem.AssignmentProblem.confusion`) both moves are scored by the
-Dawid–Skene vote's exact accuracy (docs/design.md#under-confusion-matrices) instead: the losses
-are :func:`~assignment.engine.greedy_confusion.removal_losses_confusion`, the least reliable
-free worker is the one least accurate alone on the task (``sum_a max_c pi_c C_i[c, a]``), the
-refill is greedy's :func:`~assignment.engine.greedy.fill` on a
-:class:`~assignment.engine.greedy_confusion.ConfusionGreedyState` (the Dawid–Skene greedy's
-moves, extending the pruned assignment) and a round is kept when the Dawid–Skene accuracy
-(:func:`~assignment.engine.confusion.confusion_accuracy`) rises. The rounds are the same loop;
-only the model's scores and state differ (:func:`_model_of`). A task then takes at most
-:func:`~assignment.engine.greedy_confusion.max_confusion_workers` workers, so every score is
-exact.
-
-Why it is needed: at 100 x 1,000, ratio 0.03 (Figure 4, seed 0), the IHT support with round 0
-has the same numbers of workers per task as greedy's assignment (300 tasks with one, 700 with
-three) but less reliable ones (mean rank of the assigned workers among each task's 1.31
-against greedy's 0.88), and 0.9463 against 0.9469. Pair rounds alone stall at 0.9463; worker
-rounds reach 0.9468.
+The rules (orders, ties, when round 0 is skipped, when the search stops) and why:
+docs/design.md#tvcs-iht, step 6; under confusion matrices,
+docs/design.md#under-confusion-matrices.
 """
 
 from __future__ import annotations

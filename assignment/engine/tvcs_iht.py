@@ -1,101 +1,27 @@
 """``tvcs-iht``: stochastic iterative hard thresholding with the exact TVCS projection.
 
-Yang et al. (ICML 2017) §5.2 and supplementary §4: ascend the smooth surrogate of expected
-accuracy (:mod:`assignment.engine.surrogate`) by stochastic gradient steps and project every
-iterate onto the caps with the exact TVCS projection (Algorithm 1 with a stochastic gradient,
-Nguyen, Needell & Woolf 2014). The iterate ``X`` is kept in the box ``[0, 1]`` (a worker's vote
-weight); the projection onto ``{X in [0, 1]^(n x m) : supp(X) respects the caps}`` keeps, for
-``Y = X + step * grad``, the support maximising ``sum gain(Y_ij)`` with ``gain(y) = y^2`` on
-``(0, 1]``, ``2 y - 1`` above 1 and 0 below 0, and clips ``Y`` to ``[0, 1]`` on it: the TVCS
-projection of ``sqrt(gain(Y))`` does exactly that. Consecutive projections are warm-started.
+Yang et al. (ICML 2017) §5.2 and supplementary §4; Nguyen, Needell & Woolf (2014). From
+greedy's assignment (:func:`~assignment.engine.greedy.greedy_run`, ``X`` its support at weight
+1), ascend the smooth surrogate of expected accuracy (:mod:`assignment.engine.surrogate`,
+:mod:`assignment.engine.surrogate_multiclass` for ``K > 2``) by stochastic gradient steps
+``Y = X + step * grad``, step ``t`` scaled by ``1 / sqrt(1 + t / 10)``, and project each onto
+``{X in [0, 1]^(n x m) : supp(X) respects the caps}``: keep the support maximising
+``sum gain(Y_ij)``, ``gain(y) = y^2`` on ``(0, 1]``, ``2 y - 1`` above 1, 0 below 0 (the exact
+TVCS projection of ``sqrt(gain(Y))``), and clip ``Y`` to ``[0, 1]`` on it. The loop is
+:func:`projections.solvers.stochastic_iht`; the best support by exact accuracy is kept, so the
+result is never below greedy's. A final pass (:func:`assignment.engine.local_search.improve`)
+repairs what the surrogate cannot see, and tasks capped at ``MAX_EXACT_WORKERS`` during the
+search are topped up afterwards (two labels).
 
-The loop is :func:`projections.solvers.stochastic_iht` (ascent, step ``step / sqrt(1 + t / 10)``,
-its ``"inv_sqrt_shifted"`` schedule): this module gives it the surrogate's step as a proposal
-(:class:`_BoxSteps`), the exact TVCS projection over the pairs searched, the support's exact
-accuracy as its evaluation, ``patience`` and ``min_improvement`` as its ``n_evals_no_change``
-and ``min_improvement``, the progress bar as its callback and the time left as its time
-limit, and keeps the start, the bound gap, the final pass and the top-up.
+No steps are taken (``details["stopped"]``, :data:`STOPPED_BEFORE_STEPS`) when every task takes
+at most one worker (one exact projection is the optimum, :mod:`assignment.engine.single_worker`),
+when greedy's assignment spends the whole budget (two labels) or is within ``bound_gap`` of the
+upper bound (:mod:`assignment.engine.upper_bound`), and above :data:`DENSE_PAIRS_MAX` pairs
+``n * m`` (greedy's pairs are returned). Large problems search candidate pairs
+(:mod:`assignment.engine.search_pairs`).
 
-Start: the greedy assignment
-    IHT starts from the assignment of :func:`~assignment.engine.greedy.greedy_assignment`
-    (``X`` its support, at weight 1): a warm start that pays. From the projection of the
-    linear weights ``(2 Q - 1)^2`` (the start until 2026-11), thirty steps and twenty rounds of
-    the final pass at 200 x 10,000 reached greedy's accuracy in 10x greedy's time, and the IHT
-    supports made the final pass's work harder, not easier (the surrogate favours even numbers
-    of workers per task, which the exact objective does not, docs/design.md#tvcs-iht). From greedy's
-    assignment the steps look for better supports near a good one: they spend budget greedy
-    left unspent and exchange workers between tasks (on skill x difficulty quality, 100 x
-    1,000, caps 10%: +0.07 points in 5 steps).
-
-When greedy's assignment spends the whole budget (two labels), it is returned as it is
-(``search_when_spent=True`` takes the steps anyway): from such starts the steps found nothing
-better on any of 295 problems where they ran, and something better from 90 of 219 starts that
-left budget unspent (docs/design.md#tvcs-iht, ``python benchmarks/steps_when_spent.py``).
-When every task takes at most one worker, one exact projection gives the optimum
-(:mod:`assignment.engine.single_worker`), without a greedy start.
-
-When greedy's assignment is already within ``bound_gap`` of the accuracy upper bound
-(:mod:`assignment.engine.upper_bound`: no assignment can do better than the bound), nothing is
-left to search for and it is returned as it is. On Figure 4's uniform quality this is the rule
-(greedy is within 0.005 points of the bound), and the run costs greedy's time and the bound's.
-
-The assignment is the support of ``X``. Its exact expected accuracy is evaluated every
-``eval_every`` steps and the best support seen is kept, so the result is never worse than
-greedy's. The steps stop early after ``patience`` evaluations in a row that did not improve
-on the best by more than ``min_improvement`` (0.01 points by default). On skill x difficulty
-quality at 200 x 10,000 (r = 0.03, 75% and 100% of the budget the caps allow) the first step
-gains 0.15-0.19 points and the next nineteen at most 0.005 points together (seeds 0 and 1):
-steps that cost a projection each for next to nothing. No step found anything better after
-one that did not (there, and on uniform and spammer quality at 100 x 1,000 and 200 x 10,000),
-so ``patience`` is 1 by default.
-
-Final local improvement (``refine=True``, the default). The surrogate smooths away a structure
-of the exact objective: under prior 0.5 a task with two workers is exactly as accurate as with
-the better one alone (docs/design.md#tvcs-iht), so IHT supports spend budget on second workers
-that add
-nothing, and the best assignments use odd counts that a smooth surrogate does not single out.
-:func:`assignment.engine.local_search.improve` repairs this by exact accuracies: it prunes the
-workers that add nothing, refills by exact marginal gains with a pair look-ahead, and then runs
-up to ``refine_rounds`` destroy-and-repair rounds that alternately remove the pairs worth least
-and all pairs of a block of workers, and refill again, keeping a round only if it helps. So the
-pass never lowers the accuracy. It repairs the steps' support, and starts from greedy's final
-state: only the tasks whose workers the steps changed get their atoms built again. When the
-steps found nothing better than greedy's assignment, tvcs-iht returns that assignment without a
-pass. Its first round would only redo greedy's work, and its two destroy-and-repair rounds on
-greedy's own assignment gained at most 0.016 points (0.0004 on average) on the 84 of 90
-instances where the steps found nothing (100 x 1,000 and 200 x 10,000; uniform, skill x
-difficulty and spammer quality; 10-100% of what the caps allow; 3 seeds), for a median 0.44-1.35x
-greedy's own time (``python benchmarks/pass_on_greedy.py``,
-docs/benchmarks/pass-on-greedy.md).
-
-Large problems: the steps keep about 100 bytes per (worker, task) pair they search. Up to 30
-million pairs they search all of them; above, a candidate set of about that size around
-greedy's assignment: its pairs and each task's most reliable workers
-(:mod:`assignment.engine.search_pairs`). Greedy, the exact accuracy and the final pass read
-quality pair by pair, so a problem given by category never becomes dense.
-
-Above ``DENSE_PAIRS_MAX = 600,000,000`` pairs ``n * m`` the steps and the final pass are not
-run: they hold several dense (n, m) arrays (11.5 bytes per pair measured at 2,000 x 200,000 x
-20: 4.4 GB), which at 10,000 x 1,000,000 would need over 100 GB. tvcs-iht then returns greedy's
-assignment as pairs (:func:`~assignment.engine.greedy.greedy_pairs`, ``O(n C + m + pairs)``
-memory by category) and says so in its message.
-
-Tasks take at most ``MAX_EXACT_WORKERS = 20`` workers during the search (a lower per-task cap
-than the problem's when it allows more), so that every support can be evaluated exactly. When
-the problem allows more and budget is left, tasks that reached 20 are then topped up with the
-most reliable eligible workers that still have room (the exact projection of ``(2 Q - 1)^2`` on
-the remaining caps): an extra worker never lowers the Bayes vote's expected accuracy, and
-:func:`~assignment.engine.solve.solve` then reports a Monte Carlo estimate.
-
-``K > 2`` labels (the one-coin model of :mod:`assignment.engine.multiclass`): the same start
-(greedy on the K-class model), steps, projection and loop, on the K-class surrogate
-(:mod:`assignment.engine.surrogate_multiclass`, the binary one at ``K = 2``), with supports
-evaluated by the exact K-class accuracy. Tasks take at most greedy's K-class limit of workers
-(:func:`~assignment.engine.search_pairs.exact_workers_limit`: 12 for three labels, 10 for four),
-with no top-up beyond it. The final pass is round 0 of the binary one (prune by exact K-class
-removal losses, refill by greedy's exact gains, prune), kept if it helps: the destroy-and-repair
-rounds need removals from greedy's K-class state, not written yet. Two labels run exactly as
-before (the binary surrogate and final pass).
+Entry points: :func:`tvcs_iht`, :data:`OPTIONS`, :func:`check_options`. The steps, the stops,
+the final pass, ``K > 2`` and what was measured: docs/design.md#tvcs-iht.
 """
 
 from __future__ import annotations
@@ -129,7 +55,8 @@ logger = logging.getLogger(__name__)
 #: _IHT_SHARE, and the final pass the rest.
 _START_SHARE, _IHT_SHARE = 0.6, 0.8
 
-#: Above this many pairs ``n * m``, tvcs-iht returns greedy's assignment (module docstring).
+#: Above this many pairs ``n * m``, tvcs-iht returns greedy's assignment: its steps and final
+#: pass hold dense (n, m) arrays (docs/design.md#tvcs-iht).
 DENSE_PAIRS_MAX = 600_000_000
 
 #: ``details["stopped"]`` of a run that took no IHT step, and why: greedy's assignment above
@@ -442,10 +369,10 @@ def tvcs_iht(
         Return the greedy start when it is within this of the accuracy upper bound.
     search_when_spent : bool
         Take the steps even when the greedy start spends the whole budget (by default it is
-        then returned as it is; see the module docstring).
+        then returned as it is; docs/design.md#tvcs-iht, step 3).
     refine : bool
         Run the final local improvement on a support the steps found better than greedy's
-        (see the module docstring).
+        (docs/design.md#tvcs-iht, step 6).
     refine_rounds : int
         Destroy-and-repair rounds of the final pass at most (``max_rounds`` of
         :func:`~assignment.engine.local_search.improve`).

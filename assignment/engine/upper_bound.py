@@ -1,46 +1,18 @@
 """An upper bound on the expected accuracy any assignment can reach (for evaluation).
 
-Drop the per-worker caps (a worker whose cap is 0 stays out: it takes no task). Then tasks no
-longer compete for workers, and task ``j`` given ``k``
-workers does best with its ``k`` most reliable eligible ones (reliability ``max(Q, 1 - Q)``:
-a more informative worker never lowers the Bayes vote's accuracy), reaching ``a_j(k)``. What is
-left is a multiple-choice knapsack: pick one ``k_j <= max_workers_per_task[j]`` per task with
-``sum_j k_j <= budget`` to maximise ``sum_j a_j(k_j)``.
+Drop the per-worker caps (a worker whose cap is 0 stays out): tasks no longer compete, and task
+``j`` given ``k`` workers does best with its ``k`` most reliable eligible ones, reaching
+``a_j(k)``. What is left is a multiple-choice knapsack, one ``k_j <= max_workers_per_task[j]``
+per task with ``sum_j k_j <= budget``, maximising ``sum_j a_j(k_j)``. Its LP relaxation, solved
+exactly by walking the upper concave envelopes of the ``a_j`` by decreasing slope (Sinha &
+Zoltners 1979), is the bound; stopping before the one segment that does not fit gives an
+integral solution less than ``1 / n_tasks`` below it. Workers are ranked and, for ``K > 2``
+labels (the one-coin model), evaluated by their effective quality ``max(Q, 1 - (K - 1) Q)``
+(:func:`effective_quality`; ``max(Q, 1 - Q)`` at ``K = 2``).
 
-Its LP relaxation is solved exactly by walking the upper concave envelopes of the ``a_j`` in
-order of decreasing slope (Sinha & Zoltners 1979); that value is the bound returned. Stopping
-before the one segment that does not fit gives an integral knapsack solution, so the exact
-knapsack optimum lies between the two, which differ by less than ``1 / n_tasks``.
-
-``K > 2`` labels
-----------------
-The same bound for the one-coin model of :mod:`~assignment.engine.multiclass`, with the exact
-K-class accuracy. Both steps carry over, one with a change:
-
-* **The envelope walk** is a fact about multiple-choice knapsacks: it needs nothing of the
-  ``a_j`` (not even concavity: the envelope makes the LP relaxation concave), so it holds as it
-  is. Each ``a_j`` is non-decreasing in ``k`` because one more answer never lowers the Bayes
-  vote's accuracy.
-* **The ``k`` most reliable workers.** A worker of quality ``Q >= 1 / K`` is a garbling of any
-  worker of quality ``Q' >= Q``: pass the better one's answer through a symmetric channel that
-  keeps it with probability ``t`` and otherwise moves it to a uniformly chosen other label;
-  ``t = 1`` gives ``Q'``, ``t = 1 / K`` gives ``1 / K`` and every ``Q`` in between is reached.
-  Replacing a worker by one he is a garbling of never lowers the Bayes vote's accuracy
-  (Blackwell), so among ordinary workers (``Q >= 1 / K``) ranking by ``Q`` (equivalently by the
-  informativeness ``|K Q - 1| / (K - 1)``) picks the best ``k``, as ``max(Q, 1 - Q)`` does for
-  two labels.
-
-  Workers *below* ``1 / K`` are where ``K > 2`` differs: ``Q`` and ``1 - Q`` are the same
-  channel relabelled for two labels, but for ``K > 2`` a worker below ``1 / K`` is not
-  comparable with the ordinary ones, and ranking by informativeness would not give a bound
-  (three labels, uniform prior, one worker: ``Q = 0`` and ``Q = 2/3`` are equally informative,
-  ``1/2``, but alone the first is right half the time, the second two times in three). Such a
-  worker is the garbling (``t = 0`` above) of an ordinary worker of quality
-  ``Q' = 1 - (K - 1) Q >= 1 / K``, so the bound counts him as that worker: every worker enters
-  with his *effective quality* ``max(Q, 1 - (K - 1) Q)`` (``Q`` itself when ``Q >= 1 / K``;
-  ``max(Q, 1 - Q)`` at ``K = 2``), ranked by it (ties to the lower worker index, as for two
-  labels) and evaluated with it. The bound stays an upper bound; it is exact (the top ``k``
-  are the best ``k``) when no eligible worker is below ``1 / K``, and looser otherwise.
+Entry points: :func:`accuracy_upper_bound`, :func:`accuracy_upper_bounds` (a curve over
+budgets), :class:`UpperBound`. Why the ranking gives a bound, and when it is exact:
+docs/design.md#the-upper-bound.
 """
 
 from __future__ import annotations
@@ -84,14 +56,15 @@ class UpperBound:
 
 def effective_quality(quality, n_labels: int = 2) -> np.ndarray:
     """``max(Q, 1 - (K - 1) Q)``: the quality of the weakest ordinary worker (``Q' >= 1 / K``)
-    of whom a worker of quality ``Q`` is a garbling (module docstring); ``max(Q, 1 - Q)`` for
-    two labels. The bound ranks workers by it and, for ``K > 2``, evaluates them with it."""
+    of whom a worker of quality ``Q`` is a garbling (docs/design.md#the-upper-bound);
+    ``max(Q, 1 - Q)`` for two labels. The bound ranks workers by it and, for ``K > 2``,
+    evaluates them with it."""
     q = np.asarray(quality, dtype=np.float64)
     return np.maximum(q, 1.0 - (n_labels - 1) * q)
 
 
 def accuracy_upper_bound(problem: AssignmentProblem) -> UpperBound:
-    """The per-worker-cap-free bound described in the module docstring.
+    """The per-worker-cap-free bound of the module docstring (docs/design.md#the-upper-bound).
 
     Raises
     ------
@@ -120,7 +93,7 @@ def _segments(problem: AssignmentProblem) -> tuple[float, list, int]:
     # category) share their ranking: rank the table's columns, then give each task its own.
     # A worker whose cap is 0 takes no task: it counts as ineligible everywhere.
     # For two labels workers enter with their own quality (Q and 1 - Q are the same channel);
-    # for K > 2 with their effective quality (the module docstring).
+    # for K > 2 with their effective quality (docs/design.md#the-upper-bound).
     working = (problem.max_tasks_per_worker > 0)[:, None]
     binary = problem.n_labels == 2
     if problem.eligible is None:
