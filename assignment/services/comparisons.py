@@ -18,14 +18,12 @@ from assignment.models import (
     Method,
     Project,
 )
-from assignment.services.rounds import _round_plan
 from assignment.services.runs import (
-    _caps_or_defaults,
     _check_active_runs,
     _check_round_targets,
     _check_shards,
     _fitting_confusion,
-    _project_budget,
+    _next_round_plan,
     _quality_matrix_for_runs,
     _run_new,
     _run_problem,
@@ -101,15 +99,11 @@ def comparison_create(
     _check_shards(shards, next_round)
     round_plan = None
     if next_round:
-        per_task, per_worker = _caps_or_defaults(
-            project, max_workers_per_task, max_tasks_per_worker
-        )
-        round_plan = _round_plan(
+        round_plan = _next_round_plan(
             project=project,
             matrix=matrix,
-            project_budget=_project_budget(project, matrix, per_task, per_worker),
-            max_workers_per_task=per_task,
-            max_tasks_per_worker=per_worker,
+            max_workers_per_task=max_workers_per_task,
+            max_tasks_per_worker=max_tasks_per_worker,
             target_posterior=target_posterior,
         )
     with transaction.atomic():

@@ -2,7 +2,7 @@
 "Rounds" and ``GET /api/projects/{id}/rounds/preview/``).
 
 The round is the one ``run_create(next_round=True)`` would queue under the project's defaults
-(:func:`~assignment.services.rounds._round_plan`, the same problem and the same refusals), and
+(:func:`~assignment.services.runs._next_round_plan`, the same problem and the same refusals), and
 its plan is greedy's: fast, what tvcs-iht starts from, and never far below it. The gain is
 greedy's expected accuracy of the final labels after the round less the expected accuracy now,
 so tvcs-iht's round gains at least about as much. Results are kept in Django's cache under
@@ -24,8 +24,8 @@ from assignment.engine import solve
 from assignment.errors import DomainError
 from assignment.models import Answer, Project, Task, Worker
 from assignment.selectors import run_readiness
-from assignment.services.rounds import _round_plan, _round_refusal
-from assignment.services.runs import _caps_or_defaults, _project_budget
+from assignment.services.rounds import _round_refusal
+from assignment.services.runs import _caps_or_defaults, _next_round_plan
 
 logger = logging.getLogger(__name__)
 
@@ -136,14 +136,13 @@ def _cache_call(method, *arguments):
 
 
 def _preview_compute(*, project: Project, matrix, target_posterior, budget) -> RoundPreview:
-    per_task, per_worker = _caps_or_defaults(project, None, None)
+    per_worker = _caps_or_defaults(project, None, None)[1]
     try:
-        plan = _round_plan(
+        plan = _next_round_plan(
             project=project,
             matrix=matrix,
-            project_budget=_project_budget(project, matrix, per_task, per_worker),
-            max_workers_per_task=per_task,
-            max_tasks_per_worker=per_worker,
+            max_workers_per_task=None,
+            max_tasks_per_worker=None,
             target_posterior=target_posterior,
         )
     except (DomainError, ValueError) as exc:

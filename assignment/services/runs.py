@@ -293,6 +293,28 @@ def _project_budget(project: Project, matrix: QualityMatrix, per_task: int, per_
     return min(matrix.n_tasks * per_task, matrix.n_workers * per_worker)
 
 
+def _next_round_plan(
+    *,
+    project: Project,
+    matrix: QualityMatrix,
+    max_workers_per_task: int | None,
+    max_tasks_per_worker: int | None,
+    target_posterior: float | None,
+) -> _RoundPlan:
+    """The next round's plan under the caps asked for (the project's defaults for None) and
+    the project's budget: what a next round, a comparison in rounds and the round preview all
+    start from."""
+    per_task, per_worker = _caps_or_defaults(project, max_workers_per_task, max_tasks_per_worker)
+    return _round_plan(
+        project=project,
+        matrix=matrix,
+        project_budget=_project_budget(project, matrix, per_task, per_worker),
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=per_worker,
+        target_posterior=target_posterior,
+    )
+
+
 def _run_new(
     *,
     project: Project,
@@ -338,12 +360,11 @@ def _run_new(
     _check_shards_under_confusion(run)
     if run.next_round:
         if round_plan is None:
-            round_plan = _round_plan(
+            round_plan = _next_round_plan(
                 project=project,
                 matrix=matrix,
-                project_budget=project_budget,
-                max_workers_per_task=per_task,
-                max_tasks_per_worker=per_worker,
+                max_workers_per_task=max_workers_per_task,
+                max_tasks_per_worker=max_tasks_per_worker,
                 target_posterior=run.target_posterior,
             )
         _round_start(run, plan=round_plan, round_budget=requested_budget)

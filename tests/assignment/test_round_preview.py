@@ -196,7 +196,7 @@ def test_on_dawid_skene_quality_the_preview_is_the_dawid_skene_greedy_round(answ
 
 def test_a_quality_matrix_too_large_is_not_even_read(answered, monkeypatch):
     monkeypatch.setattr(preview_module, "PREVIEW_MAX_MATRIX", 100)
-    monkeypatch.setattr(preview_module, "_round_plan", None)  # never reached
+    monkeypatch.setattr(preview_module, "_next_round_plan", None)  # never reached
     preview = services.round_preview(project=answered)
     assert preview.status == "skipped"
     assert "the quality matrix has 8 x 20 pairs, more than the 100" in preview.message
