@@ -23,6 +23,7 @@ from browser import axe_problems, chromium, require_browser, screenshot, wait_un
 from django.contrib.auth import get_user_model
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 from assignment.models import AssignmentRun, Project, QualityMatrix, RunStatus, Worker
 
@@ -208,6 +209,8 @@ def run_and_watch(visit: Visit, project: Project) -> AssignmentRun:
     for name, value in (("patience", "1000"), ("bound_gap", "0")):  # a few seconds of steps
         visit.find(f"#id_tvcs-iht__{name}").clear()
         visit.find(f"#id_tvcs-iht__{name}").send_keys(value)
+    # steps however much of the budget greedy's start spends
+    Select(visit.find("#id_tvcs-iht__search_when_spent")).select_by_value("true")
     visit.find("#id_seed").send_keys("1")
     visit.check("run-new")
     visit.submit()
