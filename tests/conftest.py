@@ -46,3 +46,21 @@ def queued(monkeypatch) -> list[int]:
     )
     monkeypatch.setattr(tasks.comparison_upper_bound_task, "delay", lambda comparison_id: None)
     return sent
+
+
+def _user(username: str):
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.create_user(username, password=f"{username}-password")
+
+
+@pytest.fixture
+def alice(db):
+    """User "alice" (password "alice-password"), who owns the API and page tests' projects."""
+    return _user("alice")
+
+
+@pytest.fixture
+def bob(db):
+    """User "bob" (password "bob-password"), who owns none of alice's projects."""
+    return _user("bob")

@@ -14,11 +14,11 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def objects(project, queued):
-    run = services.run_create(project=project, method="random", seed=1)
+def objects(sample_project, queued):
+    run = services.run_create(project=sample_project, method="random", seed=1)
     execute(run.pk)
-    comparison = services.comparison_create(project=project, methods=["random"], budgets=[3])
-    return {"project_id": project.pk, "run_id": run.pk, "comparison_id": comparison.pk}
+    comparison = services.comparison_create(project=sample_project, methods=["random"], budgets=[3])
+    return {"project_id": sample_project.pk, "run_id": run.pk, "comparison_id": comparison.pk}
 
 
 def page_urls(objects) -> list[str]:
@@ -79,8 +79,8 @@ def test_another_user_gets_404_on_every_page_and_form_of_the_project(other_clien
     assert Project.objects.get(pk=p).name == "birds and cars"
 
 
-def test_the_project_list_shows_only_ones_own_projects(client, other_client, project):
-    services.project_create(owner=project.owner, name="second")
+def test_the_project_list_shows_only_ones_own_projects(client, other_client, sample_project):
+    services.project_create(owner=sample_project.owner, name="second")
     mine = client.get(reverse("frontend:projects")).content.decode()
     theirs = other_client.get(reverse("frontend:projects")).content.decode()
     assert "birds and cars" in mine

@@ -33,19 +33,19 @@ def test_a_signed_in_browser_opens_the_api_docs_and_schema(client):
     assert Client().get(reverse("api:docs")).status_code == 401
 
 
-def test_the_api_takes_the_session_and_its_csrf_token(alice, project):
+def test_the_api_takes_the_session_and_its_csrf_token(alice, sample_project):
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(alice)
-    assert browser.get(f"/api/projects/{project.pk}/").json()["name"] == "birds and cars"
+    assert browser.get(f"/api/projects/{sample_project.pk}/").json()["name"] == "birds and cars"
     refused = browser.patch(
-        f"/api/projects/{project.pk}/", {"description": "x"}, content_type="application/json"
+        f"/api/projects/{sample_project.pk}/", {"description": "x"}, content_type="application/json"
     )
     assert refused.status_code == 403
     assert "CSRF" in refused.json()["detail"]
     browser.get(reverse("frontend:projects"))  # sets the CSRF cookie
     token = browser.cookies["csrftoken"].value
     accepted = browser.patch(
-        f"/api/projects/{project.pk}/",
+        f"/api/projects/{sample_project.pk}/",
         {"description": "from the docs"},
         content_type="application/json",
         HTTP_X_CSRFTOKEN=token,

@@ -20,8 +20,10 @@ def post(client, project, **data):
     return client.post(reverse("frontend:comparison_create", args=[project.pk]), {**base, **data})
 
 
-def test_a_range_of_budgets_queues_one_run_per_method_and_budget(client, project):
-    response = post(client, project, budget_from="2", budget_to="10", budget_steps="3", seed="4")
+def test_a_range_of_budgets_queues_one_run_per_method_and_budget(client, sample_project):
+    response = post(
+        client, sample_project, budget_from="2", budget_to="10", budget_steps="3", seed="4"
+    )
     comparison = Comparison.objects.get()
     assert response["Location"] == reverse("frontend:comparison", args=[comparison.pk])
     assert comparison.budgets == [2, 6, 10]
@@ -31,8 +33,8 @@ def test_a_range_of_budgets_queues_one_run_per_method_and_budget(client, project
     ]
 
 
-def test_a_list_of_budgets_is_taken_as_given(client, project):
-    post(client, project, budget_mode="list", budgets="3, 9,5")
+def test_a_list_of_budgets_is_taken_as_given(client, sample_project):
+    post(client, sample_project, budget_mode="list", budgets="3, 9,5")
     assert Comparison.objects.get().budgets == [3, 9, 5]
 
 
@@ -57,9 +59,9 @@ def test_a_list_of_budgets_is_taken_as_given(client, project):
     ],
 )
 def test_a_comparison_that_cannot_be_made_is_explained_and_queues_nothing(
-    client, project, data, message
+    client, sample_project, data, message
 ):
-    response = post(client, project, **data)
+    response = post(client, sample_project, **data)
     assert response.status_code == 400
     assert message in response.content.decode()
     assert not Comparison.objects.exists()
@@ -72,10 +74,10 @@ def chart(page: str) -> ET.Element:
 
 
 def test_the_plot_has_one_line_per_method_with_a_point_per_finished_budget_and_the_bound(
-    client, project, queued
+    client, sample_project, queued
 ):
     comparison = services.comparison_create(
-        project=project, methods=["greedy", "random"], budgets=[2, 6, 10], seed=1
+        project=sample_project, methods=["greedy", "random"], budgets=[2, 6, 10], seed=1
     )
     status_url = reverse("frontend:comparison_status", args=[comparison.pk])
     page = client.get(status_url).content.decode()
@@ -103,8 +105,8 @@ def test_the_plot_has_one_line_per_method_with_a_point_per_finished_budget_and_t
         assert f"{run.expected_accuracy:.4f}" in page
 
 
-def test_the_comparison_list_shows_each_comparison_with_its_methods(client, project, queued):
-    services.comparison_create(project=project, methods=["q-lp", "random"], budgets=[4])
-    page = client.get(reverse("frontend:comparisons", args=[project.pk])).content.decode()
+def test_the_comparison_list_shows_each_comparison_with_its_methods(client, sample_project, queued):
+    services.comparison_create(project=sample_project, methods=["q-lp", "random"], budgets=[4])
+    page = client.get(reverse("frontend:comparisons", args=[sample_project.pk])).content.decode()
     assert "q-lp, random" in page
     assert "computing" in page

@@ -35,11 +35,11 @@ def test_every_kind_has_a_sample_file_and_they_fill_a_project_that_can_run(alice
     assert run.status == "succeeded"
 
 
-def test_the_data_page_links_every_sample_and_offers_one_form_per_kind(client, project):
-    page = client.get(reverse("frontend:data", args=[project.pk])).content.decode()
+def test_the_data_page_links_every_sample_and_offers_one_form_per_kind(client, sample_project):
+    page = client.get(reverse("frontend:data", args=[sample_project.pk])).content.decode()
     for kind in KINDS:
         assert f'href="/static/frontend/samples/{kind}.csv"' in page
-        assert f'action="/projects/{project.pk}/data/{kind}/"' in page
+        assert f'action="/projects/{sample_project.pk}/data/{kind}/"' in page
     assert page.count('enctype="multipart/form-data"') == len(KINDS)
 
 
@@ -56,10 +56,10 @@ def test_an_upload_says_how_many_rows_were_added_and_updated(client, alice):
     assert "5 workers rows imported (1 added, 4 updated)." in page
 
 
-def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, project):
+def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, sample_project):
     before = Worker.objects.count()
     bad = b"worker_id,name,max_tasks\nw8,New,\nw9,Bad,-3\n"
-    response = upload(client, project, "workers", bad, name="bad-workers.csv")
+    response = upload(client, sample_project, "workers", bad, name="bad-workers.csv")
     assert response.status_code == 400
     page = response.content.decode()
     assert '<dd class="error-line">3</dd>' in page
@@ -70,27 +70,27 @@ def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, pr
     assert not Worker.objects.filter(external_id="w8").exists()
 
 
-def test_a_quality_upload_makes_a_new_matrix_and_says_so(client, project):
+def test_a_quality_upload_makes_a_new_matrix_and_says_so(client, sample_project):
     before = QualityMatrix.objects.count()
-    response = upload(client, project, "quality", sample_path("quality").read_bytes())
+    response = upload(client, sample_project, "quality", sample_path("quality").read_bytes())
     assert response.status_code == 302
     assert QualityMatrix.objects.count() == before + 1
     page = client.get(response["Location"]).content.decode()
     assert "quality.csv: 8 rows read into a new quality matrix." in page
 
 
-def test_a_file_over_the_size_limit_is_refused_on_the_page(client, project, settings):
+def test_a_file_over_the_size_limit_is_refused_on_the_page(client, sample_project, settings):
     settings.TVCS_MAX_IMPORT_BYTES = 20
-    response = upload(client, project, "workers", sample_path("workers").read_bytes())
+    response = upload(client, sample_project, "workers", sample_path("workers").read_bytes())
     assert response.status_code == 400
     assert "larger than" in response.content.decode()
 
 
-def test_an_upload_without_a_file_is_a_form_error_not_a_500(client, project):
-    response = client.post(reverse("frontend:data_upload", args=[project.pk, "tasks"]), {})
+def test_an_upload_without_a_file_is_a_form_error_not_a_500(client, sample_project):
+    response = client.post(reverse("frontend:data_upload", args=[sample_project.pk, "tasks"]), {})
     assert response.status_code == 400
     assert "This field is required" in response.content.decode()
-    url = reverse("frontend:data_upload", args=[project.pk, "nonsense"])
+    url = reverse("frontend:data_upload", args=[sample_project.pk, "nonsense"])
     assert client.post(url, {}).status_code == 404
 
 
@@ -118,13 +118,18 @@ def test_user_data_is_shown_as_text_never_run(client, alice):
 
 
 @pytest.mark.parametrize("format", ["csv", "json"])
-def test_every_kind_downloads_in_the_upload_format(client, project, format):
+def test_every_kind_downloads_in_the_upload_format(client, sample_project, format):
     for kind in KINDS:
-        response = client.get(reverse("frontend:data_download", args=[project.pk, kind, format]))
+        response = client.get(
+            reverse("frontend:data_download", args=[sample_project.pk, kind, format])
+        )
         assert response.status_code == 200, kind
-        assert f'filename="project-{project.pk}-{kind}.{format}"' in response["Content-Disposition"]
+        assert (
+            f'filename="project-{sample_project.pk}-{kind}.{format}"'
+            in response["Content-Disposition"]
+        )
     body = b"".join(
-        client.get(reverse("frontend:data_download", args=[project.pk, "workers", "csv"]))
+        client.get(reverse("frontend:data_download", args=[sample_project.pk, "workers", "csv"]))
     ).decode()
     rows = list(csv.reader(io.StringIO(body)))
     assert rows[0] == ["worker_id", "name", "max_tasks"]

@@ -20,8 +20,8 @@ def rows(page: str) -> list[tuple[str, float]]:
     return out
 
 
-def test_labels_come_least_confident_first_and_can_be_turned_around(client, project):
-    url = reverse("frontend:labels", args=[project.pk])
+def test_labels_come_least_confident_first_and_can_be_turned_around(client, sample_project):
+    url = reverse("frontend:labels", args=[sample_project.pk])
     page = client.get(url).content.decode()
     least = rows(page)
     assert sorted(task for task, _ in least) == ["t1", "t2", "t4", "t5", "t6"]
@@ -32,11 +32,11 @@ def test_labels_come_least_confident_first_and_can_be_turned_around(client, proj
     assert rows(client.get(url, {"order": "nonsense"}).content.decode()) == least
 
 
-def test_labels_are_paginated(client, project, monkeypatch):
+def test_labels_are_paginated(client, sample_project, monkeypatch):
     from frontend.views import labels
 
     monkeypatch.setattr(labels, "LABELS_PER_PAGE", 2)
-    url = reverse("frontend:labels", args=[project.pk])
+    url = reverse("frontend:labels", args=[sample_project.pk])
     first = rows(client.get(url).content.decode())
     third = client.get(url, {"page": 3}).content.decode()
     assert len(first) == 2
@@ -51,12 +51,14 @@ def test_a_project_that_cannot_have_labels_says_why(client, alice):
     assert "has no quality matrix yet" in page
 
 
-def test_the_labels_page_switches_to_dawid_skene_and_its_downloads_follow(client, project):
-    url = reverse("frontend:labels", args=[project.pk])
+def test_the_labels_page_switches_to_dawid_skene_and_its_downloads_follow(client, sample_project):
+    url = reverse("frontend:labels", args=[sample_project.pk])
     page = client.get(url + "?aggregation=dawid-skene&order=-confidence").content.decode()
     assert "Dawid and Skene" in page
     assert 'href="?aggregation=dawid-skene&amp;order=-confidence" aria-current="true"' in page
     assert '<a href="?aggregation=dawid-skene&amp;order=confidence"' in page
-    download = reverse("frontend:data_download", args=[project.pk, "labels_dawid_skene", "csv"])
+    download = reverse(
+        "frontend:data_download", args=[sample_project.pk, "labels_dawid_skene", "csv"]
+    )
     assert f'href="{download}"' in page
     assert "Bayes vote of its collected answers" in client.get(url).content.decode()

@@ -53,31 +53,31 @@ def test_a_project_the_services_refuse_is_shown_with_the_reason_and_not_created(
     assert not Project.objects.exists()
 
 
-def test_a_second_project_of_the_same_name_is_refused(client, project):
-    response = client.post(reverse("frontend:project_create"), {**NEW, "name": project.name})
+def test_a_second_project_of_the_same_name_is_refused(client, sample_project):
+    response = client.post(reverse("frontend:project_create"), {**NEW, "name": sample_project.name})
     assert response.status_code == 400
     assert "already has a project" in response.content.decode()
     assert Project.objects.count() == 1
 
 
-def test_settings_change_only_what_was_changed(client, project):
-    url = reverse("frontend:project_settings", args=[project.pk])
+def test_settings_change_only_what_was_changed(client, sample_project):
+    url = reverse("frontend:project_settings", args=[sample_project.pk])
     form = client.get(url).context["form"]
     data = {name: "" if value is None else value for name, value in form.initial.items()}
     response = client.post(url, {**data, "default_budget": "7", "description": "new"})
     assert response.status_code == 302
-    project.refresh_from_db()
-    assert (project.default_budget, project.description) == (7, "new")
-    assert project.default_max_tasks_per_worker == 3
+    sample_project.refresh_from_db()
+    assert (sample_project.default_budget, sample_project.description) == (7, "new")
+    assert sample_project.default_max_tasks_per_worker == 3
     refused = client.post(url, {**data, "default_prior": "0"})
     assert refused.status_code == 400
     assert "strictly between 0 and 1" in refused.content.decode()
-    project.refresh_from_db()
-    assert project.default_prior == 0.5
+    sample_project.refresh_from_db()
+    assert sample_project.default_prior == 0.5
 
 
-def test_deleting_asks_first_and_then_removes_everything(client, project):
-    url = reverse("frontend:project_delete", args=[project.pk])
+def test_deleting_asks_first_and_then_removes_everything(client, sample_project):
+    url = reverse("frontend:project_delete", args=[sample_project.pk])
     page = client.get(url).content.decode()
     assert "4 workers, 6 tasks" in page
     assert "cannot be undone" in page
@@ -88,8 +88,8 @@ def test_deleting_asks_first_and_then_removes_everything(client, project):
     assert not Worker.objects.exists()
 
 
-def test_the_overview_counts_the_data_and_says_what_to_do_next(client, project):
-    page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+def test_the_overview_counts_the_data_and_says_what_to_do_next(client, sample_project):
+    page = client.get(reverse("frontend:project", args=[sample_project.pk])).content.decode()
     assert "Start a run and download its assignment</a>" in page
     assert "Upload the workers</a> <span>(done)</span>" in page
     assert "Start a run and download its assignment</a> <span>(done)" not in page
@@ -106,13 +106,15 @@ def test_the_new_project_form_starts_from_the_models_defaults(client):
     assert initial["default_budget"] is None
 
 
-def test_a_stale_quality_matrix_is_flagged_with_an_offer_to_estimate_it_again(client, project):
+def test_a_stale_quality_matrix_is_flagged_with_an_offer_to_estimate_it_again(
+    client, sample_project
+):
     from assignment.models import Task
 
-    Task.objects.create(project=project, external_id="new <task>", category="birds")
-    quality_url = reverse("frontend:quality", args=[project.pk])
+    Task.objects.create(project=sample_project, external_id="new <task>", category="birds")
+    quality_url = reverse("frontend:quality", args=[sample_project.pk])
     for name in ("project", "run_create", "comparison_create", "quality"):
-        page = client.get(reverse(f"frontend:{name}", args=[project.pk])).content.decode()
+        page = client.get(reverse(f"frontend:{name}", args=[sample_project.pk])).content.decode()
         assert 'id="run-readiness"' in page, name
         assert "no quality for 1 task (e.g. &#x27;new &lt;task&gt;&#x27;)" in page, name
         assert f'href="{quality_url}#estimate"' in page, name
@@ -121,10 +123,10 @@ def test_a_stale_quality_matrix_is_flagged_with_an_offer_to_estimate_it_again(cl
     assert 'id="estimate"' in client.get(quality_url).content.decode()
 
 
-def test_a_project_with_three_labels_shows_a_uniform_prior_and_no_warning(client, project):
-    project.labels = ["cat", "dog", "bird"]
-    project.save()
-    page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+def test_a_project_with_three_labels_shows_a_uniform_prior_and_no_warning(client, sample_project):
+    sample_project.labels = ["cat", "dog", "bird"]
+    sample_project.save()
+    page = client.get(reverse("frontend:project", args=[sample_project.pk])).content.decode()
     assert "Runs cannot start:" not in page
     assert "uniform over the 3 labels" in page
 
@@ -166,6 +168,6 @@ def test_a_project_of_three_labels_sets_its_prior_over_them_in_its_settings(clie
     assert project.default_label_prior == pytest.approx([0.5, 0.3, 0.2])
 
 
-def test_a_project_ready_to_run_shows_no_warning(client, project):
-    page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+def test_a_project_ready_to_run_shows_no_warning(client, sample_project):
+    page = client.get(reverse("frontend:project", args=[sample_project.pk])).content.decode()
     assert 'id="run-readiness"' not in page

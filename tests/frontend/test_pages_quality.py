@@ -56,9 +56,7 @@ def test_estimating_from_gold_answers_stores_a_matrix_and_draws_it(client, alice
     }
 
 
-def test_the_page_of_an_estimated_matrix_reads_neither_its_table_nor_its_categories(
-    client, alice
-):
+def test_the_page_of_an_estimated_matrix_reads_neither_its_table_nor_its_categories(client, alice):
     project = services.project_create(owner=alice, name="gold")
     fill_from_samples(project, kinds=("workers", "tasks", "gold_items", "gold_answers"))
     assert services.quality_estimate(project=project).by_category
@@ -72,8 +70,8 @@ def test_the_page_of_an_estimated_matrix_reads_neither_its_table_nor_its_categor
         assert read not in sql
 
 
-def test_the_heat_map_groups_workers_of_a_large_crowd_into_ranks(client, project):
-    matrix = QualityMatrix.objects.filter(project=project).latest("created_at")
+def test_the_heat_map_groups_workers_of_a_large_crowd_into_ranks(client, sample_project):
+    matrix = QualityMatrix.objects.filter(project=sample_project).latest("created_at")
     data = quality_by_worker_and_category(matrix=matrix, max_rows=2)
     assert data.rows == ["ranks 1\u20132", "ranks 3\u20134"]
     assert data.workers_per_row == 2
@@ -84,9 +82,9 @@ def test_the_heat_map_groups_workers_of_a_large_crowd_into_ranks(client, project
 
 
 @pytest.mark.parametrize("strength", ["0", "-1", "nan", "many", ""])
-def test_a_bad_strength_is_a_form_error(client, project, strength):
+def test_a_bad_strength_is_a_form_error(client, sample_project, strength):
     before = QualityMatrix.objects.count()
-    url = reverse("frontend:quality", args=[project.pk])
+    url = reverse("frontend:quality", args=[sample_project.pk])
     response = client.post(url, {"worker_strength": strength, "category_strength": "5"})
     assert response.status_code == 400
     assert QualityMatrix.objects.count() == before

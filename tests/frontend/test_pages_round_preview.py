@@ -19,19 +19,19 @@ def fragment(client, project):
     return response.content.decode()
 
 
-def test_the_page_links_to_the_preview_and_fetches_it_after_load(client, project):
-    url = reverse("frontend:round_preview", args=[project.pk])
-    page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+def test_the_page_links_to_the_preview_and_fetches_it_after_load(client, sample_project):
+    url = reverse("frontend:round_preview", args=[sample_project.pk])
+    page = client.get(reverse("frontend:project", args=[sample_project.pk])).content.decode()
     assert f'data-live-url="{url}"' in page
     assert 'href="?preview=1#round-preview"' in page
     assert "Estimate the next round's gain" in page
     assert "expected to gain about" not in page  # not computed on the page's own render
 
 
-def test_the_preview_says_greedys_gain_of_the_next_round(client, project):
-    expected = services.round_preview(project=project)
+def test_the_preview_says_greedys_gain_of_the_next_round(client, sample_project):
+    expected = services.round_preview(project=sample_project)
     cache.clear()
-    html = fragment(client, project)
+    html = fragment(client, sample_project)
     assert expected.status == "ok", expected.message
     assert 'id="round-preview"' in html
     assert "data-live-final" in html
@@ -39,14 +39,14 @@ def test_the_preview_says_greedys_gain_of_the_next_round(client, project):
     assert "tvcs-iht starts from greedy's plan and is at least as good" in html
 
 
-def test_without_javascript_the_page_computes_the_preview_when_asked(client, project):
-    page = client.get(reverse("frontend:project", args=[project.pk]) + "?preview=1")
+def test_without_javascript_the_page_computes_the_preview_when_asked(client, sample_project):
+    page = client.get(reverse("frontend:project", args=[sample_project.pk]) + "?preview=1")
     html = page.content.decode()
     assert 'id="round-preview-gain"' in html
     assert "data-live-url" not in html.split('id="round-preview"')[1].split(">")[0]
 
 
-def test_a_second_request_is_served_from_the_cache(client, project, monkeypatch):
+def test_a_second_request_is_served_from_the_cache(client, sample_project, monkeypatch):
     calls = []
     real = previews.solve
 
@@ -55,19 +55,19 @@ def test_a_second_request_is_served_from_the_cache(client, project, monkeypatch)
         return real(problem, **options)
 
     monkeypatch.setattr(previews, "solve", counted)
-    first = fragment(client, project)
-    second = fragment(client, project)
+    first = fragment(client, sample_project)
+    second = fragment(client, sample_project)
     assert calls == [1]
     assert first == second
 
 
-def test_a_stale_matrix_says_to_estimate_it_again_escaped(client, project):
-    Task.objects.create(project=project, external_id="new <task>", category="birds")
-    html = fragment(client, project)
+def test_a_stale_matrix_says_to_estimate_it_again_escaped(client, sample_project):
+    Task.objects.create(project=sample_project, external_id="new <task>", category="birds")
+    html = fragment(client, sample_project)
     assert 'id="round-preview-problem"' in html
     assert "new &lt;task&gt;" in html
     assert "new <task>" not in html
-    assert reverse("frontend:quality", args=[project.pk]) + "#estimate" in html
+    assert reverse("frontend:quality", args=[sample_project.pk]) + "#estimate" in html
     assert "Estimate the quality matrix</a> again" in html
 
 
@@ -79,25 +79,26 @@ def test_no_matrix_says_to_estimate_one(client, alice):
     assert "bare &lt;b&gt;" in html
 
 
-def test_nothing_left_to_spend_is_said(client, project):
+def test_nothing_left_to_spend_is_said(client, sample_project):
     services.project_update(
-        project=project, default_budget=Answer.objects.filter(task__project=project).count()
+        project=sample_project,
+        default_budget=Answer.objects.filter(task__project=sample_project).count(),
     )
-    html = fragment(client, project)
+    html = fragment(client, sample_project)
     assert 'id="round-preview-done"' in html
     assert "nothing left to spend" in html
 
 
-def test_an_error_is_a_readable_escaped_message_not_a_500(client, project, monkeypatch):
+def test_an_error_is_a_readable_escaped_message_not_a_500(client, sample_project, monkeypatch):
     def broken(problem, **options):
         raise RuntimeError("out of <memory>")
 
     monkeypatch.setattr(previews, "solve", broken)
-    html = fragment(client, project)
+    html = fragment(client, sample_project)
     assert 'role="alert"' in html
     assert "out of &lt;memory&gt;" in html
 
 
-def test_another_users_project_is_not_found(other_client, project):
-    url = reverse("frontend:round_preview", args=[project.pk])
+def test_another_users_project_is_not_found(other_client, sample_project):
+    url = reverse("frontend:round_preview", args=[sample_project.pk])
     assert other_client.get(url).status_code == 404

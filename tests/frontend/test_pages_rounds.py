@@ -18,19 +18,19 @@ def form_data(client, project, **changes) -> dict:
 
 
 def test_the_project_page_says_where_the_answers_leave_the_labels_and_offers_a_round(
-    client, project
+    client, sample_project
 ):
-    assert Answer.objects.filter(task__project=project).exists()
-    page = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+    assert Answer.objects.filter(task__project=sample_project).exists()
+    page = client.get(reverse("frontend:project", args=[sample_project.pk])).content.decode()
     assert '<section id="rounds">' in page
-    answers = Answer.objects.filter(task__project=project).count()
+    answers = Answer.objects.filter(task__project=sample_project).count()
     assert f"{answers} answers collected. Expected accuracy of the labels now:" in page
-    start = reverse("frontend:run_create", args=[project.pk]) + "?round=1#round"
+    start = reverse("frontend:run_create", args=[sample_project.pk]) + "?round=1#round"
     assert f'href="{start}"' in page
 
 
-def test_the_round_link_opens_the_run_form_with_next_round_ticked(client, project):
-    url = reverse("frontend:run_create", args=[project.pk])
+def test_the_round_link_opens_the_run_form_with_next_round_ticked(client, sample_project):
+    url = reverse("frontend:run_create", args=[sample_project.pk])
     plain = client.get(url).content.decode()
     ticked = client.get(url + "?round=1").content.decode()
     assert 'name="next_round" id="id_next_round" checked' not in plain
@@ -39,22 +39,24 @@ def test_the_round_link_opens_the_run_form_with_next_round_ticked(client, projec
 
 
 def test_a_next_round_started_from_the_form_counts_the_answers_and_shows_its_gain(
-    client, project, queued
+    client, sample_project, queued
 ):
-    data = form_data(client, project, method="greedy", next_round="on", target_posterior="0.99")
-    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+    data = form_data(
+        client, sample_project, method="greedy", next_round="on", target_posterior="0.99"
+    )
+    response = client.post(reverse("frontend:run_create", args=[sample_project.pk]), data)
     assert response.status_code == 302
     run = AssignmentRun.objects.get()
     assert run.next_round
     assert run.target_posterior == 0.99
-    assert run.round_start["answers"] == Answer.objects.filter(task__project=project).count()
+    assert run.round_start["answers"] == Answer.objects.filter(task__project=sample_project).count()
     execute(run.pk)
     run.refresh_from_db()
     page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
     assert 'id="round-start"' in page
     gain = run.expected_accuracy - run.round_start["accuracy_now"]
     assert f"(expected gain {gain:.4f})" in page
-    overview = client.get(reverse("frontend:project", args=[project.pk])).content.decode()
+    overview = client.get(reverse("frontend:project", args=[sample_project.pk])).content.decode()
     assert f"was expected to gain {gain:.4f}" in overview
 
 
@@ -66,26 +68,26 @@ def test_a_next_round_started_from_the_form_counts_the_answers_and_shows_its_gai
     ],
 )
 def test_a_round_target_out_of_range_is_a_form_error(
-    client, project, queued, field, value, message
+    client, sample_project, queued, field, value, message
 ):
-    data = form_data(client, project, method="greedy", next_round="on", **{field: value})
-    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+    data = form_data(client, sample_project, method="greedy", next_round="on", **{field: value})
+    response = client.post(reverse("frontend:run_create", args=[sample_project.pk]), data)
     assert response.status_code == 400
     assert message in response.content.decode()
     assert not AssignmentRun.objects.exists()
 
 
-def test_a_target_without_the_round_ticked_is_told_why(client, project, queued):
-    data = form_data(client, project, method="greedy", target_accuracy="0.9")
-    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+def test_a_target_without_the_round_ticked_is_told_why(client, sample_project, queued):
+    data = form_data(client, sample_project, method="greedy", target_accuracy="0.9")
+    response = client.post(reverse("frontend:run_create", args=[sample_project.pk]), data)
     assert response.status_code == 400
     assert "stopping rules of a next round" in response.content.decode()
 
 
 def test_a_comparison_in_rounds_started_from_the_page_queues_rounds_of_every_method(
-    client, project, queued
+    client, sample_project, queued
 ):
-    url = reverse("frontend:comparison_create", args=[project.pk])
+    url = reverse("frontend:comparison_create", args=[sample_project.pk])
     assert 'id="id_next_round" checked' in client.get(url + "?round=1").content.decode()
     data = {
         "methods": ["greedy", "random"],
@@ -103,24 +105,24 @@ def test_a_comparison_in_rounds_started_from_the_page_queues_rounds_of_every_met
 
 
 def test_a_round_started_before_the_last_ones_answers_came_in_is_warned_against(
-    client, project, queued
+    client, sample_project, queued
 ):
     from assignment import services
 
     run = services.run_create(
-        project=project, method="greedy", next_round=True, budget=4, seed=0, enqueue=False
+        project=sample_project, method="greedy", next_round=True, budget=4, seed=0, enqueue=False
     )
     execute(run.pk)
     run.refresh_from_db()
     assert run.n_assigned > 0
     warning = f"No answer has come in since run #{run.pk} was started"
-    form_url = reverse("frontend:run_create", args=[project.pk]) + "?round=1"
-    for url in (reverse("frontend:project", args=[project.pk]), form_url):
+    form_url = reverse("frontend:run_create", args=[sample_project.pk]) + "?round=1"
+    for url in (reverse("frontend:project", args=[sample_project.pk]), form_url):
         assert warning in client.get(url).content.decode(), url
     matrix = run.quality_matrix
     worker, task = run.pairs.tolist()[0]
     Answer.objects.create(
         worker_id=int(matrix.worker_ids[worker]), task_id=int(matrix.task_ids[task]), label="1"
     )
-    for url in (reverse("frontend:project", args=[project.pk]), form_url):
+    for url in (reverse("frontend:project", args=[sample_project.pk]), form_url):
         assert warning not in client.get(url).content.decode(), url

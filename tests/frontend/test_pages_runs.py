@@ -29,8 +29,8 @@ def form_defaults(client, project) -> dict:
     return data
 
 
-def test_the_form_offers_every_method_with_its_options_and_their_defaults(client, project):
-    page = client.get(reverse("frontend:run_create", args=[project.pk])).content.decode()
+def test_the_form_offers_every_method_with_its_options_and_their_defaults(client, sample_project):
+    page = client.get(reverse("frontend:run_create", args=[sample_project.pk])).content.decode()
     for method in METHODS:
         spec = method_spec(method)
         assert f'value="{method}"' in page
@@ -41,16 +41,21 @@ def test_the_form_offers_every_method_with_its_options_and_their_defaults(client
 
 
 def test_a_run_started_from_the_page_is_queued_with_only_the_changed_options(
-    client, project, queued, django_capture_on_commit_callbacks
+    client, sample_project, queued, django_capture_on_commit_callbacks
 ):
-    data = {**form_defaults(client, project), "method": "tvcs-iht", "budget": "8", "seed": "3"}
+    data = {
+        **form_defaults(client, sample_project),
+        "method": "tvcs-iht",
+        "budget": "8",
+        "seed": "3",
+    }
     data["tvcs-iht__max_iter"] = "5"
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+        response = client.post(reverse("frontend:run_create", args=[sample_project.pk]), data)
     run = AssignmentRun.objects.get()
     assert response["Location"] == reverse("frontend:run", args=[run.pk])
     assert (run.method, run.budget, run.seed, run.options) == ("tvcs-iht", 8, 3, {"max_iter": 5})
-    assert run.max_workers_per_task == project.default_max_workers_per_task
+    assert run.max_workers_per_task == sample_project.default_max_workers_per_task
     assert queued == [run.pk]
 
 
@@ -64,17 +69,17 @@ def test_a_run_started_from_the_page_is_queued_with_only_the_changed_options(
         ({"method": "simplex"}, "Select a valid choice"),
     ],
 )
-def test_a_run_the_engine_refuses_is_explained_on_the_form(client, project, change, message):
-    data = {**form_defaults(client, project), "method": "tvcs-iht", **change}
-    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+def test_a_run_the_engine_refuses_is_explained_on_the_form(client, sample_project, change, message):
+    data = {**form_defaults(client, sample_project), "method": "tvcs-iht", **change}
+    response = client.post(reverse("frontend:run_create", args=[sample_project.pk]), data)
     assert response.status_code == 400
     assert message in response.content.decode()
     assert not AssignmentRun.objects.exists()
 
 
-def test_other_methods_options_may_be_left_empty(client, project, queued):
-    data = {**form_defaults(client, project), "method": "greedy", "tvcs-iht__max_iter": ""}
-    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+def test_other_methods_options_may_be_left_empty(client, sample_project, queued):
+    data = {**form_defaults(client, sample_project), "method": "greedy", "tvcs-iht__max_iter": ""}
+    response = client.post(reverse("frontend:run_create", args=[sample_project.pk]), data)
     assert response.status_code == 302
     assert AssignmentRun.objects.get().options == {}
 
@@ -87,8 +92,10 @@ def test_a_project_without_quality_cannot_start_a_run_and_is_told_why(client, al
     assert "has no quality matrix" in response.content.decode()
 
 
-def test_the_run_page_shows_progress_while_running_and_results_when_done(client, project, queued):
-    run = services.run_create(project=project, method="greedy", seed=1)
+def test_the_run_page_shows_progress_while_running_and_results_when_done(
+    client, sample_project, queued
+):
+    run = services.run_create(project=sample_project, method="greedy", seed=1)
     status_url = reverse("frontend:run_status", args=[run.pk])
     page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
     assert 'data-live-url="' + status_url + '"' in page
@@ -112,8 +119,8 @@ def test_the_run_page_shows_progress_while_running_and_results_when_done(client,
         assert f'id="{chart}"' in fragment
 
 
-def test_the_run_charts_count_every_task_and_worker_once(client, project, queued):
-    run = services.run_create(project=project, method="greedy", seed=1)
+def test_the_run_charts_count_every_task_and_worker_once(client, sample_project, queued):
+    run = services.run_create(project=sample_project, method="greedy", seed=1)
     execute(run.pk)
     run.refresh_from_db()
     summary = run.summary
@@ -123,8 +130,10 @@ def test_the_run_charts_count_every_task_and_worker_once(client, project, queued
     assert sum(summary["task_accuracy"]["counts"]) == 6
 
 
-def test_cancel_stops_a_queued_run_and_a_finished_one_says_it_cannot(client, project, queued):
-    run = services.run_create(project=project, method="random")
+def test_cancel_stops_a_queued_run_and_a_finished_one_says_it_cannot(
+    client, sample_project, queued
+):
+    run = services.run_create(project=sample_project, method="random")
     url = reverse("frontend:run_cancel", args=[run.pk])
     page = client.post(url, follow=True).content.decode()
     assert f"Run {run.pk} cancelled." in page
@@ -136,9 +145,9 @@ def test_cancel_stops_a_queued_run_and_a_finished_one_says_it_cannot(client, pro
 
 @pytest.mark.parametrize("format", ["csv", "json"])
 def test_the_downloaded_assignment_is_the_stored_one_and_is_feasible(
-    client, project, queued, format
+    client, sample_project, queued, format
 ):
-    run = services.run_create(project=project, method="greedy", seed=2)
+    run = services.run_create(project=sample_project, method="greedy", seed=2)
     execute(run.pk)
     run.refresh_from_db()
     response = client.get(reverse("frontend:run_download", args=[run.pk, format]))
@@ -161,20 +170,20 @@ def test_the_downloaded_assignment_is_the_stored_one_and_is_feasible(
     assert np.isfinite(run.expected_accuracy)
 
 
-def test_downloading_an_unfinished_run_explains_instead_of_failing(client, project, queued):
-    run = services.run_create(project=project, method="random")
+def test_downloading_an_unfinished_run_explains_instead_of_failing(client, sample_project, queued):
+    run = services.run_create(project=sample_project, method="random")
     response = client.get(reverse("frontend:run_download", args=[run.pk, "csv"]), follow=True)
     assert response.redirect_chain[-1][0] == reverse("frontend:run", args=[run.pk])
     assert "only a succeeded run has an assignment to download" in response.content.decode()
 
 
 def test_a_run_beyond_the_users_limit_is_refused_on_the_form_with_the_reason(
-    client, project, queued, settings
+    client, sample_project, queued, settings
 ):
     settings.TVCS_MAX_ACTIVE_RUNS = 1
-    services.run_create(project=project, method="random")
-    data = {**form_defaults(client, project), "method": "random"}
-    response = client.post(reverse("frontend:run_create", args=[project.pk]), data)
+    services.run_create(project=sample_project, method="random")
+    data = {**form_defaults(client, sample_project), "method": "random"}
+    response = client.post(reverse("frontend:run_create", args=[sample_project.pk]), data)
     assert response.status_code == 400
     assert "may have at most 1" in response.content.decode()
     assert AssignmentRun.objects.count() == 1
@@ -205,9 +214,9 @@ def test_a_three_label_project_offers_every_method_and_runs_tvcs_iht(client, ali
 
 
 def test_a_run_on_dawid_skene_quality_shows_its_accuracy_under_the_confusion_matrices(
-    client, project, queued
+    client, sample_project, queued
 ):
-    run = services.run_create(project=project, method="greedy", seed=1)
+    run = services.run_create(project=sample_project, method="greedy", seed=1)
     execute(run.pk)
     status_url = reverse("frontend:run_status", args=[run.pk])
     assert 'id="run-dawid-skene"' not in client.get(status_url).content.decode()
@@ -234,9 +243,9 @@ def test_a_run_on_dawid_skene_quality_shows_its_accuracy_under_the_confusion_mat
 
 
 def test_a_next_round_on_dawid_skene_quality_says_it_was_chosen_under_the_matrices(
-    client, project, queued
+    client, sample_project, queued
 ):
-    run = services.run_create(project=project, method="greedy", seed=1)
+    run = services.run_create(project=sample_project, method="greedy", seed=1)
     execute(run.pk)
     start = {"answers": 40, "accuracy_now": 0.8, "open_tasks": 5, "tasks": 10}
     AssignmentRun.objects.filter(pk=run.pk).update(

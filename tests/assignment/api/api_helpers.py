@@ -1,10 +1,9 @@
-"""Helpers of the API tests: data files, users with tokens, uploads, synchronous runs."""
+"""Helpers of the API tests: data files, clients with tokens, uploads, synchronous runs."""
 
 from __future__ import annotations
 
 import io
 
-from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -22,10 +21,6 @@ GOLD_ANSWERS_CSV = "worker_id,item_id,answer\n" + "".join(
     for k, answer in enumerate(("1", "0", "1", "0") if i % 3 else ("0", "0", "1", "1"), start=1)
 )
 ANSWERS_CSV = "worker_id,task_id,answer\nw1,t1,1\nw2,t1,1\nw3,t1,0\nw1,t2,0\nw4,t3,1\n"
-
-
-def make_user(username: str):
-    return get_user_model().objects.create_user(username, password=f"{username}-password")
 
 
 def client_for(user) -> APIClient:

@@ -1,23 +1,13 @@
-"""Fixtures of the API tests: users with tokens, authenticated clients and a filled project (the
-broker edge is the suite's ``queued`` recorder)."""
+"""Fixtures of the API tests: clients authenticated with the tokens of the suite's users (``alice``,
+``bob``) and a filled project (the broker edge is the suite's ``queued`` recorder)."""
 
 from __future__ import annotations
 
 import pytest
-from api_helpers import client_for, fill_project, make_user
+from api_helpers import client_for, fill_project
 from rest_framework.test import APIClient
 
 from assignment import services
-
-
-@pytest.fixture
-def alice(db):
-    return make_user("alice")
-
-
-@pytest.fixture
-def bob(db):
-    return make_user("bob")
 
 
 @pytest.fixture
@@ -31,8 +21,9 @@ def other_api(bob) -> APIClient:
 
 
 @pytest.fixture
-def project(alice):
-    """Alice's project, filled and with a quality matrix (through the services)."""
+def filled_project(alice):
+    """Alice's project "birds", filled by ``fill_project`` (through the services): workers, tasks,
+    gold, answers and a quality matrix estimated from the gold answers."""
     project = services.project_create(owner=alice, name="birds")
     fill_project(project)
     return project

@@ -108,23 +108,23 @@ def test_uploads_are_throttled_per_user(api, other_api, empty, monkeypatch):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_every_kind_downloads_as_csv_and_json_with_the_same_rows(api, project, kind):
-    response = api.get(f"/api/projects/{project.pk}/data/{kind}/", {"format": "csv"})
+def test_every_kind_downloads_as_csv_and_json_with_the_same_rows(api, filled_project, kind):
+    response = api.get(f"/api/projects/{filled_project.pk}/data/{kind}/", {"format": "csv"})
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv; charset=utf-8"
-    assert f'filename="project-{project.pk}-{kind}.csv"' in response["Content-Disposition"]
+    assert f'filename="project-{filled_project.pk}-{kind}.csv"' in response["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(body(response))))
-    response = api.get(f"/api/projects/{project.pk}/data/{kind}/", {"format": "json"})
+    response = api.get(f"/api/projects/{filled_project.pk}/data/{kind}/", {"format": "json"})
     assert response["Content-Type"] == "application/json"
     objects = json.loads(body(response))
     assert len(rows) == len(objects) > 0
     assert list(rows[0]) == list(objects[0])
 
 
-def test_a_download_reimports_unchanged_into_another_project(api, project):
+def test_a_download_reimports_unchanged_into_another_project(api, filled_project):
     copy = api.post("/api/projects/", {"name": "copy"}).json()["id"]
     for kind in ("workers", "tasks", "gold_items", "gold_answers"):
-        text = body(api.get(f"/api/projects/{project.pk}/data/{kind}/"))
+        text = body(api.get(f"/api/projects/{filled_project.pk}/data/{kind}/"))
         assert upload(api, copy, kind, text).status_code == 201
         assert body(api.get(f"/api/projects/{copy}/data/{kind}/")) == text
 
@@ -143,15 +143,17 @@ def test_a_download_that_cannot_be_produced_is_a_400_that_says_why(api, empty):
     assert response.status_code == 400
 
 
-def test_an_unknown_download_format_is_a_400(api, project):
-    response = api.get(f"/api/projects/{project.pk}/data/workers/", {"format": "xlsx"})
+def test_an_unknown_download_format_is_a_400(api, filled_project):
+    response = api.get(f"/api/projects/{filled_project.pk}/data/workers/", {"format": "xlsx"})
     assert response.status_code == 400
     assert "format" in response.json()["fields"]
 
 
-def test_a_download_ignores_the_accept_header(api, project):
+def test_a_download_ignores_the_accept_header(api, filled_project):
     response = api.get(
-        f"/api/projects/{project.pk}/data/workers/", {"format": "csv"}, HTTP_ACCEPT="text/csv"
+        f"/api/projects/{filled_project.pk}/data/workers/",
+        {"format": "csv"},
+        HTTP_ACCEPT="text/csv",
     )
     assert response.status_code == 200
 

@@ -13,8 +13,10 @@ from frontend.views import projects
 pytestmark = pytest.mark.django_db
 
 
-def test_a_validation_error_says_why_in_detail_and_per_field_in_fields(api, project):
-    response = api.post(f"/api/projects/{project.pk}/runs/", {"method": "simplex", "seed": -1})
+def test_a_validation_error_says_why_in_detail_and_per_field_in_fields(api, filled_project):
+    response = api.post(
+        f"/api/projects/{filled_project.pk}/runs/", {"method": "simplex", "seed": -1}
+    )
     assert response.status_code == 400
     body = response.json()
     assert set(body) == {"detail", "fields"}
@@ -24,9 +26,10 @@ def test_a_validation_error_says_why_in_detail_and_per_field_in_fields(api, proj
     assert body["fields"]["seed"]
 
 
-def test_an_error_inside_a_list_names_its_position(api, project):
+def test_an_error_inside_a_list_names_its_position(api, filled_project):
     response = api.post(
-        f"/api/projects/{project.pk}/comparisons/", {"methods": ["random"], "budgets": [4, 0]}
+        f"/api/projects/{filled_project.pk}/comparisons/",
+        {"methods": ["random"], "budgets": [4, 0]},
     )
     assert response.status_code == 400
     assert "budgets.1" in response.json()["fields"]
@@ -75,13 +78,13 @@ def client_for_pages(alice):
     return client
 
 
-def test_a_database_too_busy_to_answer_is_a_503_with_retry_after(api, project, monkeypatch):
+def test_a_database_too_busy_to_answer_is_a_503_with_retry_after(api, filled_project, monkeypatch):
     def locked(**kwargs):
         raise OperationalError("database is locked")
 
     monkeypatch.setattr(views.services, "project_update", locked)
     api.raise_request_exception = False
-    response = api.patch(f"/api/projects/{project.pk}/", {"description": "x"})
+    response = api.patch(f"/api/projects/{filled_project.pk}/", {"description": "x"})
     assert response.status_code == 503
     assert response["Retry-After"] == "5"
     assert "try again" in response.json()["detail"]

@@ -145,11 +145,11 @@ def test_the_whole_flow_from_a_new_project_to_the_downloaded_assignment(
 
 
 def test_a_comparison_queues_a_run_per_method_and_budget_and_reports_curves(
-    api, project, queued, django_capture_on_commit_callbacks
+    api, filled_project, queued, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post(
-            f"/api/projects/{project.pk}/comparisons/",
+            f"/api/projects/{filled_project.pk}/comparisons/",
             {"methods": ["random", "greedy"], "budgets": [10, 5], "seed": 2},
         )
     assert response.status_code == 202, response.json()
@@ -182,18 +182,18 @@ def test_a_comparison_queues_a_run_per_method_and_budget_and_reports_curves(
         comparison["curves"]["greedy"][1]["expected_accuracy"]
         >= comparison["curves"]["random"][1]["expected_accuracy"]
     )
-    listed = api.get(f"/api/projects/{project.pk}/comparisons/").json()
+    listed = api.get(f"/api/projects/{filled_project.pk}/comparisons/").json()
     assert [c["id"] for c in listed["results"]] == [comparison["id"]]
 
 
-def test_a_comparison_with_an_unknown_method_queues_nothing(api, project, queued):
+def test_a_comparison_with_an_unknown_method_queues_nothing(api, filled_project, queued):
     response = api.post(
-        f"/api/projects/{project.pk}/comparisons/", {"methods": ["random", "simplex"]}
+        f"/api/projects/{filled_project.pk}/comparisons/", {"methods": ["random", "simplex"]}
     )
     assert response.status_code == 400
     assert response.json()["fields"] == {"methods.1": ['"simplex" is not a valid choice.']}
     response = api.post(
-        f"/api/projects/{project.pk}/comparisons/", {"methods": ["random", "random"]}
+        f"/api/projects/{filled_project.pk}/comparisons/", {"methods": ["random", "random"]}
     )
     assert response.status_code == 400
     assert "must not repeat" in response.json()["detail"]
@@ -202,8 +202,10 @@ def test_a_comparison_with_an_unknown_method_queues_nothing(api, project, queued
     assert queued == []
 
 
-def test_a_queued_run_can_be_cancelled_once_and_a_finished_one_not_at_all(api, project, queued):
-    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+def test_a_queued_run_can_be_cancelled_once_and_a_finished_one_not_at_all(
+    api, filled_project, queued
+):
+    run = api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "random"}).json()
     response = api.post(f"/api/runs/{run['id']}/cancel/")
     assert response.status_code == 200
     assert response.json()["status"] == "cancelled"
@@ -211,13 +213,13 @@ def test_a_queued_run_can_be_cancelled_once_and_a_finished_one_not_at_all(api, p
     assert response.status_code == 409
     assert "only queued or running runs can be cancelled" in response.json()["detail"]
 
-    done = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+    done = api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "random"}).json()
     execute(done["id"])
     assert api.post(f"/api/runs/{done['id']}/cancel/").status_code == 409
 
 
-def test_the_assignment_of_a_run_that_has_not_succeeded_is_a_conflict(api, project, queued):
-    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+def test_the_assignment_of_a_run_that_has_not_succeeded_is_a_conflict(api, filled_project, queued):
+    run = api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "random"}).json()
     response = api.get(f"/api/runs/{run['id']}/assignment/")
     assert response.status_code == 409
     assert response.json()["detail"].endswith("only a succeeded run has an assignment to download")
@@ -238,9 +240,9 @@ def test_the_assignment_of_a_run_that_has_not_succeeded_is_a_conflict(api, proje
     ],
 )
 def test_an_invalid_run_request_is_a_400_that_says_why(
-    api, project, queued, payload, field, message
+    api, filled_project, queued, payload, field, message
 ):
-    response = api.post(f"/api/projects/{project.pk}/runs/", payload)
+    response = api.post(f"/api/projects/{filled_project.pk}/runs/", payload)
     assert response.status_code == 400
     assert message in str(response.json().get(field) or response.json()["fields"][field])
     assert not AssignmentRun.objects.exists()
@@ -259,27 +261,29 @@ def test_the_run_list_rejects_an_unknown_status(api):
     assert "status" in response.json()["fields"]
 
 
-def test_a_project_is_renamed_its_defaults_changed_and_deleted_with_its_runs(api, project, queued):
+def test_a_project_is_renamed_its_defaults_changed_and_deleted_with_its_runs(
+    api, filled_project, queued
+):
     response = api.patch(
-        f"/api/projects/{project.pk}/",
+        f"/api/projects/{filled_project.pk}/",
         {"name": "birds 2", "default_prior": 0.3, "default_budget": None},
     )
     assert response.status_code == 200, response.json()
     assert (response.json()["name"], response.json()["default_prior"]) == ("birds 2", 0.3)
-    response = api.patch(f"/api/projects/{project.pk}/", {"default_prior": 1})
+    response = api.patch(f"/api/projects/{filled_project.pk}/", {"default_prior": 1})
     assert response.status_code == 400
     assert "default_prior" in response.json()["detail"]
-    assert Project.objects.get(pk=project.pk).default_prior == 0.3
+    assert Project.objects.get(pk=filled_project.pk).default_prior == 0.3
 
-    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+    run = api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "random"}).json()
     execute(run["id"])
-    assert api.delete(f"/api/projects/{project.pk}/").status_code == 204
-    assert not Project.objects.filter(pk=project.pk).exists()
+    assert api.delete(f"/api/projects/{filled_project.pk}/").status_code == 204
+    assert not Project.objects.filter(pk=filled_project.pk).exists()
     assert not AssignmentRun.objects.exists()
     assert api.get(f"/api/runs/{run['id']}/").status_code == 404
 
 
-def test_a_second_project_of_the_same_name_is_a_400(api, project):
+def test_a_second_project_of_the_same_name_is_a_400(api, filled_project):
     response = api.post("/api/projects/", {"name": "birds"})
     assert response.status_code == 400
     assert response.json()["detail"] == "user 'alice' already has a project 'birds'"
@@ -294,8 +298,8 @@ def test_project_lists_are_paginated(api):
     assert page["next"]
 
 
-def test_a_run_in_progress_reports_its_status(api, project, queued):
-    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+def test_a_run_in_progress_reports_its_status(api, filled_project, queued):
+    run = api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "random"}).json()
     AssignmentRun.objects.filter(pk=run["id"]).update(
         status=RunStatus.RUNNING, progress=40, progress_message="iteration 20 of 50"
     )
@@ -308,13 +312,18 @@ def test_a_run_in_progress_reports_its_status(api, project, queued):
     assert detail["expected_accuracy"] is None
 
 
-def test_run_and_comparison_requests_are_throttled_per_user(api, project, queued, monkeypatch):
+def test_run_and_comparison_requests_are_throttled_per_user(
+    api, filled_project, queued, monkeypatch
+):
     monkeypatch.setitem(ScopedRateThrottle.THROTTLE_RATES, "runs", "2/hour")
-    assert api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).status_code == 202
+    assert (
+        api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "random"}).status_code
+        == 202
+    )
     comparison = {"methods": ["random"], "budgets": [3]}
-    url = f"/api/projects/{project.pk}/comparisons/"
+    url = f"/api/projects/{filled_project.pk}/comparisons/"
     assert api.post(url, comparison).status_code == 202
-    response = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"})
+    response = api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "random"})
     assert response.status_code == 429
     assert "throttled" in response.json()["detail"].lower()
     assert api.post(url, comparison).status_code == 429
@@ -322,26 +331,26 @@ def test_run_and_comparison_requests_are_throttled_per_user(api, project, queued
 
 
 def test_a_run_on_a_quality_matrix_that_misses_new_tasks_is_a_400_that_says_what_to_do(
-    api, project, queued
+    api, filled_project, queued
 ):
     from assignment.models import Task
 
-    Task.objects.create(project=project, external_id="fresh", category="c")
-    response = api.post(f"/api/projects/{project.pk}/runs/", {"method": "greedy"})
+    Task.objects.create(project=filled_project, external_id="fresh", category="c")
+    response = api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "greedy"})
     assert response.status_code == 400
     detail = response.json()["detail"]
     assert "no quality for 1 task (e.g. 'fresh')" in detail
-    assert f"POST /api/projects/{project.pk}/quality/estimate/" in detail
+    assert f"POST /api/projects/{filled_project.pk}/quality/estimate/" in detail
     assert not AssignmentRun.objects.exists()
 
 
 def test_a_next_round_over_the_api_counts_the_answers_and_says_what_it_started_from(
-    api, project, queued
+    api, filled_project, queued
 ):
     from api_helpers import execute
 
     response = api.post(
-        f"/api/projects/{project.pk}/runs/",
+        f"/api/projects/{filled_project.pk}/runs/",
         {"method": "tvcs-iht", "round": True, "budget": 6, "target_posterior": 0.99, "seed": 0},
     )
     assert response.status_code == 202, response.json()
@@ -374,18 +383,18 @@ def test_a_next_round_over_the_api_counts_the_answers_and_says_what_it_started_f
     ],
 )
 def test_a_round_target_out_of_range_is_a_400_naming_it(
-    api, project, queued, payload, field, message
+    api, filled_project, queued, payload, field, message
 ):
     response = api.post(
-        f"/api/projects/{project.pk}/runs/", {"method": "greedy", "round": True, **payload}
+        f"/api/projects/{filled_project.pk}/runs/", {"method": "greedy", "round": True, **payload}
     )
     assert response.status_code == 400
     assert message in str(response.json()["fields"][field])
 
 
-def test_a_round_past_its_target_accuracy_is_a_400_that_says_so(api, project, queued):
+def test_a_round_past_its_target_accuracy_is_a_400_that_says_so(api, filled_project, queued):
     response = api.post(
-        f"/api/projects/{project.pk}/runs/",
+        f"/api/projects/{filled_project.pk}/runs/",
         {"method": "greedy", "round": True, "target_accuracy": 0.5},
     )
     assert response.status_code == 400
@@ -394,10 +403,10 @@ def test_a_round_past_its_target_accuracy_is_a_400_that_says_so(api, project, qu
 
 
 def test_a_comparison_in_rounds_over_the_api_queues_a_round_per_method_and_budget(
-    api, project, queued
+    api, filled_project, queued
 ):
     response = api.post(
-        f"/api/projects/{project.pk}/comparisons/",
+        f"/api/projects/{filled_project.pk}/comparisons/",
         {"methods": ["greedy", "tvcs-iht"], "budgets": [2, 4], "round": True},
     )
     assert response.status_code == 202, response.json()
@@ -406,36 +415,38 @@ def test_a_comparison_in_rounds_over_the_api_queues_a_round_per_method_and_budge
     assert all(run.next_round and run.round_start["answers"] == 5 for run in runs)
 
 
-def test_the_labels_api_offers_dawid_skene_and_refuses_an_unknown_aggregation(api, project):
-    bayes = api.get(f"/api/projects/{project.pk}/labels/?format=json")
-    ds = api.get(f"/api/projects/{project.pk}/labels/?format=json&aggregation=dawid-skene")
+def test_the_labels_api_offers_dawid_skene_and_refuses_an_unknown_aggregation(api, filled_project):
+    bayes = api.get(f"/api/projects/{filled_project.pk}/labels/?format=json")
+    ds = api.get(f"/api/projects/{filled_project.pk}/labels/?format=json&aggregation=dawid-skene")
     assert bayes.status_code == ds.status_code == 200
     tasks = {row["task_id"] for row in json.loads(body(ds))}
     assert tasks == {row["task_id"] for row in json.loads(body(bayes))} == {"t1", "t2", "t3"}
     assert "labels_dawid_skene" in ds["Content-Disposition"]
-    wrong = api.get(f"/api/projects/{project.pk}/labels/?aggregation=majority")
+    wrong = api.get(f"/api/projects/{filled_project.pk}/labels/?aggregation=majority")
     assert wrong.status_code == 400
     assert "aggregation" in wrong.json()["fields"]
 
 
-def test_a_round_with_rounds_to_go_over_the_api_and_a_bad_count_is_a_400(api, project, queued):
+def test_a_round_with_rounds_to_go_over_the_api_and_a_bad_count_is_a_400(
+    api, filled_project, queued
+):
     ok = api.post(
-        f"/api/projects/{project.pk}/runs/",
+        f"/api/projects/{filled_project.pk}/runs/",
         {"method": "greedy", "round": True, "rounds_left": 2},
     )
     assert ok.status_code == 202, ok.json()
     assert ok.json()["round_start"]["rounds_left"] == 2
     bad = api.post(
-        f"/api/projects/{project.pk}/runs/",
+        f"/api/projects/{filled_project.pk}/runs/",
         {"method": "greedy", "round": True, "rounds_left": 0},
     )
     assert bad.status_code == 400
     assert "rounds_left" in bad.json()["fields"]
 
 
-def test_a_run_shows_its_shard_count_and_rounds_left_null_outside_rounds(api, project):
+def test_a_run_shows_its_shard_count_and_rounds_left_null_outside_rounds(api, filled_project):
     created = api.post(
-        f"/api/projects/{project.pk}/runs/", {"method": "greedy", "shards": 2}, format="json"
+        f"/api/projects/{filled_project.pk}/runs/", {"method": "greedy", "shards": 2}, format="json"
     )
     assert created.status_code == 202, created.json()
     assert (created.json()["shards"], created.json()["rounds_left"]) == (2, None)  # not a round
@@ -443,9 +454,9 @@ def test_a_run_shows_its_shard_count_and_rounds_left_null_outside_rounds(api, pr
     assert (shown["shards"], shown["rounds_left"]) == (2, None)  # not a round
 
 
-def test_a_comparison_can_have_each_of_its_runs_solved_in_shards(api, project, queued):
+def test_a_comparison_can_have_each_of_its_runs_solved_in_shards(api, filled_project, queued):
     response = api.post(
-        f"/api/projects/{project.pk}/comparisons/",
+        f"/api/projects/{filled_project.pk}/comparisons/",
         {"methods": ["random", "greedy"], "budgets": [5, 10], "shards": 3},
     )
     assert response.status_code == 202, response.json()
@@ -460,10 +471,10 @@ def test_a_comparison_can_have_each_of_its_runs_solved_in_shards(api, project, q
     [({"shards": 65}, "shards"), ({"shards": 0}, "shards"), ({"shards": 2, "round": True}, None)],
 )
 def test_a_comparison_with_shards_it_cannot_have_queues_nothing(
-    api, project, queued, extra, field
+    api, filled_project, queued, extra, field
 ):
     response = api.post(
-        f"/api/projects/{project.pk}/comparisons/", {"methods": ["greedy"], **extra}
+        f"/api/projects/{filled_project.pk}/comparisons/", {"methods": ["greedy"], **extra}
     )
     assert response.status_code == 400
     if field:

@@ -22,19 +22,19 @@ HUGE = "21861879878956437504"  # beyond a 64-bit integer
         f"/api/comparisons/{HUGE}/",
     ],
 )
-def test_an_integer_beyond_the_database_range_is_refused_or_found_nowhere(api, project, url):
+def test_an_integer_beyond_the_database_range_is_refused_or_found_nowhere(api, filled_project, url):
     response = api.get(url)
     assert response.status_code in (200, 400, 404), response.content
     assert response["Content-Type"] == "application/json"
 
 
-def test_a_huge_page_size_is_capped_and_still_lists_every_project(api, project):
+def test_a_huge_page_size_is_capped_and_still_lists_every_project(api, filled_project):
     response = api.get(f"/api/projects/?limit={HUGE}")
     assert response.status_code == 200
-    assert [p["id"] for p in response.json()["results"]] == [project.pk]
+    assert [p["id"] for p in response.json()["results"]] == [filled_project.pk]
 
 
-def test_a_run_filter_beyond_the_id_range_is_a_400_naming_the_parameter(api, project):
+def test_a_run_filter_beyond_the_id_range_is_a_400_naming_the_parameter(api, filled_project):
     response = api.get(f"/api/runs/?project={HUGE}")
     assert response.status_code == 400
     assert "project" in response.json()["detail"]
@@ -51,14 +51,16 @@ def test_a_run_filter_beyond_the_id_range_is_a_400_naming_the_parameter(api, pro
         ("/api/runs/?project=", "project"),
     ],
 )
-def test_a_parameter_the_schema_refuses_is_a_400_not_silently_ignored(api, project, url, field):
+def test_a_parameter_the_schema_refuses_is_a_400_not_silently_ignored(
+    api, filled_project, url, field
+):
     response = api.get(url)
     assert response.status_code == 400, response.content
     assert field in response.json()["fields"]
 
 
-def test_a_blank_download_format_is_a_400(api, project):
-    response = api.get(f"/api/projects/{project.pk}/data/workers/?format=")
+def test_a_blank_download_format_is_a_400(api, filled_project):
+    response = api.get(f"/api/projects/{filled_project.pk}/data/workers/?format=")
     assert response.status_code == 400
     assert "format" in response.json()["fields"]
 

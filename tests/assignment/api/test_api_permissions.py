@@ -19,12 +19,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def objects(project, queued):
+def objects(filled_project, queued):
     """Alice's project, a succeeded run and a comparison."""
-    run = services.run_create(project=project, method="random")
+    run = services.run_create(project=filled_project, method="random")
     execute(run.pk)
-    comparison = services.comparison_create(project=project, methods=["random"])
-    return {"pid": project.pk, "rid": run.pk, "cid": comparison.pk}
+    comparison = services.comparison_create(project=filled_project, methods=["random"])
+    return {"pid": filled_project.pk, "rid": run.pk, "cid": comparison.pk}
 
 
 #: Every endpoint that names an object, as (method, path, JSON body or None).

@@ -22,8 +22,8 @@ POLL_QUERIES = 2
 
 
 @pytest.fixture
-def running(api, project, queued) -> int:
-    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).json()
+def running(api, filled_project, queued) -> int:
+    run = api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "random"}).json()
     AssignmentRun.objects.filter(pk=run["id"]).update(
         status=RunStatus.RUNNING,
         attempts=1,
@@ -36,8 +36,8 @@ def running(api, project, queued) -> int:
 
 
 @pytest.fixture
-def succeeded(api, project, queued) -> int:
-    run = api.post(f"/api/projects/{project.pk}/runs/", {"method": "greedy"}).json()
+def succeeded(api, filled_project, queued) -> int:
+    run = api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "greedy"}).json()
     execute(run["id"])
     return run["id"]
 

@@ -16,8 +16,8 @@ def estimate(api, project_id: int, **fields):
     return api.post(f"/api/projects/{project_id}/quality/estimate/", fields, format="json")
 
 
-def test_an_estimate_from_the_collected_answers_says_how_it_was_made(api, project):
-    response = estimate(api, project.pk, source="answers")
+def test_an_estimate_from_the_collected_answers_says_how_it_was_made(api, filled_project):
+    response = estimate(api, filled_project.pk, source="answers")
     assert response.status_code == 201, response.json()
     summary = response.json()
     assert summary["source"] == "estimated from collected answers by EM"
@@ -28,11 +28,11 @@ def test_an_estimate_from_the_collected_answers_says_how_it_was_made(api, projec
     assert details["iterations"] >= 1
     assert (details["n_answers"], details["n_gold_answers"]) == (5, 0)
     assert QualityMatrix.objects.latest("created_at").source == QualitySource.FROM_ANSWERS
-    assert api.get(f"/api/projects/{project.pk}/quality/").json() == summary
+    assert api.get(f"/api/projects/{filled_project.pk}/quality/").json() == summary
 
 
-def test_an_estimate_from_both_takes_the_dawid_skene_model_and_counts_gold(api, project):
-    response = estimate(api, project.pk, source="both", model="dawid-skene")
+def test_an_estimate_from_both_takes_the_dawid_skene_model_and_counts_gold(api, filled_project):
+    response = estimate(api, filled_project.pk, source="both", model="dawid-skene")
     assert response.status_code == 201, response.json()
     summary = response.json()
     assert summary["source"] == "estimated from collected and gold answers by EM"
@@ -41,8 +41,8 @@ def test_an_estimate_from_both_takes_the_dawid_skene_model_and_counts_gold(api, 
     assert summary["workers_without_gold"] == 0
 
 
-def test_without_a_source_the_estimate_is_from_gold_as_before(api, project):
-    response = estimate(api, project.pk)
+def test_without_a_source_the_estimate_is_from_gold_as_before(api, filled_project):
+    response = estimate(api, filled_project.pk)
     assert response.status_code == 201, response.json()
     assert response.json()["source"] == "estimated from gold answers"
     assert "model" not in response.json()["details"]
@@ -57,9 +57,9 @@ def test_without_a_source_the_estimate_is_from_gold_as_before(api, project):
         ({"source": "answers", "model": 1}, "model"),
     ],
 )
-def test_an_unknown_source_or_model_is_a_400_naming_the_field(api, project, fields, field):
+def test_an_unknown_source_or_model_is_a_400_naming_the_field(api, filled_project, fields, field):
     before = QualityMatrix.objects.count()
-    response = estimate(api, project.pk, **fields)
+    response = estimate(api, filled_project.pk, **fields)
     assert response.status_code == 400, response.json()
     assert list(response.json()["fields"]) == [field]
     assert QualityMatrix.objects.count() == before
@@ -76,8 +76,8 @@ def test_the_schema_offers_the_engines_models_and_the_sources(api):
     assert schemas["QualityModelEnum"]["enum"] == list(MODELS)
 
 
-def test_a_model_for_an_estimate_from_gold_is_a_400_that_says_why(api, project):
-    response = estimate(api, project.pk, source="gold", model="one-coin")
+def test_a_model_for_an_estimate_from_gold_is_a_400_that_says_why(api, filled_project):
+    response = estimate(api, filled_project.pk, source="gold", model="one-coin")
     assert response.status_code == 400
     assert (
         "model 'one-coin' is the worker model of an estimate from answers"
@@ -85,8 +85,8 @@ def test_a_model_for_an_estimate_from_gold_is_a_400_that_says_why(api, project):
     )
 
 
-def test_a_fitted_strength_for_an_estimate_by_em_is_a_400_naming_it(api, project):
-    response = estimate(api, project.pk, source="both", category_strength="auto")
+def test_a_fitted_strength_for_an_estimate_by_em_is_a_400_naming_it(api, filled_project):
+    response = estimate(api, filled_project.pk, source="both", category_strength="auto")
     assert response.status_code == 400
     assert response.json()["detail"].startswith("category_strength 'auto' is fitted only for")
 

@@ -14,44 +14,45 @@ def url(project) -> str:
     return f"/api/projects/{project.pk}/rounds/preview/"
 
 
-def test_the_preview_is_greedys_next_round_as_a_round_run_would_be(api, project):
-    response = api.get(url(project))
+def test_the_preview_is_greedys_next_round_as_a_round_run_would_be(api, filled_project):
+    response = api.get(url(filled_project))
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["status"] == "ok", body["message"]
     assert body["method"] == "greedy"
-    assert body["answers"] == Answer.objects.filter(task__project=project).count()
+    assert body["answers"] == Answer.objects.filter(task__project=filled_project).count()
     assert body["gain"] == pytest.approx(body["expected_accuracy"] - body["accuracy_now"])
-    service = services.round_preview(project=project)  # the cached value, the same numbers
+    service = services.round_preview(project=filled_project)  # the cached value, the same numbers
     assert body["gain"] == pytest.approx(service.gain, abs=1e-12)
     assert body["n_assigned"] <= body["budget"]
 
 
-def test_the_rounds_options_are_taken_and_checked(api, project):
-    body = api.get(url(project), {"budget": 1, "target_posterior": 0.99}).json()
+def test_the_rounds_options_are_taken_and_checked(api, filled_project):
+    body = api.get(url(filled_project), {"budget": 1, "target_posterior": 0.99}).json()
     assert body["status"] == "ok", body["message"]
     assert body["budget"] == 1
     assert body["n_assigned"] <= 1
     assert body["target_posterior"] == 0.99
-    bad = api.get(url(project), {"target_posterior": 0.5, "budget": -1})
+    bad = api.get(url(filled_project), {"target_posterior": 0.5, "budget": -1})
     assert bad.status_code == 400
     assert "target_posterior" in bad.json()["detail"]
     assert "budget" in bad.json()["detail"]
 
 
-def test_a_stale_matrix_and_nothing_to_do_are_statuses_not_errors(api, project):
+def test_a_stale_matrix_and_nothing_to_do_are_statuses_not_errors(api, filled_project):
     services.project_update(
-        project=project, default_budget=Answer.objects.filter(task__project=project).count()
+        project=filled_project,
+        default_budget=Answer.objects.filter(task__project=filled_project).count(),
     )
-    done = api.get(url(project)).json()
+    done = api.get(url(filled_project)).json()
     assert done["status"] == "done"
     assert "nothing left to spend" in done["message"]
     assert done["gain"] is None
-    Task.objects.create(project=project, external_id="late", category="c")
-    stale = api.get(url(project)).json()
+    Task.objects.create(project=filled_project, external_id="late", category="c")
+    stale = api.get(url(filled_project)).json()
     assert stale["status"] == "stale"
     assert "late" in stale["message"]
 
 
-def test_another_users_project_is_not_found(other_api, project):
-    assert other_api.get(url(project)).status_code == 404
+def test_another_users_project_is_not_found(other_api, filled_project):
+    assert other_api.get(url(filled_project)).status_code == 404

@@ -24,46 +24,50 @@ from assignment.models import (
 pytestmark = pytest.mark.django_db
 
 
-def test_project_update_changes_the_given_fields_only(project):
-    services.project_update(project=project, default_budget=20, default_max_tasks_per_worker=4)
-    project.refresh_from_db()
-    assert (project.default_budget, project.default_max_tasks_per_worker) == (20, 4)
-    assert project.name == "birds"
+def test_project_update_changes_the_given_fields_only(filled_project):
+    services.project_update(
+        project=filled_project, default_budget=20, default_max_tasks_per_worker=4
+    )
+    filled_project.refresh_from_db()
+    assert (filled_project.default_budget, filled_project.default_max_tasks_per_worker) == (20, 4)
+    assert filled_project.name == "birds"
 
 
-def test_project_update_rejects_a_taken_name_a_bad_prior_and_a_negative_cap(project, alice):
+def test_project_update_rejects_a_taken_name_a_bad_prior_and_a_negative_cap(filled_project, alice):
     services.project_create(owner=alice, name="cars")
     with pytest.raises(ProjectAlreadyExistsError, match="already has a project 'cars'"):
-        services.project_update(project=project, name=" cars ")
+        services.project_update(project=filled_project, name=" cars ")
     with pytest.raises(ProjectValidationError, match=r"strictly between 0 and 1, got 0\.0"):
-        services.project_update(project=project, default_prior=0.0)
+        services.project_update(project=filled_project, default_prior=0.0)
     with pytest.raises(ProjectValidationError, match="default_max_tasks_per_worker"):
-        services.project_update(project=project, default_max_tasks_per_worker=-1)
-    assert Project.objects.get(pk=project.pk).default_max_tasks_per_worker == 100
-    assert project.default_max_tasks_per_worker == 100  # the refused value is not kept either
+        services.project_update(project=filled_project, default_max_tasks_per_worker=-1)
+    assert Project.objects.get(pk=filled_project.pk).default_max_tasks_per_worker == 100
+    assert (
+        filled_project.default_max_tasks_per_worker == 100
+    )  # the refused value is not kept either
     with pytest.raises(ValueError, match="cannot update labels"):
-        services.project_update(project=project, labels=["a", "b"])
+        services.project_update(project=filled_project, labels=["a", "b"])
 
 
-def test_project_update_may_keep_the_name_of_the_project_itself(project):
-    services.project_update(project=project, name="birds", description="new")
-    assert Project.objects.get(pk=project.pk).description == "new"
+def test_project_update_may_keep_the_name_of_the_project_itself(filled_project):
+    services.project_update(project=filled_project, name="birds", description="new")
+    assert Project.objects.get(pk=filled_project.pk).description == "new"
 
 
-def test_project_delete_removes_runs_matrices_and_data(project, queued):
-    execute(services.run_create(project=project, method="random").pk)
-    services.comparison_create(project=project, methods=["greedy"])
-    services.project_delete(project=project)
+def test_project_delete_removes_runs_matrices_and_data(filled_project, queued):
+    execute(services.run_create(project=filled_project, method="random").pk)
+    services.comparison_create(project=filled_project, methods=["greedy"])
+    services.project_delete(project=filled_project)
     for model in (Project, AssignmentRun, Comparison, QualityMatrix, Worker):
         assert not model.objects.exists()
 
 
 def test_comparison_create_queues_one_run_per_method_and_budget_after_commit(
-    project, queued, django_capture_on_commit_callbacks
+    filled_project, queued, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
         comparison = services.comparison_create(
-            project=project,
+            project=filled_project,
             methods=["tvcs-iht", "random"],
             budgets=[4, 8, 12],
             max_workers_per_task=2,
@@ -81,9 +85,9 @@ def test_comparison_create_queues_one_run_per_method_and_budget_after_commit(
 
 
 def test_comparison_create_without_budgets_runs_each_method_once_with_the_default_budget(
-    project, queued
+    filled_project, queued
 ):
-    comparison = services.comparison_create(project=project, methods=["random", "greedy"])
+    comparison = services.comparison_create(project=filled_project, methods=["random", "greedy"])
     budgets = set(comparison.runs.values_list("budget", flat=True))
     assert budgets == {min(10 * 3, 6 * 100)}
     assert comparison.runs.count() == 2
@@ -102,9 +106,9 @@ def test_comparison_create_without_budgets_runs_each_method_once_with_the_defaul
         ({"methods": ["random", "greedy"], "budgets": list(range(1, 32))}, "at most 60 runs"),
     ],
 )
-def test_comparison_create_rejects_bad_requests_and_writes_nothing(project, kwargs, message):
+def test_comparison_create_rejects_bad_requests_and_writes_nothing(filled_project, kwargs, message):
     with pytest.raises(RunValidationError, match=message):
-        services.comparison_create(project=project, **kwargs)
+        services.comparison_create(project=filled_project, **kwargs)
     assert not Comparison.objects.exists()
     assert not AssignmentRun.objects.exists()
 
@@ -117,11 +121,11 @@ def test_comparison_create_on_a_project_without_quality_writes_nothing(alice):
 
 
 def test_a_comparison_gets_an_upper_bound_above_every_run_at_each_budget(
-    project, queued, django_capture_on_commit_callbacks
+    filled_project, queued, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
         comparison = services.comparison_create(
-            project=project, methods=["greedy", "random"], budgets=[12, 4, 8], seed=1
+            project=filled_project, methods=["greedy", "random"], budgets=[12, 4, 8], seed=1
         )
     assert comparison.upper_bound == {"status": "pending"}
     for run_id in queued:
@@ -141,35 +145,40 @@ def test_a_comparison_gets_an_upper_bound_above_every_run_at_each_budget(
     assert services.comparison_upper_bound_compute(comparison_id=comparison.pk) is None
 
 
-def test_a_user_may_have_only_so_many_runs_queued_or_running(project, alice, queued, settings):
+def test_a_user_may_have_only_so_many_runs_queued_or_running(
+    filled_project, alice, queued, settings
+):
     settings.TVCS_MAX_ACTIVE_RUNS = 3
-    first = services.run_create(project=project, method="random")
-    services.run_create(project=project, method="random")
+    first = services.run_create(project=filled_project, method="random")
+    services.run_create(project=filled_project, method="random")
     with pytest.raises(RunLimitError, match="this request adds 2"):
-        services.comparison_create(project=project, methods=["random", "greedy"])
+        services.comparison_create(project=filled_project, methods=["random", "greedy"])
     assert not Comparison.objects.exists()
-    services.run_create(project=project, method="greedy")
+    services.run_create(project=filled_project, method="greedy")
     with pytest.raises(RunLimitError, match="you have 3 runs queued or running"):
-        services.run_create(project=project, method="greedy")
+        services.run_create(project=filled_project, method="greedy")
     assert AssignmentRun.objects.count() == 3
     services.run_cancel(run=first)  # an ended run frees its place
-    services.run_create(project=project, method="greedy")
+    services.run_create(project=filled_project, method="greedy")
     # Runs computed in this process (the assign command) take no worker and are not counted.
-    services.run_create(project=project, method="greedy", enqueue=False)
+    services.run_create(project=filled_project, method="greedy", enqueue=False)
 
 
-def test_the_limit_is_per_user(project, bob, queued, settings):
+def test_the_limit_is_per_user(filled_project, bob, queued, settings):
     settings.TVCS_MAX_ACTIVE_RUNS = 1
-    services.run_create(project=project, method="random")
+    services.run_create(project=filled_project, method="random")
     theirs = services.project_create(owner=bob, name="theirs")
     fill_project(theirs)
     services.run_create(project=theirs, method="random")
 
 
-def test_the_api_answers_429_beyond_the_limit(api, project, queued, settings):
+def test_the_api_answers_429_beyond_the_limit(api, filled_project, queued, settings):
     settings.TVCS_MAX_ACTIVE_RUNS = 1
-    assert api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"}).status_code == 202
-    response = api.post(f"/api/projects/{project.pk}/runs/", {"method": "random"})
+    assert (
+        api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "random"}).status_code
+        == 202
+    )
+    response = api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "random"})
     assert response.status_code == 429
     assert "may have at most 1" in response.json()["detail"]
 
@@ -194,7 +203,7 @@ def test_a_project_of_three_labels_takes_a_default_distribution_over_them(alice)
     assert Project.objects.get(pk=project.pk).default_label_prior is None  # uniform
 
 
-def test_a_binary_project_refuses_a_distribution_and_keeps_its_one_number(project):
+def test_a_binary_project_refuses_a_distribution_and_keeps_its_one_number(filled_project):
     with pytest.raises(ProjectValidationError, match="a binary project's prior is default_prior"):
-        services.project_update(project=project, default_label_prior={"0": 0.4, "1": 0.6})
-    assert Project.objects.get(pk=project.pk).default_label_prior is None
+        services.project_update(project=filled_project, default_label_prior={"0": 0.4, "1": 0.6})
+    assert Project.objects.get(pk=filled_project.pk).default_label_prior is None
