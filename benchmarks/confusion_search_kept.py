@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import math
 import os
 import platform
 import subprocess
@@ -59,7 +58,13 @@ from assignment.engine.greedy_confusion import greedy_confusion  # noqa: E402
 from assignment.engine.problem import AssignmentProblem  # noqa: E402
 from assignment.engine.rounds import next_round  # noqa: E402
 from assignment.engine.solve import solve  # noqa: E402
-from benchmarks.greedy_confusion import MAX_WORKERS_PER_TASK, crowd, ds_accuracy  # noqa: E402
+from benchmarks.confusion_crowds import (  # noqa: E402
+    MAX_WORKERS_PER_TASK,
+    crowd,
+    ds_accuracy,
+    problem_of_answers,
+    skewed_priors,
+)
 
 KINDS = ("mixed", "one-coin", "ds-estimated")
 
@@ -99,21 +104,10 @@ def estimated_crowd(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
 
 def instance(seed, k, r, kind, n, m, *, budget_answers=None) -> AssignmentProblem:
     rng = np.random.default_rng([seed, k, r, KINDS.index(kind), n, m])
-    base = np.arange(k, 0, -1, dtype=float)
-    prior = np.clip(rng.dirichlet(20 * base / base.sum(), size=m), 1e-6, None)
-    prior /= prior.sum(axis=1, keepdims=True)
+    prior = skewed_priors(rng, k, m)
     makers = {"mixed": crowd, "one-coin": one_coin_crowd, "ds-estimated": estimated_crowd}
     confusion = makers[kind](rng, n, k)
-    answers = r if budget_answers is None else budget_answers
-    return AssignmentProblem(
-        np.einsum("jc,icc->ij", prior, confusion),
-        max_workers_per_task=MAX_WORKERS_PER_TASK,
-        max_tasks_per_worker=math.ceil(1.5 * answers * m / n),
-        budget=answers * m,
-        prior=prior,
-        n_labels=k,
-        confusion=confusion,
-    )
+    return problem_of_answers(prior, confusion, r if budget_answers is None else budget_answers)
 
 
 def second_round(seed, k, r, kind, n, m) -> AssignmentProblem:

@@ -44,8 +44,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import itertools
-import math
 import os
 import platform
 import subprocess
@@ -59,56 +57,23 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from assignment.engine.confusion import confusion_accuracy  # noqa: E402
 from assignment.engine.greedy import greedy_pairs  # noqa: E402
 from assignment.engine.greedy_confusion import greedy_confusion  # noqa: E402
 from assignment.engine.problem import AssignmentProblem  # noqa: E402
-
-MAX_WORKERS_PER_TASK = 6
-
-
-def crowd(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
-    """Confusion matrices (n, K, K) of the three kinds of worker (module docstring)."""
-    kind = rng.permutation(np.arange(n) % 3)
-    confusion = np.empty((n, k, k))
-    for i in range(n):
-        q = rng.uniform(0.55, 0.85) if kind[i] == 0 else rng.uniform(0.6, 0.9)
-        c = np.full((k, k), (1 - q) / (k - 1))
-        np.fill_diagonal(c, q)
-        if kind[i] == 1:
-            beta = rng.uniform(0.3, 0.6)
-            c = (1 - beta) * c + beta * np.eye(k)[rng.integers(k)][None, :]
-        elif kind[i] == 2:
-            c = np.full((k, k), 1.0 / k)
-            expert = rng.integers(k)
-            c[expert] = 0.05 / (k - 1)
-            c[expert, expert] = 0.95
-        confusion[i] = 0.99 * c + 0.01 / k
-    return confusion
+from benchmarks.confusion_crowds import (  # noqa: E402
+    MAX_WORKERS_PER_TASK,
+    brute_force_optimum,
+    crowd,
+    ds_accuracy,
+    problem_of_answers,
+    skewed_priors,
+)
 
 
 def instance(seed: int, k: int, r: int, n: int, m: int) -> AssignmentProblem:
     rng = np.random.default_rng([seed, k, r])
-    base = np.arange(k, 0, -1, dtype=float)
-    prior = rng.dirichlet(20 * base / base.sum(), size=m)
-    prior = np.clip(prior, 1e-6, None)
-    prior /= prior.sum(axis=1, keepdims=True)
-    confusion = crowd(rng, n, k)
-    return AssignmentProblem(
-        np.einsum("jc,icc->ij", prior, confusion),
-        max_workers_per_task=MAX_WORKERS_PER_TASK,
-        max_tasks_per_worker=math.ceil(1.5 * r * m / n),
-        budget=r * m,
-        prior=prior,
-        n_labels=k,
-        confusion=confusion,
-    )
-
-
-def ds_accuracy(problem: AssignmentProblem, rows, cols) -> float:
-    return confusion_accuracy(
-        problem.confusion, rows, cols, prior=problem.prior_distribution
-    ).expected_accuracy
+    prior = skewed_priors(rng, k, m)
+    return problem_of_answers(prior, crowd(rng, n, k), r)
 
 
 def realised(problem: AssignmentProblem, rows, cols, truth, answer_u) -> float:
@@ -150,19 +115,6 @@ def one_crowd(seed: int, k: int, r: int, n: int, m: int) -> dict:
     }
 
 
-def brute_force(problem: AssignmentProblem) -> float:
-    n, m = problem.shape
-    every = [(i, j) for i in range(n) for j in range(m)]
-    best = 0.0
-    for size in range(problem.budget + 1):
-        for chosen in itertools.combinations(every, size):
-            w = np.array([i for i, _ in chosen], np.int64)
-            t = np.array([j for _, j in chosen], np.int64)
-            if problem.is_feasible_pairs(w, t):
-                best = max(best, ds_accuracy(problem, w, t))
-    return best
-
-
 def tiny_problem(seed: int) -> AssignmentProblem:
     """A tiny crowd: 4 workers, 2 tasks, ``K = 2 + seed % 3``, budget 5, at most 3 workers a
     task and 2 tasks a worker."""
@@ -186,7 +138,7 @@ def tiny(seeds: int) -> dict:
     gaps = {"ds": [], "coin": []}
     for seed in range(seeds):
         problem = tiny_problem(seed)
-        optimum = brute_force(problem)
+        optimum = brute_force_optimum(problem)
         for name, out in (
             ("ds", greedy_confusion(problem)),
             ("coin", greedy_pairs(problem.symmetric())),

@@ -4,7 +4,7 @@ What it generates
 -----------------
 For each ``K`` (``--labels``, default 2 and 3) and cap ratio ``r`` (``--ratios``, default 0.02
 and 0.05): ``--workers`` x ``--tasks`` (default 200 x 10,000) crowds of the three kinds of
-worker of ``benchmarks/greedy_confusion.py`` (:func:`~benchmarks.greedy_confusion.crowd`), each
+worker of ``benchmarks/greedy_confusion.py`` (:func:`~benchmarks.confusion_crowds.crowd`), each
 task's prior Dirichlet(20 b) around the skewed base ``b`` proportional to ``K, ..., 1``, drawn
 from ``np.random.default_rng([seed, K, n, m])``. Caps and budget as ``benchmarks/scale.py``::
 
@@ -61,7 +61,7 @@ from benchmarks.child_runs import (  # noqa: E402
     ru_maxrss_kb,
     run_child,
 )
-from benchmarks.greedy_confusion import crowd, ds_accuracy  # noqa: E402
+from benchmarks.confusion_crowds import crowd, ds_accuracy, skewed_priors  # noqa: E402
 
 METHODS = ("ds", "one-coin")
 
@@ -69,10 +69,7 @@ METHODS = ("ds", "one-coin")
 def instance(seed: int, k: int, ratio: float, n: int, m: int) -> AssignmentProblem:
     """The crowd and caps of the module docstring."""
     rng = np.random.default_rng([seed, k, n, m])
-    base = np.arange(k, 0, -1, dtype=float)
-    prior = rng.dirichlet(20 * base / base.sum(), size=m)
-    prior = np.clip(prior, 1e-6, None)
-    prior /= prior.sum(axis=1, keepdims=True)
+    prior = skewed_priors(rng, k, m)
     confusion = crowd(rng, n, k)
     per_task, per_worker = max(1, round(ratio * n)), max(1, round(ratio * m))
     return AssignmentProblem(

@@ -43,10 +43,9 @@ if str(ROOT) not in sys.path:
 from assignment.engine.greedy import greedy_pairs  # noqa: E402
 from assignment.engine.greedy_confusion import greedy_confusion  # noqa: E402
 from assignment.engine.solve import solve  # noqa: E402
+from benchmarks.confusion_crowds import brute_force_optimum, ds_accuracy  # noqa: E402
 from benchmarks.greedy_confusion import (  # noqa: E402
     add_crowd_options,
-    brute_force,
-    ds_accuracy,
     instance,
     mean_sd,
     timed,
@@ -92,7 +91,7 @@ def tiny(seeds: int, runs: dict) -> dict:
     gaps = {name: [] for name in runs}
     for seed in range(seeds):
         problem = tiny_problem(seed)
-        optimum = brute_force(problem)
+        optimum = brute_force_optimum(problem)
         for name, run in runs.items():
             rows, cols, _ = run(problem, seed)
             gaps[name].append(optimum - ds_accuracy(problem, rows, cols))

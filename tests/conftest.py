@@ -1,11 +1,16 @@
-"""Suite-wide fixtures."""
+"""Suite-wide fixtures. The benchmarks' helper modules are scripts beside each other, not a
+package: the tests import them by name, as ``benchmarks/`` does."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
+
+sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))  # last: never shadows
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,14 +1,12 @@
 """Crowds under Dawid-Skene confusion matrices that the confusion tests share (not a test
-module): matrices leaning to the right label, one-coin matrices, small random problems with
-them, their Dawid-Skene accuracy and the brute-force optimum."""
+module): matrices leaning to the right label, one-coin matrices and small random problems with
+them. Their Dawid-Skene accuracy and brute-force optimum are the benchmarks' own
+(``benchmarks/confusion_crowds.py``)."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from assignment.engine.confusion import confusion_accuracy
 from assignment.engine.problem import AssignmentProblem
 
 
@@ -30,16 +28,6 @@ def accuracy_under_priors(confusion: np.ndarray, prior: np.ndarray) -> np.ndarra
     return np.einsum("jc,icc->ij", prior, confusion)
 
 
-def ds_accuracy(problem, workers, tasks) -> float:
-    """The Dawid-Skene vote's expected accuracy of the pairs under the problem's matrices."""
-    return confusion_accuracy(
-        problem.confusion,
-        np.asarray(workers, np.int64),
-        np.asarray(tasks, np.int64),
-        prior=problem.prior_distribution,
-    ).expected_accuracy
-
-
 def random_problem(seed, *, n=8, m=6, k=3, per_task=3, per_worker=3, budget=14, mask=False):
     """A random crowd of ``n`` workers with leaning matrices, ``m`` tasks with Dirichlet priors."""
     rng = np.random.default_rng(seed)
@@ -56,17 +44,3 @@ def random_problem(seed, *, n=8, m=6, k=3, per_task=3, per_worker=3, budget=14, 
         n_labels=k,
         confusion=confusion,
     )
-
-
-def brute_force_optimum(problem) -> float:
-    """The best Dawid-Skene accuracy over every feasible assignment (tiny problems only)."""
-    n, m = problem.shape
-    every = [(i, j) for i in range(n) for j in range(m)]
-    best = 0.0
-    for size in range(problem.budget + 1):
-        for chosen in itertools.combinations(every, size):
-            workers = np.array([i for i, _ in chosen], np.int64)
-            tasks = np.array([j for _, j in chosen], np.int64)
-            if problem.is_feasible_pairs(workers, tasks):
-                best = max(best, ds_accuracy(problem, workers, tasks))
-    return best

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from confusion_problems import brute_force_optimum, ds_accuracy, random_problem
+from confusion_crowds import brute_force_optimum, ds_accuracy
+from confusion_problems import random_problem
 
 from assignment.engine.greedy_confusion import (
     ConfusionGreedyState,

@@ -7,14 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from confusion_problems import (
-    accuracy_under_priors,
-    brute_force_optimum,
-    ds_accuracy,
-    leaning_confusion,
-    one_coin,
-    random_problem,
-)
+from confusion_crowds import brute_force_optimum, ds_accuracy
+from confusion_problems import accuracy_under_priors, leaning_confusion, one_coin, random_problem
 from confusion_reference import enumerated
 
 from assignment.engine.confusion import confusion_accuracy
