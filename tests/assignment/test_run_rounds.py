@@ -453,3 +453,146 @@ def test_a_project_of_three_labels_hands_the_engine_each_tasks_prior_distributio
     )
     assert problem.n_labels == 3
     np.testing.assert_allclose(problem.prior_distribution, [[0.1, 0.1, 0.8], [0.6, 0.2, 0.2]])
+
+
+def pairs_grid(*runs):
+    """The pairs of ``runs`` as an (n, m) bool grid (a pair in two runs counts 2 in a sum)."""
+    counts = np.zeros((N_WORKERS, N_TASKS), int)
+    for run in runs:
+        np.add.at(counts, tuple(run.pairs.T), 1)
+    return counts
+
+
+def test_a_second_round_before_the_answers_counts_the_first_rounds_pairs_as_spent(
+    project_with_round_defaults,
+):
+    first = executed(
+        services.run_create(
+            project=project_with_round_defaults,
+            method="greedy",
+            next_round=True,
+            budget=20,
+            enqueue=False,
+        )
+    )
+    assert first.n_assigned == 20
+    second = services.run_create(
+        project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
+    )
+    assert second.budget == 40 - 20  # the pending pairs used the project's budget
+    assert second.round_start["answers"] == 0
+    assert second.round_start["pending"] == 20
+    assert second.round_start["pending_runs"] == [first.pk]
+    second = executed(second)
+    both = pairs_grid(first, second)
+    assert both.max() == 1, "a pending pair was assigned again"
+    assert (both.sum(axis=0) <= 3).all()  # the task caps count the pending pairs
+    assert (both.sum(axis=1) <= 6).all()  # and so do the worker caps
+    assert both.sum() <= 40
+    # No answer is in hand: the round is chosen and scored under the tasks' own priors, the
+    # pending pairs adding nothing (their answers are not known): a conservative figure.
+    q = first.quality_matrix.values
+    now = pairs_grid(second).astype(bool)
+    assert second.expected_accuracy == pytest.approx(
+        expected_accuracy(q, now, prior=0.4), abs=1e-12
+    )
+    assert expected_accuracy(q, both.astype(bool), prior=0.4) > second.expected_accuracy
+    assert "20 pairs of earlier rounds await answers: counted as spent" in (second.progress_message)
+
+
+def test_pending_pairs_are_those_of_the_rounds_without_an_answer_yet(project_with_round_defaults):
+    first = executed(
+        services.run_create(
+            project=project_with_round_defaults,
+            method="greedy",
+            next_round=True,
+            budget=20,
+            enqueue=False,
+        )
+    )
+    half = AssignmentRun.objects.get(pk=first.pk)
+    half.assignment_blob = None
+    half.set_pairs(*first.pairs[::2].T)  # answer every other pair of the first round
+    answer(half, seed=2)
+    second = executed(
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
+        )
+    )
+    assert second.round_start["answers"] == 10
+    assert second.round_start["pending"] == 10
+    assert second.budget == 40 - 10 - 10
+    both = pairs_grid(first, second)
+    assert both.max() == 1
+    assert (both.sum(axis=0) <= 3).all()
+    assert (both.sum(axis=1) <= 6).all()
+    q = first.quality_matrix.values
+    posterior = aggregate(grid(first), q, prior=0.4).posterior  # the 10 answers alone
+    assert second.expected_accuracy == pytest.approx(
+        expected_accuracy(q, pairs_grid(second).astype(bool), prior=posterior), abs=1e-12
+    )
+
+
+def test_a_round_with_the_budget_in_pending_pairs_is_refused_saying_so(
+    project_with_round_defaults,
+):
+    executed(
+        services.run_create(
+            project=project_with_round_defaults,
+            method="random",
+            next_round=True,
+            seed=0,
+            enqueue=False,
+        )
+    )
+    with pytest.raises(
+        RunValidationError,
+        match="nothing left to spend: 0 answers are in hand and 40 pairs of earlier rounds "
+        "await their answers",
+    ):
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
+        )
+
+
+def test_a_round_is_refused_while_another_round_is_queued(project_with_round_defaults):
+    queued = services.run_create(
+        project=project_with_round_defaults,
+        method="greedy",
+        next_round=True,
+        budget=5,
+        enqueue=False,
+    )
+    with pytest.raises(RunValidationError, match=rf"run #{queued.pk}, a round of this project"):
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
+        )
+    services.run_cancel(run=queued)
+    services.run_create(
+        project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
+    )
+
+
+def test_only_rounds_started_on_their_own_count_not_whole_runs_or_a_comparisons(
+    project_with_round_defaults,
+):
+    executed(
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=10, enqueue=False
+        )
+    )
+    comparison = services.comparison_create(
+        project=project_with_round_defaults,
+        methods=["greedy", "random"],
+        budgets=[5],
+        seed=0,
+        next_round=True,
+        enqueue=False,
+    )
+    for run in comparison.runs.all():
+        executed(run)
+    nxt = services.run_create(
+        project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
+    )
+    assert nxt.round_start["pending"] == 0
+    assert nxt.budget == 40
