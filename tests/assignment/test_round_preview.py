@@ -212,3 +212,98 @@ def test_a_cache_that_is_down_costs_the_cache_not_the_preview(answered, monkeypa
 
     monkeypatch.setattr(preview_module, "cache", Down())
     assert services.round_preview(project=answered).status == "ok"
+
+
+def test_the_preview_counts_pending_pairs_as_the_real_next_round_does(answered):
+    before = services.round_preview(project=answered)
+    assert before.pending == 0
+    pending = executed(
+        services.run_create(
+            project=answered, method="greedy", next_round=True, budget=6, enqueue=False
+        )
+    )
+    preview = services.round_preview(project=answered)  # not the cached one: a round ended
+    assert preview.status == "ok", preview.message
+    assert preview.pending == pending.n_assigned == 6
+    run = executed(
+        services.run_create(project=answered, method="greedy", next_round=True, enqueue=False)
+    )
+    assert preview.budget == run.budget == 40 - Answer.objects.count() - 6
+    assert preview.n_assigned == run.n_assigned
+    assert preview.gain == pytest.approx(
+        run.expected_accuracy - run.round_start["accuracy_now"], abs=1e-12
+    )
+    mine = {tuple(pair) for pair in run.pairs.tolist()}
+    assert mine.isdisjoint(tuple(pair) for pair in pending.pairs.tolist())
+
+
+def test_while_a_round_is_queued_the_preview_says_why_there_is_none(answered):
+    queued = services.run_create(
+        project=answered, method="greedy", next_round=True, budget=3, enqueue=False
+    )
+    preview = services.round_preview(project=answered)
+    assert preview.gain is None
+    assert f"run #{queued.pk}, a round of this project, is queued" in preview.message
+
+
+def own_priors(project, priors, field="prior"):
+    """Give the project's tasks, by primary key, the priors ``priors`` (cycled): an upload."""
+    tasks = list(Task.objects.filter(project=project).order_by("pk"))
+    for k, task in enumerate(tasks):
+        setattr(task, field, priors[k % len(priors)])
+    Task.objects.bulk_update(tasks, [field])
+
+
+def test_a_reupload_that_changes_only_the_priors_recomputes_the_preview(answered):
+    own_priors(answered, [0.2, 0.6])
+    first = services.round_preview(project=answered)
+    own_priors(answered, [0.6, 0.2])  # the same priors on other tasks: the same sum
+    again = services.round_preview(project=answered)
+    assert again.accuracy_now != pytest.approx(first.accuracy_now, abs=1e-9)
+    run = executed(
+        services.run_create(project=answered, method="greedy", next_round=True, enqueue=False)
+    )
+    assert again.gain == pytest.approx(
+        run.expected_accuracy - run.round_start["accuracy_now"], abs=1e-12
+    )
+
+
+def test_per_label_priors_that_keep_their_count_change_the_key(answered):
+    from assignment.models import Project
+
+    Answer.objects.all().delete()
+    Project.objects.filter(pk=answered.pk).update(labels=["a", "b", "c"])
+    answered.refresh_from_db()
+    own_priors(answered, [[0.2, 0.3, 0.5]], field="label_prior")
+    before = key_of(answered)
+    own_priors(answered, [[0.5, 0.3, 0.2]], field="label_prior")
+    assert key_of(answered) != before
+
+
+def test_caps_that_keep_their_sums_change_the_key(answered):
+    from assignment.models import Worker
+
+    Task.objects.filter(project=answered).update(max_workers=2)
+    Worker.objects.filter(project=answered).update(max_tasks=5)
+    before = key_of(answered)
+    first_task, first_worker = (
+        Task.objects.filter(project=answered).order_by("pk").first(),
+        Worker.objects.filter(project=answered).order_by("pk").first(),
+    )
+    last_task = Task.objects.filter(project=answered).order_by("pk").last()
+    Task.objects.filter(pk=first_task.pk).update(max_workers=3)
+    Task.objects.filter(pk=last_task.pk).update(max_workers=1)  # the same sum
+    after_tasks = key_of(answered)
+    assert after_tasks != before
+    last_worker = Worker.objects.filter(project=answered).order_by("pk").last()
+    Worker.objects.filter(pk=first_worker.pk).update(max_tasks=6)
+    Worker.objects.filter(pk=last_worker.pk).update(max_tasks=4)  # the same sum
+    assert key_of(answered) != after_tasks
+
+
+def test_a_label_changed_in_place_by_a_reupload_changes_the_key(answered):
+    before = key_of(answered)
+    answer = Answer.objects.order_by("pk").first()
+    flipped = next(label for label in answered.labels if label != answer.label)
+    Answer.objects.filter(pk=answer.pk).update(label=flipped)  # the importer's upsert
+    assert key_of(answered) != before
