@@ -346,19 +346,13 @@ def _validate_pending(pending_workers, pending_tasks, workers, tasks, n: int, m:
     if pending_workers is None and pending_tasks is None:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty.copy()
-    arrays = []
-    for name, value, size in (
-        ("pending_workers", pending_workers, n),
-        ("pending_tasks", pending_tasks, m),
-    ):
-        a = np.asarray([] if value is None else value)
-        if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
-            raise ValueError(f"{name} must be a 1-D array of integers, got {a.dtype} {a.shape}")
-        a = a.astype(np.int64)
-        bad = np.flatnonzero((a < 0) | (a >= size))
-        if bad.size:
-            raise ValueError(f"{name} must be in [0, {size}), got {a[bad[0]]} at pair {bad[0]}")
-        arrays.append(a)
+    arrays = [
+        _indices(name, [] if value is None else value, size, "pair")
+        for name, value, size in (
+            ("pending_workers", pending_workers, n),
+            ("pending_tasks", pending_tasks, m),
+        )
+    ]
     if arrays[0].shape != arrays[1].shape:
         raise ValueError(
             f"pending_workers and pending_tasks must have one entry per pending pair, got "
@@ -617,20 +611,24 @@ def _positive(value, name: str) -> int:
     return int(value)
 
 
+def _indices(name: str, value, size: int, item: str) -> np.ndarray:
+    """``value`` as a 1-D int64 array of indices in ``[0, size)``, or a ValueError naming
+    ``name`` and the first ``item`` (answer, pair) out of range."""
+    a = np.asarray(value)
+    if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
+        raise ValueError(f"{name} must be a 1-D array of integers, got {a.dtype} {a.shape}")
+    a = a.astype(np.int64)
+    bad = np.flatnonzero((a < 0) | (a >= size))
+    if bad.size:
+        raise ValueError(f"{name} must be in [0, {size}), got {a[bad[0]]} at {item} {bad[0]}")
+    return a
+
+
 def _validate_answers(worker_index, task_index, said_one, label, n: int, m: int, n_labels: int):
     """``(workers, tasks, answers)``: ``answers`` is ``said_one`` (bool) for two labels, the
     labels (int64) for ``K > 2``."""
-    arrays = []
-    for name, value, size in (("worker_index", worker_index, n), ("task_index", task_index, m)):
-        a = np.asarray(value)
-        if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
-            raise ValueError(f"{name} must be a 1-D array of integers, got {a.dtype} {a.shape}")
-        a = a.astype(np.int64)
-        bad = np.flatnonzero((a < 0) | (a >= size))
-        if bad.size:
-            raise ValueError(f"{name} must be in [0, {size}), got {a[bad[0]]} at answer {bad[0]}")
-        arrays.append(a)
-    workers, tasks = arrays
+    workers = _indices("worker_index", worker_index, n, "answer")
+    tasks = _indices("task_index", task_index, m, "answer")
     name, said = _validate_said(said_one, label, n_labels)
     if not workers.shape == tasks.shape == said.shape:
         raise ValueError(
