@@ -486,3 +486,26 @@ def test_only_rounds_started_on_their_own_count_not_whole_runs_or_a_comparisons(
     nxt = queued_round(project_with_round_defaults)
     assert nxt.round_start["pending"] == 0
     assert nxt.budget == 40
+
+
+def test_pending_pairs_of_a_round_on_an_older_quality_matrix_are_found_by_worker_and_task(
+    project_with_round_defaults,
+):
+    from assignment.models import QualitySource
+
+    first = executed(queued_round(project_with_round_defaults, budget=20))
+    old = first.quality_matrix
+    newer = QualityMatrix(project=project_with_round_defaults, source=QualitySource.UPLOADED)
+    newer.set_arrays(  # the same quality, workers and tasks in the reverse order
+        values=old.values[::-1, ::-1],
+        worker_ids=old.worker_ids[::-1].tolist(),
+        task_ids=old.task_ids[::-1].tolist(),
+        task_categories=["c"] * N_TASKS,
+    )
+    newer.save()
+    second = executed(queued_round(project_with_round_defaults))
+    assert second.quality_matrix == newer
+    assert second.round_start["pending"] == 20
+    before = {(old.worker_ids[i], old.task_ids[j]) for i, j in first.pairs.tolist()}
+    after = {(newer.worker_ids[i], newer.task_ids[j]) for i, j in second.pairs.tolist()}
+    assert not before & after
