@@ -135,3 +135,24 @@ def test_pairs_of_a_round_awaiting_answers_are_said_to_count_as_spent(client, pr
     )
     for url in urls:
         assert 'id="round-awaiting-answers"' not in client.get(url).content.decode(), url
+
+
+def test_a_rounds_page_says_it_counted_pending_pairs_and_why_its_figure_is_conservative(
+    client, project, queued
+):
+    from assignment import services
+
+    services.project_update(project=project, default_max_tasks_per_worker=6)
+    first = services.run_create(
+        project=project, method="random", next_round=True, budget=3, seed=0, enqueue=False
+    )
+    execute(first.pk)
+    second = services.run_create(
+        project=project, method="greedy", next_round=True, budget=2, enqueue=False
+    )
+    execute(second.pk)
+    second.refresh_from_db()
+    assert second.round_start["pending"] == 3
+    page = client.get(reverse("frontend:run", args=[second.pk])).content.decode()
+    assert "3 pairs of earlier rounds awaited their answers: counted as spent" in page
+    assert "left out of the expected accuracy, which is therefore conservative" in page
