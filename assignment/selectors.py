@@ -28,7 +28,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from rest_framework.authtoken.models import Token
 
-from assignment.answers import answers_in_hand
+from assignment.answers import AnswersInHand, answers_in_hand, positions
 from assignment.engine.aggregate import aggregate_pairs
 from assignment.engine.confusion import confusion_posterior
 from assignment.engine.multiclass import aggregate_multiclass
@@ -468,11 +468,12 @@ class RoundOverview:
 
     ``accuracy_now`` is the mean over the matrix's tasks of the likelier label's posterior
     (a task without answers: its prior's); ``uncertain`` counts the tasks below
-    :data:`UNCERTAIN_BELOW`. ``last_round`` is the latest succeeded round run, whose expected
-    gain is its expected accuracy less the ``accuracy_now`` it started from.
-    :attr:`awaiting_answers` says that round assigned pairs but no answer has come in since
-    it was queued: a round started now would start from the same answers and could assign
-    the same pairs again (greedy under the same matrix does).
+    :data:`UNCERTAIN_BELOW`. ``last_round`` is the latest succeeded round that counts
+    (:func:`rounds_counted`), whose expected gain is its expected accuracy less the
+    ``accuracy_now`` it started from. ``pending`` counts the pairs those rounds assigned that
+    have no answer yet (:func:`pending_pairs`): :attr:`awaiting_answers` says there are some,
+    and a round started now counts them as spent (budget and caps, never assigned again) while
+    its expected accuracy leaves their answers out.
     """
 
     answers: int
@@ -481,6 +482,7 @@ class RoundOverview:
     uncertain: int
     uncertain_below: float
     last_round: AssignmentRun | None
+    pending: int = 0
 
     @property
     def last_gain(self) -> float | None:
@@ -490,8 +492,47 @@ class RoundOverview:
 
     @property
     def awaiting_answers(self) -> bool:
-        last = self.last_round
-        return bool(last and last.n_assigned and self.answers <= last.round_start["answers"])
+        """Pairs of earlier rounds still wait for their answers (:attr:`pending`)."""
+        return self.pending > 0
+
+
+def rounds_counted(*, project: Project) -> QuerySet[AssignmentRun]:
+    """The runs whose pairs a project counts as handed out to its workers: its next rounds
+    started on their own (``run_create(next_round=True)``: the API's ``round``, ``assign
+    --round``, the pages' next round), whatever their status. A comparison's runs are
+    alternatives side by side and a run on the whole project one of many tries, so neither
+    counts (docs/design.md#rounds)."""
+    return AssignmentRun.objects.filter(project=project, next_round=True, comparison__isnull=True)
+
+
+def pending_pairs(
+    *, matrix: QualityMatrix, run_ids: list[int], answers: AnswersInHand
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs the succeeded runs of ``run_ids`` assigned that ``answers`` do not answer, as
+    (rows, columns) of ``matrix``, int64, each pair once: the rounds' *pending* pairs.
+
+    A run on another quality matrix is mapped by its workers' and tasks' primary keys; a worker
+    or task ``matrix`` does not have (deleted since) is left out.
+    """
+    m = matrix.n_tasks
+    runs = AssignmentRun.objects.filter(
+        pk__in=list(run_ids), status=RunStatus.SUCCEEDED, assignment_blob__isnull=False
+    ).only("assignment_blob", "quality_matrix_id")
+    flat = [np.zeros(0, dtype=np.int64)]
+    for run in runs:
+        rows, columns = run.pairs.astype(np.int64).T
+        if run.quality_matrix_id != matrix.pk:
+            other = QualityMatrix.objects.only("worker_ids_blob", "task_ids_blob").get(
+                pk=run.quality_matrix_id
+            )
+            rows = positions(matrix.worker_ids, other.worker_ids[rows])
+            columns = positions(matrix.task_ids, other.task_ids[columns])
+            kept = (rows >= 0) & (columns >= 0)
+            rows, columns = rows[kept], columns[kept]
+        flat.append(rows * m + columns)
+    assigned = np.unique(np.concatenate(flat))
+    pending = assigned[~np.isin(assigned, answers.rows * m + answers.columns)]
+    return pending // m, pending % m
 
 
 def fitting_confusion(*, project: Project, matrix: QualityMatrix) -> np.ndarray | None:
@@ -555,11 +596,11 @@ def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOvervie
     except AnswersError:
         return None
     confidence = _confidence_now(project=project, matrix=matrix, answers=answers)
-    last_round = (
-        AssignmentRun.objects.filter(project=project, next_round=True, status=RunStatus.SUCCEEDED)
-        .order_by("-finished_at", "-pk")
-        .first()
-    )
+    succeeded = rounds_counted(project=project).filter(status=RunStatus.SUCCEEDED)
+    last_round = succeeded.order_by("-finished_at", "-pk").first()
+    pending = pending_pairs(
+        matrix=matrix, run_ids=list(succeeded.values_list("pk", flat=True)), answers=answers
+    )[0]
     return RoundOverview(
         answers=answers.count,
         tasks=int(confidence.size),
@@ -567,6 +608,7 @@ def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOvervie
         uncertain=int((confidence < UNCERTAIN_BELOW).sum()),
         uncertain_below=UNCERTAIN_BELOW,
         last_round=last_round,
+        pending=int(pending.size),
     )
 
 

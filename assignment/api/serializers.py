@@ -638,6 +638,10 @@ class RoundPreviewSerializer(serializers.Serializer):
         help_text="Tasks the round may assign (below the target, room under their cap)."
     )
     budget = serializers.IntegerField(help_text="Pairs the round may assign.")
+    pending = serializers.IntegerField(
+        help_text="Pairs of earlier rounds awaiting their answers: counted as spent (budget, "
+        "caps, not assigned again) and left out of the expected accuracy (conservative)."
+    )
     n_assigned = serializers.IntegerField(help_text="Pairs greedy's plan assigns.")
     accuracy_now = serializers.FloatField(
         allow_null=True, help_text="Expected accuracy of the labels from the answers in hand."

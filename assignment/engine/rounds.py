@@ -4,8 +4,12 @@ After the answers ``D`` of the earlier rounds, the next round is an ordinary
 :class:`~assignment.engine.problem.AssignmentProblem` in which each task's prior is its
 posterior given ``D`` (two labels, ``K`` labels or Dawid–Skene's confusion matrices alike),
 answered pairs are not eligible, caps are reduced by the answers in hand and the budget is what
-the round may spend. Since answers are independent given the label, its expected accuracy is
-that of the final labels given ``D``, so every method is right for it as it stands.
+the round may spend. Pairs assigned in earlier rounds and not answered yet (*pending*) count as
+spent: they are not eligible, they use the caps and the default budget, and they add nothing to
+the posteriors (their answers are unknown), so the round's expected accuracy leaves them out.
+Since answers are independent given the label, its expected accuracy is that of the final labels
+given ``D`` (without the pending answers: a conservative figure), so every method is right for
+it as it stands.
 :func:`plan_layers` is the non-myopic rule for rounds to go: plan with everything left, execute
 part of the plan breadth first. The public functions are :func:`next_round`, which returns a
 :class:`NextRound`, and :func:`plan_layers`.
@@ -16,7 +20,7 @@ The claim, its derivation and the layers: docs/design.md#rounds.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from numbers import Integral, Real
 
@@ -68,6 +72,9 @@ class NextRound:
     confusion : ndarray of float64, shape (n_workers, K, K), or None
         The Dawid–Skene matrices the posteriors are computed and the round is chosen under;
         None under the symmetric model of the quality.
+    pending_workers, pending_tasks : ndarray of int64, shape (n_pending,)
+        The pairs assigned in earlier rounds and not answered yet: ineligible, and counted in
+        the rooms and the default budget, but not in the posteriors.
     """
 
     base: AssignmentProblem
@@ -79,6 +86,8 @@ class NextRound:
     answered_workers: np.ndarray
     answered_tasks: np.ndarray
     confusion: np.ndarray | None = None
+    pending_workers: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    pending_tasks: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     @property
     def posterior(self) -> np.ndarray:
@@ -100,6 +109,11 @@ class NextRound:
     @property
     def n_answers(self) -> int:
         return int(self.answered_tasks.size)
+
+    @property
+    def n_pending(self) -> int:
+        """Pairs of earlier rounds awaiting their answers (spent, not counted as answers)."""
+        return int(self.pending_tasks.size)
 
     @property
     def open_tasks(self) -> np.ndarray:
@@ -124,13 +138,15 @@ class NextRound:
     @cached_property
     def problem(self) -> AssignmentProblem:
         """The round's problem: posteriors as priors (:attr:`prior_distribution`), answered
-        pairs ineligible, the rooms as caps, the round's budget, and :attr:`confusion`."""
+        and pending pairs ineligible, the rooms as caps, the round's budget, and
+        :attr:`confusion`."""
         base = self.base
         if base.eligible is None:
             eligible = np.ones(base.shape, dtype=bool)
         else:
             eligible = base.eligible.copy()
         eligible[self.answered_workers, self.answered_tasks] = False
+        eligible[self.pending_workers, self.pending_tasks] = False
         return AssignmentProblem(
             base.quality_form,
             max_workers_per_task=self.task_room,
@@ -149,7 +165,8 @@ class NextRound:
         The last round (``rounds_left == 1``) takes :attr:`budget`, all that is left. An
         earlier round takes at most one layer, one answer per open task, and within that an
         even share ``budget // rounds_left`` of what is left, but never less than one answer
-        for every open task without any (a task's first answer is worth the most)::
+        for every open task without any (a task's first answer is worth the most; a task with
+        a pending pair has one coming)::
 
             b_r = min(budget, n_open, max(budget // rounds_left, n_open_unanswered))
 
@@ -169,7 +186,8 @@ class NextRound:
         rounds_left = _positive(rounds_left, "rounds_left")
         if rounds_left == 1:
             return self.budget
-        answered = np.bincount(self.answered_tasks, minlength=self.task_room.size) > 0
+        started = np.concatenate([self.answered_tasks, self.pending_tasks])
+        answered = np.bincount(started, minlength=self.task_room.size) > 0
         n_open = int(self.open_tasks.sum())
         unanswered = int((self.open_tasks & ~answered).sum())
         return min(self.budget, n_open, max(self.budget // rounds_left, unanswered))
@@ -234,6 +252,8 @@ def next_round(
     budget: int | None = None,
     target_posterior: float | None = None,
     confusion=None,
+    pending_workers=None,
+    pending_tasks=None,
 ) -> NextRound:
     """The next round of ``problem`` after the given answers.
 
@@ -260,6 +280,13 @@ def next_round(
         each row a distribution: the posteriors are theirs and the round's problem carries
         them (module docstring). Default ``problem.confusion`` (None: the symmetric model of
         the quality). Give them here or on ``problem``, not both.
+    pending_workers, pending_tasks : array_like of int, shape (n_pending,), optional
+        The pairs assigned in earlier rounds whose answers have not come in (none by default),
+        each at most once and none of them answered. They count as spent: not eligible, each
+        uses its worker's and its task's room and one pair of the default budget; they add
+        nothing to the posteriors, so the round's expected accuracy is that of the final labels
+        given the answers in hand *without* theirs, a conservative figure (their answers, once
+        in, can only raise the Bayes vote's expected accuracy).
 
     Returns
     -------
@@ -272,7 +299,8 @@ def next_round(
         lengths, a pair answered twice, both or neither of ``said_one`` and ``label``,
         ``said_one`` with ``K > 2``, a negative or fractional budget, a target outside
         ``(1 / K, 1]``, ``confusion`` of the wrong shape, not finite, with rows that are not
-        distributions, or given twice.
+        distributions, or given twice; pending pairs out of range, of different lengths,
+        repeated or answered.
     """
     n, m = problem.shape
     n_labels = problem.n_labels
@@ -281,17 +309,20 @@ def next_round(
     )
     target = _validate_target(target_posterior, n_labels)
     matrices = _validate_confusion(confusion, problem)
+    pending = _validate_pending(pending_workers, pending_tasks, workers, tasks, n, m)
     posterior = _posterior(problem, workers, tasks, answers, matrices)
     now = posterior.max(axis=1)
+    spent_workers = np.concatenate([workers, pending[0]])
+    spent_tasks = np.concatenate([tasks, pending[1]])
     worker_room = np.maximum(
-        problem.max_tasks_per_worker - np.bincount(workers, minlength=n), 0
+        problem.max_tasks_per_worker - np.bincount(spent_workers, minlength=n), 0
     ).astype(np.int64)
     task_room = np.maximum(
-        problem.max_workers_per_task - np.bincount(tasks, minlength=m), 0
+        problem.max_workers_per_task - np.bincount(spent_tasks, minlength=m), 0
     ).astype(np.int64)
     if target is not None:
         task_room[now >= target] = 0
-    for array in (posterior, now, worker_room, task_room, workers, tasks, matrices):
+    for array in (posterior, now, worker_room, task_room, workers, tasks, matrices, *pending):
         if array is not None:
             array.setflags(write=False)
     return NextRound(
@@ -300,11 +331,44 @@ def next_round(
         task_accuracy_now=now,
         worker_room=worker_room,
         task_room=task_room,
-        budget=max(problem.budget - tasks.size, 0) if budget is None else _budget(budget),
+        budget=max(problem.budget - spent_tasks.size, 0) if budget is None else _budget(budget),
         answered_workers=workers,
         answered_tasks=tasks,
         confusion=matrices,
+        pending_workers=pending[0],
+        pending_tasks=pending[1],
     )
+
+
+def _validate_pending(pending_workers, pending_tasks, workers, tasks, n: int, m: int):
+    """``(workers, tasks)`` of the pending pairs as int64 arrays (empty when not given),
+    checked: in range, one length, each pair once, none answered."""
+    if pending_workers is None and pending_tasks is None:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy()
+    arrays = [
+        _indices(name, [] if value is None else value, size, "pair")
+        for name, value, size in (
+            ("pending_workers", pending_workers, n),
+            ("pending_tasks", pending_tasks, m),
+        )
+    ]
+    if arrays[0].shape != arrays[1].shape:
+        raise ValueError(
+            f"pending_workers and pending_tasks must have one entry per pending pair, got "
+            f"shapes {arrays[0].shape} and {arrays[1].shape}"
+        )
+    flat = arrays[0] * m + arrays[1]
+    if np.unique(flat).size != flat.size:
+        raise ValueError("a pending pair may be given once: pending_workers/pending_tasks repeat")
+    answered = np.isin(flat, workers * m + tasks)
+    if answered.any():
+        k = int(np.flatnonzero(answered)[0])
+        raise ValueError(
+            f"pending pair {k} (worker {arrays[0][k]}, task {arrays[1][k]}) is answered: "
+            "a pair is pending only until its answer comes in"
+        )
+    return arrays[0], arrays[1]
 
 
 def _validate_confusion(confusion, problem: AssignmentProblem) -> np.ndarray | None:
@@ -547,20 +611,24 @@ def _positive(value, name: str) -> int:
     return int(value)
 
 
+def _indices(name: str, value, size: int, item: str) -> np.ndarray:
+    """``value`` as a 1-D int64 array of indices in ``[0, size)``, or a ValueError naming
+    ``name`` and the first ``item`` (answer, pair) out of range."""
+    a = np.asarray(value)
+    if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
+        raise ValueError(f"{name} must be a 1-D array of integers, got {a.dtype} {a.shape}")
+    a = a.astype(np.int64)
+    bad = np.flatnonzero((a < 0) | (a >= size))
+    if bad.size:
+        raise ValueError(f"{name} must be in [0, {size}), got {a[bad[0]]} at {item} {bad[0]}")
+    return a
+
+
 def _validate_answers(worker_index, task_index, said_one, label, n: int, m: int, n_labels: int):
     """``(workers, tasks, answers)``: ``answers`` is ``said_one`` (bool) for two labels, the
     labels (int64) for ``K > 2``."""
-    arrays = []
-    for name, value, size in (("worker_index", worker_index, n), ("task_index", task_index, m)):
-        a = np.asarray(value)
-        if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
-            raise ValueError(f"{name} must be a 1-D array of integers, got {a.dtype} {a.shape}")
-        a = a.astype(np.int64)
-        bad = np.flatnonzero((a < 0) | (a >= size))
-        if bad.size:
-            raise ValueError(f"{name} must be in [0, {size}), got {a[bad[0]]} at answer {bad[0]}")
-        arrays.append(a)
-    workers, tasks = arrays
+    workers = _indices("worker_index", worker_index, n, "answer")
+    tasks = _indices("task_index", task_index, m, "answer")
     name, said = _validate_said(said_one, label, n_labels)
     if not workers.shape == tasks.shape == said.shape:
         raise ValueError(

@@ -15,15 +15,17 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import marshal
 import time
 
 from django.core.cache import cache
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Max
 
 from assignment.engine import solve
 from assignment.errors import DomainError
-from assignment.models import Answer, Project, Task, Worker
-from assignment.selectors import run_readiness
+from assignment.models import Answer, Project
+from assignment.selectors import rounds_counted, run_readiness
+from assignment.services.problems import _problem_input_rows
 from assignment.services.rounds import _round_refusal
 from assignment.services.runs import _caps_or_defaults, _next_round_plan
 
@@ -63,6 +65,7 @@ class RoundPreview:
     tasks: int = 0
     open_tasks: int = 0
     budget: int = 0
+    pending: int = 0  # pairs of earlier rounds awaiting answers: spent, not in the accuracy
     accuracy_now: float | None = None
     expected_accuracy: float | None = None
     n_assigned: int = 0
@@ -154,6 +157,7 @@ def _preview_compute(*, project: Project, matrix, target_posterior, budget) -> R
         "tasks": int(nxt.open_tasks.size),
         "open_tasks": int(nxt.open_tasks.sum()),
         "budget": round_budget,
+        "pending": nxt.n_pending,
         "accuracy_now": nxt.accuracy_now,
         "dawid_skene": nxt.confusion is not None,
         "target_posterior": target_posterior,
@@ -188,34 +192,34 @@ def _preview_compute(*, project: Project, matrix, target_posterior, budget) -> R
 def _preview_cache_key(
     *, project: Project, matrix_id: int, target_posterior: float | None, budget: int | None
 ) -> str:
-    """The cache key of a preview: the project, its latest matrix, its answers (count and
-    latest id), its workers and tasks (count, latest id, and the sums of their own caps and
-    priors: an upload updates the rows it names), its defaults (``updated_at``) and the
-    round's options."""
-    answers = Answer.objects.filter(task__project=project).aggregate(n=Count("pk"), last=Max("pk"))
-    workers = Worker.objects.filter(project=project).aggregate(
-        n=Count("pk"),
-        last=Max("pk"),
-        caps=Sum("max_tasks"),
-        active=Count("pk", filter=Q(active=True)),
+    """The cache key of a preview: a digest of every input its round reads but the quality
+    matrix's values (its id stands for them: a stored matrix is never changed, only replaced
+    by a newer one). The project's own fields (defaults, labels); every worker's and task's
+    values the problem reads (:func:`~assignment.services.problems._problem_input_rows`: caps,
+    activity, priors, by primary key, so a re-upload that keeps their sums still changes it);
+    every answer's label in id order with the answers' count and largest id (ids are never
+    reused and an answer's worker and task never change, so these are the answers; an upload
+    may change a label in place); the rounds whose pairs count and their status (the pending
+    pairs, :func:`~assignment.selectors.rounds_counted`); and the round's options. A cache hit
+    reads these rows, not the matrix (``benchmarks/round_preview.py``)."""
+    workers, tasks = _problem_input_rows(project=project)
+    # By the worker's project: the same answers, and the cheaper join for this read.
+    answers = Answer.objects.filter(worker__project=project).order_by("pk")
+    rounds = rounds_counted(project=project).order_by("pk")
+    rows = (
+        workers,
+        tasks,
+        tuple(answers.aggregate(n=Count("pk"), last=Max("pk")).values()),
+        list(answers.values_list("label", flat=True)),
+        list(rounds.values_list("pk", "status")),
     )
-    tasks = Task.objects.filter(project=project).aggregate(
-        n=Count("pk"),
-        last=Max("pk"),
-        caps=Sum("max_workers"),
-        priors=Sum("prior"),
-        own=Count("label_prior"),
-    )
-    parts = [
-        project.pk,
+    digest = hashlib.sha256(marshal.dumps(rows))  # exact floats, fast on long lists
+    options = [
+        [(field.attname, getattr(project, field.attname)) for field in Project._meta.fields],
         matrix_id,
-        sorted(answers.items()),
-        sorted(workers.items()),
-        sorted(tasks.items()),
-        project.updated_at.isoformat() if project.updated_at else "",
         target_posterior,
         budget,
         PREVIEW_METHOD,
     ]
-    digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
-    return f"round-preview:{project.pk}:{digest}"
+    digest.update(repr(options).encode())
+    return f"round-preview:{project.pk}:{digest.hexdigest()[:32]}"

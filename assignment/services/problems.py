@@ -15,6 +15,27 @@ from assignment.models import (
 )
 from assignment.priors import task_priors
 
+#: The columns of a project's workers that its problem reads (:func:`_project_problem`), and of
+#: its tasks but their prior (:func:`_task_columns`): a column added to what the problem reads
+#: belongs here too, for :func:`_problem_input_rows`.
+WORKER_COLUMNS = ("pk", "max_tasks", "active")
+TASK_COLUMNS = ("pk", "max_workers")
+
+
+def _task_columns(project: Project) -> tuple[str, ...]:
+    """:data:`TASK_COLUMNS` and the prior column the problem reads for the project's labels
+    (:func:`~assignment.priors.task_priors`: ``prior`` for two, ``label_prior`` for more)."""
+    return (*TASK_COLUMNS, "prior" if len(project.labels) == 2 else "label_prior")
+
+
+def _problem_input_rows(*, project: Project) -> tuple[list, list]:
+    """The project's workers' :data:`WORKER_COLUMNS` and tasks' :func:`_task_columns`, by
+    primary key: every per-worker and per-task value its problem reads (not the quality
+    matrix), for a cache key that changes whenever the problem may (the round preview's)."""
+    workers = Worker.objects.filter(project=project).order_by("pk").values_list(*WORKER_COLUMNS)
+    tasks = Task.objects.filter(project=project).order_by("pk")
+    return list(workers), list(tasks.values_list(*_task_columns(project)))
+
 
 def _project_problem(
     *,
@@ -40,10 +61,10 @@ def _project_problem(
     workers = {
         pk: (max_tasks, active)
         for pk, max_tasks, active in Worker.objects.filter(pk__in=worker_ids.tolist()).values_list(
-            "pk", "max_tasks", "active"
+            *WORKER_COLUMNS
         )
     }
-    tasks = dict(Task.objects.filter(pk__in=task_ids.tolist()).values_list("pk", "max_workers"))
+    tasks = dict(Task.objects.filter(pk__in=task_ids.tolist()).values_list(*TASK_COLUMNS))
     usable = np.array([workers.get(pk, (None, False))[1] for pk in worker_ids.tolist()], bool)
     per_worker = np.array(
         [

@@ -1,4 +1,10 @@
-"""The next round of a project: its plan from the answers in hand, checked, kept on the run."""
+"""The next round of a project: its plan from the answers in hand, checked, kept on the run.
+
+The one rule for pairs handed out but not answered (*pending*): the pairs of the project's
+finished rounds (:func:`~assignment.selectors.rounds_counted`) without an answer count as spent
+(budget, caps, never assigned again) and add nothing to the posteriors; a round is refused while
+another round is queued or running (its pairs are not known yet). docs/design.md#rounds.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +24,9 @@ from assignment.models import (
     AssignmentRun,
     Project,
     QualityMatrix,
+    RunStatus,
 )
-from assignment.selectors import fitting_confusion
+from assignment.selectors import fitting_confusion, pending_pairs, rounds_counted
 from assignment.services.problems import _project_problem
 
 
@@ -30,6 +37,7 @@ class _RoundPlan:
     round: NextRound  # with the default budget: what remains of the project's
     last_id: int | None
     project_budget: int
+    pending_runs: tuple[int, ...] = ()  # the rounds whose unanswered pairs are pending
 
 
 def _round_plan(
@@ -51,6 +59,7 @@ def _round_plan(
         max_tasks_per_worker=max_tasks_per_worker,
         confusion=fitting_confusion(project=project, matrix=matrix),
     )
+    pending_runs = _rounds_finished(project=project)
     nxt, last_id = _next_round(
         problem=problem,
         project=project,
@@ -58,8 +67,32 @@ def _round_plan(
         through=None,
         budget=None,
         target_posterior=target_posterior,
+        pending_runs=pending_runs,
     )
-    return _RoundPlan(round=nxt, last_id=last_id, project_budget=project_budget)
+    return _RoundPlan(
+        round=nxt, last_id=last_id, project_budget=project_budget, pending_runs=pending_runs
+    )
+
+
+def _rounds_finished(*, project: Project) -> tuple[int, ...]:
+    """The ids of the project's succeeded rounds that count (their unanswered pairs are
+    pending), or :class:`RunValidationError` while one is queued or running: its pairs are not
+    known yet, so a round started now could assign them again."""
+    rounds = rounds_counted(project=project)
+    unfinished = list(
+        rounds.filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+        .order_by("pk")
+        .values_list("pk", "status")
+    )
+    if unfinished:
+        run_id, status = unfinished[0]
+        raise RunValidationError(
+            f"run #{run_id}, a round of this project, is {status}: its pairs are not known yet "
+            "and a round started now could assign them again; wait for it to end (or cancel "
+            "it) and start the next round then"
+        )
+    succeeded = rounds.filter(status=RunStatus.SUCCEEDED).order_by("pk")
+    return tuple(succeeded.values_list("pk", flat=True))
 
 
 def _round_start(run: AssignmentRun, *, plan: _RoundPlan, round_budget: int | None) -> None:
@@ -85,6 +118,8 @@ def _round_start(run: AssignmentRun, *, plan: _RoundPlan, round_budget: int | No
         "project_budget": plan.project_budget,
         "rounds_left": run.rounds_left or 1,
         "dawid_skene": nxt.confusion is not None,
+        "pending": nxt.n_pending,
+        "pending_runs": list(plan.pending_runs),
     }
 
 
@@ -106,19 +141,26 @@ def _round_refusal(
             "the project is done (or raise the target)"
         )
     if budget == 0:
+        pending = (
+            f" and {nxt.n_pending} pairs of earlier rounds await their answers"
+            if nxt.n_pending
+            else ""
+        )
         return (
-            f"nothing left to spend: {nxt.n_answers} answers are in hand of the project's "
-            f"budget of {plan.project_budget} pairs; give this round a budget"
+            f"nothing left to spend: {nxt.n_answers} answers are in hand{pending} of the "
+            f"project's budget of {plan.project_budget} pairs; give this round a budget"
         )
     if not nxt.open_tasks.any():
         return (
-            "every task is at its target_posterior or has as many answers as its cap allows: "
+            "every task is at its target_posterior or has as many answers as its cap allows "
+            "(pairs of earlier rounds awaiting answers count): "
             "a next round has nothing to assign"
         )
     if not nxt.worker_room.any():
         return (
             "every active worker has answered as many tasks as its cap allows "
-            f"(max_tasks_per_worker {max_tasks_per_worker} unless the worker has its own): "
+            f"(max_tasks_per_worker {max_tasks_per_worker} unless the worker has its own; pairs "
+            "of earlier rounds awaiting answers count): "
             "a next round has nobody to assign; raise the cap or add workers"
         )
     return ""
@@ -132,13 +174,18 @@ def _next_round(
     through: int | None,
     budget: int | None,
     target_posterior: float | None,
+    pending_runs: tuple[int, ...] | list[int] = (),
 ) -> tuple[NextRound, int | None]:
-    """``problem`` after the project's answers with id up to ``through`` (all if None), and
+    """``problem`` after the project's answers with id up to ``through`` (all if None), with
+    the pairs of the rounds ``pending_runs`` that those answers leave unanswered pending, and
     the last answer id counted (None without answers)."""
     try:
         answers = answers_in_hand(project=project, matrix=matrix, through=through)
     except AnswersError as exc:
         raise RunValidationError(str(exc)) from exc
+    pending_workers, pending_tasks = pending_pairs(
+        matrix=matrix, run_ids=list(pending_runs), answers=answers
+    )
     given = {"said_one": answers.said_one} if problem.n_labels == 2 else {"label": answers.label}
     nxt = engine_rounds.next_round(
         problem,
@@ -146,6 +193,8 @@ def _next_round(
         task_index=answers.columns,
         budget=budget,
         target_posterior=target_posterior,
+        pending_workers=pending_workers,
+        pending_tasks=pending_tasks,
         **given,
     )
     return nxt, answers.last_id

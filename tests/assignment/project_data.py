@@ -1,5 +1,5 @@
-"""Helpers of the app's tests: projects (from text imports, or with random quality), database
-snapshots."""
+"""Helpers of the app's tests: projects (from text imports, or with random quality), runs
+computed in-process and their answers, database snapshots."""
 
 from __future__ import annotations
 
@@ -8,14 +8,17 @@ import io
 import numpy as np
 from django.contrib.auth import get_user_model
 
+from assignment import services
 from assignment.importers import ImportResult
 from assignment.models import (
     Answer,
+    AssignmentRun,
     GoldAnswer,
     GoldItem,
     Project,
     QualityMatrix,
     QualitySource,
+    RunStatus,
     Task,
     Worker,
 )
@@ -106,6 +109,53 @@ def project_with_random_quality(
     )
     matrix.save()
     return project
+
+
+def project_for_rounds(*, name: str = "rounds") -> Project:
+    """8 workers, 20 tasks in one category, quality from U[0.55, 0.95] (seed 1), up to 6 tasks
+    per worker and 3 workers per task, and a default budget (40) and prior (0.4) for rounds to
+    take (:func:`project_with_random_quality`)."""
+    return project_with_random_quality(
+        n_workers=8,
+        n_tasks=20,
+        max_tasks_per_worker=6,
+        name=name,
+        seed=1,
+        quality=(0.55, 0.95),
+        default_budget=40,
+        default_prior=0.4,
+    )
+
+
+def queued_round(project: Project, *, method: str = "greedy", **options) -> AssignmentRun:
+    """A next round of ``project`` by ``method`` with ``options`` (``run_create``'s), queued
+    without a broker: compute it with :func:`executed`."""
+    return services.run_create(
+        project=project, method=method, next_round=True, enqueue=False, **options
+    )
+
+
+def executed(run: AssignmentRun) -> AssignmentRun:
+    """``run`` claimed and computed in this process; it must succeed."""
+    assert services.run_claim(run_id=run.pk)
+    run = services.run_execute(run_id=run.pk)
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    return run
+
+
+def answer_every_pair(run: AssignmentRun, *, seed: int = 0) -> None:
+    """An answer for every pair of ``run``, right with the pair's quality (the truth: the
+    second label on every task), drawn with ``seed``."""
+    rng = np.random.default_rng(seed)
+    matrix = run.quality_matrix
+    labels = run.project.labels
+    for row, column in run.pairs.tolist():
+        right = rng.random() < matrix.values[row, column]
+        Answer.objects.create(
+            worker_id=int(matrix.worker_ids[row]),
+            task_id=int(matrix.task_ids[column]),
+            label=labels[1 if right else 0],
+        )
 
 
 def project_with_gold_and_answers(

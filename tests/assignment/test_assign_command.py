@@ -138,3 +138,28 @@ def test_a_run_on_a_quality_matrix_that_misses_new_tasks_is_refused_saying_what_
         assert "no quality for 1 task (e.g. 'late')" in str(refused.value)
         assert "manage.py estimate_quality" in str(refused.value)
     assert not AssignmentRun.objects.exists()
+
+
+def test_a_second_round_before_the_answers_prints_and_keeps_out_the_pending_pairs(demo_project):
+    quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
+    demo_project.default_max_tasks_per_worker = 9
+    demo_project.default_max_workers_per_task = 3
+    demo_project.save()
+    call_command(
+        "assign", project=demo_project.name, method="greedy", round=True, budget=12, **quiet
+    )
+    first = AssignmentRun.objects.get(project=demo_project)
+    out = io.StringIO()
+    call_command(
+        "assign",
+        project=demo_project.name,
+        method="greedy",
+        round=True,
+        budget=12,
+        stdout=out,
+        stderr=io.StringIO(),
+    )
+    second = AssignmentRun.objects.exclude(pk=first.pk).get()
+    assert second.round_start["pending"] == first.n_assigned == 12
+    assert "12 pairs of earlier rounds await their answers: counted as spent" in out.getvalue()
+    assert not {tuple(p) for p in first.pairs.tolist()} & {tuple(p) for p in second.pairs.tolist()}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from project_data import import_text, make_project, project_with_random_quality
+from project_data import answer_every_pair, executed, import_text, make_project, queued_round
 
 from assignment import services
 from assignment.engine import METHODS, expected_accuracy
@@ -15,7 +15,6 @@ from assignment.models import (
     AssignmentRun,
     Project,
     QualityMatrix,
-    RunStatus,
     Task,
     Worker,
 )
@@ -24,45 +23,6 @@ from assignment.services.problems import _project_problem
 pytestmark = pytest.mark.django_db
 
 N_WORKERS, N_TASKS = 8, 20
-
-
-@pytest.fixture
-def project_with_round_defaults():
-    """8 workers, 20 tasks in one category, quality from U[0.55, 0.95] (seed 1), and a default
-    budget (40) and prior (0.4) for the rounds to take."""
-    return project_with_random_quality(
-        n_workers=N_WORKERS,
-        n_tasks=N_TASKS,
-        max_tasks_per_worker=6,
-        name="rounds",
-        seed=1,
-        quality=(0.55, 0.95),
-        default_budget=40,
-        default_prior=0.4,
-    )
-
-
-def executed(run):
-    assert services.run_claim(run_id=run.pk)
-    run = services.run_execute(run_id=run.pk)
-    assert run.status == RunStatus.SUCCEEDED, run.error
-    return run
-
-
-def answer(run, *, seed=0, truth=None):
-    """Answers for every pair of ``run``, drawn from the quality matrix (truth: all 1)."""
-    rng = np.random.default_rng(seed)
-    matrix = run.quality_matrix
-    q = matrix.values
-    labels = run.project.labels
-    for row, column in run.pairs.tolist():
-        correct = rng.random() < q[row, column]
-        said = 1 if correct else 0
-        Answer.objects.create(
-            worker_id=int(matrix.worker_ids[row]),
-            task_id=int(matrix.task_ids[column]),
-            label=labels[said],
-        )
 
 
 def grid(run):
@@ -82,7 +42,7 @@ def test_a_next_round_counts_the_answers_in_caps_budget_and_priors(project_with_
             project=project_with_round_defaults, method="greedy", budget=20, enqueue=False
         )
     )
-    answer(first)
+    answer_every_pair(first)
     second = services.run_create(
         project=project_with_round_defaults,
         method="tvcs-iht",
@@ -124,7 +84,7 @@ def test_every_method_runs_in_rounds_within_the_caps_over_all_rounds(
             project=project_with_round_defaults, method="random", budget=15, seed=0, enqueue=False
         )
     )
-    answer(first, seed=1)
+    answer_every_pair(first, seed=1)
     second = executed(
         services.run_create(
             project=project_with_round_defaults,
@@ -152,10 +112,8 @@ def test_answers_that_arrive_after_a_round_is_queued_wait_for_the_next_one(
             project=project_with_round_defaults, method="greedy", budget=10, enqueue=False
         )
     )
-    answer(first)
-    second = services.run_create(
-        project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
-    )
+    answer_every_pair(first)
+    second = queued_round(project_with_round_defaults)
     late_worker, late_task = (
         Worker.objects.get(external_id="w0"),
         Task.objects.get(external_id="t19"),
@@ -173,7 +131,7 @@ def test_tasks_at_the_target_posterior_get_nobody_in_the_round(project_with_roun
             project=project_with_round_defaults, method="greedy", budget=40, enqueue=False
         )
     )
-    answer(first)
+    answer_every_pair(first)
     q = first.quality_matrix.values
     posterior = aggregate(grid(first), q, prior=0.4).posterior
     confident = np.maximum(posterior, 1 - posterior) >= 0.9
@@ -183,15 +141,7 @@ def test_tasks_at_the_target_posterior_get_nobody_in_the_round(project_with_roun
         default_max_workers_per_task=5, default_budget=80
     )
     project_with_round_defaults.refresh_from_db()
-    second = executed(
-        services.run_create(
-            project=project_with_round_defaults,
-            method="greedy",
-            next_round=True,
-            target_posterior=0.9,
-            enqueue=False,
-        )
-    )
+    second = executed(queued_round(project_with_round_defaults, target_posterior=0.9))
     assert second.round_start["open_tasks"] == int((~confident).sum())
     assert set(second.pairs[:, 1].tolist()).isdisjoint(np.flatnonzero(confident).tolist())
 
@@ -202,17 +152,11 @@ def test_a_round_is_refused_once_the_target_accuracy_is_reached(project_with_rou
             project=project_with_round_defaults, method="greedy", budget=30, enqueue=False
         )
     )
-    answer(first)
+    answer_every_pair(first)
     with pytest.raises(
         RunValidationError, match=r"already give an expected accuracy of 0.*target_accuracy 0.5"
     ):
-        services.run_create(
-            project=project_with_round_defaults,
-            method="greedy",
-            next_round=True,
-            target_accuracy=0.5,
-            enqueue=False,
-        )
+        queued_round(project_with_round_defaults, target_accuracy=0.5)
     assert AssignmentRun.objects.count() == 1
 
 
@@ -222,20 +166,12 @@ def test_a_round_with_the_budget_spent_is_refused_unless_given_one(project_with_
             project=project_with_round_defaults, method="greedy", budget=40, enqueue=False
         )
     )
-    answer(first)
+    answer_every_pair(first)
     with pytest.raises(RunValidationError, match="nothing left to spend: 40 answers are in hand"):
-        services.run_create(
-            project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
-        )
+        queued_round(project_with_round_defaults)
     Project.objects.filter(pk=project_with_round_defaults.pk).update(default_max_workers_per_task=4)
     project_with_round_defaults.refresh_from_db()
-    extra = services.run_create(
-        project=project_with_round_defaults,
-        method="greedy",
-        next_round=True,
-        budget=5,
-        enqueue=False,
-    )
+    extra = queued_round(project_with_round_defaults, budget=5)
     assert extra.budget == 5
 
 
@@ -267,9 +203,7 @@ def test_an_answer_outside_the_label_set_makes_the_round_refuse(project_with_rou
     with pytest.raises(
         RunValidationError, match="label 'maybe', which is not in the project's label set"
     ):
-        services.run_create(
-            project=project_with_round_defaults, method="greedy", next_round=True, enqueue=False
-        )
+        queued_round(project_with_round_defaults)
 
 
 def test_a_first_round_without_answers_is_the_plain_run(project_with_round_defaults):
@@ -301,7 +235,7 @@ def test_a_comparison_in_rounds_runs_every_method_from_the_same_answers_under_it
             project=project_with_round_defaults, method="greedy", budget=20, enqueue=False
         )
     )
-    answer(first)
+    answer_every_pair(first)
     comparison = services.comparison_create(
         project=project_with_round_defaults,
         methods=["tvcs-iht", "greedy", "random"],
@@ -337,7 +271,7 @@ def test_a_comparison_in_rounds_with_nothing_to_do_is_refused_whole(project_with
             project=project_with_round_defaults, method="greedy", budget=40, enqueue=False
         )
     )
-    answer(first)
+    answer_every_pair(first)
     with pytest.raises(RunValidationError, match="nothing left to spend"):
         services.comparison_create(
             project=project_with_round_defaults,
@@ -356,16 +290,8 @@ def test_a_round_with_rounds_to_go_takes_one_layer_of_its_plan_for_all_of_them(
             project=project_with_round_defaults, method="greedy", budget=10, enqueue=False
         )
     )
-    answer(first)
-    layered = executed(
-        services.run_create(
-            project=project_with_round_defaults,
-            method="greedy",
-            next_round=True,
-            rounds_left=3,
-            enqueue=False,
-        )
-    )
+    answer_every_pair(first)
+    layered = executed(queued_round(project_with_round_defaults, rounds_left=3))
     assert layered.budget == 30  # the plan is for the rest of the project's budget
     assert layered.round_start["rounds_left"] == 3
     x = np.zeros((N_WORKERS, N_TASKS), bool)
@@ -453,3 +379,133 @@ def test_a_project_of_three_labels_hands_the_engine_each_tasks_prior_distributio
     )
     assert problem.n_labels == 3
     np.testing.assert_allclose(problem.prior_distribution, [[0.1, 0.1, 0.8], [0.6, 0.2, 0.2]])
+
+
+def pairs_grid(*runs):
+    """The pairs of ``runs`` as an (n, m) bool grid (a pair in two runs counts 2 in a sum)."""
+    counts = np.zeros((N_WORKERS, N_TASKS), int)
+    for run in runs:
+        np.add.at(counts, tuple(run.pairs.T), 1)
+    return counts
+
+
+def test_a_second_round_before_the_answers_counts_the_first_rounds_pairs_as_spent(
+    project_with_round_defaults,
+):
+    first = executed(queued_round(project_with_round_defaults, budget=20))
+    assert first.n_assigned == 20
+    second = queued_round(project_with_round_defaults)
+    assert second.budget == 40 - 20  # the pending pairs used the project's budget
+    assert second.round_start["answers"] == 0
+    assert second.round_start["pending"] == 20
+    assert second.round_start["pending_runs"] == [first.pk]
+    second = executed(second)
+    both = pairs_grid(first, second)
+    assert both.max() == 1, "a pending pair was assigned again"
+    assert (both.sum(axis=0) <= 3).all()  # the task caps count the pending pairs
+    assert (both.sum(axis=1) <= 6).all()  # and so do the worker caps
+    assert both.sum() <= 40
+    # No answer is in hand: the round is chosen and scored under the tasks' own priors, the
+    # pending pairs adding nothing (their answers are not known): a conservative figure.
+    q = first.quality_matrix.values
+    now = pairs_grid(second).astype(bool)
+    assert second.expected_accuracy == pytest.approx(
+        expected_accuracy(q, now, prior=0.4), abs=1e-12
+    )
+    assert expected_accuracy(q, both.astype(bool), prior=0.4) > second.expected_accuracy
+    assert "20 pairs of earlier rounds await answers: counted as spent" in (second.progress_message)
+
+
+def test_pending_pairs_are_those_of_the_rounds_without_an_answer_yet(project_with_round_defaults):
+    first = executed(queued_round(project_with_round_defaults, budget=20))
+    half = AssignmentRun.objects.get(pk=first.pk)
+    half.assignment_blob = None
+    half.set_pairs(*first.pairs[::2].T)  # answer every other pair of the first round
+    answer_every_pair(half, seed=2)
+    second = executed(queued_round(project_with_round_defaults))
+    assert second.round_start["answers"] == 10
+    assert second.round_start["pending"] == 10
+    assert second.budget == 40 - 10 - 10
+    both = pairs_grid(first, second)
+    assert both.max() == 1
+    assert (both.sum(axis=0) <= 3).all()
+    assert (both.sum(axis=1) <= 6).all()
+    q = first.quality_matrix.values
+    posterior = aggregate(grid(first), q, prior=0.4).posterior  # the 10 answers alone
+    assert second.expected_accuracy == pytest.approx(
+        expected_accuracy(q, pairs_grid(second).astype(bool), prior=posterior), abs=1e-12
+    )
+
+
+def test_a_round_with_the_budget_in_pending_pairs_is_refused_saying_so(
+    project_with_round_defaults,
+):
+    executed(
+        services.run_create(
+            project=project_with_round_defaults,
+            method="random",
+            next_round=True,
+            seed=0,
+            enqueue=False,
+        )
+    )
+    with pytest.raises(
+        RunValidationError,
+        match="nothing left to spend: 0 answers are in hand and 40 pairs of earlier rounds "
+        "await their answers",
+    ):
+        queued_round(project_with_round_defaults)
+
+
+def test_a_round_is_refused_while_another_round_is_queued(project_with_round_defaults):
+    queued = queued_round(project_with_round_defaults, budget=5)
+    with pytest.raises(RunValidationError, match=rf"run #{queued.pk}, a round of this project"):
+        queued_round(project_with_round_defaults)
+    services.run_cancel(run=queued)
+    queued_round(project_with_round_defaults)
+
+
+def test_only_rounds_started_on_their_own_count_not_whole_runs_or_a_comparisons(
+    project_with_round_defaults,
+):
+    executed(
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=10, enqueue=False
+        )
+    )
+    comparison = services.comparison_create(
+        project=project_with_round_defaults,
+        methods=["greedy", "random"],
+        budgets=[5],
+        seed=0,
+        next_round=True,
+        enqueue=False,
+    )
+    for run in comparison.runs.all():
+        executed(run)
+    nxt = queued_round(project_with_round_defaults)
+    assert nxt.round_start["pending"] == 0
+    assert nxt.budget == 40
+
+
+def test_pending_pairs_of_a_round_on_an_older_quality_matrix_are_found_by_worker_and_task(
+    project_with_round_defaults,
+):
+    from assignment.models import QualitySource
+
+    first = executed(queued_round(project_with_round_defaults, budget=20))
+    old = first.quality_matrix
+    newer = QualityMatrix(project=project_with_round_defaults, source=QualitySource.UPLOADED)
+    newer.set_arrays(  # the same quality, workers and tasks in the reverse order
+        values=old.values[::-1, ::-1],
+        worker_ids=old.worker_ids[::-1].tolist(),
+        task_ids=old.task_ids[::-1].tolist(),
+        task_categories=["c"] * N_TASKS,
+    )
+    newer.save()
+    second = executed(queued_round(project_with_round_defaults))
+    assert second.quality_matrix == newer
+    assert second.round_start["pending"] == 20
+    before = {(old.worker_ids[i], old.task_ids[j]) for i, j in first.pairs.tolist()}
+    after = {(newer.worker_ids[i], newer.task_ids[j]) for i, j in second.pairs.tolist()}
+    assert not before & after

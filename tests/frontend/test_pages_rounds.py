@@ -104,25 +104,69 @@ def test_a_comparison_in_rounds_started_from_the_page_queues_rounds_of_every_met
     assert {run.budget for run in runs} == {3, 6}
 
 
-def test_a_round_started_before_the_last_ones_answers_came_in_is_warned_against(
+def test_pairs_of_a_round_awaiting_answers_are_said_to_count_as_spent(
     client, sample_project, queued
 ):
     from assignment import services
 
     run = services.run_create(
-        project=sample_project, method="greedy", next_round=True, budget=4, seed=0, enqueue=False
+        project=sample_project,
+        method="random",
+        next_round=True,
+        budget=4,
+        seed=0,
+        enqueue=False,
     )
     execute(run.pk)
     run.refresh_from_db()
-    assert run.n_assigned > 0
-    warning = f"No answer has come in since run #{run.pk} was started"
+    assert run.n_assigned >= 2
     form_url = reverse("frontend:run_create", args=[sample_project.pk]) + "?round=1"
-    for url in (reverse("frontend:project", args=[sample_project.pk]), form_url):
-        assert warning in client.get(url).content.decode(), url
+    urls = (reverse("frontend:project", args=[sample_project.pk]), form_url)
+
+    def warning(pending: int) -> str:
+        return f"{pending} pairs of earlier rounds (the latest: run #{run.pk}) have no answer yet"
+
+    for url in urls:
+        page = client.get(url).content.decode()
+        assert warning(run.n_assigned) in page, url
+        assert "counts them as spent (budget and caps; never assigned again)" in page
     matrix = run.quality_matrix
-    worker, task = run.pairs.tolist()[0]
+    pairs = run.pairs.tolist()
+    for worker, task in pairs[:-1]:
+        Answer.objects.create(
+            worker_id=int(matrix.worker_ids[worker]), task_id=int(matrix.task_ids[task]), label="1"
+        )
+    for url in urls:
+        assert "1 pair of earlier rounds" in client.get(url).content.decode(), url
+    worker, task = pairs[-1]
     Answer.objects.create(
         worker_id=int(matrix.worker_ids[worker]), task_id=int(matrix.task_ids[task]), label="1"
     )
-    for url in (reverse("frontend:project", args=[sample_project.pk]), form_url):
-        assert warning not in client.get(url).content.decode(), url
+    for url in urls:
+        assert 'id="round-awaiting-answers"' not in client.get(url).content.decode(), url
+
+
+def test_a_rounds_page_says_it_counted_pending_pairs_and_why_its_figure_is_conservative(
+    client, sample_project, queued
+):
+    from assignment import services
+
+    services.project_update(project=sample_project, default_max_tasks_per_worker=6)
+    first = services.run_create(
+        project=sample_project,
+        method="random",
+        next_round=True,
+        budget=3,
+        seed=0,
+        enqueue=False,
+    )
+    execute(first.pk)
+    second = services.run_create(
+        project=sample_project, method="greedy", next_round=True, budget=2, enqueue=False
+    )
+    execute(second.pk)
+    second.refresh_from_db()
+    assert second.round_start["pending"] == 3
+    page = client.get(reverse("frontend:run", args=[second.pk])).content.decode()
+    assert "3 pairs of earlier rounds awaited their answers: counted as spent" in page
+    assert "left out of the expected accuracy, which is therefore conservative" in page

@@ -105,6 +105,12 @@ class Command(BaseCommand):
                 f"{start['accuracy_now']:.4f} now, {start['open_tasks']:,} of "
                 f"{start['tasks']:,} tasks open."
             )
+            if start.get("pending"):
+                self.stdout.write(
+                    f"{start['pending']:,} pairs of earlier rounds await their answers: counted "
+                    "as spent (budget, caps, not assigned again); the expected accuracy leaves "
+                    "their answers out, so it is conservative."
+                )
         self.stdout.write(
             f"Run {run.pk} ({run.method}): expected accuracy {run.expected_accuracy:.4f}, "
             f"{run.n_assigned:,} assignments of budget {run.budget:,}, {run.seconds:.2f} s. "

@@ -374,6 +374,29 @@ def test_a_next_round_over_the_api_counts_the_answers_and_says_what_it_started_f
     assert not pairs & {("w1", "t1"), ("w2", "t1"), ("w3", "t1"), ("w1", "t2"), ("w4", "t3")}
 
 
+def test_a_round_over_the_api_counts_the_pending_pairs_and_waits_for_a_queued_one(
+    api, filled_project, queued
+):
+    from api_helpers import execute
+
+    url = f"/api/projects/{filled_project.pk}/runs/"
+    first = api.post(url, {"method": "greedy", "round": True, "budget": 4, "seed": 0}).json()
+    refused = api.post(url, {"method": "greedy", "round": True, "budget": 4})
+    assert refused.status_code == 400
+    assert f"run #{first['id']}, a round of this project, is queued" in refused.json()["detail"]
+    execute(first["id"])
+    first = api.get(f"/api/runs/{first['id']}/").json()
+    second = api.post(url, {"method": "greedy", "round": True, "budget": 4, "seed": 0})
+    assert second.status_code == 202, second.json()
+    assert second.json()["round_start"]["pending"] == first["n_assigned"] > 0
+    assert second.json()["round_start"]["pending_runs"] == [first["id"]]
+    preview = api.get(f"/api/projects/{filled_project.pk}/rounds/preview/")
+    assert (
+        f"run #{second.json()['id']}, a round of this project, is queued"
+        in (preview.json()["message"])
+    )
+
+
 @pytest.mark.parametrize(
     ("payload", "field", "message"),
     [

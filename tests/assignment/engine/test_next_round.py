@@ -197,6 +197,48 @@ def test_the_round_accuracy_is_at_least_the_accuracy_now():
     assert empty == pytest.approx(nxt.accuracy_now, abs=1e-12)
 
 
+def test_pending_pairs_count_as_spent_but_add_nothing_to_the_posteriors():
+    q = np.full((3, 4), 0.8)
+    problem = AssignmentProblem(
+        q, max_workers_per_task=2, max_tasks_per_worker=3, budget=8, prior=0.3
+    )
+    grid = np.full((3, 4), -1)
+    grid[0, 0] = 1
+    answered = _round(problem, grid)
+    nxt = _round(problem, grid, pending_workers=[0, 0, 1], pending_tasks=[1, 2, 0])
+    assert nxt.n_answers == 1
+    assert nxt.n_pending == 3
+    np.testing.assert_array_equal(nxt.posterior_distribution, answered.posterior_distribution)
+    assert nxt.accuracy_now == answered.accuracy_now
+    np.testing.assert_array_equal(nxt.worker_room, [0, 2, 3])  # worker 0: 1 answer, 2 pending
+    np.testing.assert_array_equal(nxt.task_room, [0, 1, 1, 2])  # task 0: 1 answer, 1 pending
+    assert nxt.budget == 8 - 1 - 3
+    eligible = nxt.problem.eligible
+    assert not eligible[0, :3].any()
+    assert not eligible[1, 0]
+    assert eligible.sum() == 12 - 4
+    # a task whose first pair is pending is not one "without an answer" for the layers
+    assert nxt.layer_budget(2) == min(4, 3, max(4 // 2, 1))
+
+
+@pytest.mark.parametrize(
+    ("pending", "message"),
+    [
+        ({"pending_workers": [3], "pending_tasks": [0]}, r"pending_workers must be in \[0, 3\)"),
+        ({"pending_workers": [0, 1], "pending_tasks": [1]}, "one entry per pending pair"),
+        ({"pending_workers": [1, 1], "pending_tasks": [1, 1]}, "a pending pair may be given once"),
+        ({"pending_workers": [0], "pending_tasks": [0]}, r"pending pair 0 \(worker 0, task 0\)"),
+    ],
+)
+def test_bad_pending_pairs_are_refused_naming_the_field(pending, message):
+    problem = AssignmentProblem(
+        np.full((3, 2), 0.7), max_workers_per_task=2, max_tasks_per_worker=2, budget=4
+    )
+    answers = {"worker_index": [0], "task_index": [0], "said_one": np.array([True])}
+    with pytest.raises(ValueError, match=message):
+        next_round(problem, **answers, **pending)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
