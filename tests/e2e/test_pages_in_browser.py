@@ -91,6 +91,20 @@ class Visit:
     def find(self, css: str):
         return self.driver.find_element(By.CSS_SELECTOR, css)
 
+    def lines_at_phone_width(self, css: str) -> list[float]:
+        """How many lines each element of ``css`` takes at 390 px (its height over its line
+        height), the window's size restored after."""
+        size = self.driver.get_window_size()
+        self.driver.set_window_size(390, 900)
+        try:
+            return self.driver.execute_script(
+                "return [...document.querySelectorAll(arguments[0])].map(e => "
+                "e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).lineHeight));",
+                css,
+            )
+        finally:
+            self.driver.set_window_size(size["width"], size["height"])
+
     def finds(self, css: str):
         return self.driver.find_elements(By.CSS_SELECTOR, css)
 
@@ -382,6 +396,11 @@ def test_a_project_manager_goes_from_sign_in_to_compared_assignments(
     for name, path in pages.items():
         visit.open(path)
         visit.check(name)
+    visit.open(pages["runs"])
+    # On a phone the runs table scrolls sideways; its dates do not break into four lines.
+    dates = visit.lines_at_phone_width("tbody td time")
+    assert dates
+    assert max(dates) < 1.5, dates
     visit.open(pages["labels"])
     assert len(visit.finds("tbody tr")) == 50  # the first page of 200 labelled tasks
     assert not visit.problems, visit.problems
