@@ -753,6 +753,12 @@ class AssignmentRun(models.Model):
         blank=True,
         help_text="What a round started from: answers, accuracy_now, open_tasks, tasks.",
     )
+    withdrawn_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="A succeeded round withdrawn by its owner: its pairs were not handed out, so "
+        "later rounds do not count them as pending.",
+    )
 
     shards = models.PositiveSmallIntegerField(
         default=1,
@@ -830,6 +836,11 @@ class AssignmentRun(models.Model):
                 condition=Q(target_accuracy__isnull=True)
                 | (Q(target_accuracy__gt=0) & Q(target_accuracy__lte=1)),
                 name="run_target_accuracy_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(withdrawn_at__isnull=True)
+                | (Q(status=RunStatus.SUCCEEDED) & Q(next_round=True) & Q(comparison__isnull=True)),
+                name="run_withdrawn_only_a_succeeded_round",
             ),
         ]
 

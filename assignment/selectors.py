@@ -294,6 +294,7 @@ RUN_STATUS_FIELDS = (
     "rounds_left",
     "shards",
     "round_start",
+    "withdrawn_at",
     "status",
     "progress",
     "progress_message",
@@ -499,10 +500,13 @@ class RoundOverview:
 def rounds_counted(*, project: Project) -> QuerySet[AssignmentRun]:
     """The runs whose pairs a project counts as handed out to its workers: its next rounds
     started on their own (``run_create(next_round=True)``: the API's ``round``, ``assign
-    --round``, the pages' next round), whatever their status. A comparison's runs are
-    alternatives side by side and a run on the whole project one of many tries, so neither
+    --round``, the pages' next round), whatever their status, unless withdrawn
+    (:func:`~assignment.services.run_withdraw`: not handed out after all). A comparison's runs
+    are alternatives side by side and a run on the whole project one of many tries, so neither
     counts (docs/design.md#rounds)."""
-    return AssignmentRun.objects.filter(project=project, next_round=True, comparison__isnull=True)
+    return AssignmentRun.objects.filter(
+        project=project, next_round=True, comparison__isnull=True, withdrawn_at__isnull=True
+    )
 
 
 def pending_pairs(

@@ -453,6 +453,21 @@ class RunCancelView(APIView):
         return Response(RunSerializer(run).data)
 
 
+class RunWithdrawView(APIView):
+    @extend_schema(
+        summary="Withdraw a succeeded round that was not handed out",
+        description="Later rounds stop counting its unanswered pairs as pending (budget, caps, "
+        "never assigned again) and may assign them; answers that came in for its pairs still "
+        "count. Final. 409 if the run is not a round started on its own, has not succeeded, or "
+        "was withdrawn already.",
+        request=None,
+        responses={200: RunSerializer, 404: _NOT_FOUND, 409: _CONFLICT},
+    )
+    def post(self, request, run_id: int):
+        run = services.run_withdraw(run=_run(request, run_id))
+        return Response(RunSerializer(run).data)
+
+
 class RunAssignmentView(APIView):
     content_negotiation_class = _AnyAccept
 

@@ -3,12 +3,15 @@
 The one rule for pairs handed out but not answered (*pending*): the pairs of the project's
 finished rounds (:func:`~assignment.selectors.rounds_counted`) without an answer count as spent
 (budget, caps, never assigned again) and add nothing to the posteriors; a round is refused while
-another round is queued or running (its pairs are not known yet). docs/design.md#rounds.
+another round is queued or running (its pairs are not known yet). A round that was not handed
+out after all is withdrawn (:func:`run_withdraw`) and stops counting. docs/design.md#rounds.
 """
 
 from __future__ import annotations
 
 import dataclasses
+
+from django.utils import timezone
 
 from assignment.answers import answers_in_hand
 from assignment.engine import (
@@ -18,6 +21,7 @@ from assignment.engine import (
 from assignment.engine import rounds as engine_rounds
 from assignment.errors import (
     AnswersError,
+    RunStateError,
     RunValidationError,
 )
 from assignment.models import (
@@ -198,3 +202,35 @@ def _next_round(
         **given,
     )
     return nxt, answers.last_id
+
+
+def run_withdraw(*, run: AssignmentRun) -> AssignmentRun:
+    """Withdraw a succeeded round whose pairs were not handed out: later rounds stop counting
+    its unanswered pairs as pending (budget, caps, never assigned again) and may assign them.
+
+    Answers that came in for its pairs still count, as every answer does. Withdrawing is final;
+    the run and its assignment stay readable.
+
+    Raises :class:`RunStateError` if ``run`` is not a round started on its own (its pairs never
+    count), has not succeeded, or was withdrawn already.
+    """
+    if not run.next_round or run.comparison_id is not None:
+        raise RunStateError(
+            f"run #{run.pk} is not a round started on its own (a comparison's run or a run on "
+            "the whole project): its pairs never count as pending, so there is nothing to "
+            "withdraw"
+        )
+    withdrawn = AssignmentRun.objects.filter(
+        pk=run.pk, status=RunStatus.SUCCEEDED, withdrawn_at__isnull=True
+    ).update(withdrawn_at=timezone.now())
+    run.refresh_from_db()
+    if withdrawn:
+        return run
+    if run.withdrawn_at is not None:
+        raise RunStateError(
+            f"run #{run.pk} was withdrawn already, at {run.withdrawn_at:%Y-%m-%d %H:%M}"
+        )
+    raise RunStateError(
+        f"run #{run.pk} is {run.status}: only a succeeded round can be withdrawn (cancel a "
+        "queued or running one)"
+    )

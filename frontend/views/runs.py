@@ -1,4 +1,4 @@
-"""Runs: the list, the form that starts one, its live page, cancel and downloads."""
+"""Runs: the list, the form that starts one, its live page, cancel, withdraw and downloads."""
 
 from __future__ import annotations
 
@@ -106,6 +106,23 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
         messages.error(request, str(exc))
     else:
         messages.success(request, f"Run {run.pk} cancelled.")
+    return redirect("frontend:run", run_id=run.pk)
+
+
+@login_required
+@require_POST
+def run_withdraw(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = user_run(request, run_id)
+    try:
+        services.run_withdraw(run=run)
+    except RunStateError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"Round {run.pk} withdrawn: later rounds no longer count its unanswered pairs as "
+            "pending and may assign them.",
+        )
     return redirect("frontend:run", run_id=run.pk)
 
 

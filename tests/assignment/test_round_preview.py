@@ -174,6 +174,17 @@ def test_the_preview_counts_pending_pairs_as_the_real_next_round_does(after_a_ro
     assert mine.isdisjoint(tuple(pair) for pair in pending.pairs.tolist())
 
 
+def test_withdrawing_a_round_recomputes_the_preview_without_its_pending_pairs(after_a_round):
+    before = services.round_preview(project=after_a_round)
+    pending = executed(queued_round(after_a_round, budget=6))
+    assert services.round_preview(project=after_a_round).pending == 6
+    services.run_withdraw(run=pending)
+    after = services.round_preview(project=after_a_round)  # not cached: the rounds changed
+    assert after.pending == 0
+    assert after.budget == before.budget
+    assert after.gain == pytest.approx(before.gain, abs=1e-12)
+
+
 def test_while_a_round_is_queued_the_preview_says_why_there_is_none(after_a_round):
     queued = queued_round(after_a_round, budget=3)
     preview = services.round_preview(project=after_a_round)

@@ -9,7 +9,7 @@ from project_data import answer_every_pair, executed, import_text, make_project,
 from assignment import services
 from assignment.engine import METHODS, expected_accuracy
 from assignment.engine.aggregate import aggregate
-from assignment.errors import RunValidationError
+from assignment.errors import RunStateError, RunValidationError
 from assignment.models import (
     Answer,
     AssignmentRun,
@@ -509,3 +509,56 @@ def test_pending_pairs_of_a_round_on_an_older_quality_matrix_are_found_by_worker
     before = {(old.worker_ids[i], old.task_ids[j]) for i, j in first.pairs.tolist()}
     after = {(newer.worker_ids[i], newer.task_ids[j]) for i, j in second.pairs.tolist()}
     assert not before & after
+
+
+def test_a_withdrawn_round_stops_counting_its_pairs_as_pending(project_with_round_defaults):
+    first = executed(queued_round(project_with_round_defaults, budget=40))
+    with pytest.raises(RunValidationError, match="nothing left to spend"):
+        queued_round(project_with_round_defaults)  # its 40 pending pairs spent the budget
+    withdrawn = services.run_withdraw(run=first)
+    assert withdrawn.withdrawn_at is not None
+    second = queued_round(project_with_round_defaults)
+    assert second.budget == 40
+    assert second.round_start["pending"] == 0
+    assert second.round_start["pending_runs"] == []
+    second = executed(second)
+    # Its pairs may be assigned again: the same problem as the first round's, so greedy's plan
+    # is the same one.
+    assert (pairs_grid(second) == pairs_grid(first)).all()
+
+
+def test_answers_to_a_withdrawn_rounds_pairs_still_count(project_with_round_defaults):
+    first = executed(queued_round(project_with_round_defaults, budget=20))
+    half = AssignmentRun.objects.get(pk=first.pk)
+    half.assignment_blob = None
+    half.set_pairs(*first.pairs[::2].T)
+    answer_every_pair(half, seed=2)
+    services.run_withdraw(run=first)
+    second = queued_round(project_with_round_defaults)
+    assert second.round_start["answers"] == 10
+    assert second.round_start["pending"] == 0
+    assert second.budget == 40 - 10
+
+
+@pytest.mark.parametrize("kind", ["whole project", "comparison", "queued", "withdrawn"])
+def test_only_a_succeeded_round_of_its_own_can_be_withdrawn_once(project_with_round_defaults, kind):
+    project = project_with_round_defaults
+    if kind == "whole project":
+        run = executed(services.run_create(project=project, method="greedy", enqueue=False))
+        reason = "not a round started on its own"
+    elif kind == "comparison":
+        comparison = services.comparison_create(
+            project=project, methods=["greedy"], next_round=True, enqueue=False
+        )
+        run = executed(comparison.runs.get())
+        reason = "not a round started on its own"
+    elif kind == "queued":
+        run = queued_round(project, budget=5)
+        reason = "is queued: only a succeeded round can be withdrawn"
+    else:
+        run = services.run_withdraw(run=executed(queued_round(project, budget=5)))
+        reason = "was withdrawn already"
+    with pytest.raises(RunStateError, match=reason):
+        services.run_withdraw(run=run)
+    run.refresh_from_db()
+    assert (run.withdrawn_at is not None) == (kind == "withdrawn")

@@ -170,3 +170,41 @@ def test_a_rounds_page_says_it_counted_pending_pairs_and_why_its_figure_is_conse
     page = client.get(reverse("frontend:run", args=[second.pk])).content.decode()
     assert "3 pairs of earlier rounds awaited their answers: counted as spent" in page
     assert "left out of the expected accuracy, which is therefore conservative" in page
+
+
+def test_a_round_not_handed_out_is_withdrawn_from_its_page(client, sample_project, queued):
+    from assignment import services
+
+    run = services.run_create(
+        project=sample_project, method="random", next_round=True, budget=4, seed=0, enqueue=False
+    )
+    execute(run.pk)
+    run_url = reverse("frontend:run", args=[run.pk])
+    project_url = reverse("frontend:project", args=[sample_project.pk])
+    project_page = client.get(project_url).content.decode()
+    assert "can be withdrawn on its page" in project_page
+    assert f'href="{run_url}"' in project_page
+    page = client.get(run_url).content.decode()
+    assert 'id="withdraw-round"' in page
+    response = client.post(reverse("frontend:run_withdraw", args=[run.pk]), follow=True)
+    page = response.content.decode()
+    assert f"Round {run.pk} withdrawn" in page
+    assert 'id="round-withdrawn"' in page
+    assert 'id="withdraw-round"' not in page
+    run.refresh_from_db()
+    assert run.withdrawn_at is not None
+    assert 'id="round-awaiting-answers"' not in client.get(project_url).content.decode()
+    again = client.post(reverse("frontend:run_withdraw", args=[run.pk]), follow=True)
+    assert "was withdrawn already" in again.content.decode()
+    assert client.get(reverse("frontend:run_withdraw", args=[run.pk])).status_code == 405
+
+
+def test_a_run_on_the_whole_project_offers_no_withdrawal(client, sample_project, queued):
+    from assignment import services
+
+    run = services.run_create(project=sample_project, method="random", seed=0, enqueue=False)
+    execute(run.pk)
+    assert (
+        'id="withdraw-round"'
+        not in client.get(reverse("frontend:run", args=[run.pk])).content.decode()
+    )

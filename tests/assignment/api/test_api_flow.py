@@ -397,6 +397,31 @@ def test_a_round_over_the_api_counts_the_pending_pairs_and_waits_for_a_queued_on
     )
 
 
+def test_a_round_withdrawn_over_the_api_stops_counting_its_pairs_as_pending(
+    api, filled_project, queued, other_api
+):
+    from api_helpers import execute
+
+    url = f"/api/projects/{filled_project.pk}/runs/"
+    first = api.post(url, {"method": "greedy", "round": True, "budget": 4, "seed": 0}).json()
+    assert api.post(f"/api/runs/{first['id']}/withdraw/").status_code == 409  # still queued
+    execute(first["id"])
+    assert other_api.post(f"/api/runs/{first['id']}/withdraw/").status_code == 404
+    withdrawn = api.post(f"/api/runs/{first['id']}/withdraw/")
+    assert withdrawn.status_code == 200, withdrawn.json()
+    assert withdrawn.json()["withdrawn_at"] is not None
+    again = api.post(f"/api/runs/{first['id']}/withdraw/")
+    assert again.status_code == 409
+    assert "withdrawn already" in again.json()["detail"]
+    second = api.post(url, {"method": "greedy", "round": True, "budget": 4, "seed": 0})
+    assert second.status_code == 202, second.json()
+    assert second.json()["round_start"]["pending"] == 0
+    assert second.json()["round_start"]["pending_runs"] == []
+    whole = api.post(url, {"method": "greedy"}).json()
+    execute(whole["id"])
+    assert api.post(f"/api/runs/{whole['id']}/withdraw/").status_code == 409
+
+
 @pytest.mark.parametrize(
     ("payload", "field", "message"),
     [

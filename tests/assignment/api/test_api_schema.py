@@ -33,6 +33,7 @@ def test_the_schema_validates_without_warnings(tmp_path):
         "/api/runs/",
         "/api/runs/{run_id}/",
         "/api/runs/{run_id}/cancel/",
+        "/api/runs/{run_id}/withdraw/",
         "/api/runs/{run_id}/assignment/",
         "/api/comparisons/{comparison_id}/",
         "/healthz",
