@@ -616,6 +616,13 @@ class RoundPreviewQuerySerializer(serializers.Serializer):
         max_value=MAX_COUNT,
         help_text="The round's budget; default what remains of the project's budget.",
     )
+    rounds_left = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=100,
+        help_text="As a round's: rounds to go, this one included. Above 1 the preview is this "
+        "round's layers of greedy's plan for all of them; default 1, the last round.",
+    )
 
     def validate_target_posterior(self, value: float) -> float:
         if value <= 0.5:
@@ -638,6 +645,9 @@ class RoundPreviewSerializer(serializers.Serializer):
         help_text="Tasks the round may assign (below the target, room under their cap)."
     )
     budget = serializers.IntegerField(help_text="Pairs the round may assign.")
+    rounds_left = serializers.IntegerField(
+        help_text="Rounds to go the round was previewed for (1: the last round)."
+    )
     pending = serializers.IntegerField(
         help_text="Pairs of earlier rounds awaiting their answers: counted as spent (budget, "
         "caps, not assigned again) and left out of the expected accuracy (conservative)."

@@ -27,7 +27,7 @@ from assignment.models import Answer, Project
 from assignment.selectors import rounds_counted, run_readiness
 from assignment.services.problems import _problem_input_rows
 from assignment.services.rounds import _round_refusal
-from assignment.services.runs import _caps_or_defaults, _next_round_plan
+from assignment.services.runs import _caps_or_defaults, _next_round_plan, _round_layers
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +72,7 @@ class RoundPreview:
     seconds: float | None = None
     dawid_skene: bool = False
     target_posterior: float | None = None
+    rounds_left: int = 1  # above 1: this round's layers of a plan for all of them
 
     @property
     def gain(self) -> float | None:
@@ -91,9 +92,12 @@ def round_preview(
     project: Project,
     target_posterior: float | None = None,
     budget: int | None = None,
+    rounds_left: int = 1,
 ) -> RoundPreview:
     """The expected gain of the next round under the project's defaults (``budget``: this
-    round's, by default what remains of the project's; ``target_posterior`` as a round's).
+    round's, by default what remains of the project's; ``target_posterior`` and
+    ``rounds_left`` as a round's: above 1, the round's layers of greedy's plan for all the
+    rounds to go, as a round with rounds to go takes them).
 
     Never raises for the project's state: a project that cannot run, has nothing left to do,
     is too large or whose data cannot be read gets a preview with that ``status`` and a
@@ -111,14 +115,22 @@ def round_preview(
             "the round to see what it gains",
         )
     key = _preview_cache_key(
-        project=project, matrix_id=matrix.pk, target_posterior=target_posterior, budget=budget
+        project=project,
+        matrix_id=matrix.pk,
+        target_posterior=target_posterior,
+        budget=budget,
+        rounds_left=rounds_left,
     )
     cached = _cache_call(cache.get, key)
     if cached is not None:
         return RoundPreview(**cached)
     try:
         preview = _preview_compute(
-            project=project, matrix=matrix, target_posterior=target_posterior, budget=budget
+            project=project,
+            matrix=matrix,
+            target_posterior=target_posterior,
+            budget=budget,
+            rounds_left=rounds_left,
         )
     except Exception as exc:  # advisory: a failed preview must not break the page or the API
         logger.exception("round preview of project %s failed", project.pk)
@@ -138,7 +150,9 @@ def _cache_call(method, *arguments):
         return None
 
 
-def _preview_compute(*, project: Project, matrix, target_posterior, budget) -> RoundPreview:
+def _preview_compute(
+    *, project: Project, matrix, target_posterior, budget, rounds_left: int
+) -> RoundPreview:
     per_worker = _caps_or_defaults(project, None, None)[1]
     try:
         plan = _next_round_plan(
@@ -161,6 +175,7 @@ def _preview_compute(*, project: Project, matrix, target_posterior, budget) -> R
         "accuracy_now": nxt.accuracy_now,
         "dawid_skene": nxt.confusion is not None,
         "target_posterior": target_posterior,
+        "rounds_left": rounds_left,
     }
     refusal = _round_refusal(
         plan, budget=round_budget, target_accuracy=None, max_tasks_per_worker=per_worker
@@ -180,17 +195,26 @@ def _preview_compute(*, project: Project, matrix, target_posterior, budget) -> R
         nxt = dataclasses.replace(nxt, budget=round_budget)
     start = time.perf_counter()
     result = solve(nxt.problem, method=PREVIEW_METHOD, seed=0)
+    accuracy, n_assigned = float(result.expected_accuracy), int(result.rows.size)
+    if rounds_left > 1:
+        take, accuracy, _ = _round_layers(nxt, result, rounds_left=rounds_left, seed=0)
+        n_assigned = int(take.sum())
     return RoundPreview(
         status="ok",
-        expected_accuracy=float(result.expected_accuracy),
-        n_assigned=int(result.rows.size),
+        expected_accuracy=float(accuracy),
+        n_assigned=n_assigned,
         seconds=time.perf_counter() - start,
         **state,
     )
 
 
 def _preview_cache_key(
-    *, project: Project, matrix_id: int, target_posterior: float | None, budget: int | None
+    *,
+    project: Project,
+    matrix_id: int,
+    target_posterior: float | None,
+    budget: int | None,
+    rounds_left: int = 1,
 ) -> str:
     """The cache key of a preview: a digest of every input its round reads but the quality
     matrix's values (its id stands for them: a stored matrix is never changed, only replaced
@@ -219,6 +243,7 @@ def _preview_cache_key(
         matrix_id,
         target_posterior,
         budget,
+        rounds_left,
         PREVIEW_METHOD,
     ]
     digest.update(repr(options).encode())

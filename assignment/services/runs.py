@@ -126,8 +126,7 @@ def _run_solve(run: AssignmentRun, progress) -> tuple[AssignmentProblem, SolveRe
     plan = solve(nxt.problem, **arguments)
     if (run.rounds_left or 1) == 1:
         return nxt.problem, dataclasses.replace(plan, message=plan.message + _pending_note(nxt))
-    take = nxt.take_layers(plan.assignment, rounds_left=run.rounds_left)
-    accuracy, error = evaluate(nxt.problem, take, seed=run.seed)
+    take, accuracy, error = _round_layers(nxt, plan, rounds_left=run.rounds_left, seed=run.seed)
     message = (
         f"{plan.message}; planned {int(plan.assignment.sum()):,} pairs for {run.rounds_left} "
         f"rounds, this one takes {int(take.sum()):,} of them in layers{_pending_note(nxt)}"
@@ -142,6 +141,16 @@ def _run_solve(run: AssignmentRun, progress) -> tuple[AssignmentProblem, SolveRe
         message=message,
     )
     return nxt.problem, result
+
+
+def _round_layers(nxt: NextRound, plan: SolveResult, *, rounds_left: int, seed):
+    """What a round with ``rounds_left`` rounds to go takes of ``plan`` (its problem's plan
+    for all of them, :meth:`~assignment.engine.rounds.NextRound.take_layers`), and that
+    assignment's expected accuracy and its standard error (None when exact): the one rule for
+    a round that runs and one previewed."""
+    take = nxt.take_layers(plan.assignment, rounds_left=rounds_left)
+    accuracy, error = evaluate(nxt.problem, take, seed=seed)
+    return take, accuracy, error
 
 
 def _pending_note(nxt: NextRound) -> str:

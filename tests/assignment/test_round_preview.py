@@ -28,6 +28,17 @@ def test_the_preview_gain_is_what_a_greedy_next_round_achieves(after_a_round):
     assert preview.answers == run.round_start["answers"]
 
 
+def test_a_preview_with_rounds_to_go_is_the_layers_a_round_with_them_takes(after_a_round):
+    last = services.round_preview(project=after_a_round)
+    preview = services.round_preview(project=after_a_round, rounds_left=3)
+    assert preview.status == "ok", preview.message
+    assert preview.rounds_left == 3
+    run = executed(queued_round(after_a_round, rounds_left=3, seed=0))
+    assert preview.expected_accuracy == pytest.approx(run.expected_accuracy, abs=1e-12)
+    assert preview.n_assigned == run.n_assigned < last.n_assigned
+    assert preview.gain < last.gain  # one layer of three rounds' plan gains less than all
+
+
 def test_a_round_budget_and_a_target_posterior_are_the_rounds(after_a_round):
     preview = services.round_preview(project=after_a_round, budget=5, target_posterior=0.9)
     run = executed(queued_round(after_a_round, budget=5, target_posterior=0.9))
@@ -71,6 +82,7 @@ def test_the_preview_is_cached_under_what_it_depends_on(after_a_round):
     assert cache.get(before)["status"] == "ok"
     assert key_of(after_a_round, target_posterior=0.9) != before
     assert key_of(after_a_round, budget=3) != before
+    assert key_of(after_a_round, rounds_left=2) != before
     services.project_update(project=after_a_round, default_budget=30)
     after_a_round.refresh_from_db()
     after = key_of(after_a_round)

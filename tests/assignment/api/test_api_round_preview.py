@@ -33,10 +33,22 @@ def test_the_rounds_options_are_taken_and_checked(api, filled_project):
     assert body["budget"] == 1
     assert body["n_assigned"] <= 1
     assert body["target_posterior"] == 0.99
-    bad = api.get(url(filled_project), {"target_posterior": 0.5, "budget": -1})
+    bad = api.get(url(filled_project), {"target_posterior": 0.5, "budget": -1, "rounds_left": 0})
     assert bad.status_code == 400
     assert "target_posterior" in bad.json()["detail"]
     assert "budget" in bad.json()["detail"]
+    assert "rounds_left" in bad.json()["detail"]
+
+
+def test_a_preview_for_rounds_to_go_is_one_layer_of_their_plan(api, filled_project):
+    last = api.get(url(filled_project)).json()
+    layered = api.get(url(filled_project), {"rounds_left": 3}).json()
+    assert layered["status"] == "ok", layered["message"]
+    assert layered["rounds_left"] == 3
+    assert last["rounds_left"] == 1
+    service = services.round_preview(project=filled_project, rounds_left=3)
+    assert layered["gain"] == pytest.approx(service.gain, abs=1e-12)
+    assert layered["n_assigned"] <= last["n_assigned"]
 
 
 def test_a_stale_matrix_and_nothing_to_do_are_statuses_not_errors(api, filled_project):
