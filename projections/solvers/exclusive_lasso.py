@@ -84,7 +84,10 @@ def _check_views(labels, size: int) -> tuple[np.ndarray, ...]:
         return tuple(views_from_groups(labels[0]))
     if len(labels) == 0:
         raise ValueError("labels: give at least one view (an array of group labels)")
-    return tuple(_check_labels(lab, size) for lab in labels)
+    views = tuple(_check_labels(lab, size) for lab in labels)
+    # a view with no group adds nothing to the penalty; dropping it keeps one real view exact
+    kept = tuple(lab for lab in views if np.any(lab >= 0))
+    return kept or views[:1]
 
 
 def views_from_groups(groups, n_features: int | None = None) -> list[np.ndarray]:
@@ -235,7 +238,8 @@ def prox_exclusive_lasso_overlapping(
     much below ``1e-8 ||v||``; once it is down to that rounding level (``64 eps`` times the sum
     of the absolute values of its terms) the loop also stops when a sweep moves ``x`` by at
     most ``tol * ||v||`` (not a certificate, but the sweeps converge linearly in practice), or
-    when a sweep changes nothing. With one view the first sweep is exact.
+    when a sweep changes nothing. Views without any group are dropped; with one view left the
+    result is the closed form, exactly.
 
     Parameters
     ----------
@@ -253,7 +257,7 @@ def prox_exclusive_lasso_overlapping(
         Maximum number of sweeps; a ``RuntimeWarning`` is issued if they run out.
     full_output : bool, default False
         Also return a dict with ``gap``, ``sweeps``, ``converged`` and ``duals`` (the ``u_k``,
-        each of shape (p,)).
+        each of shape (p,), one per view that has a group: views with none are dropped).
 
     Returns
     -------

@@ -216,6 +216,16 @@ def test_two_views_penalise_more_than_rows_alone_and_the_objective_never_increas
     assert rows.details == {"n_views": 1, "returned_iteration": rows.iterations}
 
 
+def test_the_solver_with_one_trivial_view_is_the_rows_only_solver_exactly():
+    loss, (rows, _) = _tiny_problem(LeastSquares, seed=2)
+    none = np.full(12, -1)
+    one = exclusive_lasso(loss, rows, lam=0.3)
+    two = exclusive_lasso(loss, rows, none, lam=0.3)
+    np.testing.assert_array_equal(two.solution, one.solution)
+    np.testing.assert_array_equal(two.history, one.history)
+    assert two.details["n_views"] == 1
+
+
 def test_overlapping_groups_and_their_views_give_the_same_fit():
     loss, views = _tiny_problem(LeastSquares, seed=1)
     groups = OverlappingGroups(_groups_of(*views), 12)
