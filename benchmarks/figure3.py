@@ -10,9 +10,10 @@ What it generates (per trial ``t`` and number of samples ``n``, from
   matrix ``X_i``, labelled ``y_i = sign(<X_i, w*>)`` (0 counted as 1; no label noise).
 
 Methods: those of Figure 2 (``figure2.fit_all``: IHT and GradMP with the overall, row, column
-and TVCS constraint sets, and exclusive LASSO), with the squared hinge loss
-``(1/n) sum_i max(0, 1 - y_i <X_i, w>)^2`` (``projections.solvers.SquaredHinge``), every result
-projected onto all the constraints before it is scored. Metrics: support recall, exact-support
+and TVCS constraint sets, and exclusive LASSO over rows and columns, the paper's, and over rows
+only), with the squared hinge loss ``(1/n) sum_i max(0, 1 - y_i <X_i, w>)^2``
+(``projections.solvers.SquaredHinge``), every result projected onto all the constraints before
+it is scored. Metrics: support recall, exact-support
 rate and the error rate on the test samples; mean and standard deviation over ``--trials``.
 
 Real-data extra (``--digits``, offline): scikit-learn's bundled ``load_digits`` (8 x 8 images),

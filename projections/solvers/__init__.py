@@ -8,7 +8,9 @@
 * :func:`group_iht` — IHT and IHT-FC (fully corrective) with the greedy projection onto
   overlapping group sparsity, :func:`group_projection` (Jain, Rao & Dhillon, NIPS 2016).
 * :func:`exclusive_lasso` — the convex baseline of section 5.1: proximal gradient (FISTA) on
-  ``f(w) + lam/2 sum_g ||w_g||_1^2`` with the closed-form :func:`prox_exclusive_lasso`.
+  ``f(w) + lam/2 sum_g ||w_g||_1^2`` with the closed-form :func:`prox_exclusive_lasso` for
+  disjoint groups, or :func:`prox_exclusive_lasso_overlapping` (an iterative, certified prox)
+  for overlapping ones such as the rows and the columns of a matrix.
 * :func:`dual_averaging` — online dual averaging with a hard-thresholding projection (DA-IHT),
   and :func:`graph_da` with head and tail projections onto connected supports (GraphDA; Zhou,
   Chen & Ying, KDD 2019).
@@ -40,6 +42,8 @@ from projections.solvers.exclusive_lasso import (
     exclusive_lasso,
     exclusive_lasso_penalty,
     prox_exclusive_lasso,
+    prox_exclusive_lasso_overlapping,
+    views_from_groups,
 )
 from projections.solvers.gradmp import gradmp
 from projections.solvers.group_iht import group_iht, group_projection
@@ -82,6 +86,8 @@ __all__ = [
     "group_projection",
     "iht",
     "prox_exclusive_lasso",
+    "prox_exclusive_lasso_overlapping",
     "stochastic_iht",
     "tvcs_projection",
+    "views_from_groups",
 ]
