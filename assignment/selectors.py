@@ -1,4 +1,5 @@
-"""Reads: the numbers the admin (and later the API) shows, computed in one place.
+"""Reads: the numbers the admin, the API and the pages show, and the engine problem a run
+solves (:func:`project_problem`), computed in one place.
 
 Selectors only read. Each takes keyword-only arguments and returns either a queryset (for
 lists the caller paginates) or a frozen dataclass (for summaries the caller renders).
@@ -29,6 +30,7 @@ from django.db.models.functions import Coalesce
 from rest_framework.authtoken.models import Token
 
 from assignment.answers import AnswersInHand, answers_in_hand, positions
+from assignment.engine import AssignmentProblem
 from assignment.engine.aggregate import aggregate_pairs
 from assignment.engine.confusion import confusion_posterior
 from assignment.engine.multiclass import aggregate_multiclass
@@ -549,6 +551,85 @@ def fitting_confusion(*, project: Project, matrix: QualityMatrix) -> np.ndarray 
     if confusion is None or confusion.shape[1:] != (k, k):
         return None
     return confusion
+
+
+#: The columns of a project's workers that its problem reads (:func:`project_problem`), and of
+#: its tasks but their prior (:func:`_problem_task_columns`): a column added to what the problem
+#: reads belongs here too, for :func:`project_problem_inputs`.
+PROBLEM_WORKER_COLUMNS = ("pk", "max_tasks", "active")
+PROBLEM_TASK_COLUMNS = ("pk", "max_workers")
+
+
+def _problem_task_columns(project: Project) -> tuple[str, ...]:
+    """:data:`PROBLEM_TASK_COLUMNS` and the prior column the problem reads for the project's
+    labels (:func:`~assignment.priors.task_priors`: ``prior`` for two, ``label_prior`` for
+    more)."""
+    return (*PROBLEM_TASK_COLUMNS, "prior" if len(project.labels) == 2 else "label_prior")
+
+
+def project_problem_inputs(*, project: Project) -> tuple[list, list]:
+    """The project's workers' :data:`PROBLEM_WORKER_COLUMNS` and tasks'
+    :func:`_problem_task_columns`, by primary key: every per-worker and per-task value its
+    problem reads (not the quality matrix), for a cache key that changes whenever the problem
+    may (the round preview's)."""
+    workers = (
+        Worker.objects.filter(project=project).order_by("pk").values_list(*PROBLEM_WORKER_COLUMNS)
+    )
+    tasks = Task.objects.filter(project=project).order_by("pk")
+    return list(workers), list(tasks.values_list(*_problem_task_columns(project)))
+
+
+def project_problem(
+    *,
+    project: Project,
+    matrix: QualityMatrix,
+    budget: int,
+    max_workers_per_task: int,
+    max_tasks_per_worker: int,
+    confusion: np.ndarray | None = None,
+) -> AssignmentProblem:
+    """The engine problem of ``matrix`` with per-worker and per-task data.
+
+    Quality is the matrix's :meth:`~QualityMatrix.quality_form` (the table of a matrix stored
+    by category, never expanded). Workers who cannot work (inactive, or deleted since the
+    matrix was made) get a per-worker cap of 0 and tasks deleted since a per-task cap of 0: the
+    feasible assignments of an eligibility mask, without a workers x tasks array (the upper
+    bound, which drops the per-worker caps, leaves workers with a cap of 0 out). Workers' and
+    tasks' own caps and priors override the given defaults. With ``confusion`` (the matrix's
+    Dawid–Skene matrices, shape (n_workers, K, K)) the problem is chosen and scored under them
+    (docs/design.md#under-confusion-matrices).
+    """
+    worker_ids, task_ids = matrix.worker_ids, matrix.task_ids
+    workers = {
+        pk: (max_tasks, active)
+        for pk, max_tasks, active in Worker.objects.filter(pk__in=worker_ids.tolist()).values_list(
+            *PROBLEM_WORKER_COLUMNS
+        )
+    }
+    tasks = dict(Task.objects.filter(pk__in=task_ids.tolist()).values_list(*PROBLEM_TASK_COLUMNS))
+    usable = np.array([workers.get(pk, (None, False))[1] for pk in worker_ids.tolist()], bool)
+    per_worker = np.array(
+        [
+            max_tasks_per_worker if workers.get(pk, (None,))[0] is None else workers[pk][0]
+            for pk in worker_ids.tolist()
+        ],
+        dtype=np.int64,
+    )
+    per_worker[~usable] = 0
+    per_task = np.array(
+        [max_workers_per_task if tasks.get(pk) is None else tasks[pk] for pk in task_ids.tolist()],
+        dtype=np.int64,
+    )
+    per_task[[pk not in tasks for pk in task_ids.tolist()]] = 0
+    return AssignmentProblem(
+        matrix.quality_form(),
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=per_worker,
+        budget=budget,
+        prior=task_priors(project=project, task_ids=task_ids),
+        n_labels=len(project.labels),
+        confusion=confusion,
+    )
 
 
 def largest_task_cap(*, project: Project, default: int) -> int:

@@ -24,8 +24,7 @@ from django.db.models import Count, Max
 from assignment.engine import solve
 from assignment.errors import DomainError
 from assignment.models import Answer, Project
-from assignment.selectors import rounds_counted, run_readiness
-from assignment.services.problems import _problem_input_rows
+from assignment.selectors import project_problem_inputs, rounds_counted, run_readiness
 from assignment.services.rounds import _round_refusal
 from assignment.services.runs import _caps_or_defaults, _next_round_plan, _round_layers
 
@@ -219,14 +218,14 @@ def _preview_cache_key(
     """The cache key of a preview: a digest of every input its round reads but the quality
     matrix's values (its id stands for them: a stored matrix is never changed, only replaced
     by a newer one). The project's own fields (defaults, labels); every worker's and task's
-    values the problem reads (:func:`~assignment.services.problems._problem_input_rows`: caps,
+    values the problem reads (:func:`~assignment.selectors.project_problem_inputs`: caps,
     activity, priors, by primary key, so a re-upload that keeps their sums still changes it);
     every answer's label in id order with the answers' count and largest id (ids are never
     reused and an answer's worker and task never change, so these are the answers; an upload
     may change a label in place); the rounds whose pairs count and their status (the pending
     pairs, :func:`~assignment.selectors.rounds_counted`); and the round's options. A cache hit
     reads these rows, not the matrix (``benchmarks/round_preview.py``)."""
-    workers, tasks = _problem_input_rows(project=project)
+    workers, tasks = project_problem_inputs(project=project)
     # By the worker's project: the same answers, and the cheaper join for this read.
     answers = Answer.objects.filter(worker__project=project).order_by("pk")
     rounds = rounds_counted(project=project).order_by("pk")

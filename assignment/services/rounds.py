@@ -30,8 +30,12 @@ from assignment.models import (
     QualityMatrix,
     RunStatus,
 )
-from assignment.selectors import fitting_confusion, pending_pairs, rounds_counted
-from assignment.services.problems import _project_problem
+from assignment.selectors import (
+    fitting_confusion,
+    pending_pairs,
+    project_problem,
+    rounds_counted,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +59,7 @@ def _round_plan(
 ) -> _RoundPlan:
     """The round from the answers in hand; on Dawid–Skene quality (matrices that fit the
     labels), its posteriors are the matrices', as when the round computes."""
-    problem = _project_problem(
+    problem = project_problem(
         project=project,
         matrix=matrix,
         budget=project_budget,

@@ -46,9 +46,9 @@ from assignment.models import (
 from assignment.selectors import (
     fitting_confusion,
     largest_task_cap,
+    project_problem,
     run_readiness,
 )
-from assignment.services.problems import _project_problem
 from assignment.services.rounds import _next_round, _round_plan, _round_start, _RoundPlan
 
 logger = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def _run_problem(run: AssignmentRun) -> AssignmentProblem:
 def _whole_problem(run: AssignmentRun, *, under_confusion: bool = False) -> AssignmentProblem:
     """The project's problem for ``run``; with ``under_confusion``, with the quality's
     Dawid–Skene matrices when it has matrices that fit (:func:`_fitting_confusion`)."""
-    return _project_problem(
+    return project_problem(
         project=run.project,
         matrix=run.quality_matrix,
         budget=run.budget,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from project_data import answer_every_pair, executed, import_text, make_project, queued_round
 
-from assignment import services
+from assignment import selectors, services
 from assignment.engine import METHODS, expected_accuracy
 from assignment.engine.aggregate import aggregate
 from assignment.errors import RunStateError, RunValidationError
@@ -18,7 +18,6 @@ from assignment.models import (
     Task,
     Worker,
 )
-from assignment.services.problems import _project_problem
 
 pytestmark = pytest.mark.django_db
 
@@ -374,7 +373,7 @@ def test_a_project_of_three_labels_hands_the_engine_each_tasks_prior_distributio
     )
     import_text(project, "quality", "worker_id,category,quality\nw1,x,0.7\nw2,x,0.8\n")
     matrix = QualityMatrix.objects.get(project=project)
-    problem = _project_problem(
+    problem = selectors.project_problem(
         project=project, matrix=matrix, budget=4, max_workers_per_task=2, max_tasks_per_worker=2
     )
     assert problem.n_labels == 3
