@@ -102,9 +102,9 @@ def database_from_url(url: str, *, name: str = "DATABASE_URL") -> dict:
             "NAME": path,
             "OPTIONS": SQLITE_OPTIONS,
             # A thread keeps its connection across requests for a minute, as on PostgreSQL:
-            # opening one (the file, the pragmas, Django's SQL functions) costs ~0.6 ms, as
-            # much as the rest of a status poll's queries. runserver closes it with the
-            # client's connection.
+            # opening one (the file, the pragmas, Django's SQL functions) costs as much as
+            # the rest of a status poll's queries. runserver closes it with the client's
+            # connection.
             "CONN_MAX_AGE": SQLITE_CONN_MAX_AGE,
         }
     if parts.scheme in {"postgres", "postgresql"}:

@@ -118,7 +118,8 @@ def scale_to_optimum(problem: Problem, cg: CandidateGraph, s: Scaling) -> None:
 
 def _phases(problem: Problem, cg: CandidateGraph, s: Scaling) -> None:
     """Refine from ``s.eps`` down to eps 1, adding the certificate's violators after each."""
-    # Locals bound once: this loop runs some ten times per call, for as little as 10 us each.
+    # Locals bound once: this loop runs some ten times per call and a pass can be short
+    # enough on small inputs for attribute look-ups to show.
     n_nodes, top_cost = problem.n_nodes, problem.top_cost
     alpha, active = levers.ALPHA, levers.ACTIVE
     price, excess = s.price, s.excess  # (updated in place; cg.graph may be rebuilt)
