@@ -33,8 +33,8 @@ logger = logging.getLogger(__name__)
 #: The method the preview plans the round with.
 PREVIEW_METHOD = "greedy"
 #: A round whose problem has more (worker, task) pairs than this is not previewed: greedy's
-#: time grows with the pairs and the budget, and the page must not wait on it (measured in
-#: the README: 0.03 s at 100 x 1,000 and 1 s at 200 x 10,000, 2,000,000 pairs, on one core).
+#: time grows with the pairs and the budget, and the page must not wait on it
+#: (``python benchmarks/round_preview.py`` measures it; the README quotes its figures).
 PREVIEW_MAX_PAIRS = 5_000_000
 #: A quality matrix larger than this (workers x tasks) is not even read into a round: building
 #: the round's problem alone would take seconds and its n x m arrays hundreds of megabytes.
