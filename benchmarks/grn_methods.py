@@ -324,7 +324,8 @@ def mutual_information(X, Y=None, *, estimator: str = "spearman", n_bins=None) -
     estimator : {"spearman", "gaussian", "miller-madow"}
         ``"gaussian"``: the bivariate normal's closed form ``I = -1/2 log(1 - rho^2)`` with the
         Pearson correlation ``rho``; ``"spearman"``: the same with Spearman's rank correlation
-        (MINET's default estimator, Meyer et al. 2008; invariant to monotone transforms);
+        (MINET's default estimator, Meyer et al. 2008; invariant to monotone transforms; for a
+        Gaussian pair Spearman's is ``(6 / pi) arcsin(rho / 2)``, so it reads a little low);
         ``"miller-madow"``: equal-frequency discretisation of each variable into ``n_bins``
         bins and ``I = H(X) + H(Y) - H(X, Y)``, each entropy the plug-in estimate plus the
         Miller-Madow bias correction ``(K - 1) / (2 m)``, ``K`` the non-empty cells (Paninski
@@ -570,10 +571,11 @@ def stability_selection(
             b = y[half] - y[half].mean()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                _, _, coefs = lars_path(A, b, method="lar", max_iter=n_steps)
-            taken = coefs.shape[1] - 1  # LARS may stop early (fewer samples than steps)
-            for k in range(1, n_steps + 1):
-                counts += coefs[:, min(k, taken)] != 0
+                _, active, _ = lars_path(A, b, method="lar", max_iter=n_steps)
+            # active lists the features in their order of entry; LARS may stop before
+            # n_steps entries (residual exhausted), then the later steps add nothing
+            for k, j in enumerate(active[:n_steps]):
+                counts[j] += n_steps - k  # among the first k' selected for k' = k+1..n_steps
     return counts / (2 * n_runs * n_steps)
 
 

@@ -28,7 +28,13 @@ def test_a_baseline_ahead_on_auc_is_named_with_its_paired_difference():
 
 
 @pytest.mark.parametrize(
-    ("argv", "name"), [(["--networks", "1"], "--networks"), (["--skip", "LASSO"], "--skip")]
+    ("argv", "name"),
+    [
+        (["--networks", "1"], "--networks"),
+        (["--skip", "LASSO"], "--skip"),
+        (["--tigress-runs", "0"], "--tigress-runs"),
+        (["--mi-estimator", "ksg"], "--mi-estimator"),
+    ],
 )
 def test_bad_options_are_refused_naming_them(argv, name, capsys):
     with pytest.raises(SystemExit):
