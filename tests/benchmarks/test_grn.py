@@ -40,3 +40,14 @@ def test_bad_options_are_refused_naming_them(argv, name, capsys):
     with pytest.raises(SystemExit):
         main(argv)
     assert name in capsys.readouterr().err
+
+
+def test_aracne_predicts_only_the_pairs_its_pruning_keeps():
+    from grn import METHODS
+
+    rng = np.random.default_rng(0)
+    series = rng.standard_normal((2, 20, 6))
+    edges, scores, loss = METHODS["ARACNE"](series, 25)
+    assert loss is None
+    assert edges.sum() < 25  # the pruning left fewer than 25 pairs
+    assert np.all(scores[edges] > 0)
