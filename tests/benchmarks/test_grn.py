@@ -17,6 +17,8 @@ def _results(tvcs_auc, baseline_auc):
 def test_the_ordering_holds_when_tvcs_leads_on_both_metrics():
     lines = ordering_check(_results([0.9, 0.8, 0.85], [0.6, 0.7, 0.65]))
     assert all("best: holds" in line for line in lines)
+    auc_line = next(line for line in lines if "AUC" in line)
+    assert "next PCC (0.650; paired difference +0.200 ± 0.100, TVCS ahead on 3 of 3)" in auc_line
 
 
 def test_a_baseline_ahead_on_auc_is_named_with_its_paired_difference():
