@@ -32,8 +32,8 @@ over ``--networks`` networks (network ``k`` from ``np.random.default_rng([seed, 
 
 Run::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
-        nice -n 10 python benchmarks/grn.py --networks 10 --out docs/benchmarks/grn.md
+    export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+    nice -n 10 python benchmarks/grn.py --networks 10 --out docs/benchmarks/grn.md
 
 (one BLAS thread: on 2 shared cores numpy's default threads made the run 6 times slower).
 """
