@@ -34,12 +34,22 @@ from projections.cardinality import project_top_k
 from projections.solvers import LeastSquares, gradmp, iht, tvcs_projection
 
 __all__ = [
+    "MI_ESTIMATORS",
     "Inferred",
+    "aracne",
+    "aracne_from_mi",
+    "clr",
+    "clr_from_mi",
     "dbn_loss",
     "genie3",
     "lagged_correlation",
+    "mrnet",
+    "mrnet_from_mi",
+    "mutual_information",
     "partial_correlation",
     "pearson_correlation",
+    "stability_selection",
+    "tigress",
     "top_scores",
     "true_support_loss",
     "tvcs_network",
@@ -240,4 +250,364 @@ def genie3(series, *, n_trees: int = 100, seed: int = 0) -> np.ndarray:
             "RF", kwargs, levels, names, names[i], levels[:, i], seed=seed
         )
         scores[i, links["TF"].astype(int).to_numpy()] = links["importance"].to_numpy()
+    return scores
+
+
+# --- Mutual-information and stability-selection baselines (the paper's Table 1) -------------
+#
+# CLR, ARACNE and MRNET (the network method MINET, the R package the paper cites as "MINET",
+# runs by default) score pairs of genes by their mutual information; TIGRESS by stability
+# selection with randomised LARS. As published, all four score *simultaneous* expression (every
+# series' time points pooled as samples), as GENIE3 and PCC do above; ``lag=True`` scores a
+# target's level at ``t + 1`` against its candidate regulators' at ``t`` instead, the DBN's
+# pairing (the benchmark runs both). Every score matrix has the target on rows and the regulator
+# on columns, zero diagonal.
+
+MI_ESTIMATORS = ("spearman", "gaussian", "miller-madow")
+
+
+def _pairing(series, lag: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Regulators' levels ``X`` and targets' levels ``Y``, ``(m, n)`` each."""
+    series = _check_series(series)
+    if lag:
+        return _lagged(series)
+    levels = series.reshape(-1, series.shape[2])
+    return levels, levels
+
+
+def _gaussian_mi(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """``-1/2 log(1 - rho^2)``, ``rho`` the Pearson correlation of ``Y[:, i]`` and ``X[:, j]``."""
+    Xc = (X - X.mean(axis=0)) / X.std(axis=0)
+    Yc = (Y - Y.mean(axis=0)) / Y.std(axis=0)
+    rho2 = np.minimum((Yc.T @ Xc / X.shape[0]) ** 2, 1.0 - 1e-12)
+    return -0.5 * np.log1p(-rho2)
+
+
+def _equal_frequency_bins(X: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin ``0..n_bins-1`` of each entry by its column rank (ties share the lowest rank's bin)."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(X, method="min", axis=0) - 1  # 0 .. m-1
+    return np.minimum((ranks * n_bins) // X.shape[0], n_bins - 1).astype(np.int64)
+
+
+def _miller_madow_entropy(counts: np.ndarray, m: int) -> np.ndarray:
+    """Plug-in entropy (nats) plus ``(K - 1) / (2 m)``, ``K`` the non-empty cells; last axis."""
+    p = counts / m
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plug_in = -np.sum(np.where(counts > 0, p * np.log(p), 0.0), axis=-1)
+    return plug_in + ((counts > 0).sum(axis=-1) - 1) / (2.0 * m)
+
+
+def _miller_madow_mi(X: np.ndarray, Y: np.ndarray, n_bins: int) -> np.ndarray:
+    m = X.shape[0]
+    bx, by = _equal_frequency_bins(X, n_bins), _equal_frequency_bins(Y, n_bins)
+    hx = _miller_madow_entropy(np.stack([np.bincount(c, minlength=n_bins) for c in bx.T]), m)
+    hy = _miller_madow_entropy(np.stack([np.bincount(c, minlength=n_bins) for c in by.T]), m)
+    out = np.empty((Y.shape[1], X.shape[1]))
+    for i in range(Y.shape[1]):
+        cells = by[:, i, None] * n_bins + bx  # (m, n_X): the joint cell of each sample
+        joint = np.stack([np.bincount(c, minlength=n_bins * n_bins) for c in cells.T])
+        out[i] = hy[i] + hx - _miller_madow_entropy(joint, m)
+    return out
+
+
+def mutual_information(X, Y=None, *, estimator: str = "spearman", n_bins=None) -> np.ndarray:
+    """Mutual information (nats) of every column of ``Y`` with every column of ``X``.
+
+    Parameters
+    ----------
+    X : ndarray, shape (m, n_X)
+        Samples on rows (e.g. the regulators' levels).
+    Y : ndarray, shape (m, n_Y), optional
+        Defaults to ``X`` (then the result is symmetric; its diagonal is set to zero).
+    estimator : {"spearman", "gaussian", "miller-madow"}
+        ``"gaussian"``: the bivariate normal's closed form ``I = -1/2 log(1 - rho^2)`` with the
+        Pearson correlation ``rho``; ``"spearman"``: the same with Spearman's rank correlation
+        (MINET's default estimator, Meyer et al. 2008; invariant to monotone transforms; for a
+        Gaussian pair Spearman's is ``(6 / pi) arcsin(rho / 2)``, so it reads a little low);
+        ``"miller-madow"``: equal-frequency discretisation of each variable into ``n_bins``
+        bins and ``I = H(X) + H(Y) - H(X, Y)``, each entropy the plug-in estimate plus the
+        Miller-Madow bias correction ``(K - 1) / (2 m)``, ``K`` the non-empty cells (Paninski
+        2003, Neural Computation 15:1191). It can be slightly negative.
+    n_bins : int, optional
+        For ``"miller-madow"``; default ``max(2, floor(sqrt(m)))`` (MINET's default).
+
+    Returns
+    -------
+    ndarray, shape (n_Y, n_X)
+        ``mi[i, j] = I(Y_i; X_j)``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    same = Y is None
+    Y = X if same else np.asarray(Y, dtype=np.float64)
+    if X.ndim != 2 or Y.ndim != 2 or X.shape[0] != Y.shape[0] or X.shape[0] < 3:
+        raise ValueError(
+            "X and Y must be 2-D with the same number (>= 3) of samples on rows, "
+            f"got shapes {X.shape} and {Y.shape}"
+        )
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(Y))):
+        raise ValueError("X and Y must be finite")
+    if np.any(np.ptp(X, axis=0) == 0) or np.any(np.ptp(Y, axis=0) == 0):
+        raise ValueError("every variable must vary: a constant column has no correlation")
+    if estimator not in MI_ESTIMATORS:
+        raise ValueError(f"estimator must be one of {MI_ESTIMATORS}, got {estimator!r}")
+    m = X.shape[0]
+    if estimator == "gaussian":
+        mi = _gaussian_mi(X, Y)
+    elif estimator == "spearman":
+        from scipy.stats import rankdata
+
+        mi = _gaussian_mi(rankdata(X, axis=0), rankdata(Y, axis=0))
+    else:
+        n_bins = max(2, int(np.sqrt(m))) if n_bins is None else n_bins
+        if isinstance(n_bins, bool) or not isinstance(n_bins, Integral) or n_bins < 2:
+            raise ValueError(f"n_bins must be an integer >= 2, got {n_bins!r}")
+        mi = _miller_madow_mi(X, Y, int(n_bins))
+    if same:
+        mi = 0.5 * (mi + mi.T)
+        np.fill_diagonal(mi, 0.0)
+    return mi
+
+
+def _check_square(matrix, name: str) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] < 3:
+        raise ValueError(f"{name} must be a square matrix of at least 3 genes, got {matrix.shape}")
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError(f"{name} must be finite")
+    return matrix
+
+
+def clr_from_mi(mi) -> np.ndarray:
+    """CLR scores (Faith et al. 2007, PLoS Biology 5:e8) of a mutual-information matrix.
+
+    ``mi[i, j]`` is z-scored against target ``i``'s background (the mean and sd of row ``i``,
+    diagonal excluded) and against regulator ``j``'s (column ``j``), negative z-scores set to 0,
+    and the two combined: ``sqrt(z_row^2 + z_col^2)``. For a symmetric ``mi`` row ``j`` is column
+    ``j``, which is Faith et al.'s ``sqrt(z_i^2 + z_j^2)``. A background of zero spread gives 0.
+
+    Parameters
+    ----------
+    mi : ndarray, shape (n, n)
+
+    Returns
+    -------
+    ndarray, shape (n, n), zero diagonal.
+    """
+    mi = _check_square(mi, "mi")
+    n = mi.shape[0]
+    off = ~np.eye(n, dtype=bool)
+    values = np.where(off, mi, np.nan)
+
+    def z(axis):
+        mean = np.nanmean(values, axis=axis, keepdims=True)
+        sd = np.nanstd(values, axis=axis, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.where(sd > 0, (mi - mean) / sd, 0.0)
+        return np.maximum(out, 0.0)
+
+    return np.where(off, np.sqrt(z(1) ** 2 + z(0) ** 2), 0.0)
+
+
+def aracne_from_mi(mi, *, eps: float = 0.0, redundancy=None) -> np.ndarray:
+    """ARACNE (Margolin et al. 2006, BMC Bioinformatics 7:S7): the data processing inequality.
+
+    For a chain ``j -> k -> i`` the mutual information of its ends is at most that of either
+    link, so the edge ``(i, j)`` is removed when some third gene ``k`` has
+    ``mi[i, j] < min(mi[i, k], redundancy[j, k]) - eps`` (MINET's tolerance convention; the
+    default ``eps = 0`` is MINET's). Decisions are taken on the input matrix, not one after
+    another, so the result does not depend on the order of the genes. No MI threshold is
+    applied before (MINET's ``aracne`` has none).
+
+    Parameters
+    ----------
+    mi : ndarray, shape (n, n)
+        ``mi[i, j]``: target ``i`` against regulator ``j``.
+    eps : float >= 0
+    redundancy : ndarray, shape (n, n), optional
+        The regulators' mutual information among themselves (symmetric); defaults to ``mi``
+        (then, for a symmetric ``mi``, the weakest edge of every triangle goes, as published).
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        ``mi`` on the kept edges, 0 on the removed ones and the diagonal.
+    """
+    mi = _check_square(mi, "mi")
+    red = mi if redundancy is None else _check_square(redundancy, "redundancy")
+    if red.shape != mi.shape:
+        raise ValueError(f"redundancy must have the shape of mi {mi.shape}, got {red.shape}")
+    if not np.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+    n = mi.shape[0]
+    # path[i, j, k] = min(mi[i, k], red[j, k]): the weaker link of the chain j -> k -> i
+    path = np.minimum(mi[:, None, :], red[None, :, :])
+    idx = np.arange(n)
+    path[idx, :, idx] = -np.inf  # k = i
+    path[:, idx, idx] = -np.inf  # k = j
+    removed = mi < path.max(axis=2) - eps
+    out = np.where(removed, 0.0, mi)
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+def mrnet_from_mi(mi, *, redundancy=None) -> np.ndarray:
+    """MRNET (Meyer et al. 2007, EURASIP J. Bioinf. Syst. Biol. 79879), MINET's default method.
+
+    For each target ``i``, a forward selection over the other genes by maximum relevance minimum
+    redundancy: the first pick maximises ``mi[i, j]``; each next one maximises
+    ``mi[i, j] - mean_{k selected} redundancy[j, k]``. Gene ``j``'s score for target ``i`` is
+    that value when it is picked (every gene is ranked; later scores can be negative). For a
+    symmetric input without ``redundancy`` the network is undirected and the weight of a pair is
+    the larger of its two scores (as MINET); with ``redundancy`` it stays directed.
+
+    Parameters
+    ----------
+    mi : ndarray, shape (n, n)
+        ``mi[i, j]``: target ``i`` against regulator ``j`` (relevance).
+    redundancy : ndarray, shape (n, n), optional
+        The regulators' mutual information among themselves; defaults to ``mi``.
+
+    Returns
+    -------
+    ndarray, shape (n, n), zero diagonal.
+    """
+    mi = _check_square(mi, "mi")
+    directed = redundancy is not None
+    red = _check_square(redundancy, "redundancy") if directed else mi
+    if red.shape != mi.shape:
+        raise ValueError(f"redundancy must have the shape of mi {mi.shape}, got {red.shape}")
+    n = mi.shape[0]
+    scores = np.zeros((n, n))
+    for i in range(n):
+        left = np.ones(n, dtype=bool)
+        left[i] = False
+        red_sum = np.zeros(n)
+        for picked in range(n - 1):
+            value = mi[i] - (red_sum / picked if picked else 0.0)
+            j = int(np.flatnonzero(left)[np.argmax(value[left])])
+            scores[i, j] = value[j]
+            left[j] = False
+            red_sum += red[:, j]
+    return scores if directed else np.maximum(scores, scores.T)
+
+
+def _mi_inputs(series, lag: bool, estimator: str):
+    X, Y = _pairing(series, lag)
+    if not lag:
+        return mutual_information(X, estimator=estimator), None
+    return mutual_information(X, Y, estimator=estimator), mutual_information(X, estimator=estimator)
+
+
+def clr(series, *, lag: bool = False, estimator: str = "spearman") -> np.ndarray:
+    """CLR scores (:func:`clr_from_mi`) of :func:`mutual_information` on the series."""
+    relevance, _ = _mi_inputs(series, lag, estimator)
+    return clr_from_mi(relevance)
+
+
+def aracne(series, *, lag: bool = False, eps: float = 0.0, estimator: str = "spearman"):
+    """ARACNE scores (:func:`aracne_from_mi`); lagged: relevance at ``t -> t + 1``, redundancy
+    among the regulators at ``t``."""
+    relevance, redundancy = _mi_inputs(series, lag, estimator)
+    return aracne_from_mi(relevance, eps=eps, redundancy=redundancy)
+
+
+def mrnet(series, *, lag: bool = False, estimator: str = "spearman") -> np.ndarray:
+    """MRNET scores (:func:`mrnet_from_mi`); lagged as :func:`aracne`."""
+    relevance, redundancy = _mi_inputs(series, lag, estimator)
+    return mrnet_from_mi(relevance, redundancy=redundancy)
+
+
+def stability_selection(
+    X, y, *, n_runs: int = 100, n_steps: int = 5, alpha: float = 0.2, rng=None
+) -> np.ndarray:
+    """TIGRESS's area score (Haury et al. 2012, BMC Systems Biology 6:145) of each feature.
+
+    ``n_runs`` times, the samples are split at random into two halves; on each half the
+    centred, unit-norm features are multiplied by weights drawn uniformly from ``[alpha, 1]``
+    (randomised LASSO) and ``n_steps`` steps of LARS are run
+    (:func:`sklearn.linear_model.lars_path`, ``method="lar"``). ``F(j, k)`` is the fraction of
+    the ``2 n_runs`` halves in which feature ``j`` is among the first ``k`` selected; the score
+    is the area ``(1 / n_steps) sum_{k=1}^{n_steps} F(j, k)``, in ``[0, 1]``.
+
+    Parameters
+    ----------
+    X : ndarray, shape (m, p)
+    y : ndarray, shape (m,)
+    n_runs, n_steps : int >= 1
+    alpha : float in (0, 1]
+    rng : seed or numpy Generator
+
+    Returns
+    -------
+    ndarray, shape (p,)
+    """
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import lars_path
+
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if X.ndim != 2 or y.shape != (X.shape[0],) or X.shape[0] < 4:
+        raise ValueError(f"X must be (m >= 4, p) and y (m,), got shapes {X.shape} and {y.shape}")
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+        raise ValueError("X and y must be finite")
+    n_runs = _check_cap(n_runs, "n_runs")
+    n_steps = _check_cap(n_steps, "n_steps")
+    if not 0 < alpha <= 1:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha!r}")
+    rng = np.random.default_rng(rng)
+    m, p = X.shape
+    counts = np.zeros(p)
+    for _ in range(n_runs):
+        order = rng.permutation(m)
+        for half in (order[: m // 2], order[m // 2 :]):
+            A = X[half] - X[half].mean(axis=0)
+            norms = np.linalg.norm(A, axis=0)
+            A = np.divide(A, norms, out=np.zeros_like(A), where=norms > 0)
+            A *= rng.uniform(alpha, 1.0, size=p)
+            b = y[half] - y[half].mean()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                _, active, _ = lars_path(A, b, method="lar", max_iter=n_steps)
+            # active lists the features in their order of entry; LARS may stop before
+            # n_steps entries (residual exhausted), then the later steps add nothing
+            for k, j in enumerate(active[:n_steps]):
+                counts[j] += n_steps - k  # among the first k' selected for k' = k+1..n_steps
+    return counts / (2 * n_runs * n_steps)
+
+
+def tigress(
+    series, *, lag: bool = False, n_runs: int = 100, n_steps: int = 5, alpha: float = 0.2, seed=0
+) -> np.ndarray:
+    """TIGRESS: :func:`stability_selection` of each target's regulators among the other genes.
+
+    Simultaneous (``lag=False``, as published): target ``x_i`` on the other genes at the same
+    time points. Lagged: ``x_i(t + 1)`` on the other genes at ``t``, both first replaced by
+    their residuals on ``x_i(t)`` (the target's own persistence profiled out, as in
+    :func:`dbn_loss`). Defaults: ``alpha = 0.2`` and ``n_steps = 5`` (TIGRESS's DREAM5
+    settings), ``n_runs = 100`` (TIGRESS used 1,000 to 4,000; fewer to fit the time budget).
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        ``scores[i, j]`` for target ``i``, regulator ``j``; zero diagonal.
+    """
+    X, Y = _pairing(series, lag)
+    n = X.shape[1]
+    rng = np.random.default_rng(seed)
+    scores = np.zeros((n, n))
+    for i in range(n):
+        others = np.flatnonzero(np.arange(n) != i)
+        A, y = X[:, others], Y[:, i]
+        if lag:
+            own = X[:, i] - X[:, i].mean()
+            scale = max(own @ own, 1e-300)
+            y = y - (own @ y / scale) * own
+            A = A - np.outer(own, own @ A / scale)
+        scores[i, others] = stability_selection(
+            A, y, n_runs=n_runs, n_steps=n_steps, alpha=alpha, rng=rng
+        )
     return scores

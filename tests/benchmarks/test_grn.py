@@ -17,6 +17,8 @@ def _results(tvcs_auc, baseline_auc):
 def test_the_ordering_holds_when_tvcs_leads_on_both_metrics():
     lines = ordering_check(_results([0.9, 0.8, 0.85], [0.6, 0.7, 0.65]))
     assert all("best: holds" in line for line in lines)
+    auc_line = next(line for line in lines if "AUC" in line)
+    assert "next PCC (0.650; paired difference +0.200 ± 0.100, TVCS ahead on 3 of 3)" in auc_line
 
 
 def test_a_baseline_ahead_on_auc_is_named_with_its_paired_difference():
@@ -28,9 +30,26 @@ def test_a_baseline_ahead_on_auc_is_named_with_its_paired_difference():
 
 
 @pytest.mark.parametrize(
-    ("argv", "name"), [(["--networks", "1"], "--networks"), (["--skip", "LASSO"], "--skip")]
+    ("argv", "name"),
+    [
+        (["--networks", "1"], "--networks"),
+        (["--skip", "LASSO"], "--skip"),
+        (["--tigress-runs", "0"], "--tigress-runs"),
+        (["--mi-estimator", "ksg"], "--mi-estimator"),
+    ],
 )
 def test_bad_options_are_refused_naming_them(argv, name, capsys):
     with pytest.raises(SystemExit):
         main(argv)
     assert name in capsys.readouterr().err
+
+
+def test_aracne_predicts_only_the_pairs_its_pruning_keeps():
+    from grn import METHODS
+
+    rng = np.random.default_rng(0)
+    series = rng.standard_normal((2, 20, 6))
+    edges, scores, loss = METHODS["ARACNE"](series, 25)
+    assert loss is None
+    assert edges.sum() < 25  # the pruning left fewer than 25 pairs
+    assert np.all(scores[edges] > 0)
