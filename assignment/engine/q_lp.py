@@ -6,8 +6,12 @@ pair, but its optimum uses only a few. When the caps' optimum (one TVCS projecti
 otherwise the LP is solved by *column generation*: HiGHS on a candidate set of pairs (the
 restricted LPs of all rounds are one warm-started model, :class:`_WarmLP`), then every other
 pair is priced with the duals, ``w_ij (1 - u_j) - a_i - b_j - beta``; when none exceeds
-``PRICING_TOLERANCE`` the restricted optimum is optimal for the full LP, else the most
-profitable pairs join and it goes again (the full LP after ``FULL_LP_AFTER`` rounds). Pricing
+``PRICING_TOLERANCE`` the restricted optimum is optimal for the full LP. Else, on problems of
+at most ``RELAXATION_MAX_PAIRS`` pairs, the Lagrangian bound (:class:`_Lagrangian`, one exact
+projection over every pair at the credit prices ``u``) may still prove it optimal, which
+pricing cannot under degenerate duals; if not, the bound's support names the pairs to add.
+Elsewhere the most profitable pairs join; and it goes again (the full LP after
+``FULL_LP_AFTER`` rounds). Pricing
 goes by blocks of tasks, so no ``n x m`` float array is built. Pairs are kept *task-major*: key
 ``j n + i`` for worker ``i`` and task ``j``, ascending.
 
@@ -48,7 +52,7 @@ FULL_LP_AFTER = 20
 #: The Lagrangian certificate (:class:`_Lagrangian`) proves the restricted optimum optimal
 #: when its bound exceeds it by at most this times ``1 + |objective|`` (docs/design.md,
 #: "Column generation": the bound already allows for the projection's rounding).
-LAGRANGIAN_TOLERANCE = 1e-9
+LAGRANGIAN_TOLERANCE = 1e-8
 #: When the certificate fails, the pairs of ``S(u)`` outside the LP join, and so do each
 #: task's this many most profitable priced pairs.
 LAGRANGIAN_PRICED_PER_TASK = 0
@@ -71,6 +75,8 @@ SIMPLEX = {"method": "highs-ds", "options": {"presolve": False}}
 #: difficulty, r = 0.05, 75% of the caps. Not enough at 200 x 10,000 there: pricing still
 #: brings in about 100,000 pairs a round for 9 rounds, and a warm round can take minutes.
 WARM = {"simplex_strategy": 1}
+#: Whether HiGHS's interior point ends with crossover to a vertex ("on", "off", "choose").
+CROSSOVER = "on"
 
 
 @dataclass(frozen=True)
@@ -88,10 +94,12 @@ class QLPSolution:
     rounds : int
         Restricted LPs solved (0 when the caps' optimum was the LP's).
     optimal : bool
-        Whether the solution is optimal for the full LP: pricing proved it, or every usable
-        pair was in the LP (after ``FULL_LP_AFTER`` rounds).
+        Whether the solution is optimal for the full LP: pricing or the Lagrangian bound proved
+        it, or every usable pair was in the LP (after ``FULL_LP_AFTER`` rounds).
     message : str
-        How it was solved: HiGHS's last message, or that the caps' optimum was the LP's.
+        How it was solved: HiGHS's last message and what proved it optimal ("proved optimal by
+        pricing", "proved optimal by the Lagrangian bound (gap ...)", "every pair in the LP
+        ..."), or that the caps' optimum was the LP's.
     """
 
     workers: np.ndarray
@@ -296,7 +304,9 @@ def _highs_options(h, *, ipm: bool, presolve: bool = False):
     options.presolve = "on" if presolve else "off"
     options.output_flag, options.log_to_console = False, False
     options.solver = "ipm" if ipm else "simplex"
-    options.simplex_strategy = WARM["simplex_strategy"]
+    options.run_crossover = CROSSOVER
+    for name, value in WARM.items():
+        setattr(options, name, value)
     return options
 
 
@@ -555,6 +565,7 @@ class _Lagrangian:
     ----------
     tasks, workers : ndarray of int64, shape (p,)
         Every usable pair, task-major (``p`` of them).
+    n_workers : int
     wk : ndarray of float64, shape (p,)
         Their weights.
     """
@@ -725,14 +736,18 @@ def _column_generation(problem, table, credit_cap, keys, lagrangian) -> QLPSolut
         if new.size == 0:
             proof = "proved optimal by pricing"
             break
+        priced = time.perf_counter()
         if lagrangian is not None:
             proved, gap, new = _lagrangian_step(lagrangian, keys, new, prices, objective)
             if proved:
                 proof = f"proved optimal by the Lagrangian bound (gap {gap:.2g})"
                 break
+            logger.debug("q-lp round %d: Lagrangian gap %.3g", rounds, gap)
         logger.debug(
-            "q-lp round %d: %d pairs, objective %.9g, %d join; LP %.2f s, pricing %.2f s",
-            *(rounds, keys.size, objective, new.size, solved - start, time.perf_counter() - solved),
+            "q-lp round %d: %d pairs, objective %.9g, %d join; LP %.2f s, pricing %.2f s, "
+            "bound %.2f s",
+            *(rounds, keys.size, objective, new.size, solved - start, priced - solved),
+            time.perf_counter() - priced,
         )
         if rounds == FULL_LP_AFTER:
             keys, full = _all_keys(problem, table), True
