@@ -34,8 +34,11 @@ from benchmarks.markdown_report import add_out_option, publish  # noqa: E402
 from benchmarks.results_file import append_row, load_rows  # noqa: E402
 
 DEFAULT_RESULTS = ROOT / "benchmarks" / "out" / "q_lp_degenerate.jsonl"
-DEFAULT_CASES = (
-    "100x1000@0.1@0.75,200x10000@0.03@0.75,200x10000@0.03@1,200x10000@0.05@0.75,200x10000@0.05@1"
+DEFAULT_CASES = ",".join(
+    f"{size}@{r}@{fraction}"
+    for size, ratios in (("100x1000", ("0.05", "0.1")), ("200x10000", ("0.03", "0.05")))
+    for r in ratios
+    for fraction in ("0.75", "1")
 )
 METHODS = ("tvcs-iht", "q-lp")
 MAX_TIME_RATIO = 2.0

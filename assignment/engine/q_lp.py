@@ -53,9 +53,6 @@ FULL_LP_AFTER = 20
 #: when its bound exceeds it by at most this times ``1 + |objective|`` (docs/design.md,
 #: "Column generation": the bound already allows for the projection's rounding).
 LAGRANGIAN_TOLERANCE = 1e-8
-#: When the certificate fails, the pairs of ``S(u)`` outside the LP join, and so do each
-#: task's this many most profitable priced pairs.
-LAGRANGIAN_PRICED_PER_TASK = 0
 #: Up to this many pairs ``n m`` the LP without its credit rows is solved first, exactly, by one
 #: TVCS projection over every usable pair (arrays of every pair, about 40 bytes each at the
 #: peak: so only on problems this small, whichever form their quality has, and a problem by
@@ -655,11 +652,12 @@ def _warm_round(model: _WarmLP, keys: np.ndarray, table: np.ndarray, problem):
 
 
 def _lagrangian_step(lagrangian, model_keys, new, prices, objective):
-    """The Lagrangian certificate after pricing found ``new`` (sorted keys): ``(proved, gap,
-    keys to add)``. Proved when ``L(u) - objective <= LAGRANGIAN_TOLERANCE (1 + |objective|)``;
-    else the pairs of ``S(u)`` outside the LP (``model_keys``, sorted) join, with each task's
-    ``LAGRANGIAN_PRICED_PER_TASK`` most profitable of ``new`` (all of ``new`` when ``S(u)`` is
-    inside the LP, which only rounding can leave with a gap)."""
+    """The Lagrangian certificate after pricing found ``new`` (keys): ``(proved, gap, keys to
+    add)``. Proved when ``L(u) - objective <= LAGRANGIAN_TOLERANCE (1 + |objective|)``; else
+    the pairs of ``S(u)`` outside the LP (``model_keys``, sorted) join, not pricing's: far fewer
+    under degenerate duals, and adding each task's best priced pairs as well was slower (3-4x
+    at 100 x 1,000, docs/benchmarks/q-lp-degenerate.md). Pricing's ``new`` joins only when
+    ``S(u)`` lies inside the LP, which only rounding can leave with a gap."""
     bound, support = lagrangian.bound(prices.credit)
     gap = bound - objective
     if gap <= LAGRANGIAN_TOLERANCE * (1.0 + abs(objective)):
@@ -667,20 +665,7 @@ def _lagrangian_step(lagrangian, model_keys, new, prices, objective):
     missing = np.setdiff1d(support, model_keys, assume_unique=True)
     if missing.size == 0:
         return False, gap, np.sort(new)
-    if LAGRANGIAN_PRICED_PER_TASK:
-        missing = np.union1d(
-            missing, _first_per_task(new, lagrangian.n_workers, LAGRANGIAN_PRICED_PER_TASK)
-        )
     return False, gap, missing
-
-
-def _first_per_task(new: np.ndarray, n_workers: int, count: int) -> np.ndarray:
-    """The first ``count`` keys of each task in ``new`` (keys as :func:`_price` returns them:
-    task by task, most profitable first within a task), sorted."""
-    tasks = new // n_workers
-    starts = np.flatnonzero(np.r_[True, tasks[1:] != tasks[:-1]])
-    rank = np.arange(new.size) - np.repeat(starts, np.diff(np.r_[starts, new.size]))
-    return np.sort(new[rank < count])
 
 
 def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:

@@ -352,7 +352,8 @@ def test_the_lagrangian_bound_proves_the_lp_optimum_where_pricing_still_finds_pa
     assert lp.optimal
     assert "proved optimal by the Lagrangian bound" in lp.message
     priced_in, proved = steps[-1]
-    assert proved and priced_in > 0
+    assert proved
+    assert priced_in > 0
     assert_feasible(problem, lp, credit_cap)
     assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-9)
 
@@ -375,7 +376,8 @@ def test_the_lagrangian_bound_refuses_a_restricted_set_that_misses_optimal_pairs
     proved, gap, add = q_lp._lagrangian_step(lagrangian, keys, new, prices, objective)
     assert not proved
     assert objective + gap >= want - 1e-9
-    assert add.size and not np.isin(add, keys).any()
+    assert add.size
+    assert not np.isin(add, keys).any()
     for seed in range(5):
         u = np.random.default_rng(seed).uniform(0, 1.5, problem.n_tasks)
         assert lagrangian.bound(u)[0] >= want - 1e-9
