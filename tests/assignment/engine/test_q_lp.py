@@ -381,3 +381,30 @@ def test_the_lagrangian_bound_refuses_a_restricted_set_that_misses_optimal_pairs
     for seed in range(5):
         u = np.random.default_rng(seed).uniform(0, 1.5, problem.n_tasks)
         assert lagrangian.bound(u)[0] >= want - 1e-9
+
+
+@pytest.mark.parametrize("lagrangian", [True, False])
+@pytest.mark.parametrize("seed", range(3))
+def test_columns_that_leave_the_warm_lp_do_not_change_its_optimum(seed, lagrangian, monkeypatch):
+    """Columns at 0 with reduced profit below ``-DROP_MARGIN`` leave the warm LP between rounds
+    (here with a margin of 0, so that many do); pricing still sees them, and the optimum is
+    HiGHS's over every pair."""
+    monkeypatch.setattr(q_lp, "DROP_MARGIN", 0.0)
+    if not lagrangian:
+        monkeypatch.setattr(q_lp, "RELAXATION_MAX_PAIRS", 0)
+    dropped = []
+    drop = q_lp._WarmLP.drop
+
+    def spy(self, margin):
+        before = self.keys.size
+        drop(self, margin)
+        dropped.append(before - self.keys.size)
+
+    monkeypatch.setattr(q_lp._WarmLP, "drop", spy)
+    problem = rank_one_problem(seed, masked=bool(seed % 2))
+    credit_cap = q_lp_credit_cap(0.05)
+    lp = solve_q_lp(problem, credit_cap)
+    assert lp.optimal
+    assert sum(dropped) > 0
+    assert_feasible(problem, lp, credit_cap)
+    assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-9)
