@@ -420,7 +420,8 @@ class _WarmLP:
     (:func:`_rows_that_can_bind`). The first solve is HiGHS's interior point then crossover
     (dual simplex below ``SIMPLEX_MAX_PAIRS``), which leaves a basis; each round's new pairs
     join as columns at 0, where that basis stays primal feasible, and the dual simplex
-    carries on from it (``WARM``) instead of solving from scratch. Where SciPy's private
+    carries on from it (``WARM``) instead of solving from scratch; columns far from entering
+    leave it between rounds (:meth:`drop`). Where SciPy's private
     binding of HiGHS is missing, :meth:`create` returns None and every round is a fresh LP.
 
     Attributes
