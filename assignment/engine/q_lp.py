@@ -6,8 +6,12 @@ pair, but its optimum uses only a few. When the caps' optimum (one TVCS projecti
 otherwise the LP is solved by *column generation*: HiGHS on a candidate set of pairs (the
 restricted LPs of all rounds are one warm-started model, :class:`_WarmLP`), then every other
 pair is priced with the duals, ``w_ij (1 - u_j) - a_i - b_j - beta``; when none exceeds
-``PRICING_TOLERANCE`` the restricted optimum is optimal for the full LP, else the most
-profitable pairs join and it goes again (the full LP after ``FULL_LP_AFTER`` rounds). Pricing
+``PRICING_TOLERANCE`` the restricted optimum is optimal for the full LP. Else, on problems of
+at most ``RELAXATION_MAX_PAIRS`` pairs, the Lagrangian bound (:class:`_Lagrangian`, one exact
+projection over every pair at the credit prices ``u``) may still prove it optimal, which
+pricing cannot under degenerate duals; if not, the bound's support names the pairs to add.
+Elsewhere the most profitable pairs join; and it goes again (the full LP after
+``FULL_LP_AFTER`` rounds). Pricing
 goes by blocks of tasks, so no ``n x m`` float array is built. Pairs are kept *task-major*: key
 ``j n + i`` for worker ``i`` and task ``j``, ascending.
 
@@ -17,6 +21,7 @@ The steps and why the certificate holds: docs/design.md#column-generation.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +30,7 @@ from scipy.optimize import linprog
 
 from assignment.engine.problem import AssignmentProblem
 from projections import TVCSStructure
+from projections._exact.problem import scale_bits
 from projections.tvcs import project
 
 __all__ = ["QLPSolution", "q_lp_weights", "solve_q_lp"]
@@ -43,6 +49,10 @@ BLOCK_PAIRS = 1 << 18
 #: categories) the duals are degenerate and pricing brings in a task's cap of pairs round after
 #: round (17 rounds at 100 x 1,000).
 FULL_LP_AFTER = 20
+#: The Lagrangian certificate (:class:`_Lagrangian`) proves the restricted optimum optimal
+#: when its bound exceeds it by at most this times ``1 + |objective|`` (docs/design.md,
+#: "Column generation": the bound already allows for the projection's rounding).
+LAGRANGIAN_TOLERANCE = 1e-8
 #: Up to this many pairs ``n m`` the LP without its credit rows is solved first, exactly, by one
 #: TVCS projection over every usable pair (arrays of every pair, about 40 bytes each at the
 #: peak: so only on problems this small, whichever form their quality has, and a problem by
@@ -62,6 +72,14 @@ SIMPLEX = {"method": "highs-ds", "options": {"presolve": False}}
 #: difficulty, r = 0.05, 75% of the caps. Not enough at 200 x 10,000 there: pricing still
 #: brings in about 100,000 pairs a round for 9 rounds, and a warm round can take minutes.
 WARM = {"simplex_strategy": 1}
+#: Whether HiGHS's interior point ends with crossover to a vertex ("on", "off", "choose").
+CROSSOVER = "on"
+#: Between rounds, the warm LP's columns at 0 whose reduced profit is below minus this leave
+#: it (pricing brings one back if it is ever worth it; None: none leave). The warm rounds slow
+#: down as the LP nears its optimum, and far less with a lean LP: 200 x 4,000 skill x
+#: difficulty, r = 0.05, 75% of the caps, 13.3 s against 70.7 s keeping every column (28.3 s
+#: with a margin of 0.01), one process, same objective (docs/design.md#column-generation).
+DROP_MARGIN = 1e-3
 
 
 @dataclass(frozen=True)
@@ -79,10 +97,12 @@ class QLPSolution:
     rounds : int
         Restricted LPs solved (0 when the caps' optimum was the LP's).
     optimal : bool
-        Whether the solution is optimal for the full LP: pricing proved it, or every usable
-        pair was in the LP (after ``FULL_LP_AFTER`` rounds).
+        Whether the solution is optimal for the full LP: pricing or the Lagrangian bound proved
+        it, or every usable pair was in the LP (after ``FULL_LP_AFTER`` rounds).
     message : str
-        How it was solved: HiGHS's last message, or that the caps' optimum was the LP's.
+        How it was solved: HiGHS's last message and what proved it optimal ("proved optimal by
+        pricing", "proved optimal by the Lagrangian bound (gap ...)", "every pair in the LP
+        ..."), or that the caps' optimum was the LP's.
     """
 
     workers: np.ndarray
@@ -287,7 +307,9 @@ def _highs_options(h, *, ipm: bool, presolve: bool = False):
     options.presolve = "on" if presolve else "off"
     options.output_flag, options.log_to_console = False, False
     options.solver = "ipm" if ipm else "simplex"
-    options.simplex_strategy = WARM["simplex_strategy"]
+    options.run_crossover = CROSSOVER
+    for name, value in WARM.items():
+        setattr(options, name, value)
     return options
 
 
@@ -398,7 +420,8 @@ class _WarmLP:
     (:func:`_rows_that_can_bind`). The first solve is HiGHS's interior point then crossover
     (dual simplex below ``SIMPLEX_MAX_PAIRS``), which leaves a basis; each round's new pairs
     join as columns at 0, where that basis stays primal feasible, and the dual simplex
-    carries on from it (``WARM``) instead of solving from scratch. Where SciPy's private
+    carries on from it (``WARM``) instead of solving from scratch; columns far from entering
+    leave it between rounds (:meth:`drop`). Where SciPy's private
     binding of HiGHS is missing, :meth:`create` returns None and every round is a fresh LP.
 
     Attributes
@@ -471,6 +494,17 @@ class _WarmLP:
         )
         self.keys = np.concatenate([self.keys, keys])
 
+    def drop(self, margin: float) -> None:
+        """Delete the columns at 0 (nonbasic at their lower bound) whose reduced profit is
+        below ``-margin``; pricing brings them back if they are ever worth it."""
+        h, highs = self._h, self._highs
+        lower = np.array([s == h.HighsBasisStatus.kLower for s in highs.getBasis().col_status])
+        cost = np.asarray(highs.getSolution().col_dual)  # reduced cost of min -w x
+        gone = np.flatnonzero(lower & (cost > margin)).astype(np.int32)
+        if gone.size:
+            highs.deleteCols(gone.size, gone)
+            self.keys = np.delete(self.keys, gone)
+
     def solve(self):
         """``(x, objective, prices, message)``, ``x`` in the model's column order."""
         h, highs = self._h, self._highs
@@ -530,13 +564,74 @@ def _all_keys(problem: AssignmentProblem, table: np.ndarray) -> np.ndarray:
     return np.concatenate(keys) if keys else np.empty(0, np.int64)
 
 
-def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float):
+class _Lagrangian:
+    """Every usable pair's arrays and the caps' structure, built once: the LP without its
+    credit rows, and the Lagrangian bound on the LP with the credit rows priced at ``u``.
+
+    For prices ``u >= 0`` on the credit rows, ``L(u) = C sum_j u_j + max sum_ij w_ij (1 - u_j)
+    x_ij`` over the caps and the budget (``0 <= x <= 1``) bounds the full LP from above (weak
+    duality: the credit rows are relaxed). That polytope is totally unimodular, so the inner
+    maximum is one exact TVCS projection of ``sqrt(max(w (1 - u_j), 0))`` over every usable
+    pair (docs/design.md, "The TVCS projection"), whose support ``S(u)`` is an optimal 0/1
+    vertex; ``u = 0`` is the LP without its credit rows (:func:`_relaxation`). Successive
+    projections start from the last one's state (``warm_start``).
+
+    Attributes
+    ----------
+    tasks, workers : ndarray of int64, shape (p,)
+        Every usable pair, task-major (``p`` of them).
+    n_workers : int
+    wk : ndarray of float64, shape (p,)
+        Their weights.
+    """
+
+    def __init__(self, problem: AssignmentProblem, table: np.ndarray, credit_cap: float):
+        n = problem.n_workers
+        self.tasks, self.workers = np.divmod(_all_keys(problem, table), n)
+        self.wk = q_lp_weights(
+            table[self.workers, problem.task_column[self.tasks]], problem.n_labels
+        )
+        self.structure = TVCSStructure.from_labels(
+            self.workers,
+            self.tasks,
+            caps1=problem.max_tasks_per_worker,
+            caps2=problem.max_workers_per_task,
+            total=problem.budget,
+        )
+        self.n_workers, self._credit_cap, self._warm = n, credit_cap, None
+        most = min(problem.budget, problem.max_workers_per_task.sum(), self.tasks.size)
+        self._rounding = most * 2.0 ** -scale_bits(problem.n_workers + problem.n_tasks + 2)
+
+    def support(self, u: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
+        """``S(u)`` as a mask over the pairs, shape (p,); the weights ``max(w (1 - u_j), 0)``,
+        shape (p,); whether the projection proved ``S(u)`` optimal (``u``: shape (m,), None
+        for 0)."""
+        weights = self.wk if u is None else np.maximum(self.wk * (1.0 - u[self.tasks]), 0.0)
+        result = project(np.sqrt(weights), self.structure, warm_start=self._warm)
+        self._warm = result.warm_start
+        return result.support, weights, bool(result.optimal)
+
+    def bound(self, u: np.ndarray) -> tuple[float, np.ndarray]:
+        """``L(u)`` plus the projection's rounding allowance (so still an upper bound on the
+        full LP; ``inf`` if the projection was not proved optimal), and ``S(u)`` as sorted
+        keys."""
+        u = np.maximum(u, 0.0)
+        chosen, weights, optimal = self.support(u)
+        # The projection is optimal for weights rounded to integer costs of step top 2^-bits:
+        # the true optimum exceeds its support's weight by at most |S| + |S*| half-steps.
+        slack = self._rounding * float(weights.max(initial=0.0))
+        value = float(weights[chosen].sum()) + self._credit_cap * float(u.sum()) + slack
+        keys = self.tasks[chosen] * self.n_workers + self.workers[chosen]
+        return (value if optimal else np.inf), keys
+
+
+def _relaxation(lagrangian: _Lagrangian, problem: AssignmentProblem, credit_cap: float):
     """The LP without its credit rows, solved exactly: the LP's optimum if it is one, else None.
 
     Without the credit rows the LP is ``max sum w_ij x_ij`` over the caps and the budget, whose
     constraint matrix is totally unimodular: an optimal vertex is 0/1, the support ``S``
     maximising ``sum_S w`` under the caps, which is the TVCS projection of ``sqrt(w)``
-    (docs/design.md, "The TVCS projection"). Dropping rows can only raise the optimum, so when
+    (:class:`_Lagrangian` at ``u = 0``). Dropping rows can only raise the optimum, so when
     ``S`` keeps every task's credit ``sum_{i in S} w_ij`` within ``C`` it is optimal for the LP
     itself, and returned with ``x = 1`` on it. Otherwise the solution is None and ``S``'s
     pairs (sorted keys) join column generation's start: the LP's optimum moves weight off the
@@ -547,20 +642,9 @@ def _relaxation(problem: AssignmentProblem, table: np.ndarray, credit_cap: float
     solution : QLPSolution or None
     keys : ndarray of int64, shape (|S|,)
     """
-    n = problem.n_workers
-    # Keys are not kept beside the pairs (8 bytes a pair less at the projection's peak): the
-    # chosen ones are made again from their tasks and workers, in the same (sorted) order.
-    tasks, workers = np.divmod(_all_keys(problem, table), n)
-    wk = q_lp_weights(table[workers, problem.task_column[tasks]], problem.n_labels)
-    structure = TVCSStructure.from_labels(
-        workers,
-        tasks,
-        caps1=problem.max_tasks_per_worker,
-        caps2=problem.max_workers_per_task,
-        total=problem.budget,
-    )
-    chosen = project(np.sqrt(wk), structure).support
-    chosen_keys = tasks[chosen] * n + workers[chosen]
+    tasks, workers, wk = lagrangian.tasks, lagrangian.workers, lagrangian.wk
+    chosen = lagrangian.support()[0]
+    chosen_keys = tasks[chosen] * problem.n_workers + workers[chosen]
     credit = np.bincount(tasks[chosen], weights=wk[chosen], minlength=problem.n_tasks)
     if credit.max(initial=0.0) > credit_cap:
         return None, chosen_keys
@@ -585,6 +669,23 @@ def _warm_round(model: _WarmLP, keys: np.ndarray, table: np.ndarray, problem):
     return x[np.argsort(model.keys, kind="stable")], objective, prices, message
 
 
+def _lagrangian_step(lagrangian, model_keys, new, prices, objective):
+    """The Lagrangian certificate after pricing found ``new`` (keys): ``(proved, gap, keys to
+    add)``. Proved when ``L(u) - objective <= LAGRANGIAN_TOLERANCE (1 + |objective|)``; else
+    the pairs of ``S(u)`` outside the LP (``model_keys``, sorted) join, not pricing's: far fewer
+    under degenerate duals, and adding each task's best priced pairs as well was slower (3-4x
+    at 100 x 1,000, docs/benchmarks/q-lp-degenerate.md). Pricing's ``new`` joins only when
+    ``S(u)`` lies inside the LP, which only rounding can leave with a gap."""
+    bound, support = lagrangian.bound(prices.credit)
+    gap = bound - objective
+    if gap <= LAGRANGIAN_TOLERANCE * (1.0 + abs(objective)):
+        return True, gap, new[:0]
+    missing = np.setdiff1d(support, model_keys, assume_unique=True)
+    if missing.size == 0:
+        return False, gap, np.sort(new)
+    return False, gap, missing
+
+
 def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
     """The q-lp LP's optimum: the caps' optimum when it respects the credit caps
     (:func:`_relaxation`), else by column generation (module docstring).
@@ -599,45 +700,63 @@ def solve_q_lp(problem: AssignmentProblem, credit_cap: float) -> QLPSolution:
     -------
     QLPSolution
     """
-    n = problem.n_workers
     table = problem.quality_table  # weights are made block by block, never for every pair
     keys = _initial_keys(problem, table)
+    lagrangian = None
     if problem.n_workers * problem.n_tasks <= RELAXATION_MAX_PAIRS:
-        relaxed, chosen = _relaxation(problem, table, credit_cap)
+        lagrangian = _Lagrangian(problem, table, credit_cap)
+        relaxed, chosen = _relaxation(lagrangian, problem, credit_cap)
         if relaxed is not None:
             return relaxed
         keys = np.union1d(keys, chosen)
-    message, full = "", False
-    model = _WarmLP.create(problem, table, credit_cap) if keys.size else None
+    if keys.size == 0 or problem.budget == 0:
+        tasks, workers = np.divmod(keys, problem.n_workers)
+        return QLPSolution(workers, tasks, np.zeros(keys.size), 0.0, 0, True, "nothing to assign")
+    return _column_generation(problem, table, credit_cap, keys, lagrangian)
+
+
+def _column_generation(problem, table, credit_cap, keys, lagrangian) -> QLPSolution:
+    """Rounds of restricted LP, pricing and the Lagrangian certificate from the start ``keys``
+    (sorted, not empty) until one proves the restricted optimum optimal, or the full LP."""
+    n = problem.n_workers
+    model = _WarmLP.create(problem, table, credit_cap)
+    full, proof = False, ""
     for rounds in range(1, FULL_LP_AFTER + 2):
         tasks, workers = np.divmod(keys, n)
-        wk = q_lp_weights(table[workers, problem.task_column[tasks]], problem.n_labels)
-        if keys.size == 0 or problem.budget == 0:
-            return QLPSolution(
-                workers, tasks, np.zeros(keys.size), 0.0, 0, True, "nothing to assign"
-            )
+        start = time.perf_counter()
         if model is None or full:
+            wk = q_lp_weights(table[workers, problem.task_column[tasks]], problem.n_labels)
             x, objective, prices, message = _restricted_lp(
                 problem, workers, tasks, wk, credit_cap, presolve=full
             )
         else:
             x, objective, prices, message = _warm_round(model, keys, table, problem)
-        message = f"HiGHS: {message}"
         if full:  # every usable pair was in the LP
-            message += f"; every pair in the LP after {FULL_LP_AFTER} rounds of pricing"
+            proof = f"every pair in the LP after {FULL_LP_AFTER} rounds of pricing"
             break
+        solved = time.perf_counter()
         new = _price(problem, table, keys, prices)
-        logger.debug(
-            "q-lp round %d: %d pairs, objective %.9g, %d priced in",
-            rounds,
-            keys.size,
-            objective,
-            new.size,
-        )
         if new.size == 0:
+            proof = "proved optimal by pricing"
             break
+        priced = time.perf_counter()
+        if lagrangian is not None:
+            proved, gap, new = _lagrangian_step(lagrangian, keys, new, prices, objective)
+            if proved:
+                proof = f"proved optimal by the Lagrangian bound (gap {gap:.2g})"
+                break
+            logger.debug("q-lp round %d: Lagrangian gap %.3g", rounds, gap)
+        logger.debug(
+            "q-lp round %d: %d pairs, objective %.9g, %d join; LP %.2f s, pricing %.2f s, "
+            "bound %.2f s",
+            *(rounds, keys.size, objective, new.size, solved - start, priced - solved),
+            time.perf_counter() - priced,
+        )
         if rounds == FULL_LP_AFTER:
             keys, full = _all_keys(problem, table), True
         else:
-            keys = np.sort(np.concatenate([keys, new]))
-    return QLPSolution(workers, tasks, x, objective, rounds, True, message)
+            if DROP_MARGIN is not None and model is not None:
+                model.drop(DROP_MARGIN)
+                keys = np.sort(model.keys)
+            keys = np.union1d(keys, new)
+    return QLPSolution(workers, tasks, x, objective, rounds, True, f"HiGHS: {message}; {proof}")

@@ -327,3 +327,84 @@ def test_rounds_after_the_first_carry_on_from_its_basis_to_the_lp_optimum(
     credit = np.bincount(lp.tasks, weights=w * lp.x, minlength=problem.n_tasks)
     assert np.any(credit > credit_cap - 1e-7)  # some credit row binds
     assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-9)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("seed", [0, 2, 3])
+def test_the_lagrangian_bound_proves_the_lp_optimum_where_pricing_still_finds_pairs(
+    seed, masked, monkeypatch
+):
+    """Rank-one weights, degenerate credit duals: the round that ends it still had pairs of
+    positive reduced profit (pricing alone would go on), but the Lagrangian bound ``L(u)``
+    meets the restricted optimum, which is HiGHS's optimum over every pair."""
+    steps = []
+    step = q_lp._lagrangian_step
+
+    def spy(lagrangian, keys, new, prices, objective):
+        out = step(lagrangian, keys, new, prices, objective)
+        steps.append((new.size, out[0]))
+        return out
+
+    monkeypatch.setattr(q_lp, "_lagrangian_step", spy)
+    problem = rank_one_problem(seed, masked=masked)
+    credit_cap = q_lp_credit_cap(0.05)
+    lp = solve_q_lp(problem, credit_cap)
+    assert lp.optimal
+    assert "proved optimal by the Lagrangian bound" in lp.message
+    priced_in, proved = steps[-1]
+    assert proved
+    assert priced_in > 0
+    assert_feasible(problem, lp, credit_cap)
+    assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-9)
+
+
+def test_the_lagrangian_bound_refuses_a_restricted_set_that_misses_optimal_pairs():
+    """On the start's pairs alone the restricted optimum is well below the full LP's: the bound
+    stays above the full optimum (at the restricted LP's prices and at random ones), refuses,
+    and names pairs outside the set to add."""
+    problem = rank_one_problem(0, masked=False)
+    credit_cap = q_lp_credit_cap(0.05)
+    table = problem.quality_table
+    want = full_lp_optimum(problem, credit_cap)
+    lagrangian = q_lp._Lagrangian(problem, table, credit_cap)
+    keys = q_lp._initial_keys(problem, table)
+    tasks, workers = np.divmod(keys, problem.n_workers)
+    wk = q_lp_weights(problem.quality[workers, tasks])
+    _, objective, prices, _ = q_lp._restricted_lp(problem, workers, tasks, wk, credit_cap)
+    assert objective < want - 1e-3
+    new = q_lp._price(problem, table, keys, prices)
+    proved, gap, add = q_lp._lagrangian_step(lagrangian, keys, new, prices, objective)
+    assert not proved
+    assert objective + gap >= want - 1e-9
+    assert add.size
+    assert not np.isin(add, keys).any()
+    for seed in range(5):
+        u = np.random.default_rng(seed).uniform(0, 1.5, problem.n_tasks)
+        assert lagrangian.bound(u)[0] >= want - 1e-9
+
+
+@pytest.mark.parametrize("lagrangian", [True, False])
+@pytest.mark.parametrize("seed", range(3))
+def test_columns_that_leave_the_warm_lp_do_not_change_its_optimum(seed, lagrangian, monkeypatch):
+    """Columns at 0 with reduced profit below ``-DROP_MARGIN`` leave the warm LP between rounds
+    (here with a margin of 0, so that many do); pricing still sees them, and the optimum is
+    HiGHS's over every pair."""
+    monkeypatch.setattr(q_lp, "DROP_MARGIN", 0.0)
+    if not lagrangian:
+        monkeypatch.setattr(q_lp, "RELAXATION_MAX_PAIRS", 0)
+    dropped = []
+    drop = q_lp._WarmLP.drop
+
+    def spy(self, margin):
+        before = self.keys.size
+        drop(self, margin)
+        dropped.append(before - self.keys.size)
+
+    monkeypatch.setattr(q_lp._WarmLP, "drop", spy)
+    problem = rank_one_problem(seed, masked=bool(seed % 2))
+    credit_cap = q_lp_credit_cap(0.05)
+    lp = solve_q_lp(problem, credit_cap)
+    assert lp.optimal
+    assert sum(dropped) > 0
+    assert_feasible(problem, lp, credit_cap)
+    assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-9)
