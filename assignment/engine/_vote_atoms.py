@@ -74,3 +74,13 @@ def add_workers(s, t, w, q, abs_sum, merge_rtol, prior, r, tie_rtol):
     p1 = t[_first_at_least(s, r - tol)]
     p0 = t[_first_above(s, tol - r)]
     return s, t, abs_sum, prior * p1 + (1.0 - prior) * p0
+
+
+@njit(cache=True)
+def extend_all(s, p, w, q, abs_sum, merge_rtol):
+    """Atoms ``(s, p)`` (probabilities, not tail) after adding workers ``(w[k], q[k])`` in order,
+    as :func:`add_workers` adds them: ``(s, p, abs_sum)``, ``abs_sum`` with their ``|w|``."""
+    for k in range(w.shape[0]):
+        abs_sum += abs(w[k])
+        s, p = extend(s, p, w[k], q[k], abs_sum, merge_rtol)
+    return s, p, abs_sum
