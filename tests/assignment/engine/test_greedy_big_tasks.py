@@ -190,4 +190,5 @@ def test_a_fresh_state_rebuilds_uncached_atoms_as_greedy_does(monkeypatch):
         row = state.row[j]
         s, tail = greedy_module._atoms(state.w[row, idx], state.q[row, idx])
         s2, tail2 = fresh._dist(j)
-        assert s.tobytes() == s2.tobytes() and tail.tobytes() == tail2.tobytes()
+        assert s.tobytes() == s2.tobytes()
+        assert tail.tobytes() == tail2.tobytes()
