@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 
 from assignment.engine import greedy as greedy_module
+from assignment.engine._move_scores import pair_accuracies, single_accuracies
+from assignment.engine._move_table import MISS
+from assignment.engine.accuracy import TIE_RTOL
 from assignment.engine.greedy import GreedyState, fill, greedy_run
 from assignment.engine.local_search import improve
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
@@ -192,3 +195,71 @@ def test_a_fresh_state_rebuilds_uncached_atoms_as_greedy_does(monkeypatch):
         s2, tail2 = fresh._dist(j)
         assert s.tobytes() == s2.tobytes()
         assert tail.tobytes() == tail2.tobytes()
+
+
+def _kernel_and_table(state, j, budget_left, table):
+    room = int(state.task_cap[j]) - len(state.workers[j])
+    s, tail = state._dist(j)
+    kernel = state._kernel_move(j, room, budget_left, s, tail)
+    return tuple(kernel), state._pick(j, table, room, budget_left)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "spammers", "levels"])
+def test_a_table_gives_the_kernels_move_bit_for_bit_or_says_it_misses(monkeypatch, kind):
+    """Against ``task_best_move`` on the same atoms, as workers close at random: the same
+    worth, workers and gain (as floats, bit for bit), or MISS when a pair the kernel scores
+    is outside the table's pool."""
+    _small_cache(monkeypatch, 1)
+    _way(monkeypatch, "both")
+    problem = big_problem(7, kind, n=60, m=8)
+    state = GreedyState(problem)
+    rng = np.random.default_rng(7)
+    state.start_from_pairs(*_some_pairs(problem, rng))
+    misses = found = 0
+    for j in range(problem.shape[1]):
+        s, tail = state._dist(j)
+        table = state._build_table(j, s, tail)
+        everyone = state.open_worker
+        for closed in (0.0, 0.3, 0.6, 0.75, 0.9):
+            state.open_worker = everyone & (rng.random(everyone.shape) >= closed)
+            for budget_left in (1, 2, 5):
+                kernel, (*move, status) = _kernel_and_table(state, j, budget_left, table)
+                if status == MISS:
+                    misses += 1
+                    continue
+                found += 1
+                assert np.array(move).tobytes() == np.array(kernel).tobytes()
+        state.open_worker = everyone
+    assert misses > 0
+    assert found > misses
+
+
+def _some_pairs(problem, rng):
+    """Two to four workers on each task (distinct, within the caps of ``big_problem``)."""
+    n, m = problem.shape
+    workers = [rng.choice(n, rng.integers(2, 5), replace=False) for _ in range(m)]
+    tasks = np.repeat(np.arange(m), [w.size for w in workers])
+    return np.concatenate(workers), tasks
+
+
+@pytest.mark.parametrize("kind", ["uniform", "skill-difficulty"])
+def test_a_tables_gains_are_the_kernels_scores(monkeypatch, kind):
+    """``g1`` and ``g2`` as ``single_accuracies`` and ``pair_accuracies`` give them (lower
+    worker first), bit for bit."""
+    _small_cache(monkeypatch, 1)
+    problem = big_problem(8, kind, n=60, m=6)
+    state = GreedyState(problem)
+    state.start_from_pairs(*_some_pairs(problem, np.random.default_rng(8)))
+    for j in range(problem.shape[1]):
+        s, tail = state._dist(j)
+        g1, slot, g2 = state._build_table(j, s, tail)
+        w, q = state.w[j], state.q[j]
+        args = (s, tail, state.prior[j], state.r[j], state.abs_sum[j])
+        who = np.flatnonzero(slot >= -1)
+        singles = single_accuracies(*args, w[who], q[who], TIE_RTOL) - state.acc[j]
+        assert singles.tobytes() == g1[who].tobytes()
+        pool = np.argsort(np.where(slot >= 0, slot, slot.size))[: g2.shape[0]]
+        x, y = np.triu_indices(pool.size, 1)
+        a, b = pool[x], pool[y]
+        pairs = pair_accuracies(*args, w[a], q[a], w[b], q[b], TIE_RTOL) - state.acc[j]
+        assert pairs.tobytes() == g2[x, y].tobytes()
