@@ -84,3 +84,57 @@ def extend_all(s, p, w, q, abs_sum, merge_rtol):
         abs_sum += abs(w[k])
         s, p = extend(s, p, w[k], q[k], abs_sum, merge_rtol)
     return s, p, abs_sum
+
+
+@njit(cache=True)
+def _extend_both(s, p, p_other, w, q, abs_sum, merge_rtol):
+    """:func:`extend` of ``(s, p)`` and of ``(s, p_other)`` at once: the sums and the merges
+    depend on ``s`` only, so both are the ones :func:`extend` gives, bit for bit."""
+    k = s.shape[0]
+    s2 = np.empty(2 * k)
+    p2 = np.empty(2 * k)
+    o2 = np.empty(2 * k)
+    a = b = 0
+    for x in range(2 * k):
+        if b >= k or (a < k and s[a] + w <= s[b] - w):
+            s2[x] = s[a] + w
+            p2[x] = p[a] * q
+            o2[x] = p_other[a] * q
+            a += 1
+        else:
+            s2[x] = s[b] - w
+            p2[x] = p[b] * (1.0 - q)
+            o2[x] = p_other[b] * (1.0 - q)
+            b += 1
+    tol = merge_rtol * (1.0 + abs_sum)
+    size = 0
+    for x in range(2 * k):
+        if x > 0 and s2[x] - s2[x - 1] <= tol:
+            p2[size - 1] += p2[x]
+            o2[size - 1] += o2[x]
+        else:
+            s2[size] = s2[x]
+            p2[size] = p2[x]
+            o2[size] = o2[x]
+            size += 1
+    return s2[:size].copy(), p2[:size].copy(), o2[:size].copy()
+
+
+@njit(cache=True)
+def add_workers_carried(s, t, p_fresh, w, q, abs_sum, merge_rtol, prior, r, tie_rtol):
+    """:func:`add_workers` of ``(s, t)``, and the same workers added to ``(s, p_fresh)``.
+
+    ``(s, p_fresh)`` are a task's atoms as built from its workers in one :func:`add_workers`
+    call, with probabilities ``p_fresh`` (``t`` is their tail). Returns ``(s, t, abs_sum,
+    accuracy, p_fresh)``: :func:`add_workers`'s result, and the probabilities of the atoms the
+    task's workers and ``w`` would give in one call, as :func:`extend_all` gives them.
+    """
+    p = t[:-1] - t[1:]
+    for k in range(w.shape[0]):
+        abs_sum += abs(w[k])
+        s, p, p_fresh = _extend_both(s, p, p_fresh, w[k], q[k], abs_sum, merge_rtol)
+    t = tail(p)
+    tol = tie_rtol * (1.0 + abs(r) + abs_sum)
+    p1 = t[_first_at_least(s, r - tol)]
+    p0 = t[_first_above(s, tol - r)]
+    return s, t, abs_sum, prior * p1 + (1.0 - prior) * p0, p_fresh

@@ -33,7 +33,7 @@ import numpy as np
 from assignment.engine._move_scores import best_moves, task_best_move
 from assignment.engine._move_table import MISS, build_table, pick_move
 from assignment.engine._problem_accuracy import accuracy_of_pairs
-from assignment.engine._vote_atoms import add_workers, extend_all
+from assignment.engine._vote_atoms import add_workers, add_workers_carried, extend_all
 from assignment.engine._vote_atoms import tail as tail_of
 from assignment.engine.accuracy import (
     EPS,
@@ -458,17 +458,15 @@ class GreedyState:
         self.workers[j] = [*self.workers[j], *move]  # a new list: copies share the old ones
         idx = np.array(move, dtype=np.intp)
         row = self.row[j]
-        s, tail, self.abs_sum[j], self.acc[j] = add_workers(
-            s,
-            tail,
-            self.w[row, idx],
-            self.q[row, idx],
-            self.abs_sum[j],
-            _MERGE_RTOL,
-            self.prior[j],
-            self.r[j],
-            TIE_RTOL,
-        )
+        args = (self.w[row, idx], self.q[row, idx], self.abs_sum[j], _MERGE_RTOL)
+        args += (self.prior[j], self.r[j], TIE_RTOL)
+        if fresh is not None and fresh[5] == self.abs_sum[j]:  # the same merges: one pass
+            s, tail, self.abs_sum[j], self.acc[j], p = add_workers_carried(s, tail, fresh[3], *args)
+            self._set_cache(j, s, tail)
+            if self.cache[j] is None:
+                self._fresh = (j, self.workers[j], s, p, tail_of(p), float(self.abs_sum[j]))
+            return
+        s, tail, self.abs_sum[j], self.acc[j] = add_workers(s, tail, *args)
         self._set_cache(j, s, tail)
         if fresh is not None and self.cache[j] is None:
             self._carry(j, fresh, move)
