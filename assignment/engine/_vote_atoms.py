@@ -138,3 +138,46 @@ def add_workers_carried(s, t, p_fresh, w, q, abs_sum, merge_rtol, prior, r, tie_
     p1 = t[_first_at_least(s, r - tol)]
     p0 = t[_first_above(s, tol - r)]
     return s, t, abs_sum, prior * p1 + (1.0 - prior) * p0, p_fresh
+
+
+@njit(cache=True)
+def _extend_into(s, p, k, w, q, tol, s2, p2):
+    """:func:`extend` of the atoms ``(s[:k], p[:k])`` into ``s2``, ``p2`` (room ``2 k``), the
+    merge done in the same pass (against the previous unmerged sum, as :func:`extend`'s second
+    pass): the same operations in the same order. Returns the new number of atoms."""
+    a = b = 0
+    size = 0
+    last = 0.0
+    for x in range(2 * k):
+        if b >= k or (a < k and s[a] + w <= s[b] - w):
+            value, mass = s[a] + w, p[a] * q
+            a += 1
+        else:
+            value, mass = s[b] - w, p[b] * (1.0 - q)
+            b += 1
+        if x > 0 and value - last <= tol:
+            p2[size - 1] += mass
+        else:
+            s2[size] = value
+            p2[size] = mass
+            size += 1
+        last = value
+    return size
+
+
+@njit(cache=True)
+def build_atoms(w, q, merge_rtol):
+    """The atoms of workers ``(w[k], q[k])`` from none: ``(s, p, abs_sum)`` of
+    :func:`extend_all` from ``([0], [1], 0)``, bit for bit, in two buffers reused from worker
+    to worker instead of new arrays at each."""
+    room = 1 << w.shape[0]
+    s, p = np.zeros(room), np.zeros(room)
+    s2, p2 = np.empty(room), np.empty(room)
+    p[0] = 1.0
+    k = 1
+    abs_sum = 0.0
+    for x in range(w.shape[0]):
+        abs_sum += abs(w[x])
+        k = _extend_into(s, p, k, w[x], q[x], merge_rtol * (1.0 + abs_sum), s2, p2)
+        s, p, s2, p2 = s2, p2, s, p
+    return s[:k].copy(), p[:k].copy(), abs_sum

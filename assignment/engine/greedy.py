@@ -33,7 +33,12 @@ import numpy as np
 from assignment.engine._move_scores import best_moves, task_best_move
 from assignment.engine._move_table import MISS, build_table, pick_move
 from assignment.engine._problem_accuracy import accuracy_of_pairs
-from assignment.engine._vote_atoms import add_workers, add_workers_carried, extend_all
+from assignment.engine._vote_atoms import (
+    add_workers,
+    add_workers_carried,
+    build_atoms,
+    extend_all,
+)
 from assignment.engine._vote_atoms import tail as tail_of
 from assignment.engine.accuracy import (
     EPS,
@@ -197,9 +202,7 @@ class GreedyState:
             return fresh
         idx = np.array(self.workers[j], dtype=np.intp)
         row = self.row[j]
-        s, p, abs_sum = extend_all(
-            np.zeros(1), np.ones(1), self.w[row, idx], self.q[row, idx], 0.0, _MERGE_RTOL
-        )
+        s, p, abs_sum = build_atoms(self.w[row, idx], self.q[row, idx], _MERGE_RTOL)
         self._fresh = (j, self.workers[j], s, p, tail_of(p), abs_sum)
         return self._fresh
 
