@@ -11,7 +11,9 @@ worth. With more than :data:`PAIR_EXHAUSTIVE_MAX` feasible workers, pairs are sc
 :data:`PAIR_TOP_GAIN` best by single gain and the :data:`PAIR_TOP_RELIABLE` most reliable. Ties
 go to the lowest task, then worker index: the result is a deterministic function of the
 problem. :class:`GreedyState` keeps each task's exact vote-sum distribution (sorted atoms with
-tail probabilities) and a lazy priority queue over tasks picks the moves (:func:`fill`); for
+tail probabilities; for tasks with too many atoms to cache, a table of their moves' gains,
+:mod:`assignment.engine._move_table`) and a lazy priority queue over tasks picks the moves
+(:func:`fill`); for
 ``K > 2`` labels the state is
 :class:`~assignment.engine._greedy_multiclass.MulticlassGreedyState`, with the same moves.
 
