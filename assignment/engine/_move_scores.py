@@ -250,6 +250,31 @@ def _scan_singles(
 
 
 @njit(cache=True)
+def pair_positions(g1, reliability, size, exhaustive_max, top_gain, top_reliable):
+    """The pairs ``(pa[e], pb[e])`` of positions in ``cand[:size]`` that :func:`_best_pair`
+    scores, in its order: every pair if ``size <= exhaustive_max``, else those among the
+    ``top_gain`` best by ``g1`` and the ``top_reliable`` best by ``reliability``; ``x < y``,
+    ascending by ``x``, then ``y`` (the order :func:`first_best`'s ties follow)."""
+    if size <= exhaustive_max:
+        sub = np.arange(size)
+    else:
+        chosen = np.zeros(size, dtype=np.bool_)
+        top_positions(g1[:size], top_gain, chosen)
+        top_positions(reliability[:size], top_reliable, chosen)
+        sub = np.flatnonzero(chosen)
+    k = sub.shape[0]
+    pa = np.empty(k * (k - 1) // 2, dtype=np.int64)
+    pb = np.empty_like(pa)
+    e = 0
+    for x in range(k):
+        for y in range(x + 1, k):
+            pa[e] = sub[x]
+            pb[e] = sub[y]
+            e += 1
+    return pa, pb
+
+
+@njit(cache=True)
 def _best_pair(
     s,
     tail,
@@ -271,22 +296,7 @@ def _best_pair(
 ):
     """The best pair among the candidates ``cand[:size]`` as :func:`best_move` scores it:
     ``(g2, a, b)`` with positions ``a < b`` in ``cand``."""
-    if size <= exhaustive_max:
-        sub = np.arange(size)
-    else:
-        chosen = np.zeros(size, dtype=np.bool_)
-        top_positions(g1[:size], top_gain, chosen)
-        top_positions(reliability[:size], top_reliable, chosen)
-        sub = np.flatnonzero(chosen)
-    k = sub.shape[0]
-    pa = np.empty(k * (k - 1) // 2, dtype=np.int64)
-    pb = np.empty_like(pa)
-    e = 0
-    for x in range(k):
-        for y in range(x + 1, k):
-            pa[e] = sub[x]
-            pb[e] = sub[y]
-            e += 1
+    pa, pb = pair_positions(g1, reliability, size, exhaustive_max, top_gain, top_reliable)
     wa, qa = w_row[cand[pa]], q_row[cand[pa]]
     wb, qb = w_row[cand[pb]], q_row[cand[pb]]
     g2 = pair_accuracies(s, tail, prior, r, abs_sum, wa, qa, wb, qb, tie_rtol)

@@ -11,7 +11,9 @@ worth. With more than :data:`PAIR_EXHAUSTIVE_MAX` feasible workers, pairs are sc
 :data:`PAIR_TOP_GAIN` best by single gain and the :data:`PAIR_TOP_RELIABLE` most reliable. Ties
 go to the lowest task, then worker index: the result is a deterministic function of the
 problem. :class:`GreedyState` keeps each task's exact vote-sum distribution (sorted atoms with
-tail probabilities) and a lazy priority queue over tasks picks the moves (:func:`fill`); for
+tail probabilities; for tasks with too many atoms to cache, a table of their moves' gains,
+:mod:`assignment.engine._move_table`) and a lazy priority queue over tasks picks the moves
+(:func:`fill`); for
 ``K > 2`` labels the state is
 :class:`~assignment.engine._greedy_multiclass.MulticlassGreedyState`, with the same moves.
 
@@ -31,8 +33,15 @@ from collections.abc import Callable
 import numpy as np
 
 from assignment.engine._move_scores import best_moves, task_best_move
+from assignment.engine._move_table import MISS, build_table, pick_move
 from assignment.engine._problem_accuracy import accuracy_of_pairs
-from assignment.engine._vote_atoms import add_workers
+from assignment.engine._vote_atoms import (
+    add_workers,
+    add_workers_carried,
+    build_atoms,
+    extend_all,
+)
+from assignment.engine._vote_atoms import tail as tail_of
 from assignment.engine.accuracy import (
     EPS,
     MAX_EXACT_WORKERS,
@@ -72,6 +81,19 @@ _MERGE_RTOL = 1e-12
 # from the task's workers whenever needed (an enumeration of 2^k patterns, k = 17 to 20).
 _ATOM_CACHE_MAX = 1 << 16
 _ATOM_CACHE_TOTAL = 1 << 23
+# A task whose atoms are not cached keeps a move table (_move_table.py) while its workers do
+# not change: the gains of every worker alone (12 n bytes with its slots) and of every pair
+# among the _MOVE_TABLE_TOP best by gain and most reliable of its open candidates when it is
+# built (8 (2 _MOVE_TABLE_TOP)^2 bytes at most), all tables within _MOVE_TABLE_BYTES (128
+# MiB); a task without one has its atoms rebuilt at every evaluation. _MOVE_TABLES False
+# switches them off (the tests compare both ways).
+_MOVE_TABLES = True
+# apply() on such a task also extends the atoms it rebuilt by the move, and keeps them until
+# the evaluation that follows (one task's at a time: up to 2^21 atoms, 48 MiB with their
+# probabilities and tail), instead of that evaluation rebuilding them. False: rebuild.
+_CARRY_ATOMS = True
+_MOVE_TABLE_TOP = 16  # at least PAIR_EXHAUSTIVE_MAX: a fresh table holds the kernel's pairs
+_MOVE_TABLE_BYTES = 1 << 27
 # An initial assignment's tasks with at most this many workers are enumerated all at once.
 _LOAD_ENUMERATE_MAX = 12
 
@@ -131,6 +153,10 @@ class GreedyState:
             (np.zeros(1), np.array([1.0, 0.0])) for _ in range(m)
         ]
         self.cached_atoms = m
+        self.tables: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [None] * m
+        self.table_bytes = 0
+        self.table_builds = 0  # move tables built (a measure of work, as evaluations)
+        self._fresh: tuple | None = None  # _fresh_atoms: (task, its workers, s, p, tail, |w|)
         # Best moves by _memo_key, valid while the open workers do not change (_version).
         self._version = 0
         self._memo_version = 0
@@ -162,9 +188,35 @@ class GreedyState:
         cached = self.cache[j]
         if cached is not None:
             return cached
+        if _CARRY_ATOMS:
+            fresh = self._fresh_atoms(j)
+            return fresh[2], fresh[4]
         idx = np.array(self.workers[j], dtype=np.intp)
         row = self.row[j]
         return _atoms(self.w[row, idx], self.q[row, idx])
+
+    def _fresh_atoms(self, j: int) -> tuple:
+        """``(j, workers, s, p, tail, abs_sum)``: task ``j``'s atoms built from its workers as
+        :func:`_atoms` builds them (sums, probabilities, tail, ``sum |w|`` in their order);
+        the last ones built, or carried by :meth:`apply`, if they are task ``j``'s."""
+        fresh = self._fresh
+        if fresh is not None and fresh[0] == j and fresh[1] is self.workers[j]:
+            return fresh
+        idx = np.array(self.workers[j], dtype=np.intp)
+        row = self.row[j]
+        s, p, abs_sum = build_atoms(self.w[row, idx], self.q[row, idx], _MERGE_RTOL)
+        self._fresh = (j, self.workers[j], s, p, tail_of(p), abs_sum)
+        return self._fresh
+
+    def _carry(self, j: int, fresh: tuple, move: tuple[int, ...]) -> None:
+        """Keep task ``j``'s atoms built from its workers after ``move``: the atoms ``fresh``
+        built before it, extended by the move's workers (the operations of :func:`_atoms`)."""
+        idx = np.array(move, dtype=np.intp)
+        row = self.row[j]
+        s, p, abs_sum = extend_all(
+            fresh[2], fresh[3], self.w[row, idx], self.q[row, idx], fresh[5], _MERGE_RTOL
+        )
+        self._fresh = (j, self.workers[j], s, p, tail_of(p), abs_sum)
 
     # -- moves
 
@@ -217,9 +269,23 @@ class GreedyState:
         room = int(self.task_cap[j]) - len(self.workers[j])
         if room < 1 or budget_left < 1:
             return None
-        s, tail = self._dist(j)
+        if self.cache[j] is None and _MOVE_TABLES:
+            return self._result(*self._table_move(j, room, budget_left))
+        return self._result(*self._kernel_move(j, room, budget_left, *self._dist(j)))
+
+    def _result(self, worth: float, a: int, b: int, gain: float):
+        """:meth:`evaluate`'s result from a kernel's ``(worth, first, second, gain)``."""
+        if a < 0:
+            return None
+        self.evaluations += 1
+        if worth <= GAIN_TOL:
+            return None
+        return float(worth), ((int(a),) if b < 0 else (int(a), int(b))), float(gain)
+
+    def _kernel_move(self, j: int, room: int, budget_left: int, s, tail):
+        """``task_best_move`` of task ``j`` with atoms ``(s, tail)``."""
         row = self.row[j]
-        worth, a, b, gain = task_best_move(
+        return task_best_move(
             s,
             tail,
             room,
@@ -241,12 +307,74 @@ class GreedyState:
             self._scratch,
             self._mark,
         )
-        if a < 0:
+
+    def _table_move(self, j: int, room: int, budget_left: int):
+        """The kernel's move on task ``j`` (atoms not cached) from its move table, built (with
+        its atoms) when missing or when a pair the kernel would score is outside it; the
+        kernel itself when the tables' memory is spent."""
+        table = self.tables[j]
+        if table is not None:
+            *move, status = self._pick(j, table, room, budget_left)
+            if status != MISS:
+                return move
+        s, tail = self._dist(j)
+        table = self._build_table(j, s, tail)
+        if table is None:
+            return self._kernel_move(j, room, budget_left, s, tail)
+        *move, status = self._pick(j, table, room, budget_left)
+        assert status != MISS  # the pool holds the kernel's pairs of the open workers
+        return move
+
+    def _pick(self, j: int, table, room: int, budget_left: int):
+        """``pick_move`` of task ``j`` from ``table``."""
+        return pick_move(
+            *table,
+            self.w[self.row[j]],
+            self.open_worker,
+            room,
+            budget_left,
+            self.acc[j],
+            GAIN_TOL,
+            PAIR_EXHAUSTIVE_MAX,
+            PAIR_TOP_GAIN,
+            PAIR_TOP_RELIABLE,
+            self._scratch,
+        )
+
+    def _build_table(self, j: int, s, tail):
+        """Task ``j``'s move table from its atoms ``(s, tail)``, kept if the tables' memory
+        allows (else None)."""
+        self._drop_table(j)
+        bound = 12 * self.w.shape[1] + 8 * (2 * _MOVE_TABLE_TOP) ** 2
+        if self.table_bytes + bound > _MOVE_TABLE_BYTES:
             return None
-        self.evaluations += 1
-        if worth <= GAIN_TOL:
-            return None
-        return float(worth), ((int(a),) if b < 0 else (int(a), int(b))), float(gain)
+        row = self.row[j]
+        table = build_table(
+            s,
+            tail,
+            self.prior[j],
+            self.r[j],
+            self.abs_sum[j],
+            self.acc[j],
+            self.w[row],
+            self.q[row],
+            self.open_worker,
+            np.array(self.workers[j], dtype=np.int64),
+            self._everyone if self.eligible is None else self.eligible[j],
+            TIE_RTOL,
+            _MOVE_TABLE_TOP,
+        )
+        self.tables[j] = table
+        self.table_bytes += sum(a.nbytes for a in table)
+        self.table_builds += 1
+        return table
+
+    def _drop_table(self, j: int) -> None:
+        """Forget task ``j``'s move table (its workers changed)."""
+        old = self.tables[j]
+        if old is not None:
+            self.table_bytes -= sum(a.nbytes for a in old)
+            self.tables[j] = None
 
     def evaluate_all(self, budget_left: int) -> list[tuple[int, tuple]]:
         """:meth:`evaluate` of every task, in one numba call for the tasks whose atoms are
@@ -324,7 +452,9 @@ class GreedyState:
         return budget_left >= len(move) and all(self.open_worker[i] for i in move)
 
     def apply(self, j: int, move: tuple[int, ...]) -> None:
+        """Add the workers of ``move`` to task ``j``."""
         s, tail = self._dist(j)
+        fresh = self._fresh if _CARRY_ATOMS and self.cache[j] is None else None
         for i in move:
             self.load[i] += 1
             if self.load[i] >= self.worker_cap[i]:
@@ -333,18 +463,18 @@ class GreedyState:
         self.workers[j] = [*self.workers[j], *move]  # a new list: copies share the old ones
         idx = np.array(move, dtype=np.intp)
         row = self.row[j]
-        s, tail, self.abs_sum[j], self.acc[j] = add_workers(
-            s,
-            tail,
-            self.w[row, idx],
-            self.q[row, idx],
-            self.abs_sum[j],
-            _MERGE_RTOL,
-            self.prior[j],
-            self.r[j],
-            TIE_RTOL,
-        )
+        args = (self.w[row, idx], self.q[row, idx], self.abs_sum[j], _MERGE_RTOL)
+        args += (self.prior[j], self.r[j], TIE_RTOL)
+        if fresh is not None and fresh[5] == self.abs_sum[j]:  # the same merges: one pass
+            s, tail, self.abs_sum[j], self.acc[j], p = add_workers_carried(s, tail, fresh[3], *args)
+            self._set_cache(j, s, tail)
+            if self.cache[j] is None:
+                self._fresh = (j, self.workers[j], s, p, tail_of(p), float(self.abs_sum[j]))
+            return
+        s, tail, self.abs_sum[j], self.acc[j] = add_workers(s, tail, *args)
         self._set_cache(j, s, tail)
+        if fresh is not None and self.cache[j] is None:
+            self._carry(j, fresh, move)
 
     def start_from(self, assignment: np.ndarray) -> None:
         """Start from a feasible ``assignment`` (n, m) instead of the empty one."""
@@ -411,6 +541,7 @@ class GreedyState:
             setattr(twin, name, getattr(self, name).copy())
         twin.workers = list(self.workers)
         twin.cache = list(self.cache)
+        twin.tables = list(self.tables)  # never changed in place either
         twin._memo_moves = {}
         twin._state_keys = list(self._state_keys)
         twin._memo_version = twin._version
@@ -501,7 +632,10 @@ class GreedyState:
         self._set_cache(j, s, tail)
 
     def _set_cache(self, j: int, s: np.ndarray, tail: np.ndarray) -> None:
+        """Task ``j``'s new atoms (its workers changed): cached if they fit, and its memo key
+        and move table forgotten."""
         self._state_keys[j] = None
+        self._drop_table(j)
         old = self.cache[j]
         self.cached_atoms -= 0 if old is None else old[0].shape[0]
         if s.shape[0] <= _ATOM_CACHE_MAX and self.cached_atoms + s.shape[0] <= _ATOM_CACHE_TOTAL:
