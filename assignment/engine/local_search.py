@@ -31,9 +31,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assignment.engine._problem_accuracy import accuracy_of, pair_losses, task_accuracies_of
+from assignment.engine._problem_accuracy import (
+    accuracy_of,
+    confusion_accuracy_of,
+    pair_losses,
+    task_accuracies_of,
+)
 from assignment.engine.accuracy import _validate_tasks
-from assignment.engine.confusion import confusion_accuracy, solo_accuracy
+from assignment.engine.confusion import solo_accuracy
 from assignment.engine.greedy import GreedyState, fill
 from assignment.engine.greedy_confusion import ConfusionGreedyState, removal_losses_confusion
 from assignment.engine.problem import AssignmentProblem
@@ -97,10 +102,10 @@ def _solo_accuracy(problem: AssignmentProblem, workers, tasks) -> np.ndarray:
 
 
 def _dawid_skene_accuracy(problem: AssignmentProblem, assignment: np.ndarray) -> float:
+    """The Dawid–Skene vote's exact accuracy by the unchecked kernel: the problem and its
+    matrices were validated once, at the edge."""
     workers, tasks = np.nonzero(assignment)
-    return confusion_accuracy(
-        problem.confusion, workers, tasks, prior=problem.prior_distribution
-    ).expected_accuracy
+    return confusion_accuracy_of(problem, workers, tasks).expected_accuracy
 
 
 def _dawid_skene_losses(problem: AssignmentProblem, assignment: np.ndarray, tasks):
