@@ -32,6 +32,13 @@ def constraint_matrix(structure, elements: np.ndarray) -> tuple[sp.csr_matrix, n
     return A, caps
 
 
+def _stopped(res) -> str:
+    """Why HiGHS stopped short, in SolverResult's words (``linprog``'s status 1 is a limit)."""
+    if res.status == 1:
+        return "time_limit" if "time" in str(res.message).lower() else "max_iter"
+    return "breakdown"  # infeasible, unbounded or numerical trouble: none should happen here
+
+
 def solve(weights, structure, *, warm_start=None, time_limit: float | None = None) -> MethodOutput:
     """Solve the LP with HiGHS' dual simplex and round its (integral) vertex solution."""
     if time_limit is not None and not time_limit > 0:
@@ -54,7 +61,11 @@ def solve(weights, structure, *, warm_start=None, time_limit: float | None = Non
     )
     if res.x is None:
         return MethodOutput(
-            support=support, optimal=False, converged=False, message=f"HiGHS: {res.message}"
+            support=support,
+            optimal=False,
+            converged=False,
+            message=f"HiGHS: {res.message}",
+            details={"stopped": _stopped(res)},
         )
     support[elements[res.x > 0.5]] = True
     integral = bool(np.all(np.minimum(res.x, 1 - res.x) < 1e-6))
@@ -65,4 +76,5 @@ def solve(weights, structure, *, warm_start=None, time_limit: float | None = Non
         iterations=int(getattr(res, "nit", 0)),
         converged=res.status == 0,
         message=f"HiGHS dual simplex: {res.message}" + ("" if integral else " (fractional vertex)"),
+        details={} if res.status == 0 else {"stopped": _stopped(res)},
     )

@@ -310,6 +310,7 @@ def _project(v, graph, kind, sparsity, n_components, tolerance, max_iter, warm_s
         f"[{low}, {high}] after {it} PCST calls{after}",
         seconds=time.perf_counter() - start,
         warm_start=None if lam is None else lam / float(prizes.sum()),
+        details={} if landed else {"stopped": "max_iter"},
     )
 
 

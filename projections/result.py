@@ -45,7 +45,8 @@ class ProjectionResult:
         there was nothing to select. ``"pgd"``: ``stopped`` (``"converged"``, ``"max_iter"``
         or ``"time_limit"``), ``duality_gap`` (float: the relative duality gap reached) and
         ``rounding_feasible`` (bool: the last rounding was feasible before repair); none when
-        there was nothing to select.
+        there was nothing to select. ``"lp"`` and the graph projections: ``stopped`` when they
+        did not converge (``"max_iter"``, ``"time_limit"``, ``"breakdown"``).
     """
 
     x: np.ndarray
@@ -59,6 +60,19 @@ class ProjectionResult:
     seconds: float = 0.0
     warm_start: object | None = field(default=None, repr=False)
     details: dict = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        """Why the method ended, in :class:`~projections.solvers.SolverResult`'s words.
+
+        ``"converged"`` when :attr:`converged`; otherwise the reason the method recorded in
+        ``details["stopped"]`` (``"max_iter"``, ``"time_limit"`` or ``"breakdown"``), and
+        ``"max_iter"`` for a method that ran out of its iterations without saying more.
+        Every layer's result (projection, IHT-family solver, MTFL) thus has a ``status``.
+        """
+        if self.converged:
+            return "converged"
+        return str(self.details.get("stopped", "max_iter"))
 
 
 @dataclass(frozen=True, eq=False)

@@ -21,48 +21,58 @@ import numpy as np
 __all__ = ["TVCSStructure"]
 
 
-def _as_caps(value, length: int, name: str) -> np.ndarray:
-    """Validate caps given as a scalar or one per group; return an int64 array of ``length``."""
+def _as_caps(value, length: int, name: str, per: str = "group") -> np.ndarray:
+    """Validate caps given as a scalar or one per group; return an int64 array of ``length``.
+
+    ``name`` is the caller's field and ``per`` what one entry belongs to (``"worker"``,
+    ``"task"``, ``"row"``, ...): both appear in the error messages.
+    """
     arr = np.asarray(value)
     if arr.dtype == np.bool_ or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     ):
-        raise ValueError(
-            f"{name} must be a non-negative integer or an array of them, got {value!r}"
-        )
+        raise ValueError(f"{name} must be a non-negative integer or one per {per}, got {value!r}")
     if arr.ndim == 0:
         arr = np.full(length, arr)
     elif arr.ndim != 1 or arr.shape[0] != length:
         raise ValueError(
-            f"{name} must be a scalar or have length {length}, got shape {np.shape(value)}"
+            f"{name} must be a non-negative integer or one per {per} (length {length}), "
+            f"got shape {np.shape(value)}"
         )
     if np.issubdtype(arr.dtype, np.floating):
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} must be finite, got NaN or infinity")
+            raise ValueError(
+                f"{name} must be finite, got NaN or infinity at {per} "
+                f"{int(np.flatnonzero(~np.isfinite(arr))[0])}"
+            )
         if np.any(arr != np.round(arr)):
             bad = int(np.flatnonzero(arr != np.round(arr))[0])
-            raise ValueError(f"{name} must be integers, got {arr[bad].item()!r} at position {bad}")
+            raise ValueError(
+                f"{name} must be whole numbers, got {arr[bad].item()!r} at {per} {bad}"
+            )
     if np.any(arr < 0):
         bad = int(np.flatnonzero(arr < 0)[0])
-        raise ValueError(f"{name} must be non-negative, got {arr[bad].item()!r} at position {bad}")
+        raise ValueError(f"{name} must be non-negative, got {arr[bad].item()!r} at {per} {bad}")
     return arr.astype(np.int64)
 
 
-def _as_total(total, n_elements: int) -> int:
-    """Validate the total cap; ``None`` means no cap beyond the number of elements."""
-    if total is None:
+def _as_total(total, n_elements: int, name: str = "total", *, optional: bool = True) -> int:
+    """Validate the total cap; ``None`` (when ``optional``) means no cap beyond the elements.
+
+    Returns the cap as given (a Python int), not yet clipped to ``n_elements``.
+    """
+    if total is None and optional:
         return n_elements
+    kind = "a non-negative integer" + (" or None" if optional else "")
     if isinstance(total, bool) or not isinstance(total, Real | np.number):
-        raise ValueError(f"total must be a non-negative integer or None, got {total!r}")
-    if isinstance(total, Integral | np.integer):
-        value = int(total)
-    else:
+        raise ValueError(f"{name} must be {kind}, got {total!r}")
+    if not isinstance(total, Integral | np.integer):
         if not np.isfinite(total) or float(total) != round(float(total)):
-            raise ValueError(f"total must be a non-negative integer or None, got {total!r}")
-        value = int(total)
+            raise ValueError(f"{name} must be a whole number, got {total!r}")
+    value = int(total)
     if value < 0:
-        raise ValueError(f"total must be non-negative, got {value}")
-    return min(value, n_elements)
+        raise ValueError(f"{name} must be non-negative, got {value}")
+    return value
 
 
 def _as_labels(labels, name: str) -> np.ndarray:
@@ -109,7 +119,9 @@ class TVCSStructure:
     _labels2: np.ndarray | None = None
 
     @classmethod
-    def from_matrix(cls, shape, *, max_per_row, max_per_col, total=None) -> TVCSStructure:
+    def from_matrix(
+        cls, shape, *, max_per_row, max_per_col, total=None, names=None
+    ) -> TVCSStructure:
         """Rows as view 1 and columns as view 2 of an ``n_rows x n_cols`` matrix.
 
         Parameters
@@ -119,16 +131,36 @@ class TVCSStructure:
         max_per_col : int or array-like of int, shape (n_cols,)
         total : int or None
             Cap on the number of selected entries; ``None`` means no total cap.
+        names : dict of str, optional
+            How the caller calls the fields, for the error messages (this is the one check of
+            caps and totals; callers such as
+            :class:`~assignment.engine.problem.AssignmentProblem` pass their own names rather
+            than validate again). Keys: ``"max_per_row"``, ``"max_per_col"``, ``"total"`` (the
+            arguments), ``"row"``, ``"col"`` (what one entry of a cap belongs to; default
+            ``"row"`` and ``"column"``). Naming ``"total"`` also makes it required: ``None``
+            is then refused, as a caller's field such as ``budget`` has no "no cap" value.
+
+        Raises
+        ------
+        ValueError
+            Naming the field (and the row or column) of a cap or total that is negative,
+            fractional, not finite, of the wrong length or not a number.
         """
         if len(shape) != 2 or any(
             isinstance(s, bool) or not isinstance(s, Integral | np.integer) or s < 0 for s in shape
         ):
             raise ValueError(f"shape must be two non-negative integers, got {shape!r}")
+        unknown = set(names or ()) - {"max_per_row", "max_per_col", "total", "row", "col"}
+        if unknown:
+            raise ValueError(f"names has unknown keys {sorted(unknown)}")
+        label = {"max_per_row": "max_per_row", "max_per_col": "max_per_col", "total": "total"}
+        label |= {"row": "row", "col": "column"} | dict(names or {})
         n_rows, n_cols = int(shape[0]), int(shape[1])
-        caps1 = _as_caps(max_per_row, n_rows, "max_per_row")
-        caps2 = _as_caps(max_per_col, n_cols, "max_per_col")
+        caps1 = _as_caps(max_per_row, n_rows, label["max_per_row"], label["row"])
+        caps2 = _as_caps(max_per_col, n_cols, label["max_per_col"], label["col"])
         p = n_rows * n_cols
-        return cls(p, caps1, caps2, _as_total(total, p), (n_rows, n_cols))
+        value = _as_total(total, p, label["total"], optional=not names or "total" not in names)
+        return cls(p, caps1, caps2, min(value, p), (n_rows, n_cols))
 
     @classmethod
     def from_labels(cls, labels1, labels2, *, caps1, caps2, total=None) -> TVCSStructure:
@@ -164,7 +196,7 @@ class TVCSStructure:
                 )
             caps.append(arr)
         p = int(l1.shape[0])
-        return cls(p, caps[0], caps[1], _as_total(total, p), None, l1, l2)
+        return cls(p, caps[0], caps[1], min(_as_total(total, p), p), None, l1, l2)
 
     @property
     def labels1(self) -> np.ndarray:

@@ -39,31 +39,14 @@ from projections import TVCSStructure
 
 __all__ = ["AssignmentProblem", "QualityByCategory"]
 
-
-def _caps(value, length: int, name: str, per: str) -> np.ndarray:
-    arr = np.asarray(value)
-    if arr.dtype == np.bool_ or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
-        raise ValueError(f"{name} must be an integer or one integer per {per}, got {value!r}")
-    if arr.ndim == 0:
-        arr = np.full(length, arr)
-    if arr.shape != (length,):
-        raise ValueError(
-            f"{name} must be an integer or one per {per} (length {length}), got shape {arr.shape}"
-        )
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(
-            f"{name} must be finite, got NaN or infinity at {per} "
-            f"{int(np.flatnonzero(~np.isfinite(arr))[0])}"
-        )
-    if np.any(arr != np.round(arr)):
-        bad = int(np.flatnonzero(arr != np.round(arr))[0])
-        raise ValueError(f"{name} must be whole numbers, got {arr[bad].item()!r} at {per} {bad}")
-    if np.any(arr < 0):
-        bad = int(np.flatnonzero(arr < 0)[0])
-        raise ValueError(f"{name} must be non-negative, got {arr[bad].item()!r} at {per} {bad}")
-    return arr.astype(np.int64)
+#: The structure's fields under the problem's names, so its one check speaks the user's words.
+_STRUCTURE_NAMES = {
+    "max_per_row": "max_tasks_per_worker",
+    "max_per_col": "max_workers_per_task",
+    "total": "budget",
+    "row": "worker",
+    "col": "task",
+}
 
 
 def _quality_values(values, name: str) -> np.ndarray:
@@ -310,6 +293,10 @@ class AssignmentProblem:
     prior_distribution : ndarray of float64, shape (n_tasks, K)
         Each task's prior distribution, for every ``K`` (for two labels ``[1 - p, p]`` of
         :attr:`prior` ``p``); read-only.
+    structure : TVCSStructure
+        The caps and the budget as a TVCS (workers are view 1, tasks view 2), built once by
+        the constructor, whose check of the caps and the budget it is; ``structure.total`` is
+        the budget clipped to ``n_workers * n_tasks``.
     """
 
     quality_table: np.ndarray
@@ -317,6 +304,7 @@ class AssignmentProblem:
     max_workers_per_task: np.ndarray
     max_tasks_per_worker: np.ndarray
     budget: int
+    structure: TVCSStructure
     n_labels: int
     prior_distribution: np.ndarray
     eligible: np.ndarray | None
@@ -347,15 +335,14 @@ class AssignmentProblem:
                 "quality must have at least one task (column): a problem's expected accuracy "
                 "is a mean over its tasks"
             )
-        per_task = _caps(max_workers_per_task, m, "max_workers_per_task", "task")
-        per_worker = _caps(max_tasks_per_worker, n, "max_tasks_per_worker", "worker")
-        if isinstance(budget, bool) or not isinstance(budget, Real | np.number):
-            raise ValueError(f"budget must be a non-negative integer, got {budget!r}")
-        if not isinstance(budget, Integral | np.integer):
-            if not np.isfinite(budget) or float(budget) != round(float(budget)):
-                raise ValueError(f"budget must be a whole number, got {budget!r}")
-        if budget < 0:
-            raise ValueError(f"budget must be non-negative, got {budget!r}")
+        # The caps and the budget are checked once, by the TVCS structure, in our names.
+        structure = TVCSStructure.from_matrix(
+            (n, m),
+            max_per_row=max_tasks_per_worker,
+            max_per_col=max_workers_per_task,
+            total=budget,
+            names=_STRUCTURE_NAMES,
+        )
         if isinstance(n_labels, bool) or not isinstance(n_labels, Integral) or n_labels < 2:
             raise ValueError(f"n_labels must be an integer >= 2, got {n_labels!r}")
         n_labels = int(n_labels)
@@ -375,9 +362,10 @@ class AssignmentProblem:
         for name, value in (
             ("quality_table", table),
             ("task_column", column),
-            ("max_workers_per_task", per_task),
-            ("max_tasks_per_worker", per_worker),
-            ("budget", int(budget)),
+            ("max_workers_per_task", structure.caps2),
+            ("max_tasks_per_worker", structure.caps1),
+            ("budget", int(budget)),  # as given: structure.total is clipped to n * m
+            ("structure", structure),
             ("n_labels", n_labels),
             ("_prior_one", prior_one),
             ("prior_distribution", distribution),
@@ -453,16 +441,6 @@ class AssignmentProblem:
     def quality_at(self, workers, tasks) -> np.ndarray:
         """``Q[workers, tasks]`` for index arrays of one shape, without the dense matrix."""
         return self.quality_table[workers, self.task_column[tasks]]
-
-    @cached_property
-    def structure(self) -> TVCSStructure:
-        """The caps as a TVCS: rows (workers) are view 1, columns (tasks) view 2."""
-        return TVCSStructure.from_matrix(
-            self.shape,
-            max_per_row=self.max_tasks_per_worker,
-            max_per_col=self.max_workers_per_task,
-            total=self.budget,
-        )
 
     def is_feasible(self, assignment) -> bool:
         """Whether a bool matrix respects every cap and the eligibility mask."""

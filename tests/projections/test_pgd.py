@@ -156,6 +156,7 @@ def test_pgd_reports_an_unfinished_run_as_neither_converged_nor_optimal():
     assert not res.converged
     assert not res.optimal
     assert res.details["stopped"] == "max_iter"
+    assert res.status == "max_iter"  # SolverResult's word for it
     assert res.details["duality_gap"] > 1e-9  # above pgd's default tol
 
 
@@ -172,6 +173,7 @@ def test_pgd_stops_at_the_time_limit():
         time_limit=0.2,
     )
     assert res.details["stopped"] == "time_limit"
+    assert res.status == "time_limit"
     assert res.seconds < 2.0
     assert not res.optimal
 

@@ -25,14 +25,32 @@ def test_total_above_the_number_of_elements_is_clipped():
     ("kwargs", "message"),
     [
         ({"max_per_row": -1, "max_per_col": 1}, "max_per_row must be non-negative"),
-        ({"max_per_row": 1.5, "max_per_col": 1}, "max_per_row must be integers"),
-        ({"max_per_row": [1], "max_per_col": 1}, "max_per_row must be a scalar or have length 2"),
-        ({"max_per_row": np.nan, "max_per_col": 1}, "max_per_row must be finite"),
-        ({"max_per_row": 1, "max_per_col": np.inf}, "max_per_col must be finite"),
+        (
+            {"max_per_row": 1.5, "max_per_col": 1},
+            r"max_per_row must be whole numbers, got 1\.5 at row 0",
+        ),
+        (
+            {"max_per_row": [1], "max_per_col": 1},
+            r"max_per_row must be a non-negative integer or one per row \(length 2\)",
+        ),
+        (
+            {"max_per_row": np.nan, "max_per_col": 1},
+            "max_per_row must be finite, got NaN or infinity at row 0",
+        ),
+        (
+            {"max_per_row": 1, "max_per_col": np.inf},
+            "max_per_col must be finite, got NaN or infinity at column 0",
+        ),
         ({"max_per_row": 1, "max_per_col": "3"}, "max_per_col must be a non-negative integer"),
         ({"max_per_row": 1, "max_per_col": 1, "total": -2}, "total must be non-negative"),
-        ({"max_per_row": 1, "max_per_col": 1, "total": 2.5}, "total must be a non-negative"),
-        ({"max_per_row": 1, "max_per_col": 1, "total": True}, "total must be a non-negative"),
+        (
+            {"max_per_row": 1, "max_per_col": 1, "total": 2.5},
+            r"total must be a whole number, got 2\.5",
+        ),
+        (
+            {"max_per_row": 1, "max_per_col": 1, "total": True},
+            "total must be a non-negative integer or None",
+        ),
     ],
 )
 def test_bad_matrix_caps_raise_a_value_error_naming_the_field(kwargs, message):
@@ -81,3 +99,17 @@ def test_a_matrix_structure_checks_a_support_by_rows_and_columns_like_its_labels
     for _ in range(50):
         support = rng.random((6, 9)) < 0.15
         assert matrix.violations(support) == labelled.violations(support)
+
+
+def test_from_matrix_names_the_callers_fields_in_its_errors():
+    names = {"max_per_row": "per_worker", "max_per_col": "per_task", "total": "budget"}
+    names |= {"row": "worker", "col": "task"}
+    with pytest.raises(ValueError, match="per_task must be non-negative, got -1 at task 2"):
+        TVCSStructure.from_matrix((2, 3), max_per_row=1, max_per_col=[1, 1, -1], names=names)
+    with pytest.raises(ValueError, match=r"per_worker must be whole numbers, got 0\.5 at worker 1"):
+        TVCSStructure.from_matrix((2, 3), max_per_row=[1, 0.5], max_per_col=1, names=names)
+    # a named total is required: the caller's field has no "no cap" value
+    with pytest.raises(ValueError, match="budget must be a non-negative integer, got None"):
+        TVCSStructure.from_matrix((2, 3), max_per_row=1, max_per_col=1, names=names)
+    with pytest.raises(ValueError, match="names has unknown keys"):
+        TVCSStructure.from_matrix((2, 3), max_per_row=1, max_per_col=1, names={"rows": "x"})

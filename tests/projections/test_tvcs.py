@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from projection_checks import assert_valid_projection, random_matrix_instance
 
-from projections import TVCSStructure
+from projections import ProjectionResult, TVCSStructure
 from projections.tvcs import METHODS, project, project_matrix
 
 EXACT_METHODS = ("exact", "lp")
@@ -241,3 +241,25 @@ def test_exact_rejects_non_finite_values_on_a_general_structure(bad):
     )
     with pytest.raises(ValueError, match="finite"):
         project(np.array([1.0, 2.0, bad, 0.5]), structure)
+
+
+def test_a_projection_has_a_status_in_the_solvers_words():
+    rng = np.random.default_rng(3)
+    V = rng.standard_normal((6, 8))
+    done = project_matrix(V, max_per_row=2, max_per_col=2, total=9, method="exact")
+    assert done.converged
+    assert done.status == "converged"
+    unfinished = ProjectionResult(
+        x=V, support=V > 0, objective=0.0, method="x", optimal=False, converged=False
+    )
+    assert unfinished.status == "max_iter"  # ran out without saying more
+    stopped = ProjectionResult(
+        x=V,
+        support=V > 0,
+        objective=0.0,
+        method="x",
+        optimal=False,
+        converged=False,
+        details={"stopped": "time_limit"},
+    )
+    assert stopped.status == "time_limit"

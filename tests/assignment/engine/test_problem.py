@@ -36,7 +36,7 @@ def problem_with(**changes):
         ({"max_workers_per_task": -1}, r"max_workers_per_task must be non-negative, got -1"),
         (
             {"max_workers_per_task": [1, 2]},
-            r"max_workers_per_task must be an integer or one per task \(length 4\)",
+            r"max_workers_per_task must be a non-negative integer or one per task \(length 4\)",
         ),
         (
             {"max_workers_per_task": [1, 2, 2.5, 1]},
@@ -46,11 +46,15 @@ def problem_with(**changes):
             {"max_tasks_per_worker": [1, np.inf, 1]},
             r"max_tasks_per_worker must be finite.*worker 1",
         ),
-        ({"max_tasks_per_worker": "two"}, r"max_tasks_per_worker must be an integer"),
+        (
+            {"max_tasks_per_worker": "two"},
+            r"max_tasks_per_worker must be a non-negative integer or one per worker",
+        ),
         ({"budget": -3}, r"budget must be non-negative, got -3"),
         ({"budget": 2.5}, r"budget must be a whole number, got 2.5"),
         ({"budget": True}, r"budget must be a non-negative integer, got True"),
         ({"budget": "4"}, r"budget must be a non-negative integer"),
+        ({"budget": None}, r"budget must be a non-negative integer, got None"),
         ({"eligible": np.ones((4, 3), bool)}, r"eligible must have the shape of quality \(3, 4\)"),
         ({"eligible": np.full((3, 4), 2)}, r"eligible must be a bool \(or 0/1\) matrix"),
     ],
@@ -259,3 +263,15 @@ def test_confusion_is_kept_read_only_and_symmetric_drops_it():
     assert plain.quality is problem.quality
     assert plain.symmetric() is plain
     assert problem_with().confusion is None
+
+
+def test_the_structure_is_built_once_by_the_constructor_and_holds_its_caps():
+    problem = problem_with(max_workers_per_task=[1, 2, 0, 3], budget=1_000)
+    structure = problem.structure
+    assert vars(problem)["structure"] is structure  # an attribute, not rebuilt on each read
+    assert problem.max_workers_per_task is structure.caps2
+    assert problem.max_tasks_per_worker is structure.caps1
+    assert structure.shape == problem.shape
+    assert problem.budget == 1_000  # as given; the structure clips its total to n * m
+    assert structure.total == 12
+    assert not problem.max_workers_per_task.flags.writeable
