@@ -338,16 +338,12 @@ def improve(
         confusion matrices) a task of ``assignment`` has more workers than
         :func:`~assignment.engine.greedy_confusion.max_confusion_workers`.
     """
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 0:
-        raise ValueError(f"max_rounds must be a non-negative integer, got {max_rounds!r}")
-    fractions = {
-        "removal_fraction": removal_fraction,
-        "worker_fraction": worker_fraction,
-        "max_worker_fraction": max_worker_fraction,
-    }
-    for name, value in fractions.items():
-        if not 0.0 < value <= 1.0:
-            raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+    _check_rounds_and_fractions(
+        max_rounds,
+        removal_fraction=removal_fraction,
+        worker_fraction=worker_fraction,
+        max_worker_fraction=max_worker_fraction,
+    )
     n = problem.n_workers
     order = np.tile(rng.permutation(n), 2)  # blocks wrap around
     block = max(1, round(worker_fraction * n))
@@ -405,3 +401,13 @@ def improve(
         f"{100 * (best_acc - history[0]):+.2f} points"
     )
     return ImproveResult(best, best_acc, rounds, history, stopped, changed, message)
+
+
+def _check_rounds_and_fractions(max_rounds, **fractions: float) -> None:
+    """Refuse a ``max_rounds`` that is not a non-negative integer, or a fraction outside
+    ``(0, 1]`` (by its keyword's name)."""
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 0:
+        raise ValueError(f"max_rounds must be a non-negative integer, got {max_rounds!r}")
+    for name, value in fractions.items():
+        if not 0.0 < value <= 1.0:
+            raise ValueError(f"{name} must be in (0, 1], got {value!r}")

@@ -426,22 +426,11 @@ def tvcs_iht(
         return _single_worker_outcome(problem, optimum)
     greedy, greedy_state = greedy_run(problem, progress=greedy_progress)
     start, start_acc = greedy.assignment, greedy.details["accuracy"]
-    spent = int(start.sum())
-    if spent >= problem.budget and problem.n_labels == 2 and not search_when_spent:
-        message = (
-            f"greedy start {start_acc:.4f} spends the whole budget ({spent:,} pairs): "
-            "no IHT steps (on starts that spend it they have found nothing better)"
-        )
+    early = _stop_before_steps(problem, start, start_acc, search_when_spent, bound_gap)
+    if early is not None:
+        message, stopped = early
         history = [(0, start_acc)]
-        return _outcome(problem, start, start_acc, start_acc, 0, history, message, "budget_spent")
-    bound = _upper_bound(problem) if bound_gap > 0 else None
-    if bound is not None and bound - start_acc <= bound_gap:
-        message = (
-            f"greedy start {start_acc:.4f} is within {bound_gap:g} of the upper bound "
-            f"{bound:.4f}: nothing left to search for"
-        )
-        history = [(0, start_acc)]
-        return _outcome(problem, start, start_acc, start_acc, 0, history, message, "near_bound")
+        return _outcome(problem, start, start_acc, start_acc, 0, history, message, stopped)
     best, best_acc, iterations, history, stopped, searched, message = _steps(
         problem, start, start_acc, rng=rng, options=options, progress=progress, deadline=deadline
     )
@@ -469,6 +458,27 @@ def tvcs_iht(
     return _outcome(
         problem, best, best_acc, start_acc, iterations, history, message, stopped, **facts
     )
+
+
+def _stop_before_steps(problem, start, start_acc, search_when_spent, bound_gap):
+    """``(message, stopped)`` when greedy's ``start`` is returned without steps, else None:
+    it spends the whole budget (two labels; unless ``search_when_spent``), or it is within
+    ``bound_gap`` of the accuracy upper bound."""
+    spent = int(start.sum())
+    if spent >= problem.budget and problem.n_labels == 2 and not search_when_spent:
+        message = (
+            f"greedy start {start_acc:.4f} spends the whole budget ({spent:,} pairs): "
+            "no IHT steps (on starts that spend it they have found nothing better)"
+        )
+        return message, "budget_spent"
+    bound = _upper_bound(problem) if bound_gap > 0 else None
+    if bound is not None and bound - start_acc <= bound_gap:
+        message = (
+            f"greedy start {start_acc:.4f} is within {bound_gap:g} of the upper bound "
+            f"{bound:.4f}: nothing left to search for"
+        )
+        return message, "near_bound"
+    return None
 
 
 def _final_pass(problem, support, greedy_state, rng, rounds: int, deadline, progress):
