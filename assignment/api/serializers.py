@@ -420,10 +420,11 @@ class _ShardsSerializer(serializers.Serializer):
         min_value=1,
         max_value=MAX_SHARDS,
         help_text=f"Solve the tasks of the run (of each run of a comparison) in this many "
-        f"shards on separate workers, coordinated by prices (any number of labels, not "
-        f"rounds); default 1. At most {MAX_SHARDS}. On Dawid-Skene quality the shards are "
-        f"chosen and priced under the confusion matrices; a 400 if the method could give a "
-        f"task more workers than their exact limit (7 for 3 labels; greedy stops there).",
+        f"shards on separate workers, coordinated by prices (any number of labels; a next "
+        f"round too, its round's problem split as one worker would solve it); default 1. "
+        f"At most {MAX_SHARDS}. On Dawid-Skene quality the shards are chosen and priced "
+        f"under the confusion matrices; a 400 if the method could give a task more workers "
+        f"than their exact limit (7 for 3 labels; greedy stops there).",
     )
 
 

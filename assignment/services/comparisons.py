@@ -21,7 +21,6 @@ from assignment.models import (
 from assignment.services.runs import (
     _check_active_runs,
     _check_round_targets,
-    _check_shards,
     _fitting_confusion,
     _next_round_plan,
     _quality_matrix_for_runs,
@@ -96,7 +95,6 @@ def comparison_create(
         )
     matrix = _quality_matrix_for_runs(project=project)
     _check_round_targets(next_round, target_posterior, target_accuracy, rounds_left)
-    _check_shards(shards, next_round)
     round_plan = None
     if next_round:
         round_plan = _next_round_plan(

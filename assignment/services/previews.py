@@ -196,7 +196,7 @@ def _preview_compute(
     result = solve(nxt.problem, method=PREVIEW_METHOD, seed=0)
     accuracy, n_assigned = float(result.expected_accuracy), int(result.rows.size)
     if rounds_left > 1:
-        take, accuracy, _ = _round_layers(nxt, result, rounds_left=rounds_left, seed=0)
+        take, accuracy, _ = _round_layers(nxt, result.assignment, rounds_left=rounds_left, seed=0)
         n_assigned = int(take.sum())
     return RoundPreview(
         status="ok",

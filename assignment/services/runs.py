@@ -126,10 +126,8 @@ def _run_solve(run: AssignmentRun, progress) -> tuple[AssignmentProblem, SolveRe
     plan = solve(nxt.problem, **arguments)
     if (run.rounds_left or 1) == 1:
         return nxt.problem, dataclasses.replace(plan, message=plan.message + _pending_note(nxt))
-    take, accuracy, error = _round_layers(nxt, plan, rounds_left=run.rounds_left, seed=run.seed)
-    message = (
-        f"{plan.message}; planned {int(plan.assignment.sum()):,} pairs for {run.rounds_left} "
-        f"rounds, this one takes {int(take.sum()):,} of them in layers{_pending_note(nxt)}"
+    take, accuracy, error = _round_layers(
+        nxt, plan.assignment, rounds_left=run.rounds_left, seed=run.seed
     )
     rows, cols = np.nonzero(take)
     result = dataclasses.replace(
@@ -138,19 +136,29 @@ def _run_solve(run: AssignmentRun, progress) -> tuple[AssignmentProblem, SolveRe
         cols=cols,
         expected_accuracy=accuracy,
         accuracy_standard_error=error,
-        message=message,
+        message=plan.message + _layers_note(nxt, plan.assignment, take, run.rounds_left),
     )
     return nxt.problem, result
 
 
-def _round_layers(nxt: NextRound, plan: SolveResult, *, rounds_left: int, seed):
-    """What a round with ``rounds_left`` rounds to go takes of ``plan`` (its problem's plan
-    for all of them, :meth:`~assignment.engine.rounds.NextRound.take_layers`), and that
-    assignment's expected accuracy and its standard error (None when exact): the one rule for
-    a round that runs and one previewed."""
-    take = nxt.take_layers(plan.assignment, rounds_left=rounds_left)
+def _round_layers(nxt: NextRound, plan: np.ndarray, *, rounds_left: int, seed):
+    """What a round with ``rounds_left`` rounds to go takes of ``plan`` (its problem's
+    assignment for all of them, bool of shape (n_workers, n_tasks);
+    :meth:`~assignment.engine.rounds.NextRound.take_layers`), and that assignment's expected
+    accuracy and its standard error (None when exact): the one rule for a round that runs, in
+    one process or in shards, and one previewed."""
+    take = nxt.take_layers(plan, rounds_left=rounds_left)
     accuracy, error = evaluate(nxt.problem, take, seed=seed)
     return take, accuracy, error
+
+
+def _layers_note(nxt: NextRound, plan: np.ndarray, take: np.ndarray, rounds_left: int) -> str:
+    """What a round's message adds when it takes layers of a plan for ``rounds_left``
+    rounds (with :func:`_pending_note`)."""
+    return (
+        f"; planned {int(plan.sum()):,} pairs for {rounds_left} rounds, this one takes "
+        f"{int(take.sum()):,} of them in layers{_pending_note(nxt)}"
+    )
 
 
 def _pending_note(nxt: NextRound) -> str:
@@ -214,7 +222,6 @@ def run_create(
     """
     _check_method(method)
     _check_round_targets(next_round, target_posterior, target_accuracy, rounds_left)
-    _check_shards(shards, next_round)
     return _run_new(
         project=project,
         matrix=_quality_matrix_for_runs(project=project),
@@ -228,11 +235,6 @@ def run_create(
         round_targets=(target_posterior, target_accuracy, rounds_left) if next_round else None,
         shards=shards,
     )
-
-
-def _check_shards(shards: int, next_round: bool) -> None:
-    if shards != 1 and next_round:
-        raise RunValidationError("shards are for runs on the whole project, not next rounds")
 
 
 def _check_shards_under_confusion(run: AssignmentRun) -> None:

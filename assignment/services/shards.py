@@ -34,6 +34,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from assignment.engine import AssignmentProblem
+from assignment.engine.rounds import NextRound
 from assignment.engine.shards import (
     ROUNDS,
     STEP,
@@ -51,7 +52,12 @@ from assignment.engine.shards import (
 from assignment.engine.solve import evaluate
 from assignment.models import AssignmentRun, RunShard, RunStatus
 from assignment.services.runs import (
+    _bayes_vote_prior,
     _Heartbeat,
+    _layers_note,
+    _pending_note,
+    _round_layers,
+    _run_round,
     _run_store,
     _whole_problem,
     run_fail,
@@ -90,19 +96,31 @@ def _create_rows(run_id: int, round_: int, jobs: list[ShardJob]) -> list[int]:
     return [row.pk for row in rows]
 
 
-def _sharded_problem(run: AssignmentRun) -> AssignmentProblem:
-    """The whole problem of a planned sharded run, under the model it was planned under: the
-    quality's Dawid-Skene matrices if ``shard_state["dawid_skene"]`` (set by
-    :func:`run_shards_start`), else the symmetric model (runs planned before shards were chosen
-    under the matrices keep it to their end)."""
-    return _whole_problem(run, under_confusion=bool(run.shard_state.get("dawid_skene")))
+def _sharded_problem(
+    run: AssignmentRun, *, under_confusion: bool | None = None
+) -> tuple[AssignmentProblem, NextRound | None]:
+    """The problem a sharded run solves, and for a next round its
+    :class:`~assignment.engine.rounds.NextRound` (else None): the project's whole problem, or
+    the round's (posteriors as priors, answered and pending pairs not eligible, caps and
+    budget net of them), exactly as a one-worker run builds it.
+
+    ``under_confusion`` None: under the model the run was planned under, the quality's
+    Dawid-Skene matrices if ``shard_state["dawid_skene"]`` (set by :func:`run_shards_start`),
+    else the symmetric model (runs planned before shards were chosen under the matrices keep
+    it to their end)."""
+    if under_confusion is None:
+        under_confusion = bool(run.shard_state.get("dawid_skene"))
+    if run.next_round:
+        nxt = _run_round(run, under_confusion=under_confusion)
+        return nxt.problem, nxt
+    return _whole_problem(run, under_confusion=under_confusion), None
 
 
 def run_shards_start(*, run: AssignmentRun) -> bool:
     """Plan round 0 of a claimed (running) sharded run: its shards in proportion to their
     sizes, one row and one message each. False if the run was planned already (a duplicate
     delivery) or is no longer running."""
-    problem = _whole_problem(run, under_confusion=True)
+    problem, _ = _sharded_problem(run, under_confusion=True)
     tasks = split_tasks(problem, min(run.shards, max(1, problem.n_tasks)))
     sizes = [t.shape[0] for t in tasks]
     shares = initial_shares(problem.max_tasks_per_worker, sizes)
@@ -191,7 +209,7 @@ def shard_execute(*, shard_id: int, should_stop: Callable[[], bool] | None = Non
         job = ShardJob(shard.index, shard.tasks, shard.worker_caps, shard.budget)
         options = dict(run.options)
         outcome = solve_shard(
-            _sharded_problem(run),
+            _sharded_problem(run)[0],
             job,
             method=run.method,
             seed=run.seed,
@@ -295,7 +313,7 @@ def shards_coordinate(*, run_id: int, round_: int) -> str:
         state["history"][-1]["seconds"] = (timezone.now() - run.started_at).total_seconds()
     min_step = 1.0 / (2 * max(1, int(shares.sum(axis=0).max(initial=1))))  # smallest_step
     if last or round_ >= ROUNDS or not jobs or state["step"] < min_step:
-        return _finish(run, _sharded_problem(run), best, state)
+        return _finish(run, best, state)
     with transaction.atomic():
         moved = AssignmentRun.objects.filter(
             pk=run_id, status=RunStatus.RUNNING, shard_round=round_
@@ -344,11 +362,23 @@ def _accuracy_of(rows: dict[int, RunShard]) -> float:
     return merged_accuracy([_outcome(rows[s]) for s in order], sizes)
 
 
-def _finish(run: AssignmentRun, problem: AssignmentProblem, best, state: dict) -> str:
+def _finish(run: AssignmentRun, best, state: dict) -> str:
+    """Store the merged assignment of the shards' ``best`` outcomes on the run, as a
+    one-worker run stores its own; a next round with rounds to go after it keeps this round's
+    layers of the merged plan (:func:`~assignment.services.runs._round_layers`)."""
+    problem, nxt = _sharded_problem(run)
     x = merge_outcomes(problem, best)
-    accuracy = evaluate(problem, x, seed=run.seed)
     rounds = len(state["history"])
     under = "" if problem.confusion is None else ", chosen under the Dawid-Skene matrices"
+    message = f"{run.method} in {len(best)} shards, {rounds} price round(s){under}"
+    if nxt is not None and (run.rounds_left or 1) > 1:
+        take, expected, error = _round_layers(nxt, x, rounds_left=run.rounds_left, seed=run.seed)
+        accuracy = (expected, error)
+        message += _layers_note(nxt, x, take, run.rounds_left)
+        x = take
+    else:
+        accuracy = evaluate(problem, x, seed=run.seed)
+        message += "" if nxt is None else _pending_note(nxt)
     seconds = (timezone.now() - run.started_at).total_seconds() if run.started_at else None
     with transaction.atomic():
         kept = AssignmentRun.objects.filter(
@@ -362,8 +392,9 @@ def _finish(run: AssignmentRun, problem: AssignmentProblem, best, state: dict) -
             np.nonzero(x),
             seconds=seconds,
             accuracy=accuracy,
-            message=f"{run.method} in {len(best)} shards, {rounds} price round(s){under}",
+            message=message,
             confusion=run.quality_matrix.confusion,
+            vote_prior=_bayes_vote_prior(run, problem),
         )
     return "finished"
 

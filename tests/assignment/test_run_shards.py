@@ -13,8 +13,10 @@ from rest_framework.test import APIClient
 from assignment import services, tasks
 from assignment.engine import expected_accuracy
 from assignment.engine.confusion import confusion_accuracy
+from assignment.engine.distributions import accuracy_under_confusion
 from assignment.engine.multiclass import expected_accuracy_multiclass
 from assignment.engine.shards import solve_sharded
+from assignment.engine.solve import evaluate
 from assignment.errors import RunValidationError
 from assignment.models import (
     Answer,
@@ -196,7 +198,6 @@ def test_a_cancelled_sharded_run_leaves_its_shards_unsolved(
     [
         ({"shards": 0}, "shards"),
         ({"shards": 65}, "shards"),
-        ({"shards": 2, "next_round": True}, "not next rounds"),
     ],
 )
 def test_shards_are_validated_when_the_run_is_requested(project_in_three_categories, kwargs, match):
@@ -419,3 +420,117 @@ def test_a_sharded_comparison_on_dawid_skene_quality_past_the_exact_limit_queues
         )
     assert not AssignmentRun.objects.exists()
     assert not Comparison.objects.exists()
+
+
+def _dense(run: AssignmentRun) -> np.ndarray:
+    x = np.zeros(run.quality_matrix.values.shape, dtype=bool)
+    x[run.pairs[:, 0], run.pairs[:, 1]] = True
+    return x
+
+
+def _answered(run: AssignmentRun) -> np.ndarray:
+    """The pairs of ``run``'s quality matrix that have an answer, bool (n_workers, n_tasks)."""
+    matrix = run.quality_matrix
+    rows = {pk: i for i, pk in enumerate(matrix.worker_ids.tolist())}
+    cols = {pk: j for j, pk in enumerate(matrix.task_ids.tolist())}
+    done = np.zeros((len(rows), len(cols)), dtype=bool)
+    for worker_id, task_id in Answer.objects.filter(task__project=run.project).values_list(
+        "worker_id", "task_id"
+    ):
+        done[rows[worker_id], cols[task_id]] = True
+    return done
+
+
+def sharded_round(project, capture, broker, **kwargs) -> AssignmentRun:
+    run = services.run_create(
+        project=project, method="greedy", next_round=True, enqueue=False, shards=2, **kwargs
+    )
+    assert services.run_claim(run_id=run.pk)
+    with capture(execute=True):
+        services.run_execute(run_id=run.pk)
+    drain(broker, capture)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    return run
+
+
+def test_a_sharded_next_round_is_the_engines_sharded_solve_of_the_rounds_problem(
+    after_a_round, broker, django_capture_on_commit_callbacks
+):
+    run = sharded_round(after_a_round, django_capture_on_commit_callbacks, broker, seed=5)
+    nxt = services.runs._run_round(run)
+    engine = solve_sharded(nxt.problem, method="greedy", n_shards=2, seed=5)
+    x = _dense(run)
+    np.testing.assert_array_equal(x, engine.assignment)
+    # The round's problem: answered pairs not again, caps and budget net of the answers.
+    done = _answered(run)
+    assert done.any()
+    assert not (x & done).any()
+    assert nxt.problem.is_feasible(x)
+    assert ((x | done).sum(axis=0) <= run.max_workers_per_task).all()
+    assert (x | done).sum() <= after_a_round.default_budget
+    # Its accuracy is the round's objective: the final vote's, given the answers in hand.
+    assert run.expected_accuracy == pytest.approx(evaluate(nxt.problem, x)[0], abs=1e-12)
+    assert run.progress_message.startswith("greedy in 2 shards")
+
+
+def test_a_sharded_round_with_rounds_to_go_keeps_its_layers_of_the_sharded_plan(
+    after_a_round, broker, django_capture_on_commit_callbacks
+):
+    run = sharded_round(
+        after_a_round, django_capture_on_commit_callbacks, broker, seed=5, rounds_left=3
+    )
+    nxt = services.runs._run_round(run)
+    plan = solve_sharded(nxt.problem, method="greedy", n_shards=2, seed=5).assignment
+    take = nxt.take_layers(plan, rounds_left=3)
+    assert 0 < take.sum() < plan.sum()
+    np.testing.assert_array_equal(_dense(run), take)
+    assert run.expected_accuracy == pytest.approx(evaluate(nxt.problem, take)[0], abs=1e-12)
+    assert f"planned {int(plan.sum()):,} pairs for 3 rounds" in run.progress_message
+
+
+def test_the_pairs_of_a_sharded_round_are_pending_for_the_next_one(
+    after_a_round, broker, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    first = sharded_round(after_a_round, capture, broker, seed=5, budget=8)
+    second = sharded_round(after_a_round, capture, broker, seed=6)
+    assert first.n_assigned == 8
+    assert not (_dense(first) & _dense(second)).any()
+    assert second.round_start["pending"] == 8
+
+
+def test_a_sharded_round_on_dawid_skene_quality_is_chosen_and_stored_like_a_round(
+    ds_project, broker, django_capture_on_commit_callbacks
+):
+    run = sharded_round(
+        ds_project,
+        django_capture_on_commit_callbacks,
+        broker,
+        seed=0,
+        budget=60,
+        max_workers_per_task=5,
+    )
+    assert run.shard_state["dawid_skene"] is True
+    nxt = services.runs._run_round(run, under_confusion=True)
+    assert nxt.problem.confusion is not None
+    x = _dense(run)
+    engine = solve_sharded(nxt.problem, method="greedy", n_shards=2, seed=0)
+    np.testing.assert_array_equal(x, engine.assignment)
+    assert not (x & _answered(run)).any()
+    assert run.expected_accuracy == pytest.approx(evaluate(nxt.problem, x)[0], abs=1e-12)
+    # The symmetric Bayes vote's scores start from the symmetric posterior after the answers
+    # in hand, as a one-worker round's do, not from Dawid-Skene's posterior.
+    pairs = (run.pairs[:, 0].astype(np.int64), run.pairs[:, 1].astype(np.int64))
+    symmetric = services.runs._run_round(run, under_confusion=False).prior_distribution
+    stored = accuracy_under_confusion(
+        nxt.problem, pairs, run.quality_matrix.confusion, vote_prior=symmetric
+    )
+    for vote in ("bayes_vote", "dawid_skene_vote"):
+        assert run.dawid_skene_accuracy[vote]["expected_accuracy"] == pytest.approx(
+            stored[vote]["expected_accuracy"], abs=1e-12
+        )
+    unconditioned = accuracy_under_confusion(nxt.problem, pairs, run.quality_matrix.confusion)
+    assert unconditioned["bayes_vote"]["expected_accuracy"] != pytest.approx(
+        stored["bayes_vote"]["expected_accuracy"], abs=1e-6
+    )

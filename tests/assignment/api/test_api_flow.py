@@ -512,23 +512,27 @@ def test_a_comparison_can_have_each_of_its_runs_solved_in_shards(api, filled_pro
         assert api.get(f"/api/runs/{run_id}/").json()["shards"] == 3
 
 
-@pytest.mark.parametrize(
-    ("extra", "field"),
-    [({"shards": 65}, "shards"), ({"shards": 0}, "shards"), ({"shards": 2, "round": True}, None)],
-)
+@pytest.mark.parametrize("shards", [65, 0])
 def test_a_comparison_with_shards_it_cannot_have_queues_nothing(
-    api, filled_project, queued, extra, field
+    api, filled_project, queued, shards
 ):
     response = api.post(
-        f"/api/projects/{filled_project.pk}/comparisons/", {"methods": ["greedy"], **extra}
+        f"/api/projects/{filled_project.pk}/comparisons/", {"methods": ["greedy"], "shards": shards}
     )
     assert response.status_code == 400
-    if field:
-        assert field in response.json()["fields"]
-    else:
-        assert "not next rounds" in response.json()["detail"]
+    assert "shards" in response.json()["fields"]
     assert not Comparison.objects.exists()
     assert not AssignmentRun.objects.exists()
+
+
+def test_a_next_round_may_be_solved_in_shards(api, filled_project, queued):
+    response = api.post(
+        f"/api/projects/{filled_project.pk}/runs/",
+        {"method": "greedy", "round": True, "shards": 2},
+    )
+    assert response.status_code == 202, response.json()
+    body = api.get(f"/api/runs/{response.json()['id']}/").json()
+    assert (body["shards"], body["round"]) == (2, True)
 
 
 def test_three_labels_end_to_end_over_the_api_from_upload_to_labels_and_a_next_round(api, queued):
