@@ -11,7 +11,10 @@ Then :func:`assignment.services.quality_estimate` with every source and model:
 
 * ``gold``: the gold answers, counted;
 * ``answers``: the collected answers by EM, ``one-coin`` and ``dawid-skene``;
-* ``both``: the collected answers by EM with the gold items as known truths, both models.
+* ``both``: the collected answers by EM with the gold items as known truths, both models;
+* and, as the ceilings of ``answers`` and ``both``, each worker's share of right answers
+  among its collected answers (and with its gold answers) with every task's truth known: no
+  estimate from those answers can beat the binomial noise of a worker's few answers.
 
 For each: the Pearson correlation and the mean absolute difference between a worker's estimated
 accuracy (the mean of its row over the tasks) and its true accuracy, the EM iterations and
@@ -63,8 +66,11 @@ def csv_file(header: str, lines) -> io.BytesIO:
     return io.BytesIO(("\n".join([header, *lines]) + "\n").encode())
 
 
-def fill(project, args, seed: int) -> np.ndarray:
-    """The simulated crowd, through the import service; the workers' true accuracies."""
+def fill(project, args, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The simulated crowd, through the import service: the workers' true accuracies, and the
+    share of each worker's answers that are right, of its collected answers and of those with
+    its gold answers (what an estimate that knew every task's truth would measure; NaN for a
+    worker without answers), shape (2, n_workers)."""
     from assignment.services import project_data_import
 
     rng = np.random.default_rng(seed)
@@ -72,16 +78,23 @@ def fill(project, args, seed: int) -> np.ndarray:
     accuracy = rng.uniform(args.low, args.high, n)
     truth = rng.integers(0, 2, m)
     answers = []
+    right, given = np.zeros(n), np.zeros(n)
     for j in range(m):
         for i in rng.choice(n, size=args.per_task, replace=False):
-            label = truth[j] if rng.random() < accuracy[i] else 1 - truth[j]
+            correct = rng.random() < accuracy[i]
+            label = truth[j] if correct else 1 - truth[j]
             answers.append(f"w{i},t{j},{label}")
+            right[i] += correct
+            given[i] += 1
     gold = rng.integers(0, 2, args.items)
     gold_answers = []
+    right_gold = np.zeros(n)
     for i in range(n):
         for k in rng.choice(args.items, size=args.gold_per_worker, replace=False):
-            label = gold[k] if rng.random() < accuracy[i] else 1 - gold[k]
+            correct = rng.random() < accuracy[i]
+            label = gold[k] if correct else 1 - gold[k]
             gold_answers.append(f"w{i},g{k},{label}")
+            right_gold[i] += correct
     files = {
         "workers": csv_file("worker_id", (f"w{i}" for i in range(n))),
         "tasks": csv_file("task_id,category", (f"t{j},c{j % args.categories}" for j in range(m))),
@@ -94,7 +107,18 @@ def fill(project, args, seed: int) -> np.ndarray:
     }
     for kind, data in files.items():
         project_data_import(project=project, kind=kind, file=data, file_name=f"{kind}.csv")
-    return accuracy
+    with np.errstate(invalid="ignore"):
+        measured = right / given, (right + right_gold) / (given + args.gold_per_worker)
+    return accuracy, np.array(measured)
+
+
+def truth_known(true_accuracy: np.ndarray, measured: np.ndarray) -> tuple[float, float]:
+    """Correlation and mean absolute error of the accuracies measured on the collected answers
+    with every truth known, over the workers with answers: the most any estimate from those
+    answers can reach, since the binomial noise of a worker's few answers remains."""
+    has = ~np.isnan(measured)
+    corr = float(np.corrcoef(measured[has], true_accuracy[has])[0, 1])
+    return corr, float(np.abs(measured[has] - true_accuracy[has]).mean())
 
 
 def benchmark(args) -> str:
@@ -106,10 +130,12 @@ def benchmark(args) -> str:
     results: dict[tuple, list[tuple[float, float, int | None, bool | None, float]]] = {
         estimate: [] for estimate in ESTIMATES
     }
+    ceiling = []
     try:
         for seed in range(args.seeds):
             project = project_create(owner=user, name=f"crowd {seed}")
-            true_accuracy = fill(project, args, seed)
+            true_accuracy, measured = fill(project, args, seed)
+            ceiling.append([truth_known(true_accuracy, share) for share in measured])
             for source, model in ESTIMATES:
                 start = time.perf_counter()
                 matrix = quality_estimate(project=project, source=source, model=model)
@@ -150,6 +176,12 @@ def benchmark(args) -> str:
             f"| {source} | {model or '(counted)'} | {np.mean(corr):.3f} ({min(corr):.3f}) "
             f"| {np.mean(error):.3f} | {np.mean(iterations) if em else 0:.0f} "
             f"| {f'{sum(converged)}/{len(rows)}' if em else '-'} | {np.mean(seconds):.2f} |"
+        )
+    for k, source in enumerate(("answers", "both")):
+        corr, error = zip(*(seed_rows[k] for seed_rows in ceiling), strict=True)
+        lines.append(
+            f"| {source}, every truth known (its ceiling) | - | {np.mean(corr):.3f} "
+            f"({min(corr):.3f}) | {np.mean(error):.3f} | - | - | - |"
         )
     return "\n".join(lines)
 
