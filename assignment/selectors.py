@@ -742,6 +742,9 @@ class ComparisonRow:
     expected_accuracy: float | None
     accuracy_standard_error: float | None
     seconds: float | None
+    #: When the run was handed out to the workers (``services.run_hand_out``), and withdrawn.
+    handed_out_at: datetime | None = None
+    withdrawn_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -800,6 +803,8 @@ def comparison_summary(*, comparison: Comparison) -> ComparisonSummary:
             expected_accuracy=run.expected_accuracy,
             accuracy_standard_error=run.accuracy_standard_error,
             seconds=run.seconds,
+            handed_out_at=run.handed_out_at,
+            withdrawn_at=run.withdrawn_at,
         )
         for run in runs
     )
