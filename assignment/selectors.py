@@ -785,6 +785,18 @@ class ComparisonSummary:
 _ENDED = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
 
 
+def comparison_run_handed_out(*, comparison_id: int) -> AssignmentRun | None:
+    """The run of the comparison that is handed out now (not withdrawn), or None: only one
+    can be (``services.run_hand_out``)."""
+    return (
+        AssignmentRun.objects.filter(
+            comparison_id=comparison_id, handed_out_at__isnull=False, withdrawn_at__isnull=True
+        )
+        .only("pk", "comparison_id", "handed_out_at")
+        .first()
+    )
+
+
 def comparison_summary(*, comparison: Comparison) -> ComparisonSummary:
     """The table of a comparison's runs and, per method, its accuracy-against-budget curve."""
     order = {method: k for k, method in enumerate(comparison.methods)}
