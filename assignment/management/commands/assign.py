@@ -56,7 +56,8 @@ _RUN_OPTIONS = (
 class Command(BaseCommand):
     help = (
         "Compute an assignment of the project now, in this process, and print it: one method, "
-        "or --compare for all of them side by side."
+        "or --compare for all of them side by side; or hand out a comparison's run "
+        "(--hand-out) or withdraw a round (--withdraw)."
     )
 
     def add_arguments(self, parser):
