@@ -771,6 +771,12 @@ class AssignmentRun(models.Model):
         help_text="A succeeded round withdrawn by its owner: its pairs were not handed out, so "
         "later rounds do not count them as pending.",
     )
+    handed_out_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="A comparison's succeeded run its owner handed out to the workers: from then "
+        "on it counts as a round (its unanswered pairs pending) unless withdrawn.",
+    )
 
     shards = models.PositiveSmallIntegerField(
         default=1,
@@ -848,8 +854,25 @@ class AssignmentRun(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(withdrawn_at__isnull=True)
-                | (Q(status=RunStatus.SUCCEEDED) & Q(next_round=True) & Q(comparison__isnull=True)),
+                | (
+                    Q(status=RunStatus.SUCCEEDED)
+                    & (
+                        (Q(next_round=True) & Q(comparison__isnull=True))
+                        | Q(handed_out_at__isnull=False)
+                    )
+                ),
                 name="run_withdrawn_only_a_succeeded_round",
+            ),
+            models.CheckConstraint(
+                condition=Q(handed_out_at__isnull=True)
+                | (Q(status=RunStatus.SUCCEEDED) & Q(comparison__isnull=False)),
+                name="run_handed_out_only_a_succeeded_comparison_run",
+            ),
+            # One alternative of a comparison is out at a time (another after it is withdrawn).
+            models.UniqueConstraint(
+                fields=["comparison"],
+                condition=Q(handed_out_at__isnull=False) & Q(withdrawn_at__isnull=True),
+                name="run_one_handed_out_per_comparison",
             ),
         ]
 

@@ -297,6 +297,7 @@ RUN_STATUS_FIELDS = (
     "shards",
     "round_start",
     "withdrawn_at",
+    "handed_out_at",
     "status",
     "progress",
     "progress_message",
@@ -472,9 +473,10 @@ class RoundOverview:
     ``accuracy_now`` is the mean over the matrix's tasks of the likelier label's posterior
     (a task without answers: its prior's); ``uncertain`` counts the tasks below
     :data:`UNCERTAIN_BELOW`. ``last_round`` is the latest succeeded round that counts
-    (:func:`rounds_counted`), whose expected gain is its expected accuracy less the
-    ``accuracy_now`` it started from. ``pending`` counts the pairs those rounds assigned that
-    have no answer yet (:func:`pending_pairs`): :attr:`awaiting_answers` says there are some,
+    (:func:`rounds_counted`), the last handed out, whose expected gain is its expected
+    accuracy less the ``accuracy_now`` it started from (:attr:`last_gain`). ``pending`` counts
+    the pairs those rounds assigned that have no answer yet (:func:`pending_pairs`):
+    :attr:`awaiting_answers` says there are some,
     and a round started now counts them as spent (budget and caps, never assigned again) while
     its expected accuracy leaves their answers out.
     """
@@ -489,7 +491,10 @@ class RoundOverview:
 
     @property
     def last_gain(self) -> float | None:
-        if self.last_round is None:
+        """The last round's expected accuracy less the accuracy it started from; None without
+        a last round or for a comparison's run on the whole project handed out (it started
+        from no answers in hand: ``round_start`` is empty)."""
+        if self.last_round is None or "accuracy_now" not in self.last_round.round_start:
             return None
         return self.last_round.expected_accuracy - self.last_round.round_start["accuracy_now"]
 
@@ -502,12 +507,15 @@ class RoundOverview:
 def rounds_counted(*, project: Project) -> QuerySet[AssignmentRun]:
     """The runs whose pairs a project counts as handed out to its workers: its next rounds
     started on their own (``run_create(next_round=True)``: the API's ``round``, ``assign
-    --round``, the pages' next round), whatever their status, unless withdrawn
-    (:func:`~assignment.services.run_withdraw`: not handed out after all). A comparison's runs
-    are alternatives side by side and a run on the whole project one of many tries, so neither
-    counts (docs/design.md#rounds)."""
+    --round``, the pages' next round), whatever their status, and the comparison's runs handed
+    out (:func:`~assignment.services.run_hand_out`), unless withdrawn
+    (:func:`~assignment.services.run_withdraw`: not handed out after all). A comparison's other
+    runs are alternatives side by side and a run on the whole project one of many tries, so
+    neither counts (docs/design.md#rounds)."""
     return AssignmentRun.objects.filter(
-        project=project, next_round=True, comparison__isnull=True, withdrawn_at__isnull=True
+        Q(next_round=True, comparison__isnull=True) | Q(handed_out_at__isnull=False),
+        project=project,
+        withdrawn_at__isnull=True,
     )
 
 
@@ -682,7 +690,10 @@ def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOvervie
         return None
     confidence = _confidence_now(project=project, matrix=matrix, answers=answers)
     succeeded = rounds_counted(project=project).filter(status=RunStatus.SUCCEEDED)
-    last_round = succeeded.order_by("-finished_at", "-pk").first()
+    # The last handed out: a round started on its own is handed out when it finishes.
+    last_round = succeeded.order_by(
+        Coalesce("handed_out_at", "finished_at").desc(nulls_last=True), "-pk"
+    ).first()
     pending = pending_pairs(
         matrix=matrix, run_ids=list(succeeded.values_list("pk", flat=True)), answers=answers
     )[0]
@@ -731,6 +742,9 @@ class ComparisonRow:
     expected_accuracy: float | None
     accuracy_standard_error: float | None
     seconds: float | None
+    #: When the run was handed out to the workers (``services.run_hand_out``), and withdrawn.
+    handed_out_at: datetime | None = None
+    withdrawn_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -771,6 +785,18 @@ class ComparisonSummary:
 _ENDED = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
 
 
+def comparison_run_handed_out(*, comparison_id: int) -> AssignmentRun | None:
+    """The run of the comparison that is handed out now (not withdrawn), or None: only one
+    can be (``services.run_hand_out``)."""
+    return (
+        AssignmentRun.objects.filter(
+            comparison_id=comparison_id, handed_out_at__isnull=False, withdrawn_at__isnull=True
+        )
+        .only("pk", "comparison_id", "handed_out_at")
+        .first()
+    )
+
+
 def comparison_summary(*, comparison: Comparison) -> ComparisonSummary:
     """The table of a comparison's runs and, per method, its accuracy-against-budget curve."""
     order = {method: k for k, method in enumerate(comparison.methods)}
@@ -789,6 +815,8 @@ def comparison_summary(*, comparison: Comparison) -> ComparisonSummary:
             expected_accuracy=run.expected_accuracy,
             accuracy_standard_error=run.accuracy_standard_error,
             seconds=run.seconds,
+            handed_out_at=run.handed_out_at,
+            withdrawn_at=run.withdrawn_at,
         )
         for run in runs
     )

@@ -29,6 +29,7 @@ urlpatterns = [
     path("runs/<int:run_id>/status/", runs.run_status, name="run_status"),
     path("runs/<int:run_id>/cancel/", runs.run_cancel, name="run_cancel"),
     path("runs/<int:run_id>/withdraw/", runs.run_withdraw, name="run_withdraw"),
+    path("runs/<int:run_id>/hand-out/", runs.run_hand_out, name="run_hand_out"),
     path("runs/<int:run_id>/assignment.<str:format>", runs.run_download, name="run_download"),
     path(_PROJECT + "comparisons/", comparisons.comparison_list, name="comparisons"),
     path(_PROJECT + "comparisons/new/", comparisons.comparison_create, name="comparison_create"),

@@ -532,6 +532,14 @@ class ComparisonRowSerializer(serializers.Serializer):
     expected_accuracy = serializers.FloatField(allow_null=True)
     accuracy_standard_error = serializers.FloatField(allow_null=True)
     seconds = serializers.FloatField(allow_null=True)
+    handed_out_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When the run was handed out to the workers (POST /api/runs/{id}/hand-out/): "
+        "it then counts as a round. Null if it never was.",
+    )
+    withdrawn_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the run, handed out, was withdrawn; null if not."
+    )
 
 
 class CurvePointSerializer(serializers.Serializer):

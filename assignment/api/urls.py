@@ -45,6 +45,7 @@ urlpatterns = [
     path("runs/<int:run_id>/", views.RunDetailView.as_view(), name="run-detail"),
     path("runs/<int:run_id>/cancel/", views.RunCancelView.as_view(), name="run-cancel"),
     path("runs/<int:run_id>/withdraw/", views.RunWithdrawView.as_view(), name="run-withdraw"),
+    path("runs/<int:run_id>/hand-out/", views.RunHandOutView.as_view(), name="run-hand-out"),
     path(
         "runs/<int:run_id>/assignment/",
         views.RunAssignmentView.as_view(),

@@ -458,13 +458,31 @@ class RunWithdrawView(APIView):
         summary="Withdraw a succeeded round that was not handed out",
         description="Later rounds stop counting its unanswered pairs as pending (budget, caps, "
         "never assigned again) and may assign them; answers that came in for its pairs still "
-        "count. Final. 409 if the run is not a round started on its own, has not succeeded, or "
-        "was withdrawn already.",
+        "count. Final. 409 if the run is neither a round started on its own nor a comparison's "
+        "run handed out, has not succeeded, or was withdrawn already.",
         request=None,
         responses={200: RunSerializer, 404: _NOT_FOUND, 409: _CONFLICT},
     )
     def post(self, request, run_id: int):
         run = services.run_withdraw(run=_run(request, run_id))
+        return Response(RunSerializer(run).data)
+
+
+class RunHandOutView(APIView):
+    @extend_schema(
+        summary="Hand out a comparison's succeeded run to the workers",
+        description="From then on it counts like a round started on its own: its unanswered "
+        "pairs are pending (budget, caps, never assigned again) and it can be withdrawn. The "
+        "run shows handed_out_at. 409 if it is not a comparison's run, has not succeeded, was "
+        "handed out or withdrawn already, another run of its comparison is out, a round is "
+        "queued or running, the rounds the project counts changed since the comparison was "
+        "computed, or its pairs no longer fit the project (answered or pending pairs, caps, "
+        "budget); the detail says which.",
+        request=None,
+        responses={200: RunSerializer, 404: _NOT_FOUND, 409: _CONFLICT},
+    )
+    def post(self, request, run_id: int):
+        run = services.run_hand_out(run=_run(request, run_id))
         return Response(RunSerializer(run).data)
 
 

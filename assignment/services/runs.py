@@ -49,7 +49,14 @@ from assignment.selectors import (
     project_problem,
     run_readiness,
 )
-from assignment.services.rounds import _next_round, _round_plan, _round_start, _RoundPlan
+from assignment.services.rounds import (
+    _check_rounds_unchanged,
+    _next_round,
+    _project_budget,
+    _round_plan,
+    _round_start,
+    _RoundPlan,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -309,13 +316,6 @@ def _caps_or_defaults(
     )
 
 
-def _project_budget(project: Project, matrix: QualityMatrix, per_task: int, per_worker: int) -> int:
-    """The project's budget: its default, else as many pairs as the caps allow."""
-    if project.default_budget is not None:
-        return project.default_budget
-    return min(matrix.n_tasks * per_task, matrix.n_workers * per_worker)
-
-
 def _next_round_plan(
     *,
     project: Project,
@@ -394,6 +394,9 @@ def _run_new(
     with transaction.atomic():
         if enqueue:
             _check_active_runs(owner_id=project.owner_id, adding=1)
+        if run.next_round and comparison is None:
+            # a round counts: no round may start, be handed out or withdrawn while it is saved
+            _check_rounds_unchanged(project=project, planned=round_plan.pending_runs)
         run.save()
     if enqueue:
         _enqueue_after_commit(run.pk)

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from assignment import pictures, selectors, services
 from assignment.errors import DomainError
+from assignment.models import RunStatus
 from frontend.access import user_comparison, user_project
 from frontend.forms import ComparisonForm
 
@@ -62,12 +63,16 @@ def comparison_create(request: HttpRequest, project_id: int) -> HttpResponse:
 def _comparison_context(comparison) -> dict:
     summary = selectors.comparison_summary(comparison=comparison)
     bound = {point.budget: point.expected_accuracy for point in summary.upper_bound.points}
+    out = (row for row in summary.rows if row.handed_out_at and not row.withdrawn_at)
+    handed_out = next(out, None)
     return {
         "comparison": comparison,
         "project": comparison.project,
         "summary": summary,
         "rows": [{**asdict(row), "bound": bound.get(row.budget)} for row in summary.rows],
         "chart": pictures.comparison_chart(summary),
+        "handed_out": handed_out,
+        "succeeded": any(row.status == RunStatus.SUCCEEDED for row in summary.rows),
         "heading": f"comparison #{comparison.pk}",
     }
 

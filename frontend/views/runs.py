@@ -1,4 +1,5 @@
-"""Runs: the list, the form that starts one, its live page, cancel, withdraw and downloads."""
+"""Runs: the list, the form that starts one, its live page, cancel, withdraw, hand out and
+downloads."""
 
 from __future__ import annotations
 
@@ -73,6 +74,12 @@ def _run_context(run) -> dict:
         context["charts"] = pictures.run_charts(run.summary)
         if run.next_round:
             context["gain"] = run.expected_accuracy - run.round_start["accuracy_now"]
+        # A round counts once handed out: one started on its own, or a comparison's run.
+        context["counts"] = (run.next_round and not run.comparison_id) or bool(run.handed_out_at)
+        if run.comparison_id and not run.handed_out_at:
+            context["other_out"] = selectors.comparison_run_handed_out(
+                comparison_id=run.comparison_id
+            )
     return context
 
 
@@ -120,8 +127,25 @@ def run_withdraw(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         messages.success(
             request,
-            f"Round {run.pk} withdrawn: later rounds no longer count its unanswered pairs as "
-            "pending and may assign them.",
+            f"{'Run' if run.comparison_id else 'Round'} {run.pk} withdrawn: later rounds no "
+            "longer count its unanswered pairs as pending and may assign them.",
+        )
+    return redirect("frontend:run", run_id=run.pk)
+
+
+@login_required
+@require_POST
+def run_hand_out(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = user_run(request, run_id)
+    try:
+        services.run_hand_out(run=run)
+    except RunStateError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"Run {run.pk} handed out: the project counts it as a round from now on, its "
+            "unanswered pairs as pending (budget, caps, never assigned again).",
         )
     return redirect("frontend:run", run_id=run.pk)
 

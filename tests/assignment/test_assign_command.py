@@ -163,3 +163,69 @@ def test_a_second_round_before_the_answers_prints_and_keeps_out_the_pending_pair
     assert second.round_start["pending"] == first.n_assigned == 12
     assert "12 pairs of earlier rounds await their answers: counted as spent" in out.getvalue()
     assert not {tuple(p) for p in first.pairs.tolist()} & {tuple(p) for p in second.pairs.tolist()}
+
+
+def _computed_comparison(project):
+    """A comparison in rounds of greedy and random at a budget of 5, both computed here."""
+    comparison = services.comparison_create(
+        project=project,
+        methods=["greedy", "random"],
+        budgets=[5],
+        seed=0,
+        next_round=True,
+        enqueue=False,
+    )
+    runs = list(comparison.runs.order_by("pk"))
+    for run in runs:
+        assert services.run_claim(run_id=run.pk)
+        services.run_execute(run_id=run.pk)
+    return runs
+
+
+def test_a_comparisons_run_is_handed_out_and_withdrawn_by_the_command(demo_project):
+    from assignment import selectors
+
+    greedy, _ = _computed_comparison(demo_project)
+    out = io.StringIO()
+    call_command("assign", project=demo_project.name, hand_out=greedy.pk, stdout=out)
+    assert (
+        f"Run {greedy.pk} (greedy, comparison #{greedy.comparison_id}) handed out: the project "
+        "counts it as a round from now on, its 5 pairs pending" in out.getvalue()
+    )
+    assert list(selectors.rounds_counted(project=demo_project)) == [greedy]
+    out = io.StringIO()
+    call_command("assign", project=demo_project.name, withdraw=greedy.pk, stdout=out)
+    assert f"Run {greedy.pk} (greedy) withdrawn: later rounds no longer count" in out.getvalue()
+    assert not selectors.rounds_counted(project=demo_project).exists()
+
+
+@pytest.mark.parametrize(
+    ("action", "target", "extra", "message"),
+    [
+        ("hand_out", "round", {}, "is not a comparison's run"),
+        ("hand_out", "handed out", {}, "was handed out already"),
+        ("hand_out", "sibling", {}, "of comparison #\\d+ was handed out already"),
+        ("withdraw", "greedy", {}, "is a comparison's run that was not handed out"),
+        ("withdraw", "missing", {}, "has no run"),
+        ("hand_out", "greedy", {"budget": 3}, "--hand-out and --withdraw take no run options: "),
+    ],
+    ids=["round", "twice", "sibling", "not out", "missing", "with a budget"],
+)
+def test_refusals_of_the_command_are_command_errors_saying_why(
+    demo_project, action, target, extra, message
+):
+    greedy, random = _computed_comparison(demo_project)
+    run = greedy
+    if target == "round":
+        run = services.run_create(
+            project=demo_project, method="random", next_round=True, budget=2, enqueue=False
+        )
+    elif target == "handed out":
+        services.run_hand_out(run=greedy)
+    elif target == "sibling":
+        services.run_hand_out(run=random)
+    elif target == "missing":
+        run = AssignmentRun(pk=10_000)
+    with pytest.raises(CommandError, match=message):
+        call_command("assign", project=demo_project.name, **{action: run.pk}, **extra)
+    assert AssignmentRun.objects.filter(pk=greedy.pk, withdrawn_at__isnull=False).count() == 0

@@ -197,6 +197,22 @@ def test_withdrawing_a_round_recomputes_the_preview_without_its_pending_pairs(af
     assert after.gain == pytest.approx(before.gain, abs=1e-12)
 
 
+def test_handing_out_a_comparisons_run_recomputes_the_preview_with_its_pending_pairs(
+    after_a_round,
+):
+    before = services.round_preview(project=after_a_round)
+    assert before.pending == 0
+    comparison = services.comparison_create(
+        project=after_a_round, methods=["greedy"], budgets=[6], next_round=True, enqueue=False
+    )
+    run = executed(comparison.runs.get())
+    assert services.round_preview(project=after_a_round).pending == 0  # an alternative
+    services.run_hand_out(run=run)
+    after = services.round_preview(project=after_a_round)  # not cached: the rounds changed
+    assert after.pending == 6
+    assert after.budget == before.budget - 6
+
+
 def test_while_a_round_is_queued_the_preview_says_why_there_is_none(after_a_round):
     queued = queued_round(after_a_round, budget=3)
     preview = services.round_preview(project=after_a_round)

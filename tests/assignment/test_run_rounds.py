@@ -540,7 +540,9 @@ def test_answers_to_a_withdrawn_rounds_pairs_still_count(project_with_round_defa
 
 
 @pytest.mark.parametrize("kind", ["whole project", "comparison", "queued", "withdrawn"])
-def test_only_a_succeeded_round_of_its_own_can_be_withdrawn_once(project_with_round_defaults, kind):
+def test_only_a_succeeded_round_that_counts_can_be_withdrawn_once(
+    project_with_round_defaults, kind
+):
     project = project_with_round_defaults
     if kind == "whole project":
         run = executed(services.run_create(project=project, method="greedy", enqueue=False))
@@ -550,7 +552,7 @@ def test_only_a_succeeded_round_of_its_own_can_be_withdrawn_once(project_with_ro
             project=project, methods=["greedy"], next_round=True, enqueue=False
         )
         run = executed(comparison.runs.get())
-        reason = "not a round started on its own"
+        reason = "is a comparison's run that was not handed out"
     elif kind == "queued":
         run = queued_round(project, budget=5)
         reason = "is queued: only a succeeded round can be withdrawn"

@@ -1,9 +1,13 @@
-"""python manage.py assign --project NAME (--method M | --compare) [--budget B] [--round] ...
+"""python manage.py assign --project NAME (--method M | --compare | --withdraw RUN | --hand-out RUN)
+[--budget B] [--round] ...
 
 Computes runs synchronously in this process (no Celery worker needed), stores them like any
 other run, and prints the result; ``--compare`` runs every method and prints a table.
 ``--round`` makes it the project's next round: it conditions on the answers collected so far
-(``--target-posterior`` and ``--target-accuracy`` are its stopping rules).
+(``--target-posterior`` and ``--target-accuracy`` are its stopping rules). ``--hand-out RUN``
+hands a comparison's run out (the project then counts it as a round) and ``--withdraw RUN``
+withdraws a round that was not handed out after all (``services.run_hand_out``,
+``services.run_withdraw``).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from assignment import services
 from assignment.lookups import project_get_by_name
 from assignment.management.commands._domain_errors import domain_errors_as_command_errors
-from assignment.models import Method, RunStatus
+from assignment.models import AssignmentRun, Method, RunStatus
 
 
 def _non_negative(text: str) -> int:
@@ -37,10 +41,23 @@ def _probability(text: str) -> float:
     return value
 
 
+#: The options of a run to compute, which --hand-out and --withdraw do not take.
+_RUN_OPTIONS = (
+    "budget",
+    "max_workers_per_task",
+    "max_tasks_per_worker",
+    "round",
+    "target_posterior",
+    "rounds_left",
+    "target_accuracy",
+)
+
+
 class Command(BaseCommand):
     help = (
         "Compute an assignment of the project now, in this process, and print it: one method, "
-        "or --compare for all of them side by side."
+        "or --compare for all of them side by side; or hand out a comparison's run "
+        "(--hand-out) or withdraw a round (--withdraw)."
     )
 
     def add_arguments(self, parser):
@@ -51,6 +68,21 @@ class Command(BaseCommand):
         which = parser.add_mutually_exclusive_group(required=True)
         which.add_argument("--method", choices=Method.values)
         which.add_argument("--compare", action="store_true", help="run every method")
+        which.add_argument(
+            "--hand-out",
+            type=_positive,
+            metavar="RUN_ID",
+            help="hand out the project's comparison run RUN_ID: the project counts it as a "
+            "round from now on (its unanswered pairs pending: budget, caps, never assigned "
+            "again); refused if the project changed since in a way that makes it infeasible",
+        )
+        which.add_argument(
+            "--withdraw",
+            type=_positive,
+            metavar="RUN_ID",
+            help="withdraw the project's round RUN_ID (or comparison run handed out) whose pairs "
+            "were not handed out after all: later rounds stop counting them as pending",
+        )
         parser.add_argument("--budget", type=_non_negative)
         parser.add_argument("--max-workers-per-task", type=_non_negative)
         parser.add_argument("--max-tasks-per-worker", type=_non_negative)
@@ -82,9 +114,12 @@ class Command(BaseCommand):
             help="with --round: refuse the round once the answers' expected accuracy is A",
         )
 
-    def handle(self, *args, project, owner, method, compare, **options):
+    def handle(self, *args, project, owner, method, compare, hand_out, withdraw, **options):
         with domain_errors_as_command_errors():
             target = project_get_by_name(name=project, owner_username=owner)
+            if hand_out is not None or withdraw is not None:
+                self._hand_out_or_withdraw(target, hand_out, withdraw, options)
+                return
             methods = Method.values if compare else [method]
             runs = [self._run(target, name, options) for name in methods]
         if compare:
@@ -115,6 +150,30 @@ class Command(BaseCommand):
             f"Run {run.pk} ({run.method}): expected accuracy {run.expected_accuracy:.4f}, "
             f"{run.n_assigned:,} assignments of budget {run.budget:,}, {run.seconds:.2f} s. "
             f"Download: python manage.py export_assignment --run {run.pk}"
+        )
+
+    def _hand_out_or_withdraw(self, project, hand_out, withdraw, options) -> None:
+        given = [name for name in _RUN_OPTIONS if options[name] not in (None, False)]
+        if given:
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise CommandError(f"--hand-out and --withdraw take no run options: {flags}")
+        run_id = withdraw if hand_out is None else hand_out
+        run = AssignmentRun.objects.filter(project=project, pk=run_id).first()
+        if run is None:
+            raise CommandError(f"project {project.name!r} has no run {run_id}")
+        if hand_out is not None:
+            run = services.run_hand_out(run=run)
+            self.stdout.write(
+                f"Run {run.pk} ({run.method}, comparison #{run.comparison_id}) handed out: the "
+                f"project counts it as a round from now on, its {run.n_assigned:,} pairs pending "
+                "(budget, caps, never assigned again) until their answers come in. Undo with "
+                f"--withdraw {run.pk} if its workers did not get it."
+            )
+            return
+        run = services.run_withdraw(run=run)
+        self.stdout.write(
+            f"Run {run.pk} ({run.method}) withdrawn: later rounds no longer count its unanswered "
+            "pairs as pending and may assign them; answers already in for them still count."
         )
 
     def _run(self, project, method, options):

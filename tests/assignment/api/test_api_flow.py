@@ -448,6 +448,51 @@ def test_a_round_past_its_target_accuracy_is_a_400_that_says_so(api, filled_proj
     assert not AssignmentRun.objects.exists()
 
 
+def test_a_comparisons_run_handed_out_over_the_api_counts_as_a_round_until_withdrawn(
+    api, filled_project, queued, other_api
+):
+    response = api.post(
+        f"/api/projects/{filled_project.pk}/comparisons/",
+        {"methods": ["greedy", "random"], "budgets": [4], "round": True, "seed": 0},
+    )
+    assert response.status_code == 202, response.json()
+    comparison = response.json()["id"]
+    greedy, random = AssignmentRun.objects.filter(comparison_id=comparison).order_by("pk")
+    queued_yet = api.post(f"/api/runs/{greedy.pk}/hand-out/")
+    assert queued_yet.status_code == 409
+    assert "only a succeeded run has pairs to hand out" in queued_yet.json()["detail"]
+    execute(greedy.pk)
+    execute(random.pk)
+    assert other_api.post(f"/api/runs/{greedy.pk}/hand-out/").status_code == 404
+    handed = api.post(f"/api/runs/{greedy.pk}/hand-out/")
+    assert handed.status_code == 200, handed.json()
+    assert handed.json()["handed_out_at"] is not None
+    again = api.post(f"/api/runs/{greedy.pk}/hand-out/")
+    assert again.status_code == 409
+    assert "was handed out already" in again.json()["detail"]
+    sibling = api.post(f"/api/runs/{random.pk}/hand-out/")
+    assert sibling.status_code == 409
+    assert f"run #{greedy.pk} of comparison" in sibling.json()["detail"]
+    rows = api.get(f"/api/comparisons/{comparison}/").json()["rows"]
+    assert [row["handed_out_at"] is not None for row in rows] == [True, False]
+    url = f"/api/projects/{filled_project.pk}/runs/"
+    nxt = api.post(url, {"method": "greedy", "round": True, "budget": 2, "seed": 0})
+    assert nxt.status_code == 202, nxt.json()
+    assert nxt.json()["round_start"]["pending_runs"] == [greedy.pk]
+    assert nxt.json()["round_start"]["pending"] == 4
+    api.post(f"/api/runs/{nxt.json()['id']}/cancel/")
+    withdrawn = api.post(f"/api/runs/{greedy.pk}/withdraw/")
+    assert withdrawn.status_code == 200, withdrawn.json()
+    assert withdrawn.json()["withdrawn_at"] is not None
+    after = api.post(url, {"method": "greedy", "round": True, "budget": 2, "seed": 0}).json()
+    assert after["round_start"]["pending_runs"] == []
+    whole = api.post(url, {"method": "greedy"}).json()
+    execute(whole["id"])
+    refused = api.post(f"/api/runs/{whole['id']}/hand-out/")
+    assert refused.status_code == 409
+    assert "is not a comparison's run" in refused.json()["detail"]
+
+
 def test_a_comparison_in_rounds_over_the_api_queues_a_round_per_method_and_budget(
     api, filled_project, queued
 ):

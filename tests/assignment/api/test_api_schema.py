@@ -36,6 +36,7 @@ def test_the_schema_validates_without_warnings(tmp_path):
         "/api/runs/{run_id}/",
         "/api/runs/{run_id}/cancel/",
         "/api/runs/{run_id}/withdraw/",
+        "/api/runs/{run_id}/hand-out/",
         "/api/runs/{run_id}/assignment/",
         "/api/comparisons/{comparison_id}/",
         "/healthz",
@@ -164,3 +165,18 @@ def test_the_schema_says_a_runs_chosen_under_is_one_of_the_worker_models_or_null
     enum = schemas[field["oneOf"][0]["$ref"].rsplit("/", 1)[1]]["enum"]
     assert sorted(enum) == sorted(WorkerModel.values) == ["dawid_skene", "symmetric"]
     assert "null until the run has succeeded" in field["description"]
+
+
+def test_the_schema_describes_handing_out_a_run(tmp_path):
+    path = tmp_path / "schema.yml"
+    call_command("spectacular", "--file", str(path))
+    schema = yaml.safe_load(path.read_text(encoding="utf-8"))
+    operation = schema["paths"]["/api/runs/{run_id}/hand-out/"]["post"]
+    assert "requestBody" not in operation
+    assert set(operation["responses"]) == {"200", "404", "409"}
+    run = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert run == "#/components/schemas/Run"
+    handed_out_at = schema["components"]["schemas"]["Run"]["properties"]["handed_out_at"]
+    assert handed_out_at["format"] == "date-time"
+    assert handed_out_at["nullable"] is True
+    assert "handed_out_at" in schema["components"]["schemas"]["ComparisonRow"]["properties"]
