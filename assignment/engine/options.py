@@ -69,6 +69,35 @@ class Option:
             text = _KIND_NAMES[self.kind]
         return f"{text}, or null for none" if self.nullable else text
 
+    def parse(self, text: str) -> Any:
+        """The value ``text`` spells (as typed on a command line), checked.
+
+        ``true``/``false`` (also ``yes``/``no``, ``1``/``0``) for a bool, an integer or a
+        number for the others, ``null`` or ``none`` for a nullable option's None; any case.
+
+        Raises
+        ------
+        ValueError
+            Naming the option and what a valid value is, if ``text`` spells none or one out
+            of bounds.
+        """
+        word = text.strip().lower()
+        if self.nullable and word in ("null", "none"):
+            return None
+        try:
+            if self.kind is bool:
+                value = {"true": True, "yes": True, "1": True}.get(word)
+                if value is None and word in ("false", "no", "0"):
+                    value = False
+            else:
+                value = self.kind(word)
+        except ValueError:
+            value = None
+        if value is None:
+            raise ValueError(f"{self.name} must be {self.describe()}, got {text!r}")
+        self.check(value)
+        return value
+
     def check(self, value: Any) -> None:
         """Raise ``ValueError`` naming the option unless ``value`` is of its kind and bounds."""
         if value is None and self.nullable:

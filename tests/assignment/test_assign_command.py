@@ -229,3 +229,42 @@ def test_refusals_of_the_command_are_command_errors_saying_why(
     with pytest.raises(CommandError, match=message):
         call_command("assign", project=demo_project.name, **{action: run.pk}, **extra)
     assert AssignmentRun.objects.filter(pk=greedy.pk, withdrawn_at__isnull=False).count() == 0
+
+
+def test_method_options_are_parsed_by_the_registry_and_reach_the_run(demo_project):
+    call_command(
+        "assign",
+        "--project",
+        demo_project.name,
+        "--method",
+        "tvcs-iht",
+        "--option",
+        "max_iter=3",
+        "--option",
+        "refine=false",
+        "--option",
+        "time_limit=null",
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
+    run = AssignmentRun.objects.get(project=demo_project)
+    assert run.status == RunStatus.SUCCEEDED
+    assert run.options == {"max_iter": 3, "refine": False, "time_limit": None}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--method", "greedy", "--option", "max_iter=3"], "greedy has no such option"),
+        (["--method", "tvcs-iht", "--option", "max_iter"], "write NAME=VALUE"),
+        (["--method", "tvcs-iht", "--option", "max_iter=2.5"], "max_iter must be an integer"),
+        (["--method", "q-lp", "--option", "target_error=1"], "target_error must be a number"),
+        (["--compare", "--option", "max_iter=3"], "--option is for one --method"),
+        (["--withdraw", "1", "--option", "max_iter=3"], "take no run options: --option"),
+    ],
+    ids=["not the method's", "no value", "not an integer", "out of bounds", "compare", "withdraw"],
+)
+def test_a_bad_method_option_is_a_command_error_and_nothing_runs(demo_project, arguments, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("assign", "--project", demo_project.name, *arguments)
+    assert not AssignmentRun.objects.filter(project=demo_project).exists()

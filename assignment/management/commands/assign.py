@@ -15,6 +15,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from assignment import services
+from assignment.engine import method_spec
 from assignment.lookups import project_get_by_name
 from assignment.management.commands._domain_errors import domain_errors_as_command_errors
 from assignment.models import AssignmentRun, Method, RunStatus
@@ -50,7 +51,31 @@ _RUN_OPTIONS = (
     "target_posterior",
     "rounds_left",
     "target_accuracy",
+    "option",
 )
+
+
+def _method_options(method: str, given: list[str]) -> dict:
+    """``method``'s options from ``--option NAME=VALUE`` texts, each parsed by the engine's
+    registry (:meth:`~assignment.engine.options.Option.parse`); the services check them again
+    with the rest of the run."""
+    known = {option.name: option for option in method_spec(method).options}
+    parsed = {}
+    for text in given:
+        name, equals, value = text.partition("=")
+        name = name.strip()
+        if not equals:
+            raise CommandError(f"--option {text!r}: write NAME=VALUE, e.g. max_iter=20")
+        if name not in known:
+            valid = ", ".join(known) or "none"
+            raise CommandError(
+                f"--option {name}: {method} has no such option (its options: {valid})"
+            )
+        try:
+            parsed[name] = known[name].parse(value)
+        except ValueError as exc:
+            raise CommandError(f"--option {name}: {exc}") from exc
+    return parsed
 
 
 class Command(BaseCommand):
@@ -88,6 +113,16 @@ class Command(BaseCommand):
         parser.add_argument("--max-tasks-per-worker", type=_non_negative)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument(
+            "--option",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="with --method: one of the method's options (repeat for more), e.g. "
+            "--option max_iter=20 --option time_limit=60; true/false for a switch, null for "
+            "none. The options, their defaults and bounds: README, 'Methods', or the API's "
+            "schema",
+        )
+        parser.add_argument(
             "--round",
             action="store_true",
             help="the next round: condition on the answers collected so far; --budget is then "
@@ -120,8 +155,11 @@ class Command(BaseCommand):
             if hand_out is not None or withdraw is not None:
                 self._hand_out_or_withdraw(target, hand_out, withdraw, options)
                 return
+            if compare and options["option"]:
+                raise CommandError("--option is for one --method: methods take different options")
+            method_options = {} if compare else _method_options(method, options["option"])
             methods = Method.values if compare else [method]
-            runs = [self._run(target, name, options) for name in methods]
+            runs = [self._run(target, name, options, method_options) for name in methods]
         if compare:
             self.stdout.write(
                 f"{'method':<10} {'accuracy':>10} {'assigned':>9} {'seconds':>8}  run"
@@ -153,7 +191,7 @@ class Command(BaseCommand):
         )
 
     def _hand_out_or_withdraw(self, project, hand_out, withdraw, options) -> None:
-        given = [name for name in _RUN_OPTIONS if options[name] not in (None, False)]
+        given = [name for name in _RUN_OPTIONS if options[name] not in (None, False, [])]
         if given:
             flags = ", ".join("--" + name.replace("_", "-") for name in given)
             raise CommandError(f"--hand-out and --withdraw take no run options: {flags}")
@@ -176,10 +214,11 @@ class Command(BaseCommand):
             "pairs as pending and may assign them; answers already in for them still count."
         )
 
-    def _run(self, project, method, options):
+    def _run(self, project, method, options, method_options):
         run = services.run_create(
             project=project,
             method=method,
+            options=method_options,
             budget=options["budget"],
             max_workers_per_task=options["max_workers_per_task"],
             max_tasks_per_worker=options["max_tasks_per_worker"],

@@ -61,3 +61,41 @@ def test_an_option_describes_its_bounds_in_words():
 def test_an_unknown_option_names_the_valid_ones():
     with pytest.raises(ValueError, match="valid: target_error"):
         check_options("q-lp", {"speed": 2})
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_default_spelt_as_text_parses_back_to_itself(method):
+    for option in method_spec(method).options:
+        text = "null" if option.default is None else str(option.default).lower()
+        assert option.parse(text) == option.default
+        assert type(option.parse(text)) is type(option.default)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("20", 20), (" 3 ", 3), ("True", True), ("no", False), ("0", False), ("NULL", None)],
+)
+def test_text_parses_to_the_options_kind(text, value):
+    options = {o.name: o for o in method_spec("tvcs-iht").options}
+    option = {int: options["max_iter"], bool: options["refine"], type(None): options["time_limit"]}
+    parsed = option[type(value)].parse(text)
+    assert parsed == value
+    assert type(parsed) is type(value)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("max_iter", "2.5"),
+        ("max_iter", "ten"),
+        ("max_iter", "-1"),
+        ("max_iter", "null"),
+        ("refine", "maybe"),
+        ("step", "nan"),
+        ("step", "0"),
+    ],
+)
+def test_text_that_spells_no_valid_value_is_refused_naming_the_option(name, text):
+    option = {o.name: o for o in method_spec("tvcs-iht").options}[name]
+    with pytest.raises(ValueError, match=f"^{name} must be "):
+        option.parse(text)
