@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from assignment import services
-from assignment.models import AssignmentRun, RunStatus
+from assignment.models import AssignmentRun, Comparison, RunStatus
 
 pytestmark = pytest.mark.django_db
 
@@ -37,17 +37,46 @@ def test_one_method_is_computed_stored_and_printed(demo_project):
     assert f"Run {run.pk} (greedy): expected accuracy {run.expected_accuracy:.4f}" in out.getvalue()
 
 
-def test_compare_runs_every_method_and_prints_a_table(demo_project):
+def test_compare_runs_every_method_as_one_comparison_and_prints_a_table(demo_project):
     out = io.StringIO()
     call_command(
         "assign", project=demo_project.name, compare=True, stdout=out, stderr=io.StringIO()
     )
     lines = out.getvalue().splitlines()
     assert lines[0].split()[:2] == ["method", "accuracy"]
-    assert sorted(line.split()[0] for line in lines[1:]) == ["greedy", "q-lp", "random", "tvcs-iht"]
-    assert (
-        AssignmentRun.objects.filter(project=demo_project, status=RunStatus.SUCCEEDED).count() == 4
-    )
+    assert sorted(line.split()[0] for line in lines[1:5]) == [
+        "greedy",
+        "q-lp",
+        "random",
+        "tvcs-iht",
+    ]
+    comparison = Comparison.objects.get(project=demo_project)
+    runs = AssignmentRun.objects.filter(project=demo_project)
+    assert [run.status for run in runs] == [RunStatus.SUCCEEDED] * 4
+    assert {run.comparison_id for run in runs} == {comparison.pk}
+    # The upper bound at the comparison's budget, as the comparison page shows it.
+    assert comparison.upper_bound["status"] == "done"
+    ((budget, bound),) = comparison.upper_bound["points"]
+    assert budget == runs[0].budget
+    assert lines[5].split() == ["bound", f"{bound:.4f}"]
+    assert max(run.expected_accuracy for run in runs) <= bound + 1e-9
+    assert f"Comparison {comparison.pk}: none of its runs is handed out" in lines[6]
+
+
+def test_compare_as_a_round_counts_none_of_its_runs_until_one_is_handed_out(demo_project):
+    from assignment import selectors
+
+    quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
+    call_command("assign", project=demo_project.name, compare=True, round=True, budget=6, **quiet)
+    runs = list(AssignmentRun.objects.filter(project=demo_project))
+    assert len(runs) == 4
+    assert all(run.next_round and run.n_assigned == 6 for run in runs)
+    # Alternatives from the same answers in hand: no run counts another's pairs as pending.
+    assert all(run.round_start["pending"] == 0 for run in runs)
+    assert not selectors.rounds_counted(project=demo_project).exists()
+    greedy = next(run for run in runs if run.method == "greedy")
+    call_command("assign", project=demo_project.name, hand_out=greedy.pk, **quiet)
+    assert list(selectors.rounds_counted(project=demo_project)) == [greedy]
 
 
 def test_an_unknown_project_is_a_command_error():

@@ -2,7 +2,8 @@
 [--budget B] [--round] ...
 
 Computes runs synchronously in this process (no Celery worker needed), stores them like any
-other run, and prints the result; ``--compare`` runs every method and prints a table.
+other run, and prints the result; ``--compare`` runs every method as one comparison (the one
+the pages and the API show) and prints a table.
 ``--round`` makes it the project's next round: it conditions on the answers collected so far
 (``--target-posterior`` and ``--target-accuracy`` are its stopping rules). ``--hand-out RUN``
 hands a comparison's run out (the project then counts it as a round) and ``--withdraw RUN``
@@ -18,7 +19,7 @@ from assignment import services
 from assignment.engine import method_spec
 from assignment.lookups import project_get_by_name
 from assignment.management.commands._domain_errors import domain_errors_as_command_errors
-from assignment.models import AssignmentRun, Method, RunStatus
+from assignment.models import AssignmentRun, Comparison, Method, RunStatus
 
 
 def _non_negative(text: str) -> int:
@@ -92,7 +93,12 @@ class Command(BaseCommand):
         )
         which = parser.add_mutually_exclusive_group(required=True)
         which.add_argument("--method", choices=Method.values)
-        which.add_argument("--compare", action="store_true", help="run every method")
+        which.add_argument(
+            "--compare",
+            action="store_true",
+            help="run every method as one comparison (shown on its page), with the upper bound; "
+            "none of its runs counts as handed out until --hand-out",
+        )
         which.add_argument(
             "--hand-out",
             type=_positive,
@@ -157,20 +163,14 @@ class Command(BaseCommand):
                 return
             if compare and options["option"]:
                 raise CommandError("--option is for one --method: methods take different options")
-            method_options = {} if compare else _method_options(method, options["option"])
-            methods = Method.values if compare else [method]
-            runs = [self._run(target, name, options, method_options) for name in methods]
+            if compare:
+                comparison, runs = self._compare(target, options)
+            else:
+                method_options = _method_options(method, options["option"])
+                run = self._computed(self._create(target, method, options, method_options))
         if compare:
-            self.stdout.write(
-                f"{'method':<10} {'accuracy':>10} {'assigned':>9} {'seconds':>8}  run"
-            )
-            for run in runs:
-                self.stdout.write(
-                    f"{run.method:<10} {run.expected_accuracy:>10.4f} {run.n_assigned:>9,} "
-                    f"{run.seconds:>8.2f}  {run.pk}"
-                )
+            self._print_comparison(comparison, runs)
             return
-        run = runs[0]
         if run.next_round:
             start = run.round_start
             self.stdout.write(
@@ -214,8 +214,8 @@ class Command(BaseCommand):
             "pairs as pending and may assign them; answers already in for them still count."
         )
 
-    def _run(self, project, method, options, method_options):
-        run = services.run_create(
+    def _create(self, project, method, options, method_options) -> AssignmentRun:
+        return services.run_create(
             project=project,
             method=method,
             options=method_options,
@@ -229,11 +229,51 @@ class Command(BaseCommand):
             rounds_left=options["rounds_left"],
             enqueue=False,
         )
+
+    def _compare(self, project, options) -> tuple[Comparison, list[AssignmentRun]]:
+        """Every method side by side as one comparison (the pages' and the API's): with
+        ``--round``, every run from the same answers in hand, none counted until one is
+        handed out (``--hand-out``); then the upper bound at its budget."""
+        comparison = services.comparison_create(
+            project=project,
+            methods=list(Method.values),
+            budgets=[] if options["budget"] is None else [options["budget"]],
+            max_workers_per_task=options["max_workers_per_task"],
+            max_tasks_per_worker=options["max_tasks_per_worker"],
+            seed=options["seed"],
+            next_round=options["round"],
+            target_posterior=options["target_posterior"],
+            target_accuracy=options["target_accuracy"],
+            rounds_left=options["rounds_left"],
+            enqueue=False,
+        )
+        runs = [self._computed(run) for run in comparison.runs.order_by("pk")]
+        services.comparison_upper_bound_compute(comparison_id=comparison.pk)
+        comparison.refresh_from_db()
+        return comparison, runs
+
+    def _computed(self, run: AssignmentRun) -> AssignmentRun:
+        """``run`` claimed and computed in this process; a CommandError unless it succeeds."""
         if not services.run_claim(run_id=run.pk):
             raise CommandError(f"run {run.pk} was taken by another process")
-        self.stderr.write(f"computing {method} ...")
-        run = services.run_execute(run_id=run.pk)
-        if run is None or run.status != RunStatus.SUCCEEDED:
-            reason = "deleted" if run is None else f"{run.status}: {run.error}"
-            raise CommandError(f"the {method} run did not succeed ({reason})")
-        return run
+        self.stderr.write(f"computing {run.method} ...")
+        done = services.run_execute(run_id=run.pk)
+        if done is None or done.status != RunStatus.SUCCEEDED:
+            reason = "deleted" if done is None else f"{done.status}: {done.error}"
+            raise CommandError(f"the {run.method} run did not succeed ({reason})")
+        return done
+
+    def _print_comparison(self, comparison: Comparison, runs: list[AssignmentRun]) -> None:
+        self.stdout.write(f"{'method':<10} {'accuracy':>10} {'assigned':>9} {'seconds':>8}  run")
+        for run in runs:
+            self.stdout.write(
+                f"{run.method:<10} {run.expected_accuracy:>10.4f} {run.n_assigned:>9,} "
+                f"{run.seconds:>8.2f}  {run.pk}"
+            )
+        bound = comparison.upper_bound
+        if bound.get("status") == "done":
+            self.stdout.write(f"{'bound':<10} {bound['points'][0][1]:>10.4f}")
+        self.stdout.write(
+            f"Comparison {comparison.pk}: none of its runs is handed out; give one to the "
+            "workers with --hand-out RUN_ID (the project then counts it as a round)."
+        )
