@@ -16,7 +16,7 @@ from assignment.data_files import FORMATS
 from assignment.engine import METHODS, Option, method_spec
 from assignment.engine.answer_quality import MODELS
 from assignment.engine.quality import DEFAULT_CATEGORY_STRENGTH, DEFAULT_WORKER_STRENGTH
-from assignment.models import MAX_COUNT, MAX_SEED, EstimateSource, Project
+from assignment.models import MAX_COUNT, MAX_SEED, MAX_SHARDS, EstimateSource, Project
 from assignment.sign_in import LockoutFormMixin
 
 
@@ -257,6 +257,15 @@ class _CapsForm(forms.Form):
         max_value=MAX_SEED,
         help_text="The same seed gives the same assignment; empty = a random one.",
     )
+    shards = forms.IntegerField(
+        label="Shards",
+        required=False,
+        min_value=1,
+        max_value=MAX_SHARDS,
+        help_text=f"Solve the tasks in this many shards on separate workers, coordinated by "
+        f"prices: for projects too large for one machine (at most {MAX_SHARDS}; empty or 1 = "
+        f"one worker).",
+    )
 
 
 class _RoundForm(forms.Form):
@@ -361,7 +370,7 @@ class RunForm(_RoundForm, _CapsForm):
                 options[option.name] = value
         given = {
             name: data[name]
-            for name in ("budget", "max_workers_per_task", "max_tasks_per_worker", "seed")
+            for name in ("budget", "max_workers_per_task", "max_tasks_per_worker", "seed", "shards")
             if data.get(name) is not None
         }
         return {"method": method, "options": options, **given, **self.round_arguments()}
@@ -429,7 +438,7 @@ class ComparisonForm(_RoundForm, _CapsForm):
         data = self.cleaned_data
         given = {
             name: data[name]
-            for name in ("max_workers_per_task", "max_tasks_per_worker", "seed")
+            for name in ("max_workers_per_task", "max_tasks_per_worker", "seed", "shards")
             if data.get(name) is not None
         }
         return {

@@ -33,6 +33,12 @@ def test_a_range_of_budgets_queues_one_run_per_method_and_budget(client, sample_
     ]
 
 
+def test_a_comparison_in_shards_solves_every_run_in_that_many(client, sample_project):
+    post(client, sample_project, budget_mode="list", budgets="4, 8", shards="2")
+    runs = AssignmentRun.objects.filter(comparison=Comparison.objects.get())
+    assert sorted(runs.values_list("shards", flat=True)) == [2, 2, 2, 2]
+
+
 def test_a_list_of_budgets_is_taken_as_given(client, sample_project):
     post(client, sample_project, budget_mode="list", budgets="3, 9,5")
     assert Comparison.objects.get().budgets == [3, 9, 5]

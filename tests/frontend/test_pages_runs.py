@@ -271,3 +271,35 @@ def test_a_next_round_on_dawid_skene_quality_says_it_was_chosen_under_the_matric
     page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
     assert 'id="run-dawid-skene"' not in page
     assert "under the quality's confusion matrices" not in page
+
+
+def test_a_run_in_shards_is_started_from_the_page_and_its_page_says_so(
+    client, sample_project, queued, django_capture_on_commit_callbacks
+):
+    data = {**form_defaults(client, sample_project), "method": "greedy", "shards": "3"}
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("frontend:run_create", args=[sample_project.pk]), data)
+    run = AssignmentRun.objects.get()
+    assert run.shards == 3
+    page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
+    assert '<dd id="shards">3, on separate workers, coordinated by prices' in page
+    single = AssignmentRun.objects.create(
+        project=sample_project,
+        quality_matrix=run.quality_matrix,
+        method="greedy",
+        budget=4,
+        max_workers_per_task=1,
+        max_tasks_per_worker=1,
+    )
+    assert (
+        'id="shards"' not in client.get(reverse("frontend:run", args=[single.pk])).content.decode()
+    )
+
+
+@pytest.mark.parametrize("shards", ["0", "65"])
+def test_shards_out_of_range_are_refused_on_the_form(client, sample_project, queued, shards):
+    data = {**form_defaults(client, sample_project), "method": "greedy", "shards": shards}
+    response = client.post(reverse("frontend:run_create", args=[sample_project.pk]), data)
+    assert response.status_code == 400
+    assert "shards" in response.context["form"].errors
+    assert not AssignmentRun.objects.exists()
