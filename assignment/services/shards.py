@@ -379,6 +379,7 @@ def _finish(run: AssignmentRun, best, state: dict) -> str:
     else:
         accuracy = evaluate(problem, x, seed=run.seed)
         message += "" if nxt is None else _pending_note(nxt)
+    vote_prior = _bayes_vote_prior(run, problem)  # read before the run's row is locked
     seconds = (timezone.now() - run.started_at).total_seconds() if run.started_at else None
     with transaction.atomic():
         kept = AssignmentRun.objects.filter(
@@ -394,7 +395,7 @@ def _finish(run: AssignmentRun, best, state: dict) -> str:
             accuracy=accuracy,
             message=message,
             confusion=run.quality_matrix.confusion,
-            vote_prior=_bayes_vote_prior(run, problem),
+            vote_prior=vote_prior,
         )
     return "finished"
 
