@@ -79,6 +79,21 @@ def _method_options(method: str, given: list[str]) -> dict:
     return parsed
 
 
+def _caps_seed_and_round(options: dict) -> dict:
+    """The keyword arguments ``services.run_create`` and ``comparison_create`` share, from the
+    command's flags: caps, seed and the round's, computed here (not queued)."""
+    return {
+        "max_workers_per_task": options["max_workers_per_task"],
+        "max_tasks_per_worker": options["max_tasks_per_worker"],
+        "seed": options["seed"],
+        "next_round": options["round"],
+        "target_posterior": options["target_posterior"],
+        "target_accuracy": options["target_accuracy"],
+        "rounds_left": options["rounds_left"],
+        "enqueue": False,
+    }
+
+
 class Command(BaseCommand):
     help = (
         "Compute an assignment of the project now, in this process, and print it: one method, "
@@ -220,14 +235,7 @@ class Command(BaseCommand):
             method=method,
             options=method_options,
             budget=options["budget"],
-            max_workers_per_task=options["max_workers_per_task"],
-            max_tasks_per_worker=options["max_tasks_per_worker"],
-            seed=options["seed"],
-            next_round=options["round"],
-            target_posterior=options["target_posterior"],
-            target_accuracy=options["target_accuracy"],
-            rounds_left=options["rounds_left"],
-            enqueue=False,
+            **_caps_seed_and_round(options),
         )
 
     def _compare(self, project, options) -> tuple[Comparison, list[AssignmentRun]]:
@@ -238,14 +246,7 @@ class Command(BaseCommand):
             project=project,
             methods=list(Method.values),
             budgets=[] if options["budget"] is None else [options["budget"]],
-            max_workers_per_task=options["max_workers_per_task"],
-            max_tasks_per_worker=options["max_tasks_per_worker"],
-            seed=options["seed"],
-            next_round=options["round"],
-            target_posterior=options["target_posterior"],
-            target_accuracy=options["target_accuracy"],
-            rounds_left=options["rounds_left"],
-            enqueue=False,
+            **_caps_seed_and_round(options),
         )
         runs = [self._computed(run) for run in comparison.runs.order_by("pk")]
         services.comparison_upper_bound_compute(comparison_id=comparison.pk)
