@@ -10,8 +10,11 @@
     comparison (Yang et al., ICML 2017, §5.2): maximise ``sum_ij w_ij x_ij`` under the caps and
     a credit cap ``sum_i w_ij x_ij <= C`` per task, with ``w_ij = s_ij^2``, the skill
     ``s = (K Q - 1) / (K - 1)``, and ``C = 2 ln((K - 1) / target_error)`` (``(2 Q - 1)^2`` and
-    ``2 ln(1 / target_error)`` for two labels). Solved by column generation
-    (:mod:`~assignment.engine.q_lp`) and made integral by the exact TVCS projection.
+    ``2 ln(1 / target_error)`` for two labels). Where the tasks fall into classes of alike
+    tasks (same quality column and cap, no eligibility mask), solved with one variable per
+    worker and class and rounded by a wrap-around deal (:mod:`~assignment.engine.q_lp_classes`);
+    otherwise solved by column generation (:mod:`~assignment.engine.q_lp`) and made integral by
+    the exact TVCS projection.
 
 Both, and the Hoeffding argument behind q-lp's weights for ``K`` labels:
 docs/design.md#random-and-q-lp.
@@ -27,6 +30,7 @@ from assignment.engine.method_output import MethodOutput
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
 from assignment.engine.q_lp import q_lp_weights, solve_q_lp
+from assignment.engine.q_lp_classes import solve_class_lp, task_classes
 from assignment.engine.search_pairs import MAX_SEARCH_PAIRS
 from projections import TVCSStructure
 from projections.tvcs import project
@@ -212,7 +216,9 @@ def q_lp_credit_cap(target_error: float, n_labels: int = 2) -> float:
 def q_lp_assignment(
     problem: AssignmentProblem, *, target_error: float = DEFAULT_TARGET_ERROR
 ) -> MethodOutput:
-    """Solve the Q-based LP of Ho et al. (2013) and round it with the exact projection.
+    """Solve the Q-based LP of Ho et al. (2013) and round it: by task classes where the tasks
+    fall into few classes of alike tasks (:func:`~assignment.engine.q_lp_classes.task_classes`),
+    else by column generation and the exact projection.
 
     Parameters
     ----------
@@ -226,16 +232,21 @@ def q_lp_assignment(
     MethodOutput
         The assignment, how HiGHS ended in ``message``, and ``details``: ``lp_objective``,
         ``credit_cap``, ``fractional`` (number of fractional LP values), ``lp_pairs`` (the
-        pairs the LP was solved on, every other pair proved 0), ``lp_rounds`` (restricted LPs
-        solved, :attr:`~assignment.engine.q_lp.QLPSolution.rounds`) and ``lp_optimal`` (bool:
-        the LP is proved optimal over every pair).
+        LP's variables: the pairs it was solved on, every other pair proved 0, or the
+        worker-class pairs of the class LP), ``lp_rounds`` (LPs solved,
+        :attr:`~assignment.engine.q_lp.QLPSolution.rounds`; 1 for the class LP),
+        ``lp_optimal`` (bool: the LP is proved optimal over every pair) and ``lp_classes``
+        (int: the classes of alike tasks the LP was solved over; None for column generation).
     """
     Q_LP_OPTIONS[0].check(target_error)
     credit_cap = q_lp_credit_cap(target_error, problem.n_labels)
+    classes = task_classes(problem)
+    if classes is not None:
+        return _class_lp_assignment(problem, classes, credit_cap)
     lp = solve_q_lp(problem, credit_cap)
     if lp.x.size == 0 or problem.budget == 0:
         details = {"lp_objective": 0.0, "credit_cap": credit_cap, "fractional": 0, "lp_pairs": 0}
-        details |= {"lp_rounds": lp.rounds, "lp_optimal": lp.optimal}
+        details |= {"lp_rounds": lp.rounds, "lp_optimal": lp.optimal, "lp_classes": None}
         empty = np.zeros(0, dtype=np.int64)
         return MethodOutput(empty, empty, problem.shape, "nothing to assign", details=details)
     if not lp.optimal:
@@ -261,5 +272,31 @@ def q_lp_assignment(
             "lp_pairs": int(lp.x.size),
             "lp_rounds": lp.rounds,
             "lp_optimal": lp.optimal,
+            "lp_classes": None,
+        },
+    )
+
+
+def _class_lp_assignment(problem: AssignmentProblem, classes, credit_cap: float) -> MethodOutput:
+    """q-lp on a problem whose tasks fall into few classes of alike tasks: the LP over
+    (worker, class), rounded by the wrap-around deal (:mod:`~assignment.engine.q_lp_classes`)."""
+    lp = solve_class_lp(problem, classes, credit_cap)
+    message = (
+        f"HiGHS: {lp.message}; the LP over {classes.n_classes:,} classes of alike tasks "
+        f"({lp.n_variables:,} worker-class variables), optimal over every pair"
+    )
+    return MethodOutput.from_pairs(
+        problem.shape,
+        lp.workers,
+        lp.tasks,
+        message=message,
+        details={
+            "lp_objective": lp.objective,
+            "credit_cap": float(credit_cap),
+            "fractional": lp.fractional,
+            "lp_pairs": lp.n_variables,
+            "lp_rounds": 1,
+            "lp_optimal": True,
+            "lp_classes": classes.n_classes,
         },
     )
