@@ -186,3 +186,20 @@ def test_q_lp_by_classes_never_builds_an_array_of_every_pair():
     assert peak < n * m
     assert problem.is_feasible_pairs(output.rows, output.cols)
     assert output.n_assigned > 0.99 * problem.budget
+
+
+def test_workers_without_capacity_and_classes_no_worker_helps_get_no_pairs(small_classes):
+    table = np.array([[0.9, 0.5], [0.8, 0.5], [0.7, 0.5]])  # nobody helps on category 1
+    problem = AssignmentProblem(
+        QualityByCategory(table, np.array([0, 1, 0, 1, 0, 0])),
+        max_workers_per_task=2,
+        max_tasks_per_worker=np.array([0, 4, 4]),
+        budget=12,
+    )
+    credit_cap = q_lp_credit_cap(0.05)
+    lp = solve_class_lp(problem, task_classes(problem), credit_cap)
+    assert_keeps_caps(problem, lp.workers, lp.tasks)
+    assert not np.any(lp.workers == 0)
+    assert not np.any(np.isin(lp.tasks, [1, 3]))
+    assert lp.workers.size == 8  # the two others, on the four tasks of category 0
+    assert lp.objective == pytest.approx(full_lp_optimum(problem, credit_cap), rel=1e-9)
