@@ -126,11 +126,12 @@ Every finished (crowd, quality seen, budget, seed, arm) is appended at once as o
 (``--fresh`` moves the old file to ``*.bak``); ``--report-only`` runs nothing. Everything runs in
 this one process (nothing here is timed against anything else); progress goes to stderr.
 
-How long (2 cores, AMD EPYC, shared, load about 1.8): the default run (3 crowds x 2 qualities
-seen x 4 budgets x 20 seeds x 11 arms, 5,280 runs) took 12.0 minutes wall (719 s) at commit
-a6aae68, on one core; most of it is tvcs-iht (about 0.05-0.3 s per solve at 50 x 500, and the
-round arms solve once per round: 21 solves per cell), dynamic overlap and random take a few
-hundredths of a second each. The report's "Run time" line says how long its runs took.
+How long (2 cores, AMD EPYC, shared): the default run (3 crowds x 2 qualities seen x 4 budgets
+x 20 seeds x 11 arms, 5,280 runs, and the 3 dynamic arms on the 20 tuning seeds, 1,440 more)
+took 12.2 minutes wall (734 s) at commit 3ec3bfa under ``nice -n 10``, on one core; most of it
+is tvcs-iht (about 0.03-0.3 s per arm at 50 x 500, and the round arms solve once per round),
+dynamic overlap and random take about a hundredth of a second each. The report's "Run time"
+line says how long its runs took.
 K = 4 with greedy is much slower: a greedy solve of the 50 x 500 K = 4 problem takes about
 0.5 s at B = 500, 1 s at B = 1,000 and 7.5 s at B = 2,000 (K-class exact accuracies), so
 ``docs/benchmarks/rounds-k4.md`` ran a reduced grid (budgets 1, 2, 3; arms one shot, 3 rounds,
