@@ -92,13 +92,13 @@ label=...)``), its thresholds in ``(1/K, 1]``, and the final labels the K-class 
 for K > 2 (every method takes K labels; greedy is the fast one there, and tvcs-iht starts from
 it). Results go to ``benchmarks/out/rounds-kK.jsonl`` by default.
 
-Randomness, paired over arms: for each seed (``range(--seeds)``, default 20, and the tuning
-seeds) and crowd the
-quality, the truth, the gold answers and every *potential* answer (what worker ``i`` would say
-on task ``j``: correct iff ``u_ij < Q_ij`` for one uniform ``u_ij`` per pair) are drawn once
-from ``np.random.default_rng([13, seed, n, m, crowd])``; each arm reveals the pairs it chooses.
-So the arms of one seed face the same crowd, truth and answers, and their differences are paired
-over seeds (common random numbers). The method runs with ``seed=seed``.
+Randomness, paired over arms: for each seed (``range(--seeds)``, default 20, and each tuning
+seed) and crowd the quality, the truth, the gold answers and every *potential* answer (what
+worker ``i`` would say on task ``j``: correct iff ``u_ij < Q_ij`` for one uniform ``u_ij`` per
+pair) are drawn once from ``np.random.default_rng([13, seed, n, m, crowd])``; each arm
+reveals the pairs it chooses. So the arms of one seed face the same crowd, truth and answers,
+and their differences are paired over seeds (common random numbers). The method runs with
+``seed=seed``.
 
 Scores, per arm and seed: the realised accuracy (fraction of tasks whose final label is the
 truth; the final label is the Bayes vote, :func:`~assignment.engine.aggregate.aggregate_pairs`
@@ -117,9 +117,9 @@ of the per-seed differences; with the true quality also in posterior accuracy), 
 used, every dynamic threshold, the engine's expected against the realised accuracy, and
 PASS/FAIL lines for the issue's targets, for ``3 rounds`` and for ``3 rounds (layered)``: beat
 one shot by at least 1 point, and beat dynamic overlap with its threshold tuned on the held-out
-seeds, at every budget (means over seeds; the
-SE says whether a difference is more than noise). A ``## Reading`` section already at the
-end of the ``--out`` file (written by hand) is kept when the report is written again.
+seeds, at every budget (means over seeds; the SE says whether a difference is more than
+noise). A ``## Reading`` section already at the end of the ``--out`` file (written by hand) is
+kept when the report is written again.
 
 Every finished (crowd, quality seen, budget, seed, arm) is appended at once as one JSON line to
 ``--results`` (default ``benchmarks/out/rounds.jsonl``); a restart runs only what is missing
