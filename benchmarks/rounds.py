@@ -132,12 +132,11 @@ took 12.2 minutes wall (734 s) at commit 3ec3bfa under ``nice -n 10``, on one co
 is tvcs-iht (about 0.03-0.3 s per arm at 50 x 500, and the round arms solve once per round),
 dynamic overlap and random take about a hundredth of a second each. The report's "Run time"
 line says how long its runs took.
-K = 4 with greedy is much slower: a greedy solve of the 50 x 500 K = 4 problem takes about
-0.5 s at B = 500, 1 s at B = 1,000 and 7.5 s at B = 2,000 (K-class exact accuracies), so
-``docs/benchmarks/rounds-k4.md`` ran a reduced grid (budgets 1, 2, 3; arms one shot, 3 rounds,
-3 rounds layered, dynamic, random; true and gold20): 2,520 runs, 3,519 s of computing, 21
-minutes wall in 3 processes (one per crowd, ``--crowds``, each its own ``--results`` file,
-concatenated afterwards) on the 2 shared cores.
+K = 4 with greedy is slower, so ``docs/benchmarks/rounds-k4.md`` runs a reduced grid (budgets 1,
+2, 3; arms one shot, 3 rounds, 3 rounds layered, dynamic, random; true and gold20): 3,600 runs
+with the tuning seeds' dynamic arms, 1,215 s of computing, 7.8 minutes wall in 3 processes (one
+per crowd, ``--crowds``, each its own ``--results`` file, concatenated afterwards) on the 2
+shared cores at commit 5dc2f36 (the first run, on 2026-11-25, took 21 minutes).
 
 Run from the repository root::
 
