@@ -271,10 +271,8 @@ def _start(problem: AssignmentProblem, model: _Model, assignment, state):
             "state must be a GreedyState, and only for a problem without confusion matrices; "
             f"got {type(state).__name__}"
         )
-    held = np.asarray(assignment, dtype=bool)
-    state.move_to_pairs(*np.nonzero(held))
-    after = prune(problem, held)
-    state.remove(*np.nonzero(held & ~after))
+    after = prune(problem, np.asarray(assignment, dtype=bool))
+    state.move_to_pairs(*np.nonzero(after))  # rebuilds each changed task once, pruned
     return after, state
 
 
