@@ -14,6 +14,11 @@ Methods (:mod:`grn_methods`), all told the number of true edges (``total``):
   exact TVCS projection, at most 3 regulators per gene (the simulator's bound), at most 8
   targets per regulator (a loose prior on hubs) and ``total`` edges, solved by GradMP
   (Algorithm 2) or IHT (Algorithm 1; the paper does not say which it used);
+* ``TVCS (GradMP, stability)`` — the same regression solved on both halves of
+  ``--stability-runs`` random splits of the time steps; an edge's score is the share of halves
+  that select it, and the prediction the most stable edges within the caps (the TVCS
+  projection of the scores): stability selection, the principle TIGRESS ranks by, with the
+  caps instead of the LASSO (:func:`grn_methods.tvcs_stability_network`);
 * ``top-k (GradMP)`` and ``top-k (IHT)`` — the same loss and solvers with only the total cap;
 * ``GENIE3`` — arboreto's random forests (100 trees per target) on same-time levels;
 * ``PCC``, ``partial corr.`` (same-time, symmetric) and ``lagged corr.`` (``x_j(t)`` against
@@ -62,6 +67,7 @@ from grn_methods import (
     top_scores,
     true_support_loss,
     tvcs_network,
+    tvcs_stability_network,
 )
 from grn_metrics import METRICS, edge_metrics
 from grn_simulator import simulate_grn
@@ -90,6 +96,17 @@ def _regression(series, total, **options):
     return r.edges, r.scores, r.loss
 
 
+def _stable_regression(series, total):
+    r = tvcs_stability_network(
+        series,
+        max_regulators=MAX_REGULATORS,
+        max_targets=MAX_TARGETS,
+        total=total,
+        n_runs=OPTIONS["stability_runs"],
+    )
+    return r.edges, r.scores, r.loss
+
+
 def _ranking(score_fn, series, total, *, positive=False, **options):
     """The ``total`` best-scored pairs; with ``positive``, only among pairs scored above 0
     (ARACNE's network is the pairs its pruning keeps: it may predict fewer edges)."""
@@ -99,7 +116,7 @@ def _ranking(score_fn, series, total, *, positive=False, **options):
 
 
 #: Options of the MI and TIGRESS baselines, set by ``main`` from the command line.
-OPTIONS = {"estimator": "spearman", "n_runs": 50}
+OPTIONS = {"estimator": "spearman", "n_runs": 50, "stability_runs": 25}
 
 
 def _mi_ranking(score_fn, series, total, *, positive=False, lag=False):
@@ -115,6 +132,7 @@ def _tigress_ranking(series, total, *, lag=False):
 METHODS = {
     "TVCS (GradMP)": functools.partial(_regression, solver="gradmp"),
     "TVCS (IHT)": functools.partial(_regression, solver="iht"),
+    "TVCS (GradMP, stability)": _stable_regression,
     "top-k (GradMP)": functools.partial(_regression, solver="gradmp", caps="top-k"),
     "top-k (IHT)": functools.partial(_regression, solver="iht", caps="top-k"),
     "GENIE3": functools.partial(_ranking, genie3),
@@ -225,7 +243,8 @@ def report(results, seconds, ratios, args) -> str:
             f"Command: `nice -n 10 python benchmarks/grn.py {' '.join(sys.argv[1:])}` "
             f"({datetime.date.today().isoformat()}; {args.networks} simulated networks, "
             f"{args.series} series of {args.times} points each; mutual information "
-            f"{args.mi_estimator}, TIGRESS {args.tigress_runs} runs).",
+            f"{args.mi_estimator}, TIGRESS {args.tigress_runs} runs, TVCS stability "
+            f"{args.stability_runs} splits).",
             "",
             "## Measured (mean ± sd over networks)",
             "",
@@ -263,6 +282,12 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--tigress-runs", type=int, default=50, help="TIGRESS's random splits (default 50)"
     )
+    parser.add_argument(
+        "--stability-runs",
+        type=int,
+        default=25,
+        help="random splits of TVCS (GradMP, stability) (default 25: 50 halves)",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     if args.networks < 2:
@@ -272,7 +297,11 @@ def main(argv=None) -> None:
         parser.error(f"--skip names no method: {', '.join(unknown)}; methods: {', '.join(METHODS)}")
     if args.tigress_runs < 1:
         parser.error(f"--tigress-runs must be at least 1, got {args.tigress_runs}")
-    OPTIONS.update(estimator=args.mi_estimator, n_runs=args.tigress_runs)
+    if args.stability_runs < 1:
+        parser.error(f"--stability-runs must be at least 1, got {args.stability_runs}")
+    OPTIONS.update(
+        estimator=args.mi_estimator, n_runs=args.tigress_runs, stability_runs=args.stability_runs
+    )
     skip = set(args.skip)
     if importlib.util.find_spec("arboreto") is None:
         skip.add("GENIE3")

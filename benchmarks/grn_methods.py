@@ -32,6 +32,7 @@ import numpy as np
 from projections import TVCSStructure
 from projections.cardinality import project_top_k
 from projections.solvers import LeastSquares, gradmp, iht, tvcs_projection
+from projections.tvcs import project
 
 __all__ = [
     "MI_ESTIMATORS",
@@ -53,6 +54,7 @@ __all__ = [
     "top_scores",
     "true_support_loss",
     "tvcs_network",
+    "tvcs_stability_network",
 ]
 
 
@@ -106,7 +108,12 @@ def dbn_loss(series) -> LeastSquares:
         (n_times - 1)``), one sample per time step and target; the weight vector lists the
         off-diagonal entries of ``W`` row by row (``numpy.nonzero(~eye)`` order).
     """
-    X, Y = _lagged(_check_series(series))
+    return _dbn_loss_of(*_lagged(_check_series(series)))
+
+
+def _dbn_loss_of(X: np.ndarray, Y: np.ndarray) -> LeastSquares:
+    """:func:`dbn_loss` of the time steps ``X`` (levels at ``t``) and ``Y`` (at ``t + 1``),
+    ``(m, n)`` each."""
     m, n = X.shape
     rows, cols = _off_diagonal(n)
     own = np.maximum(np.einsum("ti,ti->i", X, X), 1e-300)
@@ -155,32 +162,107 @@ def tvcs_network(
     """
     series = _check_series(series)
     n = series.shape[2]
-    max_regulators = _check_cap(max_regulators, "max_regulators")
-    max_targets = _check_cap(max_targets, "max_targets")
-    total = _check_cap(total, "total")
-    if solver not in ("iht", "gradmp"):
-        raise ValueError(f"solver must be 'iht' or 'gradmp', got {solver!r}")
-    if caps not in ("tvcs", "top-k"):
-        raise ValueError(f"caps must be 'tvcs' or 'top-k', got {caps!r}")
+    structure = _caps(n, max_regulators, max_targets, total)
+    projection = _projection(structure, solver, caps)
     loss = dbn_loss(series)
-    rows, cols = _off_diagonal(n)
-    if caps == "tvcs":
-        structure = TVCSStructure.from_labels(
-            rows, cols, caps1=[max_regulators] * n, caps2=[max_targets] * n, total=total
-        )
-        projection = tvcs_projection(structure)
-    else:
-        projection = functools.partial(project_top_k, k=total)
-        if solver == "gradmp":
-            projection.doubled = lambda: functools.partial(project_top_k, k=2 * total)
-    result = iht(loss, projection) if solver == "iht" else gradmp(loss, projection)
-    w = np.asarray(result.solution, dtype=np.float64).reshape(-1)
-    support = np.asarray(result.support).reshape(-1)
+    w, support = _fit(loss, projection, solver)
     g = np.abs(loss.gradient(w))
     outside = g / (g.max() + 1e-300)  # in [0, 1]
     scores = np.where(support, 2.0 + np.abs(w), outside)
     refit = loss.value(loss.minimize_on_support(w, support))
     return Inferred(_to_matrix(support, n), _to_matrix(scores, n), refit)
+
+
+def _caps(n: int, max_regulators, max_targets, total) -> TVCSStructure:
+    """The caps over the off-diagonal weights, after checking them."""
+    max_regulators = _check_cap(max_regulators, "max_regulators")
+    max_targets = _check_cap(max_targets, "max_targets")
+    total = _check_cap(total, "total")
+    rows, cols = _off_diagonal(n)
+    return TVCSStructure.from_labels(
+        rows, cols, caps1=[max_regulators] * n, caps2=[max_targets] * n, total=total
+    )
+
+
+def _projection(structure: TVCSStructure, solver: str, caps: str):
+    """The solver's projection: the exact TVCS one, or top-k of the total (``caps="top-k"``)."""
+    if solver not in ("iht", "gradmp"):
+        raise ValueError(f"solver must be 'iht' or 'gradmp', got {solver!r}")
+    if caps not in ("tvcs", "top-k"):
+        raise ValueError(f"caps must be 'tvcs' or 'top-k', got {caps!r}")
+    if caps == "tvcs":
+        return tvcs_projection(structure)
+    projection = functools.partial(project_top_k, k=structure.total)
+    if solver == "gradmp":
+        projection.doubled = lambda: functools.partial(project_top_k, k=2 * structure.total)
+    return projection
+
+
+def _fit(loss: LeastSquares, projection, solver: str) -> tuple[np.ndarray, np.ndarray]:
+    """The solver's weights and support, flat."""
+    result = iht(loss, projection) if solver == "iht" else gradmp(loss, projection)
+    w = np.asarray(result.solution, dtype=np.float64).reshape(-1)
+    return w, np.asarray(result.support).reshape(-1)
+
+
+def tvcs_stability_network(
+    series,
+    *,
+    max_regulators,
+    max_targets,
+    total,
+    solver: str = "gradmp",
+    n_runs: int = 25,
+    seed=0,
+) -> Inferred:
+    """The capped DBN regression with stability selection (Meinshausen & Buhlmann 2010).
+
+    ``n_runs`` times the time steps are split at random into two halves, and the regression
+    of :func:`tvcs_network` is solved on each half. An edge's score is the fraction of the
+    ``2 n_runs`` halves whose support holds it, ties broken by the full data's
+    :func:`tvcs_network` score (scaled to ``[0, 1e-6]``, which never reorders two different
+    fractions); the predicted network is the exact TVCS projection of the scores, the most
+    stable edges within the caps. TIGRESS ranks by the same principle with LASSO.
+
+    Parameters
+    ----------
+    series : ndarray, shape (n_series, n_times, n_genes)
+        At least 4 time steps in all.
+    max_regulators, max_targets, total : int
+    solver : {"iht", "gradmp"}
+    n_runs : int >= 1
+    seed : seed or numpy Generator
+        Of the splits.
+
+    Returns
+    -------
+    Inferred
+        ``loss`` is the full data's least-squares refit on the predicted edges.
+    """
+    series = _check_series(series)
+    n = series.shape[2]
+    structure = _caps(n, max_regulators, max_targets, total)
+    projection = _projection(structure, solver, "tvcs")
+    n_runs = _check_cap(n_runs, "n_runs")
+    X, Y = _lagged(series)
+    if X.shape[0] < 4:
+        raise ValueError(f"stability selection needs at least 4 time steps, got {X.shape[0]}")
+    rng = np.random.default_rng(seed)
+    counts = np.zeros(n * (n - 1))
+    for _ in range(n_runs):
+        order = rng.permutation(X.shape[0])
+        for half in np.array_split(order, 2):
+            counts += _fit(_dbn_loss_of(X[half], Y[half]), projection, solver)[1]
+    full = tvcs_network(
+        series, max_regulators=max_regulators, max_targets=max_targets, total=total, solver=solver
+    )
+    rows, cols = _off_diagonal(n)
+    tie_break = full.scores[rows, cols] / max(float(full.scores.max()), 1e-300)  # in [0, 1]
+    scores = counts / (2 * n_runs) + 1e-6 * tie_break
+    edges = np.asarray(project(scores, structure).support).reshape(-1)
+    loss = dbn_loss(series)
+    refit = loss.value(loss.minimize_on_support(np.zeros(edges.size), edges))
+    return Inferred(_to_matrix(edges, n), _to_matrix(scores, n), refit)
 
 
 def true_support_loss(series, edges) -> float:

@@ -8,6 +8,7 @@ from grn_methods import (
     pearson_correlation,
     top_scores,
     tvcs_network,
+    tvcs_stability_network,
 )
 from grn_simulator import simulate_grn
 
@@ -122,3 +123,48 @@ def test_genie3_scores_every_regulator_of_every_target_but_itself(noiseless):
     assert np.all(np.diag(scores) == 0)
     assert np.all(scores >= 0)
     assert scores.sum() > 0
+
+
+def test_stability_selection_finds_a_noiseless_network_in_every_half(noiseless):
+    """Each half of the time steps still determines the noiseless network: every true edge
+    is selected in every half (score 1), and the prediction is the network."""
+    data = noiseless
+    r = tvcs_stability_network(
+        data.series,
+        max_regulators=2,
+        max_targets=int(data.edges.sum(axis=0).max()),
+        total=int(data.edges.sum()),
+        n_runs=3,
+    )
+    np.testing.assert_array_equal(r.edges, data.edges)
+    np.testing.assert_allclose(r.scores[data.edges], 1.0, atol=1e-5)
+    assert r.scores[~data.edges & ~np.eye(12, dtype=bool)].max() < 1.0
+
+
+def test_stability_selection_scores_are_the_shares_of_halves_and_keep_the_caps():
+    data = simulate_grn(12, n_series=3, n_times=11, noise=0.1, rng=2)
+    options = {"max_regulators": 2, "max_targets": 3, "total": 9, "n_runs": 4, "seed": 1}
+    r = tvcs_stability_network(data.series, **options)
+    shares = np.round(r.scores * 8, 4)  # 8 halves: multiples of 1/8 plus a tie-break < 1e-5
+    np.testing.assert_allclose(shares, np.round(shares), atol=1e-4)
+    assert r.edges.sum() <= 9
+    assert r.edges.sum(axis=1).max() <= 2
+    assert r.edges.sum(axis=0).max() <= 3
+    assert not np.any(np.diag(r.edges))
+    again = tvcs_stability_network(data.series, **options)
+    np.testing.assert_array_equal(again.scores, r.scores)
+
+
+def test_stability_selection_needs_four_time_steps():
+    with pytest.raises(ValueError, match="4 time steps"):
+        tvcs_stability_network(
+            np.zeros((1, 3, 4)), max_regulators=1, max_targets=1, total=2, n_runs=1
+        )
+
+
+def test_without_binding_caps_stability_selection_predicts_its_most_stable_edges():
+    data = simulate_grn(12, n_series=3, n_times=11, noise=0.1, rng=3)
+    r = tvcs_stability_network(
+        data.series, max_regulators=11, max_targets=11, total=9, n_runs=4, seed=0
+    )
+    np.testing.assert_array_equal(r.edges, top_scores(r.scores, 9))
