@@ -139,20 +139,36 @@ def load_digit_pair():
     return X[keep].reshape(-1, 8, 8), np.where(labels[keep] == DIGITS[1], 1.0, -1.0)
 
 
-def run_digits(X, y, ns, trials: int, seed: int, solver_options=None) -> dict:
-    """``{(method, n): [{"test_error": e}, ...]}``: random splits of ``n`` training images."""
-    structure = TVCSStructure.from_matrix(
+def digit_structure() -> TVCSStructure:
+    """The caps of the load_digits case: :data:`DIGIT_CAPS` per row and column of the 8 x 8
+    weights, :data:`DIGIT_TOTAL` in all."""
+    return TVCSStructure.from_matrix(
         (8, 8), max_per_row=DIGIT_CAPS, max_per_col=DIGIT_CAPS, total=DIGIT_TOTAL
     )
+
+
+def digit_split(X, n: int, trial: int, seed: int):
+    """One random split of the images ``X`` (m, 8, 8): ``(Z, train, test, rng)``.
+
+    ``train`` holds ``n`` indices, ``test`` the others; ``Z`` is ``X`` standardised with the
+    training images' pixel means and deviations (constant pixels set to 0); ``rng`` is the
+    split's generator, to be drawn from next (exclusive LASSO's validation split).
+    """
+    rng = np.random.default_rng([seed, n, trial, 3])
+    order = rng.permutation(X.shape[0])
+    train, test = order[:n], order[n:]
+    mu, sd = X[train].mean(axis=0), X[train].std(axis=0)
+    scale = np.where(sd > 0, sd, 1.0)
+    return np.where(sd > 0, (X - mu) / scale, 0.0), train, test, rng
+
+
+def run_digits(X, y, ns, trials: int, seed: int, solver_options=None) -> dict:
+    """``{(method, n): [{"test_error": e}, ...]}``: random splits of ``n`` training images."""
+    structure = digit_structure()
     rows: dict = {}
     for n in ns:
         for t in range(trials):
-            rng = np.random.default_rng([seed, n, t, 3])
-            order = rng.permutation(X.shape[0])
-            train, test = order[:n], order[n:]
-            mu, sd = X[train].mean(axis=0), X[train].std(axis=0)
-            scale = np.where(sd > 0, sd, 1.0)
-            Z = np.where(sd > 0, (X - mu) / scale, 0.0)
+            Z, train, test, rng = digit_split(X, n, t, seed)
             fits, lams = fit_all(
                 SquaredHinge, Z[train], y[train], structure, rng=rng, solver_options=solver_options
             )
