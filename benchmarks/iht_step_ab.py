@@ -6,11 +6,15 @@ its load_digits splits) runs IHT under the TVCS caps with ``step=1/L`` and with 
 (adaptive) rule, and reports, per rule, the mean support recall, test error, final training
 loss (squared hinge, mean over samples), iterations and the fraction of runs that converged
 within IHT's default 500 iterations. Every result is projected onto all the caps first, as in
-the figure (a no-op for the TVCS projection).
+the figure (a no-op for the TVCS projection). ``--regression`` does the same on Figure 2's
+least-squares instances (``benchmarks/figure2.py``'s generator), with the exact-support rate
+and the relative error instead of the test error.
 
 Run::
 
     nice -n 10 python benchmarks/iht_step_ab.py --trials 30 --digits
+    nice -n 10 python benchmarks/iht_step_ab.py --regression --trials 30 \
+        --ns 100 150 200 250 300 350 400
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import figure2  # noqa: E402
 from figure2 import header, support_metrics  # noqa: E402
 from figure3 import (  # noqa: E402
     DEFAULT_NS,
@@ -41,10 +46,12 @@ from figure3 import (  # noqa: E402
     load_digit_pair,
 )
 
-from projections.solvers import SquaredHinge, iht, tvcs_projection  # noqa: E402
+from projections.solvers import LeastSquares, SquaredHinge, iht, tvcs_projection  # noqa: E402
 
 RULES = ("1/L", "adaptive")
 COLUMNS = ("recall", "test_error", "loss", "iterations", "converged")
+#: The columns of ``--regression`` (Figure 2: no test samples, exact recovery instead).
+REGRESSION_COLUMNS = ("recall", "exact", "rel_error", "loss", "iterations", "converged")
 
 
 def run_rule(rule: str, loss, projection) -> tuple[np.ndarray, dict]:
@@ -75,6 +82,21 @@ def synthetic(ns, trials: int, seed: int) -> dict:
     return rows
 
 
+def regression(ns, trials: int, seed: int) -> dict:
+    """``{(rule, n): [row, ...]}`` on Figure 2's least-squares instances."""
+    rows: dict = {}
+    for n in ns:
+        for t in range(trials):
+            A, y, w_true, structure = figure2.generate(n, t, seed)
+            loss, projection = LeastSquares(A, y), tvcs_projection(structure)
+            for rule in RULES:
+                w, facts = run_rule(rule, loss, projection)
+                facts.update(support_metrics(projection(w).x, w_true))
+                rows.setdefault((rule, n), []).append(facts)
+        logging.info("regression n=%d done", n)
+    return rows
+
+
 def digits(ns, trials: int, seed: int) -> dict:
     """``{(rule, n): [row, ...]}`` on Figure 3's load_digits splits (no recall)."""
     X, y = load_digit_pair()
@@ -100,13 +122,13 @@ def _cell(column: str, value: float) -> str:
     return f"{value:.3g}" if column == "loss" else f"{value:.3f}"
 
 
-def table(rows: dict, ns, title: str) -> list[str]:
-    """A row per n, the mean of each of :data:`COLUMNS` for each rule."""
-    heads = [f"{c} ({r})" for c in COLUMNS for r in RULES]
+def table(rows: dict, ns, title: str, columns=COLUMNS) -> list[str]:
+    """A row per n, the mean of each of ``columns`` for each rule."""
+    heads = [f"{c} ({r})" for c in columns for r in RULES]
     out = [f"## {title}", "", "| n | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
     for n in ns:
         cells = []
-        for c in COLUMNS:
+        for c in columns:
             for r in RULES:
                 v = float(np.mean([row[c] for row in rows[(r, n)]]))
                 cells.append(_cell(c, v))
@@ -121,19 +143,30 @@ def main(argv=None) -> None:
     parser.add_argument("--ns", type=int, nargs="+", default=list(DEFAULT_NS))
     parser.add_argument("--digits", action="store_true")
     parser.add_argument("--digit-ns", type=int, nargs="+", default=list(DIGIT_NS))
+    parser.add_argument(
+        "--regression",
+        action="store_true",
+        help="Figure 2's least-squares instances instead of Figure 3's (n from --ns)",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("projections").setLevel(logging.WARNING)
     start = time.perf_counter()
-    text = table(synthetic(args.ns, args.trials, args.seed), args.ns, "Figure 3, IHT with TVCS")
+    if args.regression:
+        rows = regression(args.ns, args.trials, args.seed)
+        text = table(rows, args.ns, "Figure 2, IHT with TVCS", REGRESSION_COLUMNS)
+    else:
+        rows = synthetic(args.ns, args.trials, args.seed)
+        text = table(rows, args.ns, "Figure 3, IHT with TVCS")
     if args.digits:
         rows = digits(args.digit_ns, args.trials, args.seed)
         text += table(rows, args.digit_ns, "load_digits 3 vs 8, IHT with TVCS")
     command = "python benchmarks/iht_step_ab.py " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
-    title = "IHT's step rules on Figure 3: constant 1/L against the adaptive default"
+    figure = "Figure 2" if args.regression else "Figure 3"
+    title = f"IHT's step rules on {figure}: constant 1/L against the adaptive default"
     report = "\n".join(
         [*header(title, command.strip(), time.perf_counter() - start, args.trials), *text]
     )
