@@ -15,15 +15,18 @@ Methods (the paper's): IHT and GradMP (``projections.solvers``, least squares wi
 reduction, default options) each with the projection onto (a) ``overall``: the total cap alone
 (top-k), (b) ``row``: the row caps and the total (bilevel exclusive sparsity, rows), (c)
 ``column``: the column caps and the total, (d) ``tvcs``: every cap; and (e) exclusive LASSO
-(``projections.solvers.exclusive_lasso``, ``lam`` chosen from ``LAMBDAS`` on a 20% validation
-split, then refitted on all samples) in two forms: ``exclusive lasso``, the paper's (Kong et
+(``projections.solvers.exclusive_lasso``, ``lam`` chosen along the warm-started path
+``LAMBDAS`` by the loss on a 20% validation split of the training samples, then refitted on all
+of them; see :data:`PROTOCOL`) in two forms: ``exclusive lasso``, the paper's (Kong et
 al. 2014), penalising the row groups and the column groups, which overlap (its prox is the
 iterative ``prox_exclusive_lasso_overlapping``), and ``exclusive lasso rows``, row groups only
 (closed-form prox; the only form before issue 15's overlapping solver). As in the paper,
 every final result is projected onto all the constraints (the exact TVCS projection) before it
 is scored. GradMP's iterates do not decrease the loss monotonically, so the benchmark keeps
 GradMP's iterate of smallest loss (read by the callback); IHT's loss never increases, so its
-last iterate is its best. ``--no-escape`` runs IHT with ``escape=0`` (plain Algorithm 1).
+last iterate is its best. ``--no-escape`` runs IHT with ``escape=0``, ``--iht-step 1/L`` with
+the constant step ``1/L`` (IHT's default before its adaptive step); both together are plain
+Algorithm 1.
 
 Metrics of the scored ``w``: relative error ``||w - w*|| / ||w*||``, support recall ``|supp w &
 supp w*| / |supp w*|`` and the exact-support rate (``supp w == supp w*``); mean and standard
@@ -192,7 +195,7 @@ def choose_lambda(loss_cls, A, y, structure, rng, method=EXCLUSIVE_LASSO):
     -------
     lam : float
         The value of smallest validation loss (the larger one of equal ones).
-    w : ndarray, shape (20, 20)
+    w : ndarray, the shape of the weights (20, 20 here; 8, 8 for Figure 3's digits)
         Its fit on the 80%, to warm-start the refit on every sample.
     """
     labels = exclusive_lasso_views(method, structure)
@@ -210,7 +213,7 @@ def choose_lambda(loss_cls, A, y, structure, rng, method=EXCLUSIVE_LASSO):
 
 def _fit_exclusive_lasso(loss_cls, A, y, structure, rng, method=EXCLUSIVE_LASSO):
     """Exclusive LASSO (``method``, one of :data:`EXCLUSIVE_LASSOS`) refitted on every sample
-    with the ``lam`` of :func:`choose_lambda`: ``(w, lam)``, ``w`` of shape (20, 20)."""
+    with the ``lam`` of :func:`choose_lambda`: ``(w, lam)``, ``w`` of the weights' shape."""
     lam, w_fit = choose_lambda(loss_cls, A, y, structure, rng, method)
     labels = exclusive_lasso_views(method, structure)
     return exclusive_lasso(loss_cls(A, y), *labels, lam=lam, w0=w_fit).solution, lam
