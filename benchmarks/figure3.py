@@ -46,10 +46,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from figure2 import (  # noqa: E402
     METHODS,
+    PROTOCOL,
     SIDE,
+    add_iht_step_option,
     draw_model,
     fit_all,
     header,
+    iht_options,
+    lambda_table,
     plot,
     support_metrics,
     tables,
@@ -98,18 +102,26 @@ def error_rate(w: np.ndarray, A_test: np.ndarray, y_test: np.ndarray) -> float:
     return float(np.mean(pred != y_test))
 
 
-def run_synthetic(ns, trials: int, seed: int) -> dict:
-    """``{(method, n): list of metric dicts}`` over ``trials`` trials."""
+def run_synthetic(ns, trials: int, seed: int, solver_options=None) -> dict:
+    """``{(method, n): list of metric dicts}`` over ``trials`` trials; exclusive LASSO's
+    dicts also hold the chosen ``lam``. The test samples are used only to score."""
     rows: dict = {}
     for n in ns:
         for t in range(trials):
             A, y, A_test, y_test, w_true, structure = generate(n, t, seed)
-            fits = fit_all(
-                SquaredHinge, A, y, structure, rng=np.random.default_rng([seed, n, t, 1])
+            fits, lams = fit_all(
+                SquaredHinge,
+                A,
+                y,
+                structure,
+                rng=np.random.default_rng([seed, n, t, 1]),
+                solver_options=solver_options,
             )
             for method, w in fits.items():
                 scores = support_metrics(w, w_true)
                 scores["test_error"] = error_rate(w, A_test, y_test)
+                if method in lams:
+                    scores["lam"] = lams[method]
                 rows.setdefault((method, n), []).append(scores)
         logger.info("n=%d done", n)
     return rows
@@ -127,25 +139,44 @@ def load_digit_pair():
     return X[keep].reshape(-1, 8, 8), np.where(labels[keep] == DIGITS[1], 1.0, -1.0)
 
 
-def run_digits(X, y, ns, trials: int, seed: int) -> dict:
-    """``{(method, n): [{"test_error": e}, ...]}``: random splits of ``n`` training images."""
-    structure = TVCSStructure.from_matrix(
+def digit_structure() -> TVCSStructure:
+    """The caps of the load_digits case: :data:`DIGIT_CAPS` per row and column of the 8 x 8
+    weights, :data:`DIGIT_TOTAL` in all."""
+    return TVCSStructure.from_matrix(
         (8, 8), max_per_row=DIGIT_CAPS, max_per_col=DIGIT_CAPS, total=DIGIT_TOTAL
     )
+
+
+def digit_split(X, n: int, trial: int, seed: int):
+    """One random split of the images ``X`` (m, 8, 8): ``(Z, train, test, rng)``.
+
+    ``train`` holds ``n`` indices, ``test`` the others; ``Z`` is ``X`` standardised with the
+    training images' pixel means and deviations (constant pixels set to 0); ``rng`` is the
+    split's generator, to be drawn from next (exclusive LASSO's validation split).
+    """
+    rng = np.random.default_rng([seed, n, trial, 3])
+    order = rng.permutation(X.shape[0])
+    train, test = order[:n], order[n:]
+    mu, sd = X[train].mean(axis=0), X[train].std(axis=0)
+    scale = np.where(sd > 0, sd, 1.0)
+    return np.where(sd > 0, (X - mu) / scale, 0.0), train, test, rng
+
+
+def run_digits(X, y, ns, trials: int, seed: int, solver_options=None) -> dict:
+    """``{(method, n): [{"test_error": e}, ...]}``: random splits of ``n`` training images."""
+    structure = digit_structure()
     rows: dict = {}
     for n in ns:
         for t in range(trials):
-            rng = np.random.default_rng([seed, n, t, 3])
-            order = rng.permutation(X.shape[0])
-            train, test = order[:n], order[n:]
-            mu, sd = X[train].mean(axis=0), X[train].std(axis=0)
-            scale = np.where(sd > 0, sd, 1.0)
-            Z = np.where(sd > 0, (X - mu) / scale, 0.0)
-            fits = fit_all(SquaredHinge, Z[train], y[train], structure, rng=rng)
+            Z, train, test, rng = digit_split(X, n, t, seed)
+            fits, lams = fit_all(
+                SquaredHinge, Z[train], y[train], structure, rng=rng, solver_options=solver_options
+            )
             for method, w in fits.items():
-                rows.setdefault((method, n), []).append(
-                    {"test_error": error_rate(w, Z[test], y[test])}
-                )
+                scores = {"test_error": error_rate(w, Z[test], y[test])}
+                if method in lams:
+                    scores["lam"] = lams[method]
+                rows.setdefault((method, n), []).append(scores)
         logger.info("digits n=%d done", n)
     return rows
 
@@ -156,7 +187,7 @@ def digits_section(args) -> list[str]:
     if data is None:
         return ["## Digits (real data)", "", "Skipped: scikit-learn is not importable.", ""]
     X, y = data
-    rows = run_digits(X, y, args.digit_ns, args.trials, args.seed)
+    rows = run_digits(X, y, args.digit_ns, args.trials, args.seed, iht_options(args, {}))
     metrics = {"test_error": f"digits {DIGITS[0]} vs {DIGITS[1]}: test error"}
     if args.digits_plot:
         plot(rows, args.digit_ns, metrics, args.digits_plot, "load_digits, squared hinge")
@@ -171,6 +202,7 @@ def digits_section(args) -> list[str]:
         "Measured: " + verdict(rows, args.digit_ns, {"test_error": -1}),
         "",
         *tables(rows, args.digit_ns, metrics),
+        *lambda_table(rows, args.digit_ns),
     ]
 
 
@@ -181,6 +213,7 @@ def main(argv=None) -> None:
     parser.add_argument("--ns", type=int, nargs="+", default=list(DEFAULT_NS))
     parser.add_argument("--digits", action="store_true", help="add the load_digits case")
     parser.add_argument("--digit-ns", type=int, nargs="+", default=list(DIGIT_NS))
+    add_iht_step_option(parser)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--plot", type=Path, help="PNG of recall, test error and recovery rate")
     parser.add_argument("--digits-plot", type=Path, help="PNG of the digits test error")
@@ -188,7 +221,7 @@ def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("projections").setLevel(logging.WARNING)
     start = time.perf_counter()
-    rows = run_synthetic(args.ns, args.trials, args.seed)
+    rows = run_synthetic(args.ns, args.trials, args.seed, iht_options(args, {}))
     if args.plot:
         plot(rows, args.ns, CLASSIFICATION_METRICS, args.plot, "Figure 3: squared hinge, p = 400")
     digits = digits_section(args) if args.digits else []
@@ -198,6 +231,8 @@ def main(argv=None) -> None:
     text = "\n".join(
         [
             *header(title, command.strip(), time.perf_counter() - start, args.trials),
+            f"Protocol: {PROTOCOL} The test samples only score the results.",
+            "",
             f"Paper: {PAPER_HEADLINE}",
             "",
             "Measured: " + verdict(rows, args.ns, keys),
@@ -205,6 +240,7 @@ def main(argv=None) -> None:
             f"Methods, in the tables' order: {', '.join(METHODS)}.",
             "",
             *tables(rows, args.ns, CLASSIFICATION_METRICS),
+            *lambda_table(rows, args.ns),
             *digits,
         ]
     )

@@ -65,7 +65,7 @@ def test_iht_without_a_lipschitz_constant_backtracks_and_still_recovers_the_mode
     loss = WithoutLipschitz(LeastSquares(planted.A, planted.y))
     result = iht(loss, planted.projection, w0=np.zeros((10, 10)), tol=1e-9)
 
-    assert result.details["step_rule"] == "backtracking"
+    assert result.details["step_rule"] == "adaptive"
     np.testing.assert_array_equal(result.support, planted.w_true != 0)
     assert np.linalg.norm(result.solution - planted.w_true) < 1e-6
     assert np.all(np.diff(result.history) <= 1e-12 * result.history[0])
@@ -125,9 +125,10 @@ def test_iht_passes_each_projections_warm_start_to_the_next_and_counts_them(plan
             warm_start=len(received),
         )
 
-    # escape=0: one projection per iteration (escapes add their own calls, threaded alike).
+    # A constant step and escape=0: one projection per iteration (the adaptive rule's trials and
+    # the escapes add their own calls, threaded alike).
     loss = LeastSquares(planted.A, planted.y)
-    result = iht(loss, projection, max_iter=5, tol=0.0, escape=0)
+    result = iht(loss, projection, step=1.0 / loss.lipschitz(), max_iter=5, tol=0.0, escape=0)
 
     assert received == [None, 1, 2, 3, 4]
     assert result.n_projections == 5
@@ -137,16 +138,21 @@ def test_iht_passes_each_projections_warm_start_to_the_next_and_counts_them(plan
 
 def test_iht_with_the_exact_projection_reports_warm_started_projections(planted):
     loss = LeastSquares(planted.A, planted.y)
-    result = iht(loss, planted.projection, max_iter=10, tol=0.0, escape=0)
+    # a constant step: one projection per iteration
+    result = iht(
+        loss, planted.projection, step=1.0 / loss.lipschitz(), max_iter=10, tol=0.0, escape=0
+    )
 
     assert result.n_projections == 10
     assert result.n_warm_started == 9
 
 
 def test_iht_without_warm_start_never_passes_state(planted):
+    loss = LeastSquares(planted.A, planted.y)
     result = iht(
-        LeastSquares(planted.A, planted.y),
+        loss,
         planted.projection,
+        step=1.0 / loss.lipschitz(),
         max_iter=5,
         warm_start=False,
         escape=0,
