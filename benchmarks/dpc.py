@@ -214,7 +214,7 @@ def _differences(args) -> list[str]:
         "",
         f"- Sizes: {args.tasks} tasks x {args.samples} samples and the dimensions above, "
         "against the paper's 50 x 50 and three dimensions that our copy hides (its solver "
-        "takes 400-2,400 s per path, far beyond the time of one run on a shared 2-core "
+        "takes 400-2,400 minutes per path, far beyond the time of one run on a shared 2-core "
         f"machine); {args.trials} trial(s) instead of 20.",
         *_tasks_note(args),
         "- The fraction of active features, the noise level and the correlation of Synthetic 2 "
