@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from mtfl_instances import objective, problem_of, random_tasks
 
-from projections.multitask import MultiTaskProblem
+from projections.multitask import MultiTaskProblem, mtfl_path
 
 
 def test_lambda_max_is_the_largest_row_norm_of_the_tasks_correlations():
@@ -43,6 +43,30 @@ def test_the_certificate_point_is_dual_feasible_and_below_every_primal_value():
 def test_the_lipschitz_constant_is_the_largest_squared_spectral_norm():
     problem, X, _ = problem_of(3, samples=(3, 12))
     assert problem.lipschitz() == pytest.approx(max(np.linalg.norm(x, 2) ** 2 for x in X))
+
+
+def test_a_path_without_screening_computes_the_lipschitz_constant_once(monkeypatch):
+    problem, _, _ = problem_of(3, samples=(6, 9))
+    calls = []
+    eigvalsh = np.linalg.eigvalsh
+
+    def counted(a):
+        calls.append(a.shape)
+        return eigvalsh(a)
+
+    monkeypatch.setattr(np.linalg, "eigvalsh", counted)
+    mtfl_path(problem, n_lambdas=8, min_ratio=0.1, screening=None)
+    assert len(calls) == 1
+
+
+def test_a_restricted_problem_has_the_lipschitz_constant_of_its_own_columns():
+    problem, X, _ = problem_of(3, samples=(3, 12))
+    assert problem.lipschitz() > 0  # computed and kept on the full problem first
+    keep = np.zeros(problem.n_features, dtype=bool)
+    keep[[0, 2]] = True
+    expected = max(np.linalg.norm(x[:, keep], 2) ** 2 for x in X)
+    assert problem.restrict(keep).lipschitz() == pytest.approx(expected, rel=1e-12)
+    assert expected < problem.lipschitz()
 
 
 def test_restricting_to_features_keeps_the_responses_and_those_columns():
