@@ -317,7 +317,7 @@ def genie3(series, *, n_trees: int = 100, seed: int = 0) -> np.ndarray:
     points pooled) with ``n_trees`` trees; ``scores[i, j]`` is regulator ``j``'s importance for
     target ``i``. Calls ``arboreto.core.infer_partial_network`` one target at a time, without
     arboreto's dask graph (``arboreto.algo.genie3`` fails under dask 2026: "Must supply at
-    least one delayed object"). Needs ``pip install arboreto``.
+    least one delayed object"). Needs arboreto (in the ``dev`` extra).
     """
     from arboreto.core import RF_KWARGS, infer_partial_network
 
