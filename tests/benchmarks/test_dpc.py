@@ -33,3 +33,21 @@ def test_the_report_gives_the_papers_times_in_minutes_beside_the_measured_ones(t
     assert "| Synthetic 1 | 40 |" in text
     assert "| Synthetic 2 | 40 |" in text
     assert "not measured here" in text
+
+
+def test_the_speed_up_is_quoted_from_cpu_time_with_the_wall_clock_ratio_beside_it():
+    """A path run while the machine is busier takes longer on the wall clock but not in CPU
+    time: the bold speed-up is the CPU ratio (30 / 10), the wall one (33 / 225) only beside it."""
+    row = {
+        "name": "Synthetic 1",
+        "d": 1000,
+        "seconds": {"plain": 33.0, "dpc": 225.0, "rule": 1.5},
+        "cpu": {"plain": 30.0, "dpc": 10.0},
+        "iterations": {"plain": 100, "dpc": 80},
+        "differ": (0, 0.0),
+        "readded": 0,
+        "max_diff": 0.0,
+    }
+    line = next(x for x in dpc._time_table([row]) if x.startswith("| Synthetic 1 | 1,000 |"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[2:7] == ["30.00", "1.50", "10.00", "**3.00**", "0.15"]
