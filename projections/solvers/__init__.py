@@ -14,6 +14,8 @@
 * :func:`dual_averaging` — online dual averaging with a hard-thresholding projection (DA-IHT),
   and :func:`graph_da` with head and tail projections onto connected supports (GraphDA; Zhou,
   Chen & Ying, KDD 2019).
+* :class:`FreeIntercept` and :func:`with_intercept_column` — an unpenalised intercept: the
+  design gets a column of ones and the projection leaves that last weight free.
 
 ``P`` is any callable projection; :func:`tvcs_projection` builds the TVCS one (with the doubled
 caps GradMP needs), :func:`exclusive_groups_projection` the one onto a single view of groups and
@@ -48,6 +50,11 @@ from projections.solvers.exclusive_lasso import (
 from projections.solvers.gradmp import gradmp
 from projections.solvers.group_iht import group_iht, group_projection
 from projections.solvers.iht import SCHEDULE_SHIFT, SCHEDULES, iht, stochastic_iht
+from projections.solvers.intercept import (
+    FreeIntercept,
+    InterceptProjectionResult,
+    with_intercept_column,
+)
 from projections.solvers.losses import (
     LeastSquares,
     Logistic,
@@ -68,6 +75,8 @@ __all__ = [
     "SCHEDULES",
     "SCHEDULE_SHIFT",
     "ExclusiveGroupsProjection",
+    "FreeIntercept",
+    "InterceptProjectionResult",
     "LeastSquares",
     "Logistic",
     "Loss",
@@ -90,4 +99,5 @@ __all__ = [
     "stochastic_iht",
     "tvcs_projection",
     "views_from_groups",
+    "with_intercept_column",
 ]

@@ -29,6 +29,7 @@ from projections.solvers._common import (
     readonly,
 )
 from projections.solvers._loop import Steps, run
+from projections.solvers.intercept import FreeIntercept
 from projections.solvers.result import SolverResult
 
 __all__ = ["dual_averaging", "graph_da"]
@@ -187,6 +188,7 @@ def graph_da(
     gamma: float,
     head_sparsity: int | None = None,
     n_components: int = 1,
+    fit_intercept: bool = False,
     **options,
 ) -> SolverResult:
     """GraphDA (Zhou et al., KDD 2019, Algorithm 1): dual averaging with head and tail projections.
@@ -197,7 +199,8 @@ def graph_da(
     Parameters
     ----------
     loss : object
-        As for :func:`dual_averaging`; ``feature_shape`` must have ``graph.n_nodes`` elements.
+        As for :func:`dual_averaging`; ``feature_shape`` must have ``graph.n_nodes`` elements
+        (``graph.n_nodes + 1`` with ``fit_intercept``).
     graph : projections.graph.Graph
     sparsity : int
         Nodes of the iterate's support (up to ``floor(1.1 * sparsity)``, see
@@ -209,15 +212,26 @@ def graph_da(
         ``sparsity``), the paper's setting (Appendix A: the head only removes the noise of the
         averaged gradient).
     n_components : int, default 1
+    fit_intercept : bool, default False
+        The loss's last weight is an intercept (its samples end with a column of ones,
+        :func:`~projections.solvers.with_intercept_column`): both projections act on the
+        ``n_nodes`` node weights and leave it free (:class:`~projections.solvers.FreeIntercept`),
+        as the authors' code does. ``solution[-1]`` is then the intercept and
+        ``support[-1]`` is True.
     **options
         Passed to :func:`dual_averaging` (``max_iter``, ``eval_every``, ...).
     """
     if not isinstance(graph, Graph):
         raise ValueError(f"graph must be a projections.graph.Graph, got {type(graph).__name__}")
-    if math.prod(getattr(loss, "feature_shape", (-1,))) != graph.n_nodes:
-        raise ValueError(f"loss.feature_shape must have graph.n_nodes = {graph.n_nodes} elements")
+    fit_intercept = check_bool(fit_intercept, "fit_intercept")
+    weights = graph.n_nodes + int(fit_intercept)
+    if math.prod(getattr(loss, "feature_shape", (-1,))) != weights:
+        with_b = " + 1 (the intercept)" if fit_intercept else ""
+        raise ValueError(f"loss.feature_shape must have graph.n_nodes{with_b} = {weights} elements")
     if head_sparsity is None:
         head_sparsity = max(graph.n_nodes // 2, sparsity)
     head = GraphProjection(graph, head_sparsity, "head", n_components=n_components)
     tail = GraphProjection(graph, sparsity, "tail", n_components=n_components)
+    if fit_intercept:
+        head, tail = FreeIntercept(head), FreeIntercept(tail)
     return dual_averaging(loss, tail, gamma=gamma, head=head, **options)
