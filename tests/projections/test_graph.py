@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib.util
 import itertools
 import sys
 import types
@@ -19,10 +18,6 @@ from projections.graph import (
     GraphProjection,
     head_projection,
     tail_projection,
-)
-
-needs_pcst = pytest.mark.skipif(
-    importlib.util.find_spec("pcst_fast") is None, reason="pcst_fast is not installed"
 )
 
 
@@ -88,7 +83,6 @@ def test_components_are_counted_like_a_depth_first_search():
     assert g.n_components(np.array([1, 0, 1, 0] + [0] * 8, dtype=bool)) == 2
 
 
-@needs_pcst
 @pytest.mark.parametrize("name", sorted(TINY_GRAPHS))
 @pytest.mark.parametrize("k", [2, 3, 4, 5])
 def test_the_head_captures_its_stated_fraction_of_the_best_connected_energy(name, k):
@@ -105,7 +99,6 @@ def test_the_head_captures_its_stated_fraction_of_the_best_connected_energy(name
         np.testing.assert_array_equal(result.x, np.where(result.support, v, 0.0))
 
 
-@needs_pcst
 @pytest.mark.parametrize("name", sorted(TINY_GRAPHS))
 @pytest.mark.parametrize("k", [2, 3, 4, 5])
 def test_the_tail_is_connected_and_within_its_stated_factor_of_the_best_residual(name, k):
@@ -121,7 +114,6 @@ def test_the_tail_is_connected_and_within_its_stated_factor_of_the_best_residual
         assert np.sum((v - result.x) ** 2) <= TAIL_FACTOR * best_residual + 1e-12
 
 
-@needs_pcst
 def test_on_the_grid_the_tail_stays_within_its_size_range_and_finds_a_planted_blob():
     g = Graph.grid(33, 33)
     rng = np.random.default_rng(0)
@@ -135,7 +127,6 @@ def test_on_the_grid_the_tail_stays_within_its_size_range_and_finds_a_planted_bl
     assert (result.support & blob.ravel()).sum() >= 23
 
 
-@needs_pcst
 def test_several_components_are_allowed_when_asked_for():
     g = Graph.grid(10, 10)
     v = np.zeros(100)
@@ -149,14 +140,12 @@ def test_several_components_are_allowed_when_asked_for():
     assert one.objective < two.objective
 
 
-@needs_pcst
 def test_a_zero_vector_projects_to_the_empty_support():
     result = tail_projection(np.zeros(12), Graph.grid(3, 4), sparsity=3)
     assert not result.support.any()
     assert result.objective == 0.0
 
 
-@needs_pcst
 def test_a_warm_start_gives_a_support_in_the_same_model():
     g = Graph.grid(33, 33)
     rng = np.random.default_rng(1)

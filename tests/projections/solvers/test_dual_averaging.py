@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib.util
 
 import numpy as np
 import pytest
@@ -12,10 +11,6 @@ from projections import TVCSStructure
 from projections.cardinality import project_top_k
 from projections.graph import Graph
 from projections.solvers import Logistic, dual_averaging, graph_da, tvcs_projection
-
-needs_pcst = pytest.mark.skipif(
-    importlib.util.find_spec("pcst_fast") is None, reason="pcst_fast is not installed"
-)
 
 
 def planted_logistic(seed: int, n: int, support: np.ndarray, mu: float) -> Logistic:
@@ -91,7 +86,6 @@ def test_da_iht_with_a_tvcs_projection_keeps_every_iterate_within_the_caps():
     assert result.n_warm_started > 0
 
 
-@needs_pcst
 def test_graph_da_keeps_every_iterate_connected_and_recovers_a_planted_blob():
     g = Graph.grid(8, 8)
     truth = blob_on_grid(8, 8, 2, 3, 2, 3)  # 6 connected nodes

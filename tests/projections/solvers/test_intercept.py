@@ -4,7 +4,6 @@ GraphDA with ``fit_intercept`` fits margins <x, w> + b (Zhou, Chen & Ying, KDD 2
 from __future__ import annotations
 
 import functools
-import importlib.util
 import itertools
 import math
 
@@ -20,10 +19,6 @@ from projections.solvers import (
     graph_da,
     tvcs_projection,
     with_intercept_column,
-)
-
-needs_pcst = pytest.mark.skipif(
-    importlib.util.find_spec("pcst_fast") is None, reason="pcst_fast is not installed"
 )
 
 
@@ -104,7 +99,6 @@ def planted(seed: int, n: int, truth: np.ndarray, mu: float):
     return rng.standard_normal((n, truth.size)) + mu * np.outer(y > 0, truth), y
 
 
-@needs_pcst
 @pytest.mark.parametrize("seed", [0, 2, 3])
 def test_graph_da_with_an_intercept_beats_every_model_through_the_origin(seed):
     """Only the positives are shifted, so the Bayes classifier needs a negative intercept: with
