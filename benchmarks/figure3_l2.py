@@ -46,7 +46,13 @@ from scipy.optimize import minimize  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from figure2 import _best_iterate, _fit_exclusive_lasso, header, validation_split  # noqa: E402
+from figure2 import (  # noqa: E402
+    _best_iterate,
+    _fit_exclusive_lasso,
+    header,
+    validation_split,
+    write_report,
+)
 from figure3 import error_rate, generate  # noqa: E402
 
 from projections.solvers import SquaredHinge, gradmp, iht, tvcs_projection  # noqa: E402
@@ -268,7 +274,7 @@ def main(argv=None) -> None:
     if args.json:
         args.json.write_text(json.dumps(records))
     if args.out:
-        args.out.write_text(text + "\n")
+        write_report(args.out, text)
 
 
 if __name__ == "__main__":
