@@ -31,7 +31,7 @@ Optional methods the solvers use when they exist:
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -211,6 +211,10 @@ class _LinearModelLoss:
         ``sigma_max(A)^2`` comes from power iteration on ``A.T @ A`` with a 1% safety margin.
         Cached.
         """
+        return self._data_lipschitz()
+
+    def _data_lipschitz(self) -> float:
+        """:meth:`lipschitz` of the data part alone (a subclass's penalty term excluded)."""
         if self._lipschitz is None:
             sigma2 = _power_iteration(self._A) * self._MARGIN
             self._lipschitz = self._CURVATURE * self._scale * sigma2
@@ -226,7 +230,7 @@ class _LinearModelLoss:
         :meth:`lipschitz`. Equals :meth:`lipschitz` when ``b = n``.
         """
         n, b = self.n_samples, self.batch_size
-        full = self.lipschitz() / (self._scale * n)  # constant of the mean loss F
+        full = self._data_lipschitz() / (self._scale * n)  # constant of the mean loss F
         per_sample = self._CURVATURE * float(np.max(np.einsum("ij,ij->i", self._A, self._A)))
         if n == 1:
             expected = per_sample
@@ -287,12 +291,13 @@ class LeastSquares(_LinearModelLoss):
 
 
 class SquaredHinge(_LinearModelLoss):
-    """Squared hinge ``f(w) = scale * sum_i max(0, 1 - y_i <A_i, w>)^2``, labels in {-1, 1}.
+    """Squared hinge ``f(w) = scale * sum_i max(0, 1 - y_i <A_i, w>)^2 + (l2 / 2) ||w||^2``.
 
-    ``scale`` is ``1 / n_samples`` (``reduction="mean"``, the default) or ``1``
-    (``reduction="sum"``, the paper's form). The gradient is
-    ``-2 scale * sum_i y_i max(0, 1 - y_i <A_i, w>) A_i``; it is Lipschitz with constant
-    ``2 scale sigma_max(A)^2``.
+    Labels are -1 or 1. ``scale`` is ``1 / n_samples`` (``reduction="mean"``, the default) or
+    ``1`` (``reduction="sum"``, the paper's form). The gradient is
+    ``-2 scale * sum_i y_i max(0, 1 - y_i <A_i, w>) A_i + l2 w``; it is Lipschitz with constant
+    ``2 scale sigma_max(A)^2 + l2``. The ridge term (``l2 > 0``) is an option, off by
+    default: with ``l2 = 0`` every method returns exactly what it returns without it.
 
     Parameters
     ----------
@@ -302,20 +307,81 @@ class SquaredHinge(_LinearModelLoss):
     reduction : {"mean", "sum"}, default "mean"
     batch_size : int, default 32
         Samples per :meth:`stochastic_gradient` call (capped at ``n_samples``).
+    l2 : float, default 0.0
+        Weight ``>= 0`` of the ridge term ``(l2 / 2) ||w||^2``, added to ``f`` whatever the
+        ``reduction``. On separable data the unpenalised loss has many minimisers (every
+        ``w`` with all margins ``>= 1``); the ridge term picks the one of smallest norm, which
+        also changes the direction of ``w`` and so its predictions.
 
     Notes
     -----
     There is no closed-form subspace minimiser; GradMP falls back to gradient steps
     restricted to the support.
+
+    The per-sample pieces split the ridge term evenly, ``f = scale * sum_i f_i`` with
+    ``f_i(w) = max(0, 1 - y_i <A_i, w>)^2 + l2 / (2 scale n_samples) ||w||^2``, so
+    :meth:`stochastic_gradient` (``... + l2 w``, exact in the ridge part) stays unbiased and
+    :meth:`sample_gradient` is the gradient of ``f_i``.
     """
 
     _CURVATURE = 2.0
 
-    def __init__(self, A, y, *, reduction: str = "mean", batch_size: int = 32) -> None:
+    def __init__(
+        self, A, y, *, reduction: str = "mean", batch_size: int = 32, l2: float = 0.0
+    ) -> None:
         super().__init__(A, y, reduction=reduction, batch_size=batch_size)
         if not np.all(np.isin(self._y, (-1.0, 1.0))):
             bad = self._y[~np.isin(self._y, (-1.0, 1.0))][0]
             raise ValueError(f"y must hold labels -1 and 1 only, got {bad!r}")
+        if isinstance(l2, bool) or not isinstance(l2, Real) or not (0.0 <= float(l2) < np.inf):
+            raise ValueError(f"l2 must be a finite number >= 0, got {l2!r}")
+        self.l2 = float(l2)
+
+    # The ridge term is added only when l2 > 0, so that l2 = 0 is today's loss bit for bit.
+
+    def value(self, w) -> float:
+        """``f(w)``; ``w`` has shape ``feature_shape`` or ``(n_features,)``."""
+        data = super().value(w)
+        if self.l2:
+            flat = self._flat(w)
+            data += 0.5 * self.l2 * float(flat @ flat)
+        return data
+
+    def gradient(self, w) -> np.ndarray:
+        """``grad f(w)``, same shape as ``w``."""
+        g = super().gradient(w)
+        if self.l2:
+            g = g + self.l2 * np.asarray(w, dtype=np.float64)
+        return g
+
+    def stochastic_gradient(self, w, rng: np.random.Generator) -> np.ndarray:
+        """Unbiased mini-batch estimate of ``grad f(w)`` (the ridge part exact), shape of ``w``."""
+        g = super().stochastic_gradient(w, rng)
+        if self.l2:
+            g = g + self.l2 * np.asarray(w, dtype=np.float64)
+        return g
+
+    def sample_gradient(self, w, index: int) -> np.ndarray:
+        """Gradient of ``f_i`` (see Notes), unscaled, shape of ``w``."""
+        g = super().sample_gradient(w, index)
+        if self.l2:
+            g = g + self.l2 / (self._scale * self.n_samples) * np.asarray(w, dtype=np.float64)
+        return g
+
+    def lipschitz(self) -> float:
+        """Lipschitz constant of :meth:`gradient`: ``2 scale sigma_max(A)^2 + l2`` (cached)."""
+        data = super().lipschitz()
+        return data + self.l2 if self.l2 else data
+
+    def stochastic_lipschitz(self) -> float:
+        """The data part's expected-smoothness constant (see the base class) plus ``l2``.
+
+        Each ``f_i`` of the Notes gains curvature ``l2 / (scale n_samples)`` from the ridge
+        term, the mean of the ``f_i`` as much, so the constant, scaled like :meth:`lipschitz`,
+        gains ``l2``.
+        """
+        data = super().stochastic_lipschitz()
+        return data + self.l2 if self.l2 else data
 
     def _losses(self, margins, y):
         return np.square(np.maximum(0.0, 1.0 - y * margins))
