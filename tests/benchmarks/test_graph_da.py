@@ -68,3 +68,10 @@ def test_the_fitted_intercepts_are_reported_only_when_there_are_some():
     )
     args.intercept = False
     assert graph_da.intercepts(results, args) == []
+
+
+@pytest.mark.parametrize(
+    ("trials", "text"), [(20, "20 trials, as the paper"), (3, "3 trials instead of 20")]
+)
+def test_the_report_compares_the_number_of_trials_with_the_papers(trials, text):
+    assert text in "\n".join(graph_da.discussion(0.3, trials, 3, True))
