@@ -1,0 +1,79 @@
+"""benchmarks/overlapping_groups.py: ``--paper-scale`` runs the phase transition at the sizes of
+Jain, Rao & Dhillon (NIPS 2016) and writes its own report; the default run keeps its options."""
+
+import json
+
+import numpy as np
+import overlapping_groups as og
+import pytest
+
+
+def test_the_paper_scale_instance_has_the_papers_p_group_count_and_active_groups():
+    X, y, w_true, groups, smax = og.instance(og.PAPER_PHASE, 1.0, 40, [0, 2, 1, 40, 0])
+    assert groups.n_groups == 500
+    assert groups.n_features == 500 * (15 - 5) + 5 == 5005
+    assert X.shape == (40, 5005)
+    assert y.shape == (40,)
+    # every group has 5 coordinates of its own, so a group is wholly non-zero only when drawn
+    active = [g for g, m in enumerate(groups.members) if np.all(w_true[m] != 0)]
+    assert len(active) == 25
+    assert np.array_equal(w_true != 0, groups.union(active))
+    assert smax == 1.0
+
+
+def test_the_ar1_covariance_reaches_the_papers_condition_numbers_at_its_p():
+    for kappa in (50.0, 200.0):
+        rho = og.ar1_rho(5005, kappa)
+        assert 0 < rho < 1
+        # sigma_max / sigma_min of rho^|i-j| tends to ((1 + rho) / (1 - rho))^2 as p grows
+        assert ((1 + rho) / (1 - rho)) ** 2 == pytest.approx(kappa, rel=1e-3)
+
+
+def test_the_wide_step_grid_never_ends_at_a_higher_training_loss():
+    cfg = {"n_groups": 20, "size": 15, "overlap": 5, "active": 3}
+    X, y, w_true, groups, smax = og.instance(cfg, 50.0, 120, [1, 2, 3])
+    runs = {
+        factors: og.run_iht(
+            X, y, w_true, groups, 3, smax, fully_corrective=True, max_iter=30, factors=factors
+        )[0]
+        for factors in (og.STEP_FACTORS, og.WIDE_STEP_FACTORS)
+    }
+    assert set(og.STEP_FACTORS) < set(og.WIDE_STEP_FACTORS)
+    assert runs[og.WIDE_STEP_FACTORS].objective <= runs[og.STEP_FACTORS].objective
+
+
+def test_the_grid_table_puts_condition_numbers_in_columns_and_methods_in_each_cell():
+    rows = {
+        (k, n, m): [(0.0 if m == "GOMP" else 1.0, 0.1)]
+        for k in (1.0, 200.0)
+        for n in (500, 1000)
+        for m in ("IHT", "GOMP")
+    }
+    table = og.grid_table(rows, (500, 1000), (1.0, 200.0), ("IHT", "GOMP"),
+                          lambda r: f"{og.success_rate(r):.1f}")  # fmt: skip
+    assert table[0] == "| n \\ κ (IHT / GOMP) | κ=1 | κ=200 |"
+    assert table[2] == "| 500 | 0.0 / 1.0 | 0.0 / 1.0 |"
+    assert len(table) == 4
+
+
+def test_a_tiny_paper_scale_grid_runs_end_to_end(tmp_path):
+    out = tmp_path / "paper.md"
+    argv = ["--paper-scale", "--ns", "60", "80", "--kappas", "1", "10", "--trials", "1"]
+    og.main([*argv, "--max-iter", "5", "--out", str(out)])
+    text = out.read_text(encoding="utf-8")
+    assert "python benchmarks/overlapping_groups.py --paper-scale --ns 60 80" in text
+    assert "| groups | M = 500 contiguous groups of 15" in text
+    assert "M = 500 groups of 15, overlap 5, p = 5005" in text
+    assert "| runs per point | 10 | 1 |" in text
+    assert "not able to recover w* even once" in text
+    assert "| n \\ κ (IHT / IHT-FC / IHT-FC wide / GOMP) | κ=1 | κ=10 |" in text
+    assert (tmp_path / "paper_phase.png").stat().st_size > 0
+    cells = json.loads((tmp_path / "paper.json").read_text(encoding="utf-8"))
+    assert len(cells) == 2 * 2 * 4
+    assert {c["method"] for c in cells} == set(og.PAPER_METHODS)
+    assert all(len(c["errors"]) == 1 for c in cells)
+
+
+def test_the_paper_scale_options_are_refused_without_the_preset(tmp_path):
+    with pytest.raises(SystemExit):
+        og.main(["--kappas", "50", "--out", str(tmp_path / "x.md")])
