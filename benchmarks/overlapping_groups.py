@@ -80,6 +80,8 @@ PAPER_PHASE = {"n_groups": 500, "size": 15, "overlap": 5, "active": 25}
 PAPER_NS = (500, 1000, 1500, 2000, 2500, 3500)
 PAPER_KAPPAS = (1.0, 10.0, 50.0, 100.0, 200.0)
 PAPER_METHODS = ("IHT", "IHT-FC", "IHT-FC wide", "GOMP")
+#: ``--paper-scale --part convergence``: the paper's Figure 1 (left, centre-left) instance.
+PAPER_CONVERGENCE = {"n_groups": 1000, "size": 25, "overlap": 5, "active": 50, "n": 5000}
 #: ``(name, fully corrective, groups kept as a multiple of k*)``; the last is the paper's
 #: trade-off (Theorem 3.1 wants more greedy groups than the model has; its SoG run takes 2k*).
 IHT_VARIANTS = (("IHT", False, 1), ("IHT-FC", True, 1), ("IHT-FC 2k", True, 2))
@@ -157,9 +159,10 @@ def run_iht(
     return best, best_errors, time.perf_counter() - start
 
 
-def group_omp(X, y, groups, k):
+def group_omp(X, y, groups, k, callback=None):
     """Group OMP: ``(w, seconds)``; ``k`` groups chosen by ``||Q_G^T r||`` (``Q_G`` an
-    orthonormal basis of group ``G``'s columns), least squares refit after each choice."""
+    orthonormal basis of group ``G``'s columns), least squares refit after each choice;
+    ``callback(w)``, if given, after each refit."""
     start = time.perf_counter()
     bases = [np.linalg.qr(X[:, m])[0] for m in groups.members]
     chosen, w, residual = [], np.zeros(X.shape[1]), y.copy()
@@ -171,6 +174,8 @@ def group_omp(X, y, groups, k):
         w = np.zeros(X.shape[1])
         w[support] = np.linalg.lstsq(X[:, support], y, rcond=None)[0]
         residual = y - X @ w
+        if callback is not None:
+            callback(w)
     return w, time.perf_counter() - start
 
 
@@ -452,6 +457,144 @@ Written for the run above (seeded: the errors and success rates repeat; the seco
 """
 
 
+def traced_iht(X, y, w_true, groups, k, sigma_max, *, fully_corrective, max_iter, factors):
+    """One ``group_iht`` run per step factor: ``{factor: (result, trace)}``, ``trace`` a list
+    of ``(seconds since the run's start, f(w_t), relative error of w_t)`` from ``t = 0``."""
+    loss = LeastSquares(X, y)
+    out = {}
+    for factor in factors:
+        trace = [(0.0, loss.value(np.zeros(X.shape[1])), 1.0)]
+        start = time.perf_counter()
+
+        def record(it, w, value, trace=trace, start=start):
+            trace.append((time.perf_counter() - start, value, rel_error(w, w_true)))
+
+        result = group_iht(
+            loss, group_projection(groups, k=k), fully_corrective=fully_corrective,
+            step=factor / sigma_max, max_iter=max_iter, callback=record,
+        )  # fmt: skip
+        out[factor] = (result, trace)
+    return out
+
+
+def best_traced(runs: dict, factors) -> dict:
+    """The run of ``factors`` with the lowest final training loss, and the seconds of all."""
+    factor = min(factors, key=lambda f: runs[f][0].objective)
+    return {"step": factor, "trace": runs[factor][1],
+            "seconds_all_steps": sum(runs[f][1][-1][0] for f in factors)}  # fmt: skip
+
+
+def traced_gomp(X, y, w_true, groups, k) -> list:
+    """Group OMP's ``(seconds, f(w), relative error)`` after each group, from ``w = 0``."""
+    trace, start = [(0.0, 0.5 * float(np.mean(y**2)), 1.0)], time.perf_counter()
+
+    def record(w):
+        f = 0.5 * float(np.mean((y - X @ w) ** 2))
+        trace.append((time.perf_counter() - start, f, rel_error(w, w_true)))
+
+    group_omp(X, y, groups, k, callback=record)
+    return trace
+
+
+def paper_convergence(kappas, max_iter: int, fc_max_iter: int, seed: int) -> dict:
+    """``{kappa: {method: {"step", "trace", "seconds_all_steps"}, "oracle f": float}}`` on
+    :data:`PAPER_CONVERGENCE`, one instance per condition number."""
+    cfg, out = PAPER_CONVERGENCE, {}
+    for kappa in kappas:
+        X, y, w_true, groups, smax = instance(cfg, kappa, cfg["n"], [seed, 3, int(kappa)])
+        k, support = cfg["active"], w_true != 0
+        oracle = np.zeros_like(w_true)
+        oracle[support] = np.linalg.lstsq(X[:, support], y, rcond=None)[0]
+        cell = {"oracle f": 0.5 * float(np.mean((y - X @ oracle) ** 2))}
+        iht = traced_iht(X, y, w_true, groups, k, smax, fully_corrective=False,
+                         max_iter=max_iter, factors=STEP_FACTORS)  # fmt: skip
+        cell["IHT"] = best_traced(iht, STEP_FACTORS)
+        fc = traced_iht(X, y, w_true, groups, k, smax, fully_corrective=True,
+                        max_iter=fc_max_iter, factors=WIDE_STEP_FACTORS)  # fmt: skip
+        cell["IHT-FC"] = best_traced(fc, STEP_FACTORS)
+        cell["IHT-FC wide"] = best_traced(fc, WIDE_STEP_FACTORS)
+        trace = traced_gomp(X, y, w_true, groups, k)
+        cell["GOMP"] = {"step": None, "trace": trace, "seconds_all_steps": trace[-1][0]}
+        out[kappa] = cell
+        logger.info("convergence kappa=%g: %s", kappa, {
+            m: (round(c["trace"][-1][2], 4), round(c["seconds_all_steps"], 1))
+            for m, c in cell.items() if m != "oracle f"})  # fmt: skip
+    return out
+
+
+CONVERGENCE_METHODS = ("IHT", "IHT-FC", "IHT-FC wide", "GOMP")
+
+
+def paper_convergence_table(conv: dict) -> list[str]:
+    out = [
+        "| κ | method | step * sigma_max(Σ) | iterations | f(w_T) | f at the true support "
+        "(least squares) | rel. error | seconds, chosen run | seconds, all steps tried |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for kappa, cell in conv.items():
+        for m in CONVERGENCE_METHODS:
+            c = cell[m]
+            seconds, f, err = c["trace"][-1]
+            step = "-" if c["step"] is None else f"{c['step']:g}"
+            out.append(
+                f"| {kappa:g} | {m} | {step} | {len(c['trace']) - 1} | {f:.5f} | "
+                f"{cell['oracle f']:.5f} | {err:.4f} | {seconds:.2f} | "
+                f"{c['seconds_all_steps']:.2f} |"
+            )
+    return out
+
+
+def plot_convergence(conv: dict, path: Path) -> Path:
+    """Objective and relative error against time, one column per condition number."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(conv), figsize=(5 * len(conv), 7), squeeze=False)
+    for col, (kappa, cell) in enumerate(conv.items()):
+        for i, m in enumerate(CONVERGENCE_METHODS):
+            t, f, err = np.array(cell[m]["trace"]).T
+            axes[0, col].semilogy(t, f, marker=".", color=f"C{i}", label=m)
+            axes[1, col].semilogy(t, err, marker=".", color=f"C{i}", label=m)
+        axes[0, col].axhline(
+            cell["oracle f"], color="gray", ls=":", label="least squares on supp(w*)"
+        )
+        axes[0, col].set(title=f"condition number {kappa:g}", ylabel="f(w) = ||y - Xw||² / 2n")
+        axes[1, col].set(xlabel="seconds (chosen step's run)", ylabel="||w - w*|| / ||w*||")
+        for ax in axes[:, col]:
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main_paper_convergence(args, argv) -> None:
+    """``--paper-scale --part convergence``: Figure 1's instance, p = 20005, n = 5000."""
+    load = os.getloadavg()
+    start = time.perf_counter()
+    conv = paper_convergence(args.kappas, args.max_iter, args.fc_max_iter, args.seed)
+    out = args.out or ROOT / "docs" / "benchmarks" / "overlapping_groups-paper-scale-convergence.md"
+    figure = plot_convergence(conv, out.with_suffix(".png"))
+    out.with_suffix(".json").write_text(json.dumps({str(k): v for k, v in conv.items()}) + "\n")
+    c = PAPER_CONVERGENCE
+    p = c["n_groups"] * (c["size"] - c["overlap"]) + c["overlap"]
+    text = [
+        *header(argv, time.perf_counter() - start, load),
+        f"M = {c['n_groups']} groups of {c['size']}, overlap {c['overlap']}, {c['active']} "
+        f"active, p = {p}, n = {c['n']}, one instance per condition number; IHT at most "
+        f"{args.max_iter} iterations, IHT-FC at most {args.fc_max_iter}.",
+        "",
+        f"![objective and error against time]({figure.name})",
+        "",
+        *paper_convergence_table(conv),
+    ]
+    out.write_text("\n".join(text) + "\n")
+    logger.info("wrote %s", out)
+
+
 def grid_table(rows: dict, ns, kappas, methods, cell) -> list[str]:
     """Rows ``n``, columns the condition numbers, each cell ``cell(runs)`` per method joined by
     `` / `` in ``methods`` order."""
@@ -604,6 +747,8 @@ def main(argv=None) -> None:
                         help=f"with --paper-scale; default {PAPER_METHODS}")  # fmt: skip
     parser.add_argument("--fc-max-iter", type=int, default=None,
                         help="with --paper-scale: IHT-FC's iteration cap (default 30)")  # fmt: skip
+    parser.add_argument("--part", choices=("phase", "convergence"), default="phase",
+                        help="with --paper-scale: which experiment (default phase)")  # fmt: skip
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     argv = sys.argv[1:] if argv is None else argv
@@ -611,10 +756,15 @@ def main(argv=None) -> None:
     if args.paper_scale:
         args.trials = 5 if args.trials is None else args.trials
         args.ns = list(PAPER_NS) if args.ns is None else args.ns
+        kappas_given = args.kappas
         args.kappas = list(PAPER_KAPPAS) if args.kappas is None else args.kappas
         args.methods = list(PAPER_METHODS) if args.methods is None else args.methods
         args.fc_max_iter = 30 if args.fc_max_iter is None else args.fc_max_iter
-        main_paper_scale(args, argv)
+        if args.part == "convergence":
+            args.kappas = [1.0, 10.0] if kappas_given is None else args.kappas
+            main_paper_convergence(args, argv)
+        else:
+            main_paper_scale(args, argv)
         return
     if args.kappas is not None or args.methods is not None or args.fc_max_iter is not None:
         parser.error("--kappas, --methods and --fc-max-iter go with --paper-scale")

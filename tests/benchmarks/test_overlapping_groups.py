@@ -77,3 +77,41 @@ def test_a_tiny_paper_scale_grid_runs_end_to_end(tmp_path):
 def test_the_paper_scale_options_are_refused_without_the_preset(tmp_path):
     with pytest.raises(SystemExit):
         og.main(["--kappas", "50", "--out", str(tmp_path / "x.md")])
+
+
+def test_the_paper_convergence_preset_has_figure_1s_sizes():
+    c = og.PAPER_CONVERGENCE
+    groups = og.OverlappingGroups.contiguous(c["n_groups"], c["size"], c["overlap"])
+    assert groups.n_groups == 1000
+    assert groups.n_features == 20005
+    assert (c["active"], c["n"]) == (50, 5000)
+
+
+def test_group_omp_reports_each_refit_to_its_callback():
+    cfg = {"n_groups": 20, "size": 15, "overlap": 5, "active": 3}
+    X, y, w_true, groups, _ = og.instance(cfg, 1.0, 150, [4, 5])
+    seen = []
+    w, _ = og.group_omp(X, y, groups, 3, callback=lambda w: seen.append(w.copy()))
+    assert len(seen) == 3
+    assert np.array_equal(seen[-1], w)
+    trace = og.traced_gomp(X, y, w_true, groups, 3)
+    assert len(trace) == 4
+    assert trace[0][2] == 1.0
+    assert [t for t, _, _ in trace] == sorted(t for t, _, _ in trace)
+    assert trace[-1][1] < trace[0][1]
+
+
+def test_a_small_convergence_run_writes_its_table_and_figure(tmp_path, monkeypatch):
+    small = {"n_groups": 30, "size": 25, "overlap": 5, "active": 3, "n": 300}
+    monkeypatch.setattr(og, "PAPER_CONVERGENCE", small)
+    out = tmp_path / "conv.md"
+    og.main(["--paper-scale", "--part", "convergence", "--max-iter", "20", "--out", str(out)])
+    text = out.read_text(encoding="utf-8")
+    assert "M = 30 groups of 25, overlap 5, 3 active, p = 605, n = 300" in text
+    rows = [line for line in text.splitlines() if line.startswith(("| 1 |", "| 10 |"))]
+    assert len(rows) == 2 * len(og.CONVERGENCE_METHODS)
+    assert (tmp_path / "conv.png").stat().st_size > 0
+    data = json.loads((tmp_path / "conv.json").read_text(encoding="utf-8"))
+    assert set(data) == {"1.0", "10.0"}
+    assert data["1.0"]["GOMP"]["step"] is None
+    assert len(data["1.0"]["GOMP"]["trace"]) == 4
