@@ -642,7 +642,9 @@ def plot_heatmaps(rows: dict, ns, kappas, methods, path: Path) -> Path:
         image = ax.imshow(rate, origin="lower", vmin=0, vmax=1, cmap="gray", aspect="auto")
         ax.set_xticks(range(len(ns)), [str(n) for n in ns])
         ax.set_yticks(range(len(kappas)), [f"{k:g}" for k in kappas])
-        ax.set(title=method, xlabel="measurements n", ylabel="condition number")
+        ax.set(title=method, xlabel="measurements n")
+        if ax is axes[0, 0]:
+            ax.set_ylabel("condition number")
         for i in range(len(kappas)):
             for j in range(len(ns)):
                 ax.text(j, i, f"{rate[i, j]:.1f}", ha="center", va="center",
@@ -704,6 +706,13 @@ def paper_report(args, argv, rows, seconds, load, figure) -> str:
         *paper_tables(rows, args.ns, args.kappas, args.methods),
     ]
     return "\n".join(out)
+
+
+def load_rows(path: Path) -> dict:
+    """:func:`dump_rows`'s file back as ``{(kappa, n, method): [(rel_error, seconds), ...]}``."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {(c["kappa"], c["n"], c["method"]): list(zip(c["errors"], c["seconds"], strict=True))
+            for c in data}  # fmt: skip
 
 
 def dump_rows(rows: dict, path: Path) -> None:

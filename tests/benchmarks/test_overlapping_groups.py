@@ -136,3 +136,9 @@ def test_a_tiny_grid_can_run_group_omp_on_raw_columns_alone(tmp_path):
     og.main([*argv, "--methods", "GOMP", "GOMP raw", "--out", str(out)])
     cells = json.loads((tmp_path / "raw.json").read_text(encoding="utf-8"))
     assert {c["method"] for c in cells} == {"GOMP", "GOMP raw"}
+
+
+def test_dumped_rows_load_back_unchanged(tmp_path):
+    rows = {(1.0, 500, "IHT"): [(0.5, 1.25), (0.01, 2.0)], (200.0, 3500, "GOMP"): [(0.2, 4.0)]}
+    og.dump_rows(rows, tmp_path / "rows.json")
+    assert og.load_rows(tmp_path / "rows.json") == rows
