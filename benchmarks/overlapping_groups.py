@@ -30,6 +30,19 @@ with the residual, then refit least squares on the union.
 Run::
 
     python benchmarks/overlapping_groups.py --out docs/benchmarks/overlapping_groups.md
+
+``--paper-scale`` runs the phase transition at the paper's sizes instead (``PAPER_PHASE``:
+500 groups of 15, overlap 5, 25 active, p = 5005; condition numbers ``--kappas``, default 1,
+10, 50, 100, 200; ``--ns`` default 500 to 3500; 5 runs per point unless ``--trials``) for
+``--methods`` (default IHT, IHT-FC, IHT-FC wide, group OMP; "IHT-FC wide" searches steps up to
+16 / sigma_max, "GOMP raw" scores raw columns) and writes
+``docs/benchmarks/overlapping_groups-paper-scale.md`` with a heat map and the per-run JSON;
+``--paper-scale --part convergence`` runs Figure 1's instance (1000 groups of 25, 50 active,
+p = 20005, n = 5000) at condition numbers 1 and 10, objective and error against time::
+
+    python benchmarks/overlapping_groups.py --paper-scale --trials 3 --max-iter 300 \
+        --ns 500 1000 1500 2000 3500
+    python benchmarks/overlapping_groups.py --paper-scale --part convergence --max-iter 300
 """
 
 from __future__ import annotations
