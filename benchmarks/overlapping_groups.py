@@ -53,6 +53,7 @@ import json
 import logging
 import os
 import platform
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -370,7 +371,7 @@ def plot(conv: dict, rows: dict, ns, prefix: Path) -> list[Path]:
 def header(argv, seconds: float, load) -> list[str]:
     import scipy
 
-    command = "python benchmarks/overlapping_groups.py " + " ".join(argv)
+    command = "python benchmarks/overlapping_groups.py " + shlex.join(argv)
     return [
         "# Overlapping group sparsity: IHT and IHT-FC with greedy projections "
         "(Jain, Rao & Dhillon, NIPS 2016, section 5)",

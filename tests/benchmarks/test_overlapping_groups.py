@@ -136,6 +136,8 @@ def test_a_tiny_grid_can_run_group_omp_on_raw_columns_alone(tmp_path):
     og.main([*argv, "--methods", "GOMP", "GOMP raw", "--out", str(out)])
     cells = json.loads((tmp_path / "raw.json").read_text(encoding="utf-8"))
     assert {c["method"] for c in cells} == {"GOMP", "GOMP raw"}
+    # the report's command can be pasted back into a shell: a method with a space is quoted
+    assert "--methods GOMP 'GOMP raw'" in out.read_text(encoding="utf-8")
 
 
 def test_dumped_rows_load_back_unchanged(tmp_path):
