@@ -30,15 +30,30 @@ with the residual, then refit least squares on the union.
 Run::
 
     python benchmarks/overlapping_groups.py --out docs/benchmarks/overlapping_groups.md
+
+``--paper-scale`` runs the phase transition at the paper's sizes instead (``PAPER_PHASE``:
+500 groups of 15, overlap 5, 25 active, p = 5005; condition numbers ``--kappas``, default 1,
+10, 50, 100, 200; ``--ns`` default 500 to 3500; 5 runs per point unless ``--trials``) for
+``--methods`` (default IHT, IHT-FC, IHT-FC wide, group OMP; "IHT-FC wide" searches steps up to
+16 / sigma_max, "GOMP raw" scores raw columns) and writes
+``docs/benchmarks/overlapping_groups-paper-scale.md`` with a heat map and the per-run JSON;
+``--paper-scale --part convergence`` runs Figure 1's instance (1000 groups of 25, 50 active,
+p = 20005, n = 5000) at condition numbers 1 and 10, objective and error against time::
+
+    python benchmarks/overlapping_groups.py --paper-scale --trials 3 --max-iter 300 \
+        --ns 500 1000 1500 2000 3500
+    python benchmarks/overlapping_groups.py --paper-scale --part convergence --max-iter 300
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import json
 import logging
 import os
 import platform
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -64,13 +79,33 @@ logger = logging.getLogger("overlapping_groups")
 NOISE = 0.1
 SUCCESS = 0.1
 STEP_FACTORS = (0.25, 0.5, 1.0)
+#: IHT-FC's step only decides which groups the greedy projection of ``w - step * grad`` picks
+#: (the refit sets the values), and a short step keeps the current support: at condition
+#: number 200 only steps far above ``1 / sigma_max`` move it off a wrong support. Plain IHT
+#: diverges with such steps, so the wide grid is for IHT-FC only ("IHT-FC wide").
+WIDE_STEP_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 CONVERGENCE = {"n_groups": 250, "size": 25, "overlap": 5, "active": 12, "n": 1250}
 PHASE = {"n_groups": 100, "size": 15, "overlap": 5, "active": 5}
 DEFAULT_NS = (100, 150, 200, 300, 400, 600)
+DEFAULT_KAPPAS = (1.0, 10.0)
+#: ``--paper-scale``: the paper's phase-transition instance (M = 500 groups of 15, overlap 5,
+#: 25 active, p = 5005) over its figure's axes (n from 500 to 3500, condition numbers to 200).
+PAPER_PHASE = {"n_groups": 500, "size": 15, "overlap": 5, "active": 25}
+PAPER_NS = (500, 1000, 1500, 2000, 2500, 3500)
+PAPER_KAPPAS = (1.0, 10.0, 50.0, 100.0, 200.0)
+PAPER_METHODS = ("IHT", "IHT-FC", "IHT-FC wide", "GOMP")
+#: ``--paper-scale --part convergence``: the paper's Figure 1 (left, centre-left) instance.
+PAPER_CONVERGENCE = {"n_groups": 1000, "size": 25, "overlap": 5, "active": 50, "n": 5000}
 #: ``(name, fully corrective, groups kept as a multiple of k*)``; the last is the paper's
 #: trade-off (Theorem 3.1 wants more greedy groups than the model has; its SoG run takes 2k*).
 IHT_VARIANTS = (("IHT", False, 1), ("IHT-FC", True, 1), ("IHT-FC 2k", True, 2))
 METHODS = ("IHT", "IHT-FC", "IHT-FC 2k", "GOMP")
+#: ``--paper-scale`` can also run IHT-FC over :data:`WIDE_STEP_FACTORS` (not in the default
+#: run, whose report stays as it was).
+WIDE_VARIANTS = (("IHT-FC wide", True, 1),)
+#: "GOMP raw" scores ``||X_G^T r||`` on the raw columns (``--paper-scale`` only): how much of
+#: our group OMP's robustness to correlated columns comes from orthonormalising each group.
+ALL_METHODS = (*METHODS, "IHT-FC wide", "GOMP raw")
 PAPER = (
     "Figure 1 (left): IHT methods are orders of magnitude faster than the other methods and "
     "reach almost the same final objective despite approximate projections. Phase transition "
@@ -114,7 +149,9 @@ def instance(cfg: dict, kappa: float, n: int, seed):
     return X, y, w_true, groups, (1 + rho) / (1 - rho)
 
 
-def run_iht(X, y, w_true, groups, k, sigma_max, *, fully_corrective, max_iter):
+def run_iht(
+    X, y, w_true, groups, k, sigma_max, *, fully_corrective, max_iter, factors=STEP_FACTORS
+):
     """The best of the step grid by final training loss.
 
     Returns ``(result, errors, seconds)``: ``errors[t]`` is the relative error of ``w_t``
@@ -123,7 +160,7 @@ def run_iht(X, y, w_true, groups, k, sigma_max, *, fully_corrective, max_iter):
     loss = LeastSquares(X, y)
     start = time.perf_counter()
     best, best_errors = None, None
-    for factor in STEP_FACTORS:
+    for factor in factors:
         errors = [1.0]
         result = group_iht(
             loss,
@@ -138,11 +175,15 @@ def run_iht(X, y, w_true, groups, k, sigma_max, *, fully_corrective, max_iter):
     return best, best_errors, time.perf_counter() - start
 
 
-def group_omp(X, y, groups, k):
+def group_omp(X, y, groups, k, callback=None, *, orthonormal=True):
     """Group OMP: ``(w, seconds)``; ``k`` groups chosen by ``||Q_G^T r||`` (``Q_G`` an
-    orthonormal basis of group ``G``'s columns), least squares refit after each choice."""
+    orthonormal basis of group ``G``'s columns; ``X_G`` itself when ``orthonormal`` is False),
+    least squares refit after each choice; ``callback(w)``, if given, after each refit."""
     start = time.perf_counter()
-    bases = [np.linalg.qr(X[:, m])[0] for m in groups.members]
+    if orthonormal:
+        bases = [np.linalg.qr(X[:, m])[0] for m in groups.members]
+    else:
+        bases = [X[:, m] for m in groups.members]
     chosen, w, residual = [], np.zeros(X.shape[1]), y.copy()
     for _ in range(k):
         scores = [np.linalg.norm(q.T @ residual) if g not in chosen else -1.0
@@ -152,6 +193,8 @@ def group_omp(X, y, groups, k):
         w = np.zeros(X.shape[1])
         w[support] = np.linalg.lstsq(X[:, support], y, rcond=None)[0]
         residual = y - X @ w
+        if callback is not None:
+            callback(w)
     return w, time.perf_counter() - start
 
 
@@ -181,28 +224,46 @@ def convergence(trials: int, max_iter: int, seed: int) -> dict:
     return out
 
 
-def phase(ns, trials: int, max_iter: int, seed: int) -> dict:
-    """``{(kappa, n, method): [(rel_error, seconds), ...]}`` on the smaller instance."""
+def phase(
+    ns, trials: int, max_iter: int, seed: int, *, cfg: dict = PHASE,
+    kappas=DEFAULT_KAPPAS, methods=METHODS, part: int = 1, fc_max_iter: int | None = None,
+) -> dict:  # fmt: skip
+    """``{(kappa, n, method): [(rel_error, seconds), ...]}`` on the ``cfg`` instance.
+
+    ``part`` enters the seed (1 for the default run, so its report repeats; 2 for
+    ``--paper-scale``); ``methods`` picks from :data:`ALL_METHODS`; ``fc_max_iter`` (default
+    ``max_iter``) caps IHT-FC's iterations: it converges in a few when it converges, and with
+    a too-long step it cycles between supports, one least-squares refit per iteration.
+    """
     out = {}
-    k = PHASE["active"]
-    for kappa in (1.0, 10.0):
+    k = cfg["active"]
+    variants = [v for v in IHT_VARIANTS + WIDE_VARIANTS if v[0] in methods]
+    for kappa in kappas:
         for n in ns:
             for trial in range(trials):
                 X, y, w_true, groups, smax = instance(
-                    PHASE, kappa, n, [seed, 1, int(kappa), n, trial]
+                    cfg, kappa, n, [seed, part, int(kappa), n, trial]
                 )
-                for method, fc, factor in IHT_VARIANTS:
+                for method, fc, factor in variants:
+                    steps = WIDE_STEP_FACTORS if method.endswith("wide") else STEP_FACTORS
+                    cap = fc_max_iter if fc and fc_max_iter is not None else max_iter
                     result, _, seconds = run_iht(
                         X, y, w_true, groups, factor * k, smax, fully_corrective=fc,
-                        max_iter=max_iter,
+                        max_iter=cap, factors=steps,
                     )  # fmt: skip
                     out.setdefault((kappa, n, method), []).append(
                         (rel_error(result.solution, w_true), seconds)
                     )
-                w, seconds = group_omp(X, y, groups, k)
-                out.setdefault((kappa, n, "GOMP"), []).append((rel_error(w, w_true), seconds))
-            logger.info("phase kappa=%g n=%d: success %s", kappa, n, {
-                m: success_rate(out[(kappa, n, m)]) for m in METHODS})  # fmt: skip
+                for method in ("GOMP", "GOMP raw"):
+                    if method in methods:
+                        w, seconds = group_omp(X, y, groups, k, orthonormal=method == "GOMP")
+                        out.setdefault((kappa, n, method), []).append(
+                            (rel_error(w, w_true), seconds)
+                        )
+            logger.info("phase kappa=%g n=%d: success %s, seconds %s", kappa, n, {
+                m: success_rate(out[(kappa, n, m)]) for m in methods}, {
+                m: round(float(np.mean([s for _, s in out[(kappa, n, m)]])), 2)
+                for m in methods})  # fmt: skip
     return out
 
 
@@ -250,7 +311,7 @@ def convergence_table(conv: dict, max_iter: int) -> list[str]:
     return [*out, "", f"(at most {max_iter} iterations per run)"]
 
 
-def phase_tables(rows: dict, ns) -> list[str]:
+def phase_tables(rows: dict, ns, kappas=DEFAULT_KAPPAS, methods=METHODS) -> list[str]:
     out = []
     for title, cell in (
         ("success rate (relative error <= 0.1)", lambda r: f"{success_rate(r):.1f}"),
@@ -259,7 +320,7 @@ def phase_tables(rows: dict, ns) -> list[str]:
          lambda r: f"{np.mean([s for _, s in r]):.3f}"),
     ):  # fmt: skip
         out += [f"### {title}", ""]
-        cols = [(kappa, m) for kappa in (1.0, 10.0) for m in METHODS]
+        cols = [(kappa, m) for kappa in kappas for m in methods]
         out.append("| n | " + " | ".join(f"{m} (κ={kappa:g})" for kappa, m in cols) + " |")
         out.append("|---:|" + "---:|" * len(cols))
         for n in ns:
@@ -310,7 +371,7 @@ def plot(conv: dict, rows: dict, ns, prefix: Path) -> list[Path]:
 def header(argv, seconds: float, load) -> list[str]:
     import scipy
 
-    command = "python benchmarks/overlapping_groups.py " + " ".join(argv)
+    command = "python benchmarks/overlapping_groups.py " + shlex.join(argv)
     return [
         "# Overlapping group sparsity: IHT and IHT-FC with greedy projections "
         "(Jain, Rao & Dhillon, NIPS 2016, section 5)",
@@ -418,17 +479,328 @@ Written for the run above (seeded: the errors and success rates repeat; the seco
 """
 
 
+def traced_iht(X, y, w_true, groups, k, sigma_max, *, fully_corrective, max_iter, factors):
+    """One ``group_iht`` run per step factor: ``{factor: (result, trace)}``, ``trace`` a list
+    of ``(seconds since the run's start, f(w_t), relative error of w_t)`` from ``t = 0``."""
+    loss = LeastSquares(X, y)
+    out = {}
+    for factor in factors:
+        trace = [(0.0, loss.value(np.zeros(X.shape[1])), 1.0)]
+        start = time.perf_counter()
+
+        def record(it, w, value, trace=trace, start=start):
+            trace.append((time.perf_counter() - start, value, rel_error(w, w_true)))
+
+        result = group_iht(
+            loss, group_projection(groups, k=k), fully_corrective=fully_corrective,
+            step=factor / sigma_max, max_iter=max_iter, callback=record,
+        )  # fmt: skip
+        out[factor] = (result, trace)
+    return out
+
+
+def best_traced(runs: dict, factors) -> dict:
+    """The run of ``factors`` with the lowest final training loss, and the seconds of all."""
+    factor = min(factors, key=lambda f: runs[f][0].objective)
+    return {"step": factor, "trace": runs[factor][1],
+            "seconds_all_steps": sum(runs[f][1][-1][0] for f in factors)}  # fmt: skip
+
+
+def traced_gomp(X, y, w_true, groups, k) -> list:
+    """Group OMP's ``(seconds, f(w), relative error)`` after each group, from ``w = 0``."""
+    trace, start = [(0.0, 0.5 * float(np.mean(y**2)), 1.0)], time.perf_counter()
+
+    def record(w):
+        f = 0.5 * float(np.mean((y - X @ w) ** 2))
+        trace.append((time.perf_counter() - start, f, rel_error(w, w_true)))
+
+    group_omp(X, y, groups, k, callback=record)
+    return trace
+
+
+def paper_convergence(kappas, max_iter: int, fc_max_iter: int, seed: int) -> dict:
+    """``{kappa: {method: {"step", "trace", "seconds_all_steps"}, "oracle f": float}}`` on
+    :data:`PAPER_CONVERGENCE`, one instance per condition number."""
+    cfg, out = PAPER_CONVERGENCE, {}
+    for kappa in kappas:
+        X, y, w_true, groups, smax = instance(cfg, kappa, cfg["n"], [seed, 3, int(kappa)])
+        k, support = cfg["active"], w_true != 0
+        oracle = np.zeros_like(w_true)
+        oracle[support] = np.linalg.lstsq(X[:, support], y, rcond=None)[0]
+        cell = {"oracle f": 0.5 * float(np.mean((y - X @ oracle) ** 2))}
+        iht = traced_iht(X, y, w_true, groups, k, smax, fully_corrective=False,
+                         max_iter=max_iter, factors=STEP_FACTORS)  # fmt: skip
+        cell["IHT"] = best_traced(iht, STEP_FACTORS)
+        fc = traced_iht(X, y, w_true, groups, k, smax, fully_corrective=True,
+                        max_iter=fc_max_iter, factors=WIDE_STEP_FACTORS)  # fmt: skip
+        cell["IHT-FC"] = best_traced(fc, STEP_FACTORS)
+        cell["IHT-FC wide"] = best_traced(fc, WIDE_STEP_FACTORS)
+        trace = traced_gomp(X, y, w_true, groups, k)
+        cell["GOMP"] = {"step": None, "trace": trace, "seconds_all_steps": trace[-1][0]}
+        out[kappa] = cell
+        logger.info("convergence kappa=%g: %s", kappa, {
+            m: (round(c["trace"][-1][2], 4), round(c["seconds_all_steps"], 1))
+            for m, c in cell.items() if m != "oracle f"})  # fmt: skip
+    return out
+
+
+CONVERGENCE_METHODS = ("IHT", "IHT-FC", "IHT-FC wide", "GOMP")
+
+
+def paper_convergence_table(conv: dict) -> list[str]:
+    out = [
+        "| κ | method | step * sigma_max(Σ) | iterations | f(w_T) | f at the true support "
+        "(least squares) | rel. error | seconds, chosen run | seconds, all steps tried |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for kappa, cell in conv.items():
+        for m in CONVERGENCE_METHODS:
+            c = cell[m]
+            seconds, f, err = c["trace"][-1]
+            step = "-" if c["step"] is None else f"{c['step']:g}"
+            out.append(
+                f"| {kappa:g} | {m} | {step} | {len(c['trace']) - 1} | {f:.5f} | "
+                f"{cell['oracle f']:.5f} | {err:.4f} | {seconds:.2f} | "
+                f"{c['seconds_all_steps']:.2f} |"
+            )
+    return out
+
+
+def plot_convergence(conv: dict, path: Path) -> Path:
+    """Objective and relative error against time, one column per condition number."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(conv), figsize=(5 * len(conv), 7), squeeze=False)
+    for col, (kappa, cell) in enumerate(conv.items()):
+        for i, m in enumerate(CONVERGENCE_METHODS):
+            t, f, err = np.array(cell[m]["trace"]).T
+            axes[0, col].semilogy(t, f, marker=".", color=f"C{i}", label=m)
+            axes[1, col].semilogy(t, err, marker=".", color=f"C{i}", label=m)
+        axes[0, col].axhline(
+            cell["oracle f"], color="gray", ls=":", label="least squares on supp(w*)"
+        )
+        axes[0, col].set(title=f"condition number {kappa:g}", ylabel="f(w) = ||y - Xw||² / 2n")
+        axes[1, col].set(xlabel="seconds (chosen step's run)", ylabel="||w - w*|| / ||w*||")
+        for ax in axes[:, col]:
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main_paper_convergence(args, argv) -> None:
+    """``--paper-scale --part convergence``: Figure 1's instance, p = 20005, n = 5000."""
+    load = os.getloadavg()
+    start = time.perf_counter()
+    conv = paper_convergence(args.kappas, args.max_iter, args.fc_max_iter, args.seed)
+    out = args.out or ROOT / "docs" / "benchmarks" / "overlapping_groups-paper-scale-convergence.md"
+    figure = plot_convergence(conv, out.with_suffix(".png"))
+    out.with_suffix(".json").write_text(json.dumps({str(k): v for k, v in conv.items()}) + "\n")
+    c = PAPER_CONVERGENCE
+    p = c["n_groups"] * (c["size"] - c["overlap"]) + c["overlap"]
+    text = [
+        *header(argv, time.perf_counter() - start, load),
+        f"M = {c['n_groups']} groups of {c['size']}, overlap {c['overlap']}, {c['active']} "
+        f"active, p = {p}, n = {c['n']}, one instance per condition number; IHT at most "
+        f"{args.max_iter} iterations, IHT-FC at most {args.fc_max_iter}.",
+        "",
+        f"![objective and error against time]({figure.name})",
+        "",
+        *paper_convergence_table(conv),
+    ]
+    out.write_text("\n".join(text) + "\n")
+    logger.info("wrote %s", out)
+
+
+def grid_table(rows: dict, ns, kappas, methods, cell) -> list[str]:
+    """Rows ``n``, columns the condition numbers, each cell ``cell(runs)`` per method joined by
+    `` / `` in ``methods`` order."""
+    out = [
+        f"| n \\ κ ({' / '.join(methods)}) | " + " | ".join(f"κ={k:g}" for k in kappas) + " |",
+        "|---:|" + "---:|" * len(kappas),
+    ]
+    for n in ns:
+        cells = [" / ".join(cell(rows[(k, n, m)]) for m in methods) for k in kappas]
+        out.append(f"| {n} | " + " | ".join(cells) + " |")
+    return out
+
+
+def paper_tables(rows: dict, ns, kappas, methods) -> list[str]:
+    out = []
+    for title, cell in (
+        (f"success rate (relative error <= {SUCCESS:g})", lambda r: f"{success_rate(r):.1f}"),
+        ("relative error (mean)", lambda r: f"{np.mean([e for e, _ in r]):.3f}"),
+        ("seconds per run (mean; IHT and IHT-FC try 3 steps)",
+         lambda r: f"{np.mean([s for _, s in r]):.2f}"),
+    ):  # fmt: skip
+        out += [f"### {title}", "", *grid_table(rows, ns, kappas, methods, cell), ""]
+    return out
+
+
+def plot_heatmaps(rows: dict, ns, kappas, methods, path: Path) -> Path:
+    """One success-rate heat map per method, condition number against ``n`` (the paper's
+    Figure 1, centre-right and right, for IHT and GOMP)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(methods), figsize=(4 * len(methods), 3.6), squeeze=False)
+    for ax, method in zip(axes[0], methods, strict=True):
+        rate = np.array([[success_rate(rows[(k, n, method)]) for n in ns] for k in kappas])
+        image = ax.imshow(rate, origin="lower", vmin=0, vmax=1, cmap="gray", aspect="auto")
+        ax.set_xticks(range(len(ns)), [str(n) for n in ns])
+        ax.set_yticks(range(len(kappas)), [f"{k:g}" for k in kappas])
+        ax.set(title=method, xlabel="measurements n")
+        if ax is axes[0, 0]:
+            ax.set_ylabel("condition number")
+        for i in range(len(kappas)):
+            for j in range(len(ns)):
+                ax.text(j, i, f"{rate[i, j]:.1f}", ha="center", va="center",
+                        color="black" if rate[i, j] > 0.5 else "white", fontsize=8)  # fmt: skip
+    fig.colorbar(image, ax=axes[0].tolist(), label="success rate", shrink=0.9)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def paper_setup_lines(args) -> list[str]:
+    c = PAPER_PHASE
+    p = c["n_groups"] * (c["size"] - c["overlap"]) + c["overlap"]
+    return [
+        "## Setup",
+        "",
+        "| | paper | here |",
+        "|---|---|---|",
+        f"| groups | M = 500 contiguous groups of 15 (overlap 5 implied by p ~ 5000) | M = "
+        f"{c['n_groups']} groups of {c['size']}, overlap {c['overlap']}, p = {p} |",
+        f"| active groups | k = 25 | {c['active']} |",
+        "| measurements n | 500 to 3500 (figure axis) | "
+        + ", ".join(str(n) for n in args.ns)
+        + " |",
+        "| condition numbers | 50 to 300 on the figure's axis; claim at 200 | "
+        + ", ".join(f"{k:g}" for k in args.kappas)
+        + " |",
+        f"| runs per point | 10 | {args.trials} |",
+        f"| methods | IHT and GOMP in the figure | {', '.join(args.methods)} |",
+        "",
+        "w* uniform in [-1, 1] on the active groups' union, noise sd 0.1, rows N(0, Σ) with "
+        "Σ = I (κ = 1) or the AR(1) covariance rho^|i-j| whose p x p condition number is κ; "
+        "every method is told k = 25 (IHT and IHT-FC keep 25 greedy groups, group OMP stops "
+        "after 25 groups); IHT and IHT-FC step picked per instance from {0.25, 0.5, 1} / "
+        f"sigma_max(Σ) by the lowest final training loss, at most {args.max_iter} iterations "
+        f"(IHT-FC: {args.fc_max_iter}); IHT-FC wide: the same over the steps "
+        f"{{{', '.join(f'{f:g}' for f in WIDE_STEP_FACTORS)}}} / sigma_max(Σ). "
+        f"Success: relative error ||w - w*|| / ||w*|| <= {SUCCESS:g}, as in "
+        "[overlapping_groups.md](overlapping_groups.md).",
+        "",
+    ]
+
+
+def paper_report(args, argv, rows, seconds, load, figure) -> str:
+    out = header(argv, seconds, load)
+    out[0] = out[0] + ", phase transition at the paper's scale"
+    out += paper_setup_lines(args)
+    out += [
+        "## The paper's claim",
+        "",
+        'Phase transition (M = 500, groups of 15, 25 active, p ~ 5000, 10 runs): "even for '
+        "condition numbers as high as 200, n ~ 1500 measurements suffice for IHT to exactly "
+        'recover w*, whereas GOMP with the same setting is not able to recover w* even once."',
+        "",
+        "## Measured",
+        "",
+        f"![success rate heat maps]({figure.name})",
+        "",
+        *paper_tables(rows, args.ns, args.kappas, args.methods),
+    ]
+    return "\n".join(out)
+
+
+def load_rows(path: Path) -> dict:
+    """:func:`dump_rows`'s file back as ``{(kappa, n, method): [(rel_error, seconds), ...]}``."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {(c["kappa"], c["n"], c["method"]): list(zip(c["errors"], c["seconds"], strict=True))
+            for c in data}  # fmt: skip
+
+
+def dump_rows(rows: dict, path: Path) -> None:
+    """The per-run ``(relative error, seconds)`` of every cell, as JSON."""
+    data = [
+        {"kappa": k, "n": n, "method": m, "errors": [e for e, _ in r], "seconds": [s for _, s in r]}
+        for (k, n, m), r in rows.items()
+    ]
+    path.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def main_paper_scale(args, argv) -> None:
+    """``--paper-scale``: the phase transition only, at the paper's sizes."""
+    load = os.getloadavg()
+    start = time.perf_counter()
+    rows = phase(
+        args.ns, args.trials, args.max_iter, args.seed, cfg=PAPER_PHASE, kappas=args.kappas,
+        methods=args.methods, part=2, fc_max_iter=args.fc_max_iter,
+    )  # fmt: skip
+    out = args.out or ROOT / "docs" / "benchmarks" / "overlapping_groups-paper-scale.md"
+    figure = plot_heatmaps(
+        rows, args.ns, args.kappas, args.methods, out.with_name(out.stem + "_phase.png")
+    )
+    dump_rows(rows, out.with_suffix(".json"))
+    text = paper_report(args, argv, rows, time.perf_counter() - start, load, figure)
+    out.write_text(text + "\n")
+    logger.info("wrote %s", out)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=10, help="runs per phase-transition point")
+    parser.add_argument(
+        "--trials", type=int, default=None,
+        help="runs per phase-transition point (default 10, 5 with --paper-scale)",
+    )  # fmt: skip
     parser.add_argument("--conv-trials", type=int, default=3)
     parser.add_argument("--max-iter", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--ns", type=int, nargs="+", default=list(DEFAULT_NS))
+    parser.add_argument("--ns", type=int, nargs="+", default=None,
+                        help=f"default {DEFAULT_NS}, {PAPER_NS} with --paper-scale")  # fmt: skip
+    parser.add_argument(
+        "--paper-scale", action="store_true",
+        help="phase transition only, at the paper's M = 500 groups of 15 (overlap 5), 25 "
+        "active, over --kappas and --ns; writes overlapping_groups-paper-scale.md",
+    )  # fmt: skip
+    parser.add_argument("--kappas", type=float, nargs="+", default=None,
+                        help=f"with --paper-scale; default {PAPER_KAPPAS}")  # fmt: skip
+    parser.add_argument("--methods", nargs="+", choices=ALL_METHODS, default=None,
+                        help=f"with --paper-scale; default {PAPER_METHODS}")  # fmt: skip
+    parser.add_argument("--fc-max-iter", type=int, default=None,
+                        help="with --paper-scale: IHT-FC's iteration cap (default 30)")  # fmt: skip
+    parser.add_argument("--part", choices=("phase", "convergence"), default="phase",
+                        help="with --paper-scale: which experiment (default phase)")  # fmt: skip
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     argv = sys.argv[1:] if argv is None else argv
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.paper_scale:
+        args.trials = 5 if args.trials is None else args.trials
+        args.ns = list(PAPER_NS) if args.ns is None else args.ns
+        kappas_given = args.kappas
+        args.kappas = list(PAPER_KAPPAS) if args.kappas is None else args.kappas
+        args.methods = list(PAPER_METHODS) if args.methods is None else args.methods
+        args.fc_max_iter = 30 if args.fc_max_iter is None else args.fc_max_iter
+        if args.part == "convergence":
+            args.kappas = [1.0, 10.0] if kappas_given is None else args.kappas
+            main_paper_convergence(args, argv)
+        else:
+            main_paper_scale(args, argv)
+        return
+    if args.kappas is not None or args.methods is not None or args.fc_max_iter is not None:
+        parser.error("--kappas, --methods and --fc-max-iter go with --paper-scale")
+    args.trials = 10 if args.trials is None else args.trials
+    args.ns = list(DEFAULT_NS) if args.ns is None else args.ns
     load = os.getloadavg()
     start = time.perf_counter()
     conv = convergence(args.conv_trials, args.max_iter, args.seed)
