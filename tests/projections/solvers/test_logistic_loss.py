@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from finite_differences import central_differences
 
 from projections.solvers import LeastSquares, Logistic, Loss, SquaredHinge
 
@@ -13,15 +14,6 @@ def data():
     w = rng.standard_normal((2, 5))
     labels = rng.choice([-1.0, 1.0], size=30)
     return A, w, labels
-
-
-def central_differences(f, w, h=1e-6):
-    g = np.zeros_like(w)
-    for idx in np.ndindex(w.shape):
-        e = np.zeros_like(w)
-        e[idx] = h
-        g[idx] = (f(w + e) - f(w - e)) / (2 * h)
-    return g
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum"])

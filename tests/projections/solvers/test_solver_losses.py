@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from finite_differences import central_differences
 
 from projections.solvers import LeastSquares, Loss, SquaredHinge, StochasticOracle
 
@@ -16,15 +17,6 @@ def data():
     return A, w, y, labels
 
 
-def finite_difference_gradient(f, w, h=1e-6):
-    g = np.zeros_like(w)
-    for idx in np.ndindex(w.shape):
-        e = np.zeros_like(w)
-        e[idx] = h
-        g[idx] = (f(w + e) - f(w - e)) / (2 * h)
-    return g
-
-
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 def test_least_squares_value_and_gradient_match_the_formula_and_finite_differences(data, reduction):
     A, w, y, _ = data
@@ -34,7 +26,7 @@ def test_least_squares_value_and_gradient_match_the_formula_and_finite_differenc
 
     assert loss.value(w) == pytest.approx(0.5 * scale * residual @ residual)
     np.testing.assert_allclose(
-        loss.gradient(w), finite_difference_gradient(loss.value, w), rtol=1e-6, atol=1e-8
+        loss.gradient(w), central_differences(loss.value, w), rtol=1e-6, atol=1e-8
     )
 
 
@@ -47,7 +39,7 @@ def test_squared_hinge_value_and_gradient_match_the_formula_and_finite_differenc
 
     assert loss.value(w) == pytest.approx(scale * np.sum(np.maximum(0, 1 - margins) ** 2))
     np.testing.assert_allclose(
-        loss.gradient(w), finite_difference_gradient(loss.value, w), rtol=1e-5, atol=1e-7
+        loss.gradient(w), central_differences(loss.value, w), rtol=1e-5, atol=1e-7
     )
 
 

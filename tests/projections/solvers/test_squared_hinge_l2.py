@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from finite_differences import central_differences
 
 from projections import TVCSStructure
 from projections.solvers import SquaredHinge, gradmp, iht, tvcs_projection
@@ -16,15 +17,6 @@ def data():
     return A, w, labels
 
 
-def finite_difference_gradient(f, w, h=1e-6):
-    g = np.zeros_like(w)
-    for idx in np.ndindex(w.shape):
-        e = np.zeros_like(w)
-        e[idx] = h
-        g[idx] = (f(w + e) - f(w - e)) / (2 * h)
-    return g
-
-
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 @pytest.mark.parametrize("l2", [0.3, 7.0])
 def test_value_is_the_hinge_plus_half_l2_times_the_squared_norm_and_gradient_matches_fd(
@@ -36,7 +28,7 @@ def test_value_is_the_hinge_plus_half_l2_times_the_squared_norm_and_gradient_mat
 
     assert loss.value(w) == pytest.approx(plain.value(w) + 0.5 * l2 * np.sum(w * w))
     np.testing.assert_allclose(
-        loss.gradient(w), finite_difference_gradient(loss.value, w), rtol=1e-5, atol=1e-7
+        loss.gradient(w), central_differences(loss.value, w), rtol=1e-5, atol=1e-7
     )
 
 
