@@ -386,10 +386,16 @@ def header(argv, seconds: float, load) -> list[str]:
     ]
 
 
+def n_features(cfg: dict) -> int:
+    """``p`` of ``cfg``'s ``n_groups`` contiguous groups of ``size``, each sharing ``overlap``
+    features with the next."""
+    return cfg["n_groups"] * (cfg["size"] - cfg["overlap"]) + cfg["overlap"]
+
+
 def setup_lines(args) -> list[str]:
     c, q = CONVERGENCE, PHASE
-    p_c = c["n_groups"] * (c["size"] - c["overlap"]) + c["overlap"]
-    p_q = q["n_groups"] * (q["size"] - q["overlap"]) + q["overlap"]
+    p_c = n_features(c)
+    p_q = n_features(q)
     return [
         "## Setup (scaled down from the paper)",
         "",
@@ -602,7 +608,7 @@ def main_paper_convergence(args, argv) -> None:
     figure = plot_convergence(conv, out.with_suffix(".png"))
     out.with_suffix(".json").write_text(json.dumps({str(k): v for k, v in conv.items()}) + "\n")
     c = PAPER_CONVERGENCE
-    p = c["n_groups"] * (c["size"] - c["overlap"]) + c["overlap"]
+    p = n_features(c)
     text = [
         *header(argv, time.perf_counter() - start, load),
         f"M = {c['n_groups']} groups of {c['size']}, overlap {c['overlap']}, {c['active']} "
@@ -671,7 +677,7 @@ def plot_heatmaps(rows: dict, ns, kappas, methods, path: Path) -> Path:
 
 def paper_setup_lines(args) -> list[str]:
     c = PAPER_PHASE
-    p = c["n_groups"] * (c["size"] - c["overlap"]) + c["overlap"]
+    p = n_features(c)
     return [
         "## Setup",
         "",
