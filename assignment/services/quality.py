@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 from django.db.models import Count, F, Q
@@ -218,9 +219,52 @@ def _quality_by_em(
     towards the gold set's mix of labels. Answers are mapped to label indices in the project's
     label set (``K = len(project.labels)``).
     """
+    _check_em_options(
+        model=model,
+        source="both" if use_gold else "answers",
+        worker_strength=worker_strength,
+        category_strength=category_strength,
+    )
+    labels = list(project.labels)
+    items = _collected_items(project=project, workers=workers, tasks=tasks, labels=labels)
+    if use_gold:
+        items = _with_gold_items(items, project=project, workers=workers, labels=labels)
+    categories = sorted(set(items.categories))
+    category_index = {category: c for c, category in enumerate(categories)}
+    estimate = estimate_from_answers(
+        worker_index=items.worker_index,
+        task_index=items.item_index,
+        label=items.label,
+        n_workers=len(workers),
+        n_tasks=len(items.categories),
+        n_labels=len(labels),
+        model=model,
+        gold_task_truth=items.truth,
+        task_categories=[category_index[category] for category in items.categories],
+        n_categories=len(categories),
+        worker_strength=worker_strength,
+        category_strength=category_strength,
+        max_iterations=max_iterations,
+    )
+    matrix = _em_matrix_save(
+        project=project,
+        estimate=estimate,
+        items=items,
+        use_gold=use_gold,
+        workers=workers,
+        tasks=tasks,
+        categories=categories,
+    )
+    _log_em(matrix=matrix, estimate=estimate, items=items, workers=workers, tasks=tasks)
+    return matrix
+
+
+def _check_em_options(
+    *, model: str, source: str, worker_strength: float | str, category_strength: float | str
+) -> None:
+    """Refuse a model the engine does not know, and strengths ``"auto"`` (gold only)."""
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
-    source = "both" if use_gold else "answers"
     for name, value in (
         ("worker_strength", worker_strength),
         ("category_strength", category_strength),
@@ -230,68 +274,103 @@ def _quality_by_em(
                 f"{name} 'auto' is fitted only for an estimate from gold answers (source "
                 f"'gold'); give a number for source {source!r}"
             )
-    labels = list(project.labels)
-    answers = Answer.objects.filter(worker__project=project, task__project=project)
+
+
+@dataclass(frozen=True)
+class _EMItems:
+    """The observations of one EM fit, as indices into the workers and the items.
+
+    ``worker_index``, ``item_index`` and ``label`` (label indices), one entry per answer;
+    ``truth`` and ``categories``, one per item (``truth`` is ``-1`` for a task, the true label's
+    index for a gold item); ``gold_counts`` the gold answers per worker (``None`` without gold);
+    ``n_answers`` and ``n_gold_answers`` the collected and gold answers among the entries.
+    """
+
+    worker_index: np.ndarray
+    item_index: np.ndarray
+    label: np.ndarray
+    truth: np.ndarray
+    categories: list[str]
+    gold_counts: np.ndarray | None
+    n_answers: int
+    n_gold_answers: int
+
+
+def _collected_items(
+    *, project: Project, workers: list[int], tasks: list[tuple[int, str]], labels: list[str]
+) -> _EMItems:
+    """The project's collected answers over its tasks (items ``0 .. m-1``), or a refusal."""
     worker_pk, task_pk, label = _answers_as_indices(
-        project=project, answers=answers, item="task", label_field="label", labels=labels
+        project=project,
+        answers=Answer.objects.filter(worker__project=project, task__project=project),
+        item="task",
+        label_field="label",
+        labels=labels,
     )
     if not worker_pk.size:
         raise QualityEstimationError(
             f"project {project.name!r} has no collected answers; upload answers (python "
             "manage.py import_data --kind answers) or estimate from gold (source 'gold')"
         )
-    worker_pks = np.asarray(workers, dtype=np.int64)
     task_pks = np.asarray([pk for pk, _ in tasks], dtype=np.int64)
-    task_categories = [category for _, category in tasks]
-    item_categories = list(task_categories)
-    worker_index = np.searchsorted(worker_pks, worker_pk)
-    item_index = np.searchsorted(task_pks, task_pk)
-    truth = np.full(len(tasks), -1, dtype=np.int64)
-    gold_counts = None
-    n_gold_answers = 0
-    if use_gold:
-        gold_worker, gold_item, gold_label = _answers_as_indices(
-            project=project,
-            answers=GoldAnswer.objects.filter(worker__project=project, item__project=project),
-            item="item",
-            label_field="answer",
-            labels=labels,
-        )
-        if not gold_worker.size:
-            raise QualityEstimationError(
-                f"project {project.name!r} has no gold answers; import gold_items and "
-                "gold_answers first, or estimate from the collected answers alone (source "
-                "'answers')"
-            )
-        gold_pks, gold_categories, gold_truth = _gold_items(
-            project=project, item_pks=np.unique(gold_item), labels=labels
-        )
-        gold_index = np.searchsorted(worker_pks, gold_worker)
-        worker_index = np.concatenate([worker_index, gold_index])
-        item_index = np.concatenate([item_index, len(tasks) + np.searchsorted(gold_pks, gold_item)])
-        label = np.concatenate([label, gold_label])
-        item_categories += gold_categories
-        truth = np.concatenate([truth, gold_truth])
-        gold_counts = np.bincount(gold_index, minlength=len(workers))
-        n_gold_answers = int(gold_worker.size)
-    categories = sorted(set(item_categories))
-    category_index = {category: c for c, category in enumerate(categories)}
-    estimate = estimate_from_answers(
-        worker_index=worker_index,
-        task_index=item_index,
+    return _EMItems(
+        worker_index=np.searchsorted(np.asarray(workers, dtype=np.int64), worker_pk),
+        item_index=np.searchsorted(task_pks, task_pk),
         label=label,
-        n_workers=len(workers),
-        n_tasks=len(item_categories),
-        n_labels=len(labels),
-        model=model,
-        gold_task_truth=truth,
-        task_categories=[category_index[category] for category in item_categories],
-        n_categories=len(categories),
-        worker_strength=worker_strength,
-        category_strength=category_strength,
-        max_iterations=max_iterations,
+        truth=np.full(len(tasks), -1, dtype=np.int64),
+        categories=[category for _, category in tasks],
+        gold_counts=None,
+        n_answers=int(worker_pk.size),
+        n_gold_answers=0,
     )
-    n_answers = int(worker_pk.size)
+
+
+def _with_gold_items(
+    items: _EMItems, *, project: Project, workers: list[int], labels: list[str]
+) -> _EMItems:
+    """``items`` followed by the answered gold items (``m .. m+g-1``) and their answers."""
+    gold_worker, gold_item, gold_label = _answers_as_indices(
+        project=project,
+        answers=GoldAnswer.objects.filter(worker__project=project, item__project=project),
+        item="item",
+        label_field="answer",
+        labels=labels,
+    )
+    if not gold_worker.size:
+        raise QualityEstimationError(
+            f"project {project.name!r} has no gold answers; import gold_items and "
+            "gold_answers first, or estimate from the collected answers alone (source "
+            "'answers')"
+        )
+    gold_pks, gold_categories, gold_truth = _gold_items(
+        project=project, item_pks=np.unique(gold_item), labels=labels
+    )
+    gold_index = np.searchsorted(np.asarray(workers, dtype=np.int64), gold_worker)
+    m = len(items.truth)
+    return _EMItems(
+        worker_index=np.concatenate([items.worker_index, gold_index]),
+        item_index=np.concatenate([items.item_index, m + np.searchsorted(gold_pks, gold_item)]),
+        label=np.concatenate([items.label, gold_label]),
+        truth=np.concatenate([items.truth, gold_truth]),
+        categories=items.categories + gold_categories,
+        gold_counts=np.bincount(gold_index, minlength=len(workers)),
+        n_answers=items.n_answers,
+        n_gold_answers=int(gold_worker.size),
+    )
+
+
+def _em_matrix_save(
+    *,
+    project: Project,
+    estimate,
+    items: _EMItems,
+    use_gold: bool,
+    workers: list[int],
+    tasks: list[tuple[int, str]],
+    categories: list[str],
+) -> QualityMatrix:
+    """Store the EM ``estimate`` as the project's new quality matrix (and its confusion
+    matrices under Dawid–Skene), with the fit's figures in its details."""
     matrix = QualityMatrix(
         project=project,
         source=QualitySource.GOLD_AND_ANSWERS if use_gold else QualitySource.FROM_ANSWERS,
@@ -300,9 +379,9 @@ def _quality_by_em(
             "iterations": estimate.iterations,
             "converged": estimate.converged,
             "log_likelihood": estimate.log_likelihood,
-            "n_answers": n_answers,
-            "n_gold_answers": n_gold_answers,
-            "labels": len(labels),
+            "n_answers": items.n_answers,
+            "n_gold_answers": items.n_gold_answers,
+            "labels": len(project.labels),
             "population_accuracy": estimate.population_accuracy,
             "worker_strength": estimate.strengths[0],
             "category_strength": estimate.strengths[1],
@@ -314,35 +393,41 @@ def _quality_by_em(
         table=estimate.by_category,
         table_categories=categories,
         worker_ids=workers,
-        task_ids=task_pks,
-        task_categories=task_categories,
-        gold_counts=gold_counts,
+        task_ids=np.asarray([pk for pk, _ in tasks], dtype=np.int64),
+        task_categories=[category for _, category in tasks],
+        gold_counts=items.gold_counts,
     )
     if estimate.model == "dawid-skene":  # one-coin's matrices say no more than its accuracies
         matrix.set_confusion(estimate.confusion)
     matrix.save()
+    return matrix
+
+
+def _log_em(
+    *, matrix: QualityMatrix, estimate, items: _EMItems, workers: list, tasks: list
+) -> None:
+    """Log the stored EM estimate, with a warning when EM stopped before converging."""
     if not estimate.converged:
         logger.warning(
             "quality matrix %s of project %s: EM (%s) did not converge in %d iterations; "
             "stored with converged=false",
             matrix.pk,
-            project.pk,
-            model,
+            matrix.project_id,
+            estimate.model,
             estimate.iterations,
         )
     logger.info(
         "estimated quality matrix %s of project %s by EM (%s): %d x %d from %d answers and %d "
         "gold answers, %d iterations",
         matrix.pk,
-        project.pk,
-        model,
+        matrix.project_id,
+        estimate.model,
         len(workers),
         len(tasks),
-        n_answers,
-        n_gold_answers,
+        items.n_answers,
+        items.n_gold_answers,
         estimate.iterations,
     )
-    return matrix
 
 
 def _answers_as_indices(**kwargs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
