@@ -301,6 +301,33 @@ def sufficient_decrease(phi_new: float, phi_old: float, g, d, step: float) -> bo
     return phi_new <= bound + 1e-12 * max(1.0, abs(phi_old))
 
 
+def backtracking_step(
+    obj: Objective, proj: Projector, w, phi_w: float, g, step: float, floor: float | None = None
+):
+    """One projected-gradient step of the adaptive rule (Nesterov's estimate of the local
+    curvature; :func:`~projections.solvers.iht`, :func:`~projections.solvers.group_iht`):
+    ``P(w - step g)`` with ``step`` halved until the quadratic upper-bound test holds; a step
+    at ``floor`` (``1 / L``, or None for no such step) is taken without the test, which it
+    passes in exact arithmetic whatever the projection (the bound holds at every point).
+
+    Returns ``(x, support, f(x), the step taken)``.
+    """
+    for _ in range(MAX_HALVINGS):
+        if floor is not None and step <= floor:
+            x, sup = proj(w - floor * g)
+            return x, sup, obj.f(x), floor
+        x, sup = proj(w - step * g)
+        try:
+            f_x = obj.f(x)
+        except Breakdown:
+            step *= 0.5
+            continue
+        if sufficient_decrease(obj.sign * f_x, phi_w, g, x - w, step):
+            return x, sup, f_x, step
+        step *= 0.5
+    raise Breakdown(f"backtracking found no acceptable step after {MAX_HALVINGS} halvings")
+
+
 def small_change(w_new: np.ndarray, w_old: np.ndarray, tol: float) -> bool:
     """``||w_new - w_old|| <= tol * max(||w_new||, ||w_old||)`` (true when both are zero)."""
     diff = float(np.linalg.norm(w_new - w_old))

@@ -16,11 +16,11 @@ import math
 import numpy as np
 
 from projections.solvers._common import (
-    MAX_HALVINGS,
     Breakdown,
     Deadline,
     Objective,
     Projector,
+    backtracking_step,
     check_bool,
     check_callback,
     check_choice,
@@ -35,7 +35,6 @@ from projections.solvers._common import (
     lipschitz_step,
     readonly,
     small_change,
-    sufficient_decrease,
 )
 from projections.solvers._loop import History, Steps, run
 from projections.solvers.result import SolverResult
@@ -266,7 +265,7 @@ class _IHTSteps(Steps):
             return x, sup, self.obj.f(x)
         if self.step is None:
             self.step = 0.5 * initial_backtracking_step(self.obj, w, g)
-        x, sup, f_x, self.step = _backtracking_step(
+        x, sup, f_x, self.step = backtracking_step(
             self.obj, self.proj, w, self.obj.sign * self.f, g, 2.0 * self.step, self.floor
         )
         return x, sup, f_x
@@ -282,31 +281,6 @@ class _IHTSteps(Steps):
 
     def step_size(self) -> float | None:
         return self.step
-
-
-def _backtracking_step(
-    obj: Objective, proj: Projector, w, phi_w: float, g, step: float, floor: float | None = None
-):
-    """One IHT step of the adaptive rule (see :func:`iht`): ``step`` halved until the quadratic
-    upper-bound test holds; a step at ``floor`` (``1 / L``, or None for no such step) is taken
-    without the test, which it passes in exact arithmetic.
-
-    Returns ``(x, support, f(x), the step taken)``.
-    """
-    for _ in range(MAX_HALVINGS):
-        if floor is not None and step <= floor:
-            x, sup = proj(w - floor * g)
-            return x, sup, obj.f(x), floor
-        x, sup = proj(w - step * g)
-        try:
-            f_x = obj.f(x)
-        except Breakdown:
-            step *= 0.5
-            continue
-        if sufficient_decrease(obj.sign * f_x, phi_w, g, x - w, step):
-            return x, sup, f_x, step
-        step *= 0.5
-    raise Breakdown(f"backtracking found no acceptable step after {MAX_HALVINGS} halvings")
 
 
 def _can_debias(loss, support) -> bool:
