@@ -171,6 +171,7 @@ def run_iht(
             group_projection(groups, k=k),
             fully_corrective=fully_corrective,
             step=None if factor is None else factor / sigma_max,
+            **({} if factor is None else {"escape": 0}),  # a grid: the paper's Algorithm 1
             max_iter=max_iter,
             callback=lambda it, w, value, errors=errors: errors.append(rel_error(w, w_true)),
         )
@@ -505,7 +506,7 @@ def traced_iht(X, y, w_true, groups, k, sigma_max, *, fully_corrective, max_iter
 
         result = group_iht(
             loss, group_projection(groups, k=k), fully_corrective=fully_corrective,
-            step=factor / sigma_max, max_iter=max_iter, callback=record,
+            step=factor / sigma_max, max_iter=max_iter, callback=record, escape=0,
         )  # fmt: skip
         out[factor] = (result, trace)
     return out

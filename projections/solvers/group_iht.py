@@ -11,6 +11,8 @@ curvature (the paper's ``1 / L`` with ``L`` the *restricted* smoothness, estimat
 
 from __future__ import annotations
 
+import numpy as np
+
 from projections.groups import (
     OverlappingGroups,
     project_overlapping_groups,
@@ -33,6 +35,7 @@ from projections.solvers._common import (
     lipschitz_step,
     small_change,
 )
+from projections.solvers._escape import ESCAPE_DOUBLINGS, escape_fixed_point
 from projections.solvers._loop import Steps, run
 from projections.solvers.result import SolverResult
 
@@ -81,6 +84,7 @@ def group_iht(
     tol: float = 1e-6,
     callback=None,
     time_limit: float | None = None,
+    escape: int = ESCAPE_DOUBLINGS,
 ) -> SolverResult:
     """IHT (Algorithm 1 of Jain, Rao & Dhillon, NIPS 2016) and, optionally, IHT-FC.
 
@@ -117,13 +121,20 @@ def group_iht(
         ``callback(iteration, w, value)`` after each iteration; True stops the run.
     time_limit : float, optional
         Stop (not converged) after this many seconds.
+    escape : int, default 8
+        When an iteration barely moves (the ``tol`` test), try the steps ``step * 2^k`` for
+        ``k = 1 .. escape`` from the same ``w`` (each candidate refit on its support for
+        IHT-FC) and go on from the first that lowers ``f`` by more than a relative ``1e-9``;
+        if none does, the run has converged. ``0``: the paper's Algorithm 1 as written. As in
+        :func:`~projections.solvers.iht` (Notes there).
 
     Returns
     -------
     SolverResult
         ``solution`` is the last iterate ``w_T`` as in the paper (with a greedy projection
         ``f`` need not decrease monotonically); ``history`` holds ``f(w_0), f(w_1), ...``;
-        ``details["step_rule"]`` is ``"constant"`` or ``"adaptive"``; ``step`` the last step.
+        ``details["step_rule"]`` is ``"constant"`` or ``"adaptive"`` and ``details["escapes"]``
+        the fixed-point escapes taken; ``step`` is the last step.
 
     Raises
     ------
@@ -152,6 +163,13 @@ def group_iht(
     Program., 2013: his estimate of ``L``) measures the curvature along each step, so the
     step is the restricted ``1 / L`` the theorem wants; it costs one extra projection in each
     iteration whose doubled step fails.
+
+    *The escape.* IHT-FC refits on each support, so the gradient vanishes there and a step
+    that is short for the curvature off the support keeps the support: the first support is
+    then a fixed point, and the run stops on it (on the paper's phase-transition instances
+    with condition number 50 and more, IHT-FC with any constant step up to ``1 /
+    loss.lipschitz()`` recovered ``w*`` in at most one run of three). The escape tries longer
+    steps at such a point only, keeping the refit, so ``f`` still decreases from it.
     """
     needed = ("value", "gradient") + (("minimize_on_support",) if fully_corrective else ())
     check_methods(loss, "loss", needed)
@@ -161,12 +179,15 @@ def group_iht(
     tol = check_nonneg_float(tol, "tol")
     callback = check_callback(callback)
     time_limit = check_time_limit(time_limit)
+    escape = check_int(escape, "escape", minimum=0)
     w = initial_point(loss, w0)
     proj = Projector(projection, warm_start=False)
     obj = Objective(loss, maximize=False, shape=w.shape)
     deadline = Deadline(time_limit)
     refit = loss.minimize_on_support if fully_corrective else None
-    steps = _GroupIHTSteps(obj, proj, w, step, refit, tol, floor=lipschitz_step(loss))
+    steps = _GroupIHTSteps(
+        obj, proj, w, step, refit, tol, floor=lipschitz_step(loss), escape=escape, loss=loss
+    )
     return run(steps, w, max_iter=max_iter, callback=callback, deadline=deadline)
 
 
@@ -178,8 +199,13 @@ class _GroupIHTSteps(Steps):
     max_iter_message = "stopped after max_iter={max_iter} iterations"
     breakdown_message = "numerical breakdown at iteration {it}: {exc}"
 
-    def __init__(self, obj: Objective, proj: Projector, w, step, refit, tol, *, floor) -> None:
+    def __init__(
+        self, obj: Objective, proj: Projector, w, step, refit, tol, *, floor, escape, loss
+    ) -> None:
         self.obj, self.proj, self.refit, self.tol = obj, proj, refit, tol
+        self.escape, self.n_escapes = escape, 0
+        self.escape_failed = False  # no escape from this w: do not retry until w moves
+        self.debias_loss = loss if refit is not None else None
         self.rule = "constant" if step is not None else "adaptive"
         self.floor = None if step is not None else floor  # 1 / L: always accepted
         self.step = step if step is not None else floor
@@ -192,6 +218,23 @@ class _GroupIHTSteps(Steps):
 
     def advance(self, it, w, support):
         g = self.obj.grad_phi(w)
+        w_new, support_new = self._step(w, g)
+        f_new = self.obj.f(w_new)
+        small = small_change(w_new, w, self.tol)
+        if small and self.escape and not self.escape_failed:
+            found = escape_fixed_point(
+                self.obj, self.proj, self.debias_loss, w, self.f, g, self.step, self.escape
+            )
+            if found is not None:
+                (w_new, support_new, f_new), small = found, False
+                self.n_escapes += 1
+            self.escape_failed = found is None
+        self.escape_failed = self.escape_failed and np.array_equal(w_new, w)
+        self.f, self.converged = f_new, small
+        return w_new, support_new
+
+    def _step(self, w, g):
+        """``P(w - step g)`` (refit on its support for IHT-FC), the step by the rule."""
         if self.rule == "constant":
             w_new, support_new = self.proj(w - self.step * g)
         else:
@@ -202,8 +245,6 @@ class _GroupIHTSteps(Steps):
             )
         if self.refit is not None:
             w_new = self.obj.check_array(self.refit(w_new, support_new), "minimize_on_support")
-        self.f = self.obj.f(w_new)
-        self.converged = small_change(w_new, w, self.tol)
         return w_new, support_new
 
     def value(self, it, w, support) -> float:
@@ -213,7 +254,7 @@ class _GroupIHTSteps(Steps):
         return ""
 
     def details(self) -> dict:
-        return {"step_rule": self.rule}
+        return {"step_rule": self.rule, "escapes": self.n_escapes}
 
     def step_size(self) -> float:
         return self.step

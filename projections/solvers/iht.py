@@ -36,6 +36,7 @@ from projections.solvers._common import (
     readonly,
     small_change,
 )
+from projections.solvers._escape import ESCAPE_DOUBLINGS, can_debias, escape_fixed_point
 from projections.solvers._loop import History, Steps, run
 from projections.solvers.result import SolverResult
 
@@ -50,19 +51,6 @@ SCHEDULES = ("constant", "inv_sqrt", "inv_sqrt_shifted")
 #: ``"inv_sqrt"`` without its fast start, for runs of a few tens of steps (the tenth step is
 #: still ``step / sqrt(2)``, where ``"inv_sqrt"`` is down to ``step / 3.2``).
 SCHEDULE_SHIFT = 10.0
-
-#: Default ``escape`` of :func:`iht`: steps up to ``2^8`` times the current one are tried.
-ESCAPE_DOUBLINGS = 8
-
-#: Relative decrease of ``phi`` an escape candidate of :func:`iht` must achieve.
-ESCAPE_DECREASE = 1e-9
-
-#: An escape candidate of :func:`iht` is debiased only if its support has at most this fraction
-#: of the loss's ``n_samples`` elements (least squares on ``k`` of ``n`` Gaussian columns
-#: inflates the noise by about ``k / (n - k)``, at most 1 here). Measured on Figure 2
-#: (``docs/benchmarks/figure2.md``): with ``k < n`` instead, IHT's relative error at n = 150
-#: rose from 0.81 (no escape) to 1.36.
-DEBIAS_MAX_FRACTION = 0.5
 
 
 def iht(
@@ -235,11 +223,11 @@ class _IHTSteps(Steps):
         x, sup, f_new = self._step(w, g)
         small = small_change(x, w, self.tol)
         stalled = small or (
-            self.debias and _can_debias(self.loss, sup) and np.array_equal(sup, support)
+            self.debias and can_debias(self.loss, sup) and np.array_equal(sup, support)
         )
         if stalled and self.escape and not self.escape_failed:
             debias_loss = self.loss if self.debias else None
-            found = _escape(
+            found = escape_fixed_point(
                 self.obj,
                 self.proj,
                 debias_loss,
@@ -281,50 +269,6 @@ class _IHTSteps(Steps):
 
     def step_size(self) -> float | None:
         return self.step
-
-
-def _can_debias(loss, support) -> bool:
-    """Whether ``support`` has at most ``DEBIAS_MAX_FRACTION * loss.n_samples`` elements."""
-    return bool(support.sum() <= DEBIAS_MAX_FRACTION * getattr(loss, "n_samples", math.inf))
-
-
-def _escape(obj: Objective, proj: Projector, debias_loss, w, phi_w, g, step: float, doublings):
-    """The first longer step that leaves an IHT fixed point with a lower ``phi`` (see :func:`iht`).
-
-    Parameters
-    ----------
-    w, g : ndarray, shape of the iterate
-        The fixed point and ``grad phi(w)``.
-    phi_w : float
-        ``phi(w)``.
-    debias_loss : Loss or None
-        If given, each candidate is replaced by ``debias_loss.minimize_on_support`` on its
-        support, when the support has at most ``DEBIAS_MAX_FRACTION * debias_loss.n_samples``
-        elements (if the loss has ``n_samples``): least squares on ``k`` of ``n`` Gaussian
-        columns inflates the noise (and the misfit of a wrong support) by about
-        ``k / (n - k)``, so near ``k = n`` the minimiser interpolates it.
-
-    Returns
-    -------
-    tuple (x, support, f(x)) or None
-        ``None`` when no step ``step * 2^k``, ``k = 1 .. doublings``, lowers ``phi``.
-    """
-    threshold = phi_w - ESCAPE_DECREASE * max(abs(phi_w), np.finfo(np.float64).tiny)
-    for k in range(1, doublings + 1):
-        x, sup = proj(w - step * 2.0**k * g)
-        if debias_loss is not None and _can_debias(debias_loss, sup):
-            x = np.asarray(debias_loss.minimize_on_support(x, sup), dtype=np.float64).reshape(
-                w.shape
-            )
-            sup = x != 0
-        try:
-            f_x = obj.f(x)
-        except Breakdown:
-            continue
-        if obj.sign * f_x < threshold:
-            logger.debug("iht: escaped a fixed point with step %.3g", step * 2.0**k)
-            return x, sup, f_x
-    return None
 
 
 def _make_rng(seed) -> np.random.Generator:

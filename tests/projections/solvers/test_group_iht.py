@@ -139,6 +139,25 @@ def test_on_correlated_features_the_default_step_recovers_where_one_over_l_stall
     assert sum(e > 0.1 for e in constant) >= 4  # 1 / L ends far from w* on most
 
 
+def test_iht_fc_escapes_the_first_support_where_the_refit_makes_it_a_fixed_point():
+    """After a refit the gradient vanishes on the support, so a short step keeps it."""
+    default, plain, escapes = [], [], 0
+    for seed in range(6):
+        loss, w_true, groups = correlated(250, seed=seed)
+        projection = group_projection(groups, k=4)
+        result = group_iht(loss, projection, fully_corrective=True)
+        default.append(relative_error(result.solution, w_true))
+        escapes += result.details["escapes"]
+        paper = group_iht(
+            loss, projection, fully_corrective=True, step=1.0 / loss.lipschitz(), escape=0
+        )
+        assert paper.details["escapes"] == 0
+        plain.append(relative_error(paper.solution, w_true))
+    assert max(default) < 0.01
+    assert escapes >= 1
+    assert sum(e > 0.1 for e in plain) >= 4
+
+
 @pytest.mark.parametrize("fully_corrective", [False, True], ids=["iht", "iht-fc"])
 def test_every_adaptive_step_passes_the_quadratic_upper_bound_test(fully_corrective):
     """``f(x) <= f(w) + <g, x - w> + ||x - w||^2 / (2 step)`` for ``x = P(w - step g)``, the
@@ -158,9 +177,10 @@ def test_every_adaptive_step_passes_the_quadratic_upper_bound_test(fully_correct
         starts.append(w.copy())
         accepted.append(len(calls) - 1)
 
-    result = group_iht(
-        loss, projection, fully_corrective=fully_corrective, max_iter=30, callback=callback
-    )
+    result = group_iht(  # no escape: its candidates are longer steps, tried after the rule
+        loss, projection, fully_corrective=fully_corrective, max_iter=30, callback=callback,
+        escape=0,
+    )  # fmt: skip
     assert result.iterations >= 2
     for w, k in zip(starts[:-1], accepted, strict=True):
         v, x = calls[k]
@@ -211,6 +231,11 @@ W0 = np.where(GROUPS.union([0, 7]), 1.0, 0.0)  # a 2-group sparse start
             "w0",
         ),
         (lambda loss: group_iht(loss, "top-k"), TypeError, "projection"),
+        (
+            lambda loss: group_iht(loss, group_projection(GROUPS, k=1), escape=-1),
+            ValueError,
+            "escape",
+        ),
         (lambda loss: group_projection(GROUPS, k=-1), ValueError, "k must"),
         (lambda loss: group_projection(GROUPS, k=1, per_group=0), ValueError, "per_group"),
         (lambda loss: group_projection([[0, 1]], k=1), ValueError, "groups must"),
