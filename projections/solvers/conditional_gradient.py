@@ -26,6 +26,7 @@ import numpy as np
 
 from projections.groups import OverlappingGroups
 from projections.solvers._common import (
+    Breakdown,
     Deadline,
     Objective,
     check_callback,
@@ -39,6 +40,7 @@ from projections.solvers._common import (
     initial_point,
     lipschitz_step,
     new_counters,
+    readonly,
 )
 from projections.solvers._loop import Steps, run
 from projections.solvers.losses import LeastSquares
@@ -331,17 +333,30 @@ class _CoGEnTSteps(_FrankWolfeSteps):
             grad = self.obj.grad_phi(w)
         return w, grad
 
+    def removed_values(self, w) -> np.ndarray:
+        """``f(w - v_g)`` for every selected group ``g``: the loss's
+        ``values_after_removing`` when it has one (least squares), else one value each."""
+        members = self.atoms.groups.members
+        parts = [(members[g], v) for g, v in self.atoms.latent.items()]
+        fast = getattr(self.obj.loss, "values_after_removing", None)
+        if callable(fast):
+            values = np.asarray(fast(readonly(w), parts), dtype=np.float64)
+            if not np.all(np.isfinite(values)):
+                raise Breakdown("the loss value is not finite")
+            return values
+        values = []
+        for index, v in parts:
+            trial = w.reshape(-1).copy()
+            trial[index] -= v
+            values.append(self.obj.f(trial.reshape(w.shape)))
+        return np.array(values)
+
     def backward_step(self, it: int, w, f_w: float, allowed: float):
         """Drop the atom whose removal raises ``f`` least if that rise is ``<= allowed``:
         ``(w, f(w), removed)``."""
         if len(self.atoms.latent) < 2:
             return w, f_w, False
-        flat = w.reshape(-1)
-        rises = {}
-        for g, v in self.atoms.latent.items():
-            trial = flat.copy()
-            trial[self.atoms.groups.members[g]] -= v
-            rises[g] = self.obj.f(trial.reshape(w.shape)) - f_w
+        rises = dict(zip(self.atoms.latent, self.removed_values(w) - f_w, strict=True))
         g = min(rises, key=rises.get)
         self.backward.append((it, rises[g], allowed))
         if rises[g] > allowed:
@@ -449,8 +464,10 @@ def cogent(
       ``tau``-ball restricted to the selected groups; it is projected gradient (the projection
       is :func:`project_group_norms` on the group norms) with ``enhance_steps`` steps, not an
       exact solve;
-    * the backward step evaluates ``f(w - v_g)`` for every selected group (one loss value each)
-      and removes at most one atom per iteration, without re-optimising afterwards;
+    * the backward step evaluates ``f(w - v_g)`` for every selected group (the loss's
+      ``values_after_removing(w, [(index, v_g), ...])`` when it has one, as
+      :class:`~projections.solvers.LeastSquares` does, else one loss value each) and removes at
+      most one atom per iteration, without re-optimising afterwards;
     * the "forward decrease" the backward threshold compares with includes the enhancement's.
 
     The Frank–Wolfe gap certifies ``f(w_t) - min f <= gap`` whatever the atoms, so the

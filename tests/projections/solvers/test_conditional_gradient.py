@@ -229,3 +229,45 @@ def test_bad_input_is_refused_with_an_error_naming_the_argument(call, error, nam
     loss = random_least_squares(0)
     with pytest.raises(error, match=name):
         call(loss)
+
+
+class _PlainLoss:
+    """``loss`` without ``values_after_removing``: CoGEnT's backward step evaluates
+    ``value(w - v_g)`` for each group instead."""
+
+    def __init__(self, loss) -> None:
+        self.feature_shape, self.loss = loss.feature_shape, loss
+
+    def value(self, w):
+        return self.loss.value(w)
+
+    def gradient(self, w):
+        return self.loss.gradient(w)
+
+
+def test_least_squares_values_after_removing_match_whole_evaluations():
+    loss = random_least_squares(7)
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal(GROUPS.n_features)
+    parts = [(GROUPS.members[g], rng.standard_normal(6)) for g in (0, 3, 7)]
+    expected = []
+    for index, u in parts:
+        trial = w.copy()
+        trial[index] -= u
+        expected.append(loss.value(trial))
+    np.testing.assert_allclose(loss.values_after_removing(w, parts), expected, rtol=1e-12)
+
+
+def test_cogent_takes_the_same_steps_with_or_without_the_fast_removal():
+    loss = random_least_squares(1)
+    fast = cogent(loss, GROUPS, tau=2.0, max_iter=60, tol=0.0)
+    plain = cogent(
+        _PlainLoss(loss), GROUPS, tau=2.0, max_iter=60, tol=0.0, step_rule="open_loop",
+        step=1.0 / loss.lipschitz(),
+    )  # fmt: skip
+    exact_fast = cogent(loss, GROUPS, tau=2.0, max_iter=60, tol=0.0, step_rule="open_loop")
+    assert fast.details["removed"] >= 1
+    assert [b[0] for b in plain.details["backward"]] == [
+        b[0] for b in exact_fast.details["backward"]
+    ]
+    np.testing.assert_allclose(plain.history, exact_fast.history, rtol=1e-10)
