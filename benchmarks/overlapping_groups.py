@@ -474,7 +474,7 @@ Written for the run above (seeded: the errors and success rates repeat; the seco
   and `frank_wolfe`) are compared on objective against time in the convergence part's own
   report, [overlapping_groups-convergence.md](overlapping_groups-convergence.md); this run's
   phase transition, like the paper's, has IHT and group OMP. Against our group OMP, IHT-FC
-  costs about the same per run and plain IHT is 5 to 30 times slower: it tries three steps
+  costs about the same per run and plain IHT is 8 to 40 times slower: it tries three steps
   and needs tens to hundreds of iterations, where group OMP makes 5 choices (it would make
   25-50 at the paper's sizes).
 - **IHT against IHT-FC over iterations: agrees.** Both end at the same error and objective
