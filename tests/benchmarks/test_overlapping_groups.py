@@ -177,3 +177,13 @@ def test_the_scaled_down_convergence_part_runs_cogent_and_frank_wolfe(tmp_path, 
         trace = data["10.0"][method]["trace"]
         assert len(trace) == 31
         assert trace[-1][1] < trace[0][1]
+
+
+def test_the_json_keeps_at_most_400_entries_of_a_trace_with_its_ends():
+    trace = [(0.01 * i, 1.0 / (i + 1), 1.0) for i in range(11000)]
+    conv = {10.0: {"tau": 1.0, "FW": {"step": None, "trace": trace, "seconds_all_steps": 1.0}}}
+    kept = og.thinned(conv)["10.0"]["FW"]["trace"]
+    assert len(kept) <= 400
+    assert kept[0] == trace[0]
+    assert kept[-1] == trace[-1]
+    assert len(conv[10.0]["FW"]["trace"]) == 11000  # the plot's traces are left whole
