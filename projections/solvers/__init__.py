@@ -14,6 +14,9 @@
 * :func:`dual_averaging` — online dual averaging with a hard-thresholding projection (DA-IHT),
   and :func:`graph_da` with head and tail projections onto connected supports (GraphDA; Zhou,
   Chen & Ying, KDD 2019).
+* :func:`frank_wolfe` and :func:`cogent` — the convex competitors of Jain, Rao & Dhillon's
+  Figure 1: Frank–Wolfe (Tewari, Ravikumar & Dhillon 2011) and CoGEnT (Rao, Shah & Wright
+  2015) on ``min f(w) s.t. ||w||_G <= tau``, the latent overlapping group norm.
 * :class:`FreeIntercept` and :func:`with_intercept_column` — an unpenalised intercept: the
   design gets a column of ones and the projection leaves that last weight free.
 
@@ -39,6 +42,7 @@ Example
 (True, [1, 13])
 """
 
+from projections.solvers.conditional_gradient import cogent, frank_wolfe
 from projections.solvers.dual_averaging import dual_averaging, graph_da
 from projections.solvers.exclusive_lasso import (
     exclusive_lasso,
@@ -84,11 +88,13 @@ __all__ = [
     "SquaredHinge",
     "StochasticOracle",
     "TVCSProjection",
+    "cogent",
     "double_caps",
     "dual_averaging",
     "exclusive_groups_projection",
     "exclusive_lasso",
     "exclusive_lasso_penalty",
+    "frank_wolfe",
     "gradmp",
     "graph_da",
     "group_iht",

@@ -49,6 +49,15 @@ def check_finite_float(value, name: str) -> float:
     return float(value)
 
 
+def check_positive_float(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real | np.floating | np.integer):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return value
+
+
 def check_step(step) -> float | None:
     if step is None:
         return None

@@ -2,8 +2,9 @@
 
 A solver (:func:`~projections.solvers.iht`, :func:`~projections.solvers.stochastic_iht`,
 :func:`~projections.solvers.gradmp`, :func:`~projections.solvers.dual_averaging`,
-:func:`~projections.solvers.group_iht.group_iht`, :func:`~projections.solvers.exclusive_lasso`)
-checks its arguments, builds a :class:`Steps` (its own state and its one iteration) and calls
+:func:`~projections.solvers.group_iht.group_iht`, :func:`~projections.solvers.exclusive_lasso`,
+:func:`~projections.solvers.frank_wolfe`, :func:`~projections.solvers.cogent`) checks its
+arguments, builds a :class:`Steps` (its own state and its one iteration) and calls
 :func:`run`, which owns what they share: the history of values, the stopping rules
 (:func:`stop_reason`: the callback, the solver's convergence test, no improvement, the time
 limit), the numerical breakdown, and the :class:`SolverResult`.

@@ -289,6 +289,29 @@ class LeastSquares(_LinearModelLoss):
             z[mask] = np.linalg.lstsq(self._A[:, mask], self._y, rcond=None)[0]
         return z.reshape(np.shape(w))
 
+    def values_after_removing(self, w, parts) -> np.ndarray:
+        """``f(w - u)`` for each ``(index, u)`` of ``parts``, ``u`` on the flat coordinates
+        ``index``: one product ``A w``, then ``O(n_samples |index|)`` per part instead of a
+        whole :meth:`value` (CoGEnT's backward step tries removing every selected group).
+
+        Parameters
+        ----------
+        w : ndarray, shape ``feature_shape`` or ``(n_features,)``
+        parts : sequence of (ndarray of int, ndarray of float)
+            Each ``(index, u)`` with ``index`` and ``u`` of the same length.
+
+        Returns
+        -------
+        ndarray of float, shape (len(parts),)
+        """
+        residual = self._A @ self._flat(w) - self._y
+        return np.array(
+            [
+                0.5 * self._scale * float(np.sum(np.square(residual - self._A[:, index] @ u)))
+                for index, u in parts
+            ]
+        )
+
 
 class SquaredHinge(_LinearModelLoss):
     """Squared hinge ``f(w) = scale * sum_i max(0, 1 - y_i <A_i, w>)^2 + (l2 / 2) ||w||^2``.

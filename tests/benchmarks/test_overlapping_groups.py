@@ -105,11 +105,13 @@ def test_a_small_convergence_run_writes_its_table_and_figure(tmp_path, monkeypat
     small = {"n_groups": 30, "size": 25, "overlap": 5, "active": 3, "n": 300}
     monkeypatch.setattr(og, "PAPER_CONVERGENCE", small)
     out = tmp_path / "conv.md"
-    og.main(["--paper-scale", "--part", "convergence", "--max-iter", "20", "--out", str(out)])
+    argv = ["--paper-scale", "--part", "convergence", "--max-iter", "20"]
+    og.main([*argv, "--atomic-max-iter", "20", "--out", str(out)])
     text = out.read_text(encoding="utf-8")
     assert "M = 30 groups of 25, overlap 5, 3 active, p = 605, n = 300" in text
+    assert "CoGEnT and FW (Frank-Wolfe) at most 20 iterations" in text
     rows = [line for line in text.splitlines() if line.startswith(("| 1 |", "| 10 |"))]
-    assert len(rows) == 2 * len(og.CONVERGENCE_METHODS)
+    assert len(rows) == 2 * len(og.CONVERGENCE_METHODS) + 2  # and one headline row per κ
     assert (tmp_path / "conv.png").stat().st_size > 0
     data = json.loads((tmp_path / "conv.json").read_text(encoding="utf-8"))
     assert set(data) == {"1.0", "10.0"}
@@ -144,3 +146,44 @@ def test_dumped_rows_load_back_unchanged(tmp_path):
     rows = {(1.0, 500, "IHT"): [(0.5, 1.25), (0.01, 2.0)], (200.0, 3500, "GOMP"): [(0.2, 4.0)]}
     og.dump_rows(rows, tmp_path / "rows.json")
     assert og.load_rows(tmp_path / "rows.json") == rows
+
+
+def test_the_oracle_radius_sums_the_norms_of_the_generators_group_decomposition():
+    groups = og.OverlappingGroups.contiguous(4, 5, 2)  # p = 14; groups 1 and 2 share 7, 8
+    w_true = np.zeros(14)
+    w_true[groups.union([1, 2])] = 1.0  # coordinates 3..10
+    # group 1 keeps its 5 coordinates, group 2 the 3 it does not share with group 1
+    assert og.oracle_tau(w_true, groups) == pytest.approx(np.sqrt(5) + np.sqrt(3))
+
+
+def test_the_scaled_down_convergence_part_runs_cogent_and_frank_wolfe(tmp_path, monkeypatch):
+    small = {"n_groups": 20, "size": 25, "overlap": 5, "active": 2, "n": 200}
+    monkeypatch.setattr(og, "CONVERGENCE", small)
+    out = tmp_path / "conv.md"
+    og.main(["--part", "convergence", "--kappas", "10", "--max-iter", "10",
+             "--atomic-max-iter", "30", "--out", str(out)])  # fmt: skip
+    text = out.read_text(encoding="utf-8")
+    assert "M = 20 groups of 25, overlap 5, 2 active, p = 405, n = 200" in text
+    assert "IHT-FC is about 10 times faster than the next best CoGEnT" in text
+    assert "| 10 | CoGEnT | - | 30 |" in text
+    assert "| 10 | FW | - | 30 |" in text
+    assert (
+        "| κ | f(w*) | IHT | IHT-FC | IHT-FC wide | GOMP | CoGEnT | FW | CoGEnT / IHT-FC |" in text
+    )
+    data = json.loads((tmp_path / "conv.json").read_text(encoding="utf-8"))
+    assert data["10.0"]["tau"] > 0
+    # the atomic solvers start at w = 0 and never end above it
+    for method in ("CoGEnT", "FW"):
+        trace = data["10.0"][method]["trace"]
+        assert len(trace) == 31
+        assert trace[-1][1] < trace[0][1]
+
+
+def test_the_json_keeps_at_most_400_entries_of_a_trace_with_its_ends():
+    trace = [(0.01 * i, 1.0 / (i + 1), 1.0) for i in range(11000)]
+    conv = {10.0: {"tau": 1.0, "FW": {"step": None, "trace": trace, "seconds_all_steps": 1.0}}}
+    kept = og.thinned(conv)["10.0"]["FW"]["trace"]
+    assert len(kept) <= 400
+    assert kept[0] == trace[0]
+    assert kept[-1] == trace[-1]
+    assert len(conv[10.0]["FW"]["trace"]) == 11000  # the plot's traces are left whole

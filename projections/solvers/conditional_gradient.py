@@ -1,0 +1,492 @@
+"""Frank–Wolfe and CoGEnT under the latent overlapping group norm.
+
+Both solve ``min f(w) s.t. ||w||_G <= tau`` with ``||w||_G = inf { sum_g ||v_g|| : sum_g v_g =
+w, supp(v_g) in G_g }`` (Jacob, Obozinski & Vert 2009; equation (2) of Jain, Rao & Dhillon,
+NIPS 2016), whose unit ball is the convex hull of the *atoms*: the unit-l2 vectors supported on
+one group. They are the convex competitors of Figure 1 (left, centre-left) of Jain, Rao &
+Dhillon:
+
+* :func:`frank_wolfe` — the conditional-gradient method (Tewari, Ravikumar & Dhillon, "Greedy
+  algorithms for structurally constrained high dimensional problems", NIPS 2011): move towards
+  the atom most aligned with ``-grad f(w)``.
+* :func:`cogent` — CoGEnT (Rao, Shah & Wright, "Forward–backward greedy algorithms for atomic
+  norm regularization", IEEE TSP 63(21), 2015): the same forward step, an enhancement that
+  re-optimises the weights of the atoms selected so far, and a backward step that drops an atom
+  when doing so costs little.
+
+Both keep the iterate's atom decomposition explicitly, one latent vector ``v_g`` per group used,
+so that ``sum_g ||v_g|| <= tau`` certifies feasibility; atoms of the same group are merged into
+its ``v_g`` (a sum of atoms on ``G_g`` with weights ``c_i`` has norm at most ``sum c_i``, so
+merging never loosens the bound).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from projections.groups import OverlappingGroups
+from projections.solvers._common import (
+    Breakdown,
+    Deadline,
+    Objective,
+    check_callback,
+    check_choice,
+    check_int,
+    check_methods,
+    check_nonneg_float,
+    check_positive_float,
+    check_step,
+    check_time_limit,
+    initial_point,
+    lipschitz_step,
+    new_counters,
+    readonly,
+)
+from projections.solvers._loop import Steps, run
+from projections.solvers.losses import LeastSquares
+from projections.solvers.result import SolverResult
+
+__all__ = ["cogent", "frank_wolfe", "project_group_norms"]
+
+#: Step rules of the forward (Frank–Wolfe) step.
+STEP_RULES = ("exact", "open_loop")
+
+
+def project_group_norms(norms: np.ndarray, tau: float) -> np.ndarray:
+    """The Euclidean projection of non-negative ``norms`` onto ``{r >= 0 : sum r <= tau}``.
+
+    Projecting latent vectors ``(v_g)`` onto ``{sum_g ||v_g|| <= tau}`` rescales each ``v_g`` to
+    the projected norm ``r_g`` (the l1-ball projection of the norms: Duchi, Shalev-Shwartz,
+    Singer & Chandra, ICML 2008, by sorting, ``O(m log m)`` for ``m`` norms).
+
+    Parameters
+    ----------
+    norms : ndarray of float, shape (m,)
+        Non-negative.
+    tau : float
+        Radius, ``> 0``.
+
+    Returns
+    -------
+    ndarray of float, shape (m,)
+        ``norms`` itself (a copy) when ``sum(norms) <= tau``; else ``max(norms - theta, 0)``
+        with ``theta`` the threshold at which the sum is ``tau``.
+    """
+    norms = np.asarray(norms, dtype=np.float64)
+    if norms.sum() <= tau:
+        return norms.copy()
+    u = np.sort(norms)[::-1]
+    excess = np.cumsum(u) - tau
+    rho = np.flatnonzero(u > excess / np.arange(1, u.size + 1))[-1]
+    return np.maximum(norms - excess[rho] / (rho + 1), 0.0)
+
+
+class _Atoms:
+    """The iterate as latent vectors ``{g: v_g}`` on the groups it uses, and the group
+    gradient norms ``||grad_{G_g} f||`` the linear minimisation oracle reads."""
+
+    def __init__(self, groups: OverlappingGroups, tau: float) -> None:
+        self.groups, self.tau = groups, tau
+        self.latent: dict[int, np.ndarray] = {}
+
+    def bound(self) -> float:
+        """``sum_g ||v_g||``, an upper bound on ``||w||_G``."""
+        return float(sum(np.linalg.norm(v) for v in self.latent.values()))
+
+    def compose(self, shape) -> np.ndarray:
+        """``w = sum_g v_g``, shape ``shape``."""
+        w = np.zeros(self.groups.n_features)
+        for g, v in self.latent.items():
+            w[self.groups.members[g]] += v
+        return w.reshape(shape)
+
+    def oracle(self, grad: np.ndarray) -> tuple[int, np.ndarray, float]:
+        """``(g*, s, ||grad_{G_g*}||)``: the atom ``s = -tau grad_G / ||grad_G||`` on the group
+        with the largest gradient norm (the minimiser of ``<grad, s>`` over the ``tau``-ball;
+        ``s = 0`` when the gradient is zero). Ties go to the lower group index."""
+        flat = grad.reshape(-1)
+        norms = np.sqrt(self.groups.incidence @ np.square(flat))
+        best = int(np.argmax(norms))
+        s = np.zeros(flat.size)
+        if norms[best] > 0:
+            members = self.groups.members[best]
+            s[members] = -self.tau * flat[members] / norms[best]
+        return best, s.reshape(grad.shape), float(norms[best])
+
+    def toward(self, g: int, s: np.ndarray, gamma: float) -> None:
+        """``w <- (1 - gamma) w + gamma s`` for the atom ``s`` on group ``g``."""
+        for h in self.latent:
+            self.latent[h] = (1.0 - gamma) * self.latent[h]
+        part = gamma * s.reshape(-1)[self.groups.members[g]]
+        self.latent[g] = self.latent.get(g, 0.0) + part
+
+    def drop_zeros(self) -> None:
+        self.latent = {g: v for g, v in self.latent.items() if np.any(v)}
+
+
+class _FrankWolfeSteps(Steps):
+    """One Frank–Wolfe step per iteration; the gradient and the oracle's atom of the current
+    iterate are kept from the previous iteration, so each costs one gradient (at the atom, for
+    the exact line search) and one loss value."""
+
+    name = "frank_wolfe"
+
+    def __init__(self, obj: Objective, atoms: _Atoms, w, rule: str, tol: float) -> None:
+        self.obj, self.atoms, self.rule, self.tol = obj, atoms, rule, tol
+        self.convergence = f"Frank-Wolfe gap <= tol={tol:g}"
+        self.counters = new_counters()
+        self.f = obj.f(w)
+        self.gamma = None
+        self.gaps: list[float] = []
+        self.bounds: list[float] = []
+        self._look(w, obj.grad_phi(w))
+
+    def _look(self, w, grad) -> None:
+        """Keep ``grad``, the oracle's atom at ``w`` and the gap ``<grad, w - s>``, and record
+        the gap and the decomposition's bound."""
+        self.grad = grad
+        self.group, self.atom, norm = self.atoms.oracle(grad)
+        gap = float(np.vdot(grad, w)) + self.atoms.tau * norm
+        self.gaps.append(gap)
+        self.bounds.append(self.atoms.bound())
+        self.converged = gap <= self.tol
+
+    def initial_value(self, w, support) -> float:
+        return self.f
+
+    def forward(self, it: int, w):
+        """The Frank–Wolfe step towards the current atom: ``(w_next, grad f(w_next))``."""
+        d = self.atom - w
+        if self.rule == "exact":
+            # f is quadratic: its gradient is affine, so grad f(w + gamma d) is a mix of two
+            grad_s = self.obj.grad_phi(self.atom)
+            curvature = float(np.vdot(grad_s - self.grad, d))
+            slope = -float(np.vdot(self.grad, d))  # the gap, >= 0
+            self.gamma = 1.0 if curvature <= 0 else min(1.0, max(0.0, slope / curvature))
+            grad = (1.0 - self.gamma) * self.grad + self.gamma * grad_s
+        else:
+            self.gamma = 2.0 / (it + 1.0)  # 2 / (t + 2) with t = it - 1 counted from 0
+            grad = None
+        self.atoms.toward(self.group, self.atom, self.gamma)
+        w_next = w + self.gamma * d
+        return w_next, (self.obj.grad_phi(w_next) if grad is None else grad)
+
+    def advance(self, it, w, support):
+        w_next, grad = self.forward(it, w)
+        self.atoms.drop_zeros()
+        self.f = self.obj.f(w_next)
+        self._look(w_next, grad)
+        return w_next, w_next != 0
+
+    def value(self, it, w, support) -> float:
+        return self.f
+
+    def describe(self) -> str:
+        return f"tau={self.atoms.tau:g}, step rule {self.rule}"
+
+    def step_size(self) -> float | None:
+        return self.gamma
+
+    def details(self) -> dict:
+        return {
+            "gaps": np.asarray(self.gaps),
+            "gap": self.gaps[-1],
+            "atom_bounds": np.asarray(self.bounds),
+            "atoms": dict(self.atoms.latent),
+        }
+
+
+def _checked(loss, groups, tau, step_rule, max_iter, tol, callback, time_limit):
+    """The checks both solvers share; returns ``(w0 = 0, atoms, step_rule, ...)``."""
+    check_methods(loss, "loss", ("value", "gradient"))
+    if not isinstance(groups, OverlappingGroups):
+        raise ValueError(
+            f"groups must be an OverlappingGroups (build it once), got {type(groups).__name__}"
+        )
+    tau = check_positive_float(tau, "tau")
+    if step_rule is None:
+        step_rule = "exact" if isinstance(loss, LeastSquares) else "open_loop"
+    step_rule = check_choice(step_rule, "step_rule", STEP_RULES)
+    if step_rule == "exact" and not isinstance(loss, LeastSquares):
+        raise ValueError(
+            "step_rule='exact' needs a quadratic loss (LeastSquares), "
+            f"got {type(loss).__name__}; use 'open_loop'"
+        )
+    max_iter = check_int(max_iter, "max_iter", minimum=0)
+    tol = check_nonneg_float(tol, "tol")
+    callback = check_callback(callback)
+    time_limit = check_time_limit(time_limit)
+    w = initial_point(loss, None)
+    if w.size != groups.n_features:
+        raise ValueError(
+            f"groups act on {groups.n_features} features, the loss has {w.size} "
+            f"(feature_shape {w.shape})"
+        )
+    return w, _Atoms(groups, tau), step_rule, max_iter, tol, callback, time_limit
+
+
+def frank_wolfe(
+    loss,
+    groups,
+    *,
+    tau: float,
+    step_rule: str | None = None,
+    max_iter: int = 1000,
+    tol: float = 1e-6,
+    callback=None,
+    time_limit: float | None = None,
+) -> SolverResult:
+    """Frank–Wolfe (conditional gradient) on ``min f(w) s.t. ||w||_G <= tau``.
+
+    From ``w_0 = 0``, each iteration computes::
+
+        g*      = argmax_g ||grad_{G_g} f(w_t)||                 (the linear minimisation oracle)
+        s_t     = -tau grad_{G_g*} f(w_t) / ||grad_{G_g*} f(w_t)||   (an atom, supported on G_g*)
+        w_{t+1} = w_t + gamma_t (s_t - w_t)
+
+    with ``gamma_t`` the exact line search ``argmin_{[0, 1]} f(w_t + gamma (s_t - w_t))``
+    (closed form for least squares) or the open-loop ``2 / (t + 2)``.
+
+    Parameters
+    ----------
+    loss : Loss
+        ``value(w)`` and ``gradient(w)``, ``w`` of ``p = groups.n_features`` coefficients.
+    groups : OverlappingGroups
+        The groups ``G_g``; every one is an atom's support.
+    tau : float
+        Radius ``> 0`` of the group-norm ball.
+    step_rule : {"exact", "open_loop"}, optional
+        Default ``"exact"`` for :class:`~projections.solvers.LeastSquares` (the only loss it
+        accepts: the closed form needs a quadratic ``f``), ``"open_loop"`` otherwise.
+    max_iter : int, default 1000
+        Iterations at most (``>= 0``).
+    tol : float, default 1e-6
+        Converged when the Frank–Wolfe gap ``<grad f(w_t), w_t - s_t> <= tol``; the gap bounds
+        ``f(w_t) - min f`` over the ball (Jaggi, ICML 2013).
+    callback : callable, optional
+        ``callback(iteration, w, value)`` after each iteration; True stops the run.
+    time_limit : float, optional
+        Stop (not converged) after this many seconds.
+
+    Returns
+    -------
+    SolverResult
+        ``solution`` is the last iterate, ``history`` ``f(w_0), f(w_1), ...``. ``details``
+        adds ``gaps`` (ndarray, the gap at each iterate of ``history_iterations``), ``gap``
+        (the last), ``atom_bounds`` (``sum_g ||v_g||`` of each iterate's decomposition, each
+        ``<= tau``) and ``atoms`` (``{group: v_g}``, the solution's decomposition, ``v_g`` on
+        ``groups.members[g]``).
+
+    Raises
+    ------
+    ValueError
+        A bad ``tau``, ``step_rule``, ``max_iter``, ``tol`` or ``time_limit``, ``groups`` that
+        is not an :class:`~projections.groups.OverlappingGroups` or does not match the loss.
+    TypeError
+        ``loss`` lacks ``value`` or ``gradient``, or ``callback`` is not callable.
+
+    Notes
+    -----
+    ``f(w_t) - f* <= 2 L D^2 / (t + 2)`` with ``D = 2 tau`` the ball's diameter (Jaggi 2013);
+    line search keeps ``f(w_t)`` non-increasing. Each iteration costs one gradient (at the
+    atom ``s_t``, from which the affine gradient of least squares at ``w_{t+1}`` follows), one
+    loss value and ``O(sum_g |G_g|)`` for the oracle.
+    """
+    w, atoms, rule, max_iter, tol, callback, time_limit = _checked(
+        loss, groups, tau, step_rule, max_iter, tol, callback, time_limit
+    )
+    deadline = Deadline(time_limit)
+    obj = Objective(loss, maximize=False, shape=w.shape)
+    steps = _FrankWolfeSteps(obj, atoms, w, rule, tol)
+    return run(steps, w, max_iter=max_iter, callback=callback, deadline=deadline)
+
+
+class _CoGEnTSteps(_FrankWolfeSteps):
+    """CoGEnT: the Frank–Wolfe step, then the enhancement, then at most one backward step."""
+
+    name = "cogent"
+
+    def __init__(self, obj, atoms, w, rule, tol, *, step, enhance_steps, eta) -> None:
+        super().__init__(obj, atoms, w, rule, tol)
+        self.base_step, self.enhance_steps, self.eta = step, enhance_steps, eta
+        self.backward: list[tuple[int, float, float]] = []
+        self.removed = 0
+
+    def enhance(self, w, grad):
+        """``enhance_steps`` projected-gradient steps on the selected groups' latent vectors
+        for ``min f(sum_g v_g) s.t. sum_g ||v_g|| <= tau``: ``(w, grad f(w))``."""
+        chosen = list(self.atoms.latent)
+        members = [self.atoms.groups.members[g] for g in chosen]
+        # sum_g v_g has operator norm^2 = the most groups sharing a coordinate
+        share = np.asarray(self.atoms.groups.incidence[chosen].sum(axis=0)).max()
+        step = self.base_step / share
+        for _ in range(self.enhance_steps):
+            flat = grad.reshape(-1)
+            moved = [
+                self.atoms.latent[g] - step * flat[m] for g, m in zip(chosen, members, strict=True)
+            ]
+            norms = np.array([np.linalg.norm(v) for v in moved])
+            scaled = project_group_norms(norms, self.atoms.tau)
+            for g, v, r, n in zip(chosen, moved, scaled, norms, strict=True):
+                self.atoms.latent[g] = v * (r / n) if n > 0 else v
+            w = self.atoms.compose(w.shape)
+            grad = self.obj.grad_phi(w)
+        return w, grad
+
+    def removed_values(self, w) -> np.ndarray:
+        """``f(w - v_g)`` for every selected group ``g``: the loss's
+        ``values_after_removing`` when it has one (least squares), else one value each."""
+        members = self.atoms.groups.members
+        parts = [(members[g], v) for g, v in self.atoms.latent.items()]
+        fast = getattr(self.obj.loss, "values_after_removing", None)
+        if callable(fast):
+            values = np.asarray(fast(readonly(w), parts), dtype=np.float64)
+            if not np.all(np.isfinite(values)):
+                raise Breakdown("the loss value is not finite")
+            return values
+        values = []
+        for index, v in parts:
+            trial = w.reshape(-1).copy()
+            trial[index] -= v
+            values.append(self.obj.f(trial.reshape(w.shape)))
+        return np.array(values)
+
+    def backward_step(self, it: int, w, f_w: float, allowed: float):
+        """Drop the atom whose removal raises ``f`` least if that rise is ``<= allowed``:
+        ``(w, f(w), removed)``."""
+        if len(self.atoms.latent) < 2:
+            return w, f_w, False
+        rises = dict(zip(self.atoms.latent, self.removed_values(w) - f_w, strict=True))
+        g = min(rises, key=rises.get)
+        self.backward.append((it, rises[g], allowed))
+        if rises[g] > allowed:
+            return w, f_w, False
+        del self.atoms.latent[g]
+        self.removed += 1
+        return self.atoms.compose(w.shape), f_w + rises[g], True
+
+    def advance(self, it, w, support):
+        f_before = self.f
+        w_next, grad = self.forward(it, w)
+        self.atoms.drop_zeros()
+        if self.enhance_steps:
+            w_next, grad = self.enhance(w_next, grad)
+            self.atoms.drop_zeros()
+        f_next = self.obj.f(w_next)
+        allowed = self.eta * max(f_before - f_next, 0.0)
+        w_next, self.f, removed = self.backward_step(it, w_next, f_next, allowed)
+        if removed:
+            self.f = self.obj.f(w_next)
+            grad = self.obj.grad_phi(w_next)
+        self._look(w_next, grad)
+        return w_next, w_next != 0
+
+    def describe(self) -> str:
+        return f"{super().describe()}, {self.enhance_steps} enhancement steps, eta={self.eta:g}"
+
+    def details(self) -> dict:
+        return {**super().details(), "backward": list(self.backward), "removed": self.removed}
+
+
+def cogent(
+    loss,
+    groups,
+    *,
+    tau: float,
+    eta: float = 0.5,
+    enhance_steps: int = 10,
+    step=None,
+    step_rule: str | None = None,
+    max_iter: int = 500,
+    tol: float = 1e-6,
+    callback=None,
+    time_limit: float | None = None,
+) -> SolverResult:
+    """CoGEnT (Rao, Shah & Wright, IEEE TSP 2015) on ``min f(w) s.t. ||w||_G <= tau``.
+
+    From ``w_0 = 0`` with no atoms, each iteration runs three steps::
+
+        forward:  the Frank-Wolfe step of :func:`frank_wolfe`; its atom's group joins the set
+        enhance:  enhance_steps projected-gradient steps on the latent vectors of the selected
+                  groups:  min f(sum_g v_g)  s.t.  sum_g ||v_g|| <= tau
+        backward: g_b = argmin_g f(w - v_g) over the selected groups; drop it when
+                  f(w - v_g_b) - f(w) <= eta * (f(w_t) - f(w))
+
+    where ``f(w_t) - f(w)`` is the decrease the forward and enhancement steps just made.
+
+    Parameters
+    ----------
+    loss : Loss
+        ``value(w)`` and ``gradient(w)``; ``lipschitz()`` too unless ``step`` is given.
+    groups : OverlappingGroups
+    tau : float
+        Radius ``> 0`` of the group-norm ball.
+    eta : float, default 0.5
+        Backward threshold in ``[0, 1)``: an atom is dropped only when that raises ``f`` by at
+        most ``eta`` times the iteration's decrease, so each iteration still decreases ``f`` by
+        at least ``(1 - eta)`` of it. 0 drops only atoms whose removal costs nothing.
+    enhance_steps : int, default 10
+        Projected-gradient steps of the enhancement (``>= 0``; 0 skips it).
+    step : float, optional
+        ``1 / L`` for the enhancement, divided there by the most selected groups sharing a
+        coordinate (the squared norm of ``(v_g) -> sum_g v_g``); default ``1 /
+        loss.lipschitz()``, so every enhancement step decreases ``f``.
+    step_rule : {"exact", "open_loop"}, optional
+        The forward step's rule, as in :func:`frank_wolfe`.
+    max_iter : int, default 500
+    tol : float, default 1e-6
+        Converged when the Frank–Wolfe gap at the iterate is ``<= tol``.
+    callback : callable, optional
+        ``callback(iteration, w, value)`` after each iteration; True stops the run.
+    time_limit : float, optional
+        Stop (not converged) after this many seconds.
+
+    Returns
+    -------
+    SolverResult
+        As :func:`frank_wolfe`'s; ``details`` adds ``backward`` (``(iteration, rise, allowed)``
+        of every backward test, the removal made when ``rise <= allowed``) and ``removed``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`frank_wolfe`, and a bad ``eta``, ``enhance_steps`` or ``step`` (or no
+        ``step`` for a loss without ``lipschitz()``).
+    TypeError
+        ``loss`` lacks ``value`` or ``gradient``, or ``callback`` is not callable.
+
+    Notes
+    -----
+    Where the paper leaves freedom, this implementation chooses:
+
+    * atoms of one group are merged into its latent vector ``v_g`` (see the module), so the
+      enhancement re-optimises whole group components, not only their weights, over the
+      ``tau``-ball restricted to the selected groups; it is projected gradient (the projection
+      is :func:`project_group_norms` on the group norms) with ``enhance_steps`` steps, not an
+      exact solve;
+    * the backward step evaluates ``f(w - v_g)`` for every selected group (the loss's
+      ``values_after_removing(w, [(index, v_g), ...])`` when it has one, as
+      :class:`~projections.solvers.LeastSquares` does, else one loss value each) and removes at
+      most one atom per iteration, without re-optimising afterwards;
+    * the "forward decrease" the backward threshold compares with includes the enhancement's.
+
+    The Frank–Wolfe gap certifies ``f(w_t) - min f <= gap`` whatever the atoms, so the
+    stopping test is :func:`frank_wolfe`'s; convergence at Frank–Wolfe's ``O(1/t)`` rate at
+    least follows from the forward step's decrease (Rao, Shah & Wright, Theorem 2).
+    """
+    w, atoms, rule, max_iter, tol, callback, time_limit = _checked(
+        loss, groups, tau, step_rule, max_iter, tol, callback, time_limit
+    )
+    eta = check_nonneg_float(eta, "eta")
+    if eta >= 1.0:
+        raise ValueError(f"eta must be in [0, 1), got {eta!r}")
+    enhance_steps = check_int(enhance_steps, "enhance_steps", minimum=0)
+    step = check_step(step)
+    deadline = Deadline(time_limit)
+    if step is None and enhance_steps:
+        step = lipschitz_step(loss)
+        if step is None:
+            raise ValueError(f"step is required: {type(loss).__name__} has no lipschitz()")
+    obj = Objective(loss, maximize=False, shape=w.shape)
+    steps = _CoGEnTSteps(obj, atoms, w, rule, tol, step=step, enhance_steps=enhance_steps, eta=eta)
+    return run(steps, w, max_iter=max_iter, callback=callback, deadline=deadline)
