@@ -32,6 +32,7 @@ def test_a_tiny_run_reports_every_method_with_its_figure(tmp_path, capsys):
     assert "| 150 | " in text
     assert (tmp_path / "sog.png").stat().st_size > 0
     assert "![relative error against time](sog.png)" in text
+    assert "## What differs from the paper" in text
 
 
 def test_the_error_trace_starts_at_one_and_has_a_point_per_iteration():
