@@ -46,9 +46,10 @@ rows: the report's paper table computes it beside theirs).
 Run::
 
     export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
-    nice -n 10 python benchmarks/grn.py --networks 10 --out docs/benchmarks/grn.md
+    nice -n 10 python benchmarks/grn.py --networks 20 --out docs/benchmarks/grn.md
 
-(one BLAS thread: on 2 shared cores numpy's default threads made the run 6 times slower).
+(one BLAS thread: on 2 shared cores numpy's default threads made the run 6 times slower; 20
+networks took 30 minutes on 2026-12-07, 90 s a network, most of it in the two stability rows).
 """
 
 from __future__ import annotations
