@@ -24,6 +24,7 @@ entries outside the support rank below, by the magnitude of the final gradient, 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -213,36 +214,58 @@ def tvcs_stability_network(
     total,
     solver: str = "gradmp",
     n_runs: int = 25,
+    levels=(1.0,),
     seed=0,
 ) -> Inferred:
     """The capped DBN regression with stability selection (Meinshausen & Buhlmann 2010).
 
     ``n_runs`` times the time steps are split at random into two halves, and the regression
-    of :func:`tvcs_network` is solved on each half. An edge's score is the fraction of the
-    ``2 n_runs`` halves whose support holds it, ties broken by the full data's
-    :func:`tvcs_network` score (scaled to ``[0, 1e-6]``, which never reorders two different
-    fractions); the predicted network is the exact TVCS projection of the scores, the most
-    stable edges within the caps. TIGRESS ranks by the same principle with LASSO.
+    of :func:`tvcs_network` is solved on each half at every level of the cap ladder
+    ``levels``: at level ``c`` every cap (regulators per target, targets per regulator, total)
+    is ``c`` times the given one, rounded up. An edge's score is the fraction of the
+    ``2 n_runs len(levels)`` solves (halves times levels) whose support holds it, ties broken
+    by the full data's :func:`tvcs_network` score (scaled to ``[0, 1e-6]``, which never
+    reorders two different fractions); the predicted network is the exact TVCS projection of
+    the scores at the given caps (level 1), the most stable edges within the caps.
+
+    With the one level ``(1.0,)`` (the default) the score is the share of halves selecting
+    the edge, plain stability selection; a ladder of levels integrates it over the model's
+    size, TIGRESS's *area* principle (Haury et al. 2012: the fraction of LARS runs in which an
+    edge is among the first ``k`` selected, averaged over ``k = 1..5``) with the caps in place
+    of LARS's steps. At one level most candidate edges are never selected and tie at 0,
+    ordered only by the tie-break; supports at larger caps reach the next candidates,
+    and an edge already selected at small caps (an early entrant) is counted at every larger
+    level too, so it outranks one that enters late. With ``max_regulators = 3`` the ladder
+    ``(1/3, 2/3, 1, 4/3, 5/3)`` gives each target 1 to 5 regulators, as TIGRESS's 5 LARS
+    steps do, with the other caps in proportion. Unlike LARS's, the supports along the ladder
+    need not be nested.
 
     Parameters
     ----------
     series : ndarray, shape (n_series, n_times, n_genes)
         At least 4 time steps in all.
     max_regulators, max_targets, total : int
+        The caps of the prediction (level 1).
     solver : {"iht", "gradmp"}
     n_runs : int >= 1
+    levels : sequence of float > 0, shape (n_levels,)
+        The cap ladder, factors of the caps.
     seed : seed or numpy Generator
-        Of the splits.
+        Of the splits (the same splits at every level).
 
     Returns
     -------
     Inferred
-        ``loss`` is the full data's least-squares refit on the predicted edges.
+        ``edges`` and ``scores`` of shape ``(n_genes, n_genes)``; ``loss`` is the full data's
+        least-squares refit on the predicted edges.
     """
     series = _check_series(series)
     n = series.shape[2]
     structure = _caps(n, max_regulators, max_targets, total)
-    projection = _projection(structure, solver, "tvcs")
+    projections = [
+        _projection(_scaled_caps(n, max_regulators, max_targets, total, c), solver, "tvcs")
+        for c in _check_levels(levels)
+    ]
     n_runs = _check_cap(n_runs, "n_runs")
     X, Y = _lagged(series)
     if X.shape[0] < 4:
@@ -252,17 +275,37 @@ def tvcs_stability_network(
     for _ in range(n_runs):
         order = rng.permutation(X.shape[0])
         for half in np.array_split(order, 2):
-            counts += _fit(_dbn_loss_of(X[half], Y[half]), projection, solver)[1]
+            loss = _dbn_loss_of(X[half], Y[half])
+            for projection in projections:
+                counts += _fit(loss, projection, solver)[1]
     full = tvcs_network(
         series, max_regulators=max_regulators, max_targets=max_targets, total=total, solver=solver
     )
     rows, cols = _off_diagonal(n)
     tie_break = full.scores[rows, cols] / max(float(full.scores.max()), 1e-300)  # in [0, 1]
-    scores = counts / (2 * n_runs) + 1e-6 * tie_break
+    scores = counts / (2 * n_runs * len(projections)) + 1e-6 * tie_break
     edges = np.asarray(project(scores, structure).support).reshape(-1)
     loss = dbn_loss(series)
     refit = loss.value(loss.minimize_on_support(np.zeros(edges.size), edges))
     return Inferred(_to_matrix(edges, n), _to_matrix(scores, n), refit)
+
+
+def _check_levels(levels) -> list[float]:
+    """The cap ladder as floats, after checking it is a non-empty list of finite factors > 0."""
+    out = np.asarray(levels, dtype=np.float64).reshape(-1)
+    if out.size == 0 or not np.all(np.isfinite(out)) or np.any(out <= 0):
+        raise ValueError(f"levels must be non-empty finite factors > 0, got {levels!r}")
+    return out.tolist()
+
+
+def _scaled_caps(n: int, max_regulators, max_targets, total, factor: float) -> TVCSStructure:
+    """:func:`_caps` with every cap times ``factor``, rounded up (``1e-9`` absorbs the rounding
+    of factors such as ``1/3``, so that ``factor = 1`` gives the caps themselves)."""
+
+    def scale(cap) -> int:
+        return max(1, math.ceil(factor * int(cap) - 1e-9))
+
+    return _caps(n, scale(max_regulators), scale(max_targets), scale(total))
 
 
 def true_support_loss(series, edges) -> float:

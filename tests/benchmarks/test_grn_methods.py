@@ -168,3 +168,92 @@ def test_without_binding_caps_stability_selection_predicts_its_most_stable_edges
         data.series, max_regulators=11, max_targets=11, total=9, n_runs=4, seed=0
     )
     np.testing.assert_array_equal(r.edges, top_scores(r.scores, 9))
+
+
+# --- The stability score integrated over a ladder of caps (TIGRESS's area principle) ---------
+
+
+@pytest.fixture(scope="module")
+def noisy():
+    return simulate_grn(12, n_series=3, n_times=11, noise=0.1, rng=2)
+
+
+AREA_CAPS = {"max_regulators": 2, "max_targets": 3, "total": 9, "n_runs": 2, "seed": 1}
+LADDER = (0.5, 1.0, 1.5)
+
+
+@pytest.fixture(scope="module")
+def one_level(noisy):
+    return tvcs_stability_network(noisy.series, levels=(1.0,), **AREA_CAPS)
+
+
+@pytest.fixture(scope="module")
+def area(noisy):
+    return tvcs_stability_network(noisy.series, levels=LADDER, **AREA_CAPS)
+
+
+def _halves_share(series, *, max_regulators, max_targets, total, n_runs, seed):
+    """The share of halves selecting each edge, recomputed with :func:`tvcs_network`: each
+    half of the time steps becomes a set of two-point series, its transitions."""
+    n = series.shape[2]
+    X, Y = series[:, :-1].reshape(-1, n), series[:, 1:].reshape(-1, n)
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((n, n))
+    for _ in range(n_runs):
+        for half in np.array_split(rng.permutation(X.shape[0]), 2):
+            counts += tvcs_network(
+                np.stack([X[half], Y[half]], axis=1),
+                max_regulators=max_regulators,
+                max_targets=max_targets,
+                total=total,
+                solver="gradmp",
+            ).edges
+    return counts / (2 * n_runs)
+
+
+def test_a_ladder_of_one_level_at_the_caps_scores_the_share_of_halves_selecting_an_edge(
+    noisy, one_level
+):
+    expected = _halves_share(noisy.series, **AREA_CAPS)
+    off = ~np.eye(12, dtype=bool)
+    np.testing.assert_allclose(one_level.scores[off], expected[off], rtol=0, atol=1.01e-6)
+
+
+def test_the_area_score_is_the_mean_of_the_single_level_scores_over_the_ladder(
+    noisy, one_level, area
+):
+    low, high = (tvcs_stability_network(noisy.series, levels=(c,), **AREA_CAPS) for c in (0.5, 1.5))
+    mean = (low.scores + one_level.scores + high.scores) / 3
+    np.testing.assert_allclose(area.scores, mean, rtol=0, atol=1e-12)
+    assert not np.allclose(area.scores, one_level.scores, atol=1e-5)
+
+
+def test_area_scores_lie_in_zero_to_one_up_to_the_tie_break(area):
+    assert area.scores.min() >= 0.0
+    assert area.scores.max() <= 1.0 + 1e-6
+    assert area.scores.max() > 0.5
+
+
+def test_the_ladder_gives_nonzero_scores_to_more_edges_than_one_level(one_level, area):
+    selected_once, selected_on_ladder = (int((r.scores > 1e-5).sum()) for r in (one_level, area))
+    assert selected_on_ladder > selected_once
+
+
+def test_area_predictions_respect_the_caps_of_level_one(area):
+    assert area.edges.sum() == 9
+    assert area.edges.sum(axis=1).max() <= 2
+    assert area.edges.sum(axis=0).max() <= 3
+    assert not np.any(np.diag(area.edges))
+
+
+def test_without_binding_caps_the_area_prediction_is_its_best_scored_edges(noisy):
+    r = tvcs_stability_network(
+        noisy.series, max_regulators=11, max_targets=11, total=9, n_runs=1, levels=(1.0, 1.5)
+    )
+    np.testing.assert_array_equal(r.edges, top_scores(r.scores, 9))
+
+
+@pytest.mark.parametrize("levels", [(), (0.0, 1.0), (1.0, np.nan), (-1.0,)])
+def test_bad_cap_ladders_are_refused_naming_them(noisy, levels):
+    with pytest.raises(ValueError, match="levels"):
+        tvcs_stability_network(noisy.series, levels=levels, **AREA_CAPS)

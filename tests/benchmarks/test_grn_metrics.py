@@ -51,6 +51,27 @@ def test_edge_metrics_ignore_the_diagonal():
     assert m["AUC"] == 0.5
 
 
+def test_the_binary_auc_is_the_mean_of_sensitivity_and_specificity():
+    rng = np.random.default_rng(1)
+    truth = rng.random((15, 15)) < 0.2
+    predicted = rng.random((15, 15)) < 0.3
+    scores = rng.random((15, 15))  # unrelated to the prediction: the binary AUC ignores them
+    off = ~np.eye(15, dtype=bool)
+    tp, fp, tn, fn = confusion(truth[off], predicted[off])
+    m = edge_metrics(truth, predicted, scores)
+    assert m["AUC (binary)"] == pytest.approx((tp / (tp + fn) + tn / (tn + fp)) / 2, abs=1e-12)
+    assert m["AUC (binary)"] != pytest.approx(m["AUC"], abs=1e-3)
+
+
+def test_the_binary_auc_of_a_hand_counted_prediction():
+    # off-diagonal: 2 edges (1 predicted), 4 non-edges (1 predicted): (1/2 + 3/4) / 2
+    truth = np.array([[False, True, True], [False, False, False], [False, False, False]])
+    predicted = np.array([[False, True, False], [True, False, False], [False, False, False]])
+    m = edge_metrics(truth, predicted, np.zeros((3, 3)))
+    assert m["AUC (binary)"] == pytest.approx(0.625)
+    assert m["AUC"] == 0.5
+
+
 @pytest.mark.parametrize(
     ("call", "name"),
     [
