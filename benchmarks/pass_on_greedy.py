@@ -107,5 +107,6 @@ def main(argv: list[str]) -> None:
         args.out,
     )
 
+
 if __name__ == "__main__":
     main(sys.argv[1:])
