@@ -7,12 +7,14 @@ import functools
 import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
+from sum_of_squares import SumOfSquares
 
 from projections.groups import OverlappingGroups
 from projections.solvers import LeastSquares, Logistic, cogent, frank_wolfe
 from projections.solvers.conditional_gradient import project_group_norms
 
 GROUPS = OverlappingGroups.contiguous(8, 6, 2)  # p = 34, neighbours share 2 coordinates
+MINIMAL_LOSS = SumOfSquares(GROUPS.n_features)  # no lipschitz(), no refit
 SOLVERS = {"frank_wolfe": frank_wolfe, "cogent": cogent}
 
 
@@ -182,16 +184,6 @@ def test_a_time_limit_and_a_callback_stop_the_run_like_the_other_solvers():
     assert frank_wolfe(loss, GROUPS, tau=0.5, tol=0.0, time_limit=1e-9).status == "time_limit"
 
 
-class _ValueAndGradientOnly:
-    feature_shape = (GROUPS.n_features,)
-
-    def value(self, w):
-        return float(w @ w)
-
-    def gradient(self, w):
-        return 2 * w
-
-
 @pytest.mark.parametrize(
     ("call", "error", "name"),
     [
@@ -210,7 +202,7 @@ class _ValueAndGradientOnly:
             "step_rule",
         ),
         (
-            lambda loss: frank_wolfe(_ValueAndGradientOnly(), GROUPS, tau=1, step_rule="exact"),
+            lambda loss: frank_wolfe(MINIMAL_LOSS, GROUPS, tau=1, step_rule="exact"),
             ValueError,
             "step_rule='exact' needs a quadratic loss",
         ),
@@ -218,7 +210,7 @@ class _ValueAndGradientOnly:
         (lambda loss: cogent(loss, GROUPS, tau=1.0, eta=-0.1), ValueError, "eta"),
         (lambda loss: cogent(loss, GROUPS, tau=1.0, enhance_steps=-1), ValueError, "enhance_steps"),
         (lambda loss: cogent(loss, GROUPS, tau=1.0, step=0), ValueError, "step"),
-        (lambda loss: cogent(_ValueAndGradientOnly(), GROUPS, tau=1.0), ValueError, "step is req"),
+        (lambda loss: cogent(MINIMAL_LOSS, GROUPS, tau=1.0), ValueError, "step is req"),
         (lambda loss: frank_wolfe(loss, GROUPS, tau=1.0, max_iter=-1), ValueError, "max_iter"),
         (lambda loss: frank_wolfe(loss, GROUPS, tau=1.0, tol=-1), ValueError, "tol"),
         (lambda loss: frank_wolfe(object(), GROUPS, tau=1.0), TypeError, "value, gradient"),

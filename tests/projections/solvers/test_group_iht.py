@@ -7,12 +7,14 @@ import itertools
 import numpy as np
 import pytest
 from scipy.signal import lfilter
+from sum_of_squares import SumOfSquares
 
 from projections.groups import OverlappingGroups
 from projections.solvers import LeastSquares
 from projections.solvers.group_iht import group_iht, group_projection
 
 GROUPS = OverlappingGroups.contiguous(20, 10, 3)  # p = 143
+MINIMAL_LOSS = SumOfSquares(GROUPS.n_features)  # no lipschitz(), no refit
 ACTIVE = (4, 5, 13)  # two neighbours sharing 3 coordinates, and one more
 
 
@@ -193,19 +195,9 @@ def test_every_adaptive_step_passes_the_quadratic_upper_bound_test(fully_correct
 
 
 def test_a_loss_without_lipschitz_gets_the_adaptive_step_from_its_curvature():
-    result = group_iht(_ValueAndGradientOnly(), group_projection(GROUPS, k=2), w0=W0)
+    result = group_iht(MINIMAL_LOSS, group_projection(GROUPS, k=2), w0=W0)
     assert result.details["step_rule"] == "adaptive"
     assert result.objective < 1e-10  # the minimiser, 0, is 2-group sparse
-
-
-class _ValueAndGradientOnly:
-    feature_shape = (GROUPS.n_features,)
-
-    def value(self, w):
-        return float(w @ w)
-
-    def gradient(self, w):
-        return 2 * w
 
 
 W0 = np.where(GROUPS.union([0, 7]), 1.0, 0.0)  # a 2-group sparse start
@@ -241,7 +233,7 @@ W0 = np.where(GROUPS.union([0, 7]), 1.0, 0.0)  # a 2-group sparse start
         (lambda loss: group_projection([[0, 1]], k=1), ValueError, "groups must"),
         (
             lambda loss: group_iht(
-                _ValueAndGradientOnly(), group_projection(GROUPS, k=1), fully_corrective=True
+                MINIMAL_LOSS, group_projection(GROUPS, k=1), fully_corrective=True
             ),
             TypeError,
             "minimize_on_support",
