@@ -337,6 +337,34 @@ def backtracking_step(
     raise Breakdown(f"backtracking found no acceptable step after {MAX_HALVINGS} halvings")
 
 
+class StepRule:
+    """The step of a projected-gradient iteration: a constant, or the adaptive rule.
+
+    ``step`` given: every iteration takes ``P(w - step g)``. ``step=None``: the adaptive rule
+    (:func:`backtracking_step`): each iteration tries twice the step it accepted last (the first
+    from ``floor``, else half of ``1 / L_local`` from a gradient difference) and halves it until
+    the quadratic upper-bound test holds, never below ``floor`` (``1 / L``, or None). Used by
+    :func:`~projections.solvers.iht` and :func:`~projections.solvers.group_iht`.
+    """
+
+    def __init__(self, step: float | None, floor: float | None) -> None:
+        self.rule = "constant" if step is not None else "adaptive"
+        self.floor = None if step is not None else floor  # 1 / L: always accepted
+        self.step = step if step is not None else floor
+
+    def take(self, obj: Objective, proj: Projector, w, phi_w: float, g):
+        """``(x, support, f(x))`` for ``x = P(w - step g)``; ``phi_w`` is ``phi(w)``."""
+        if self.rule == "constant":
+            x, sup = proj(w - self.step * g)
+            return x, sup, obj.f(x)
+        if self.step is None:
+            self.step = 0.5 * initial_backtracking_step(obj, w, g)
+        x, sup, f_x, self.step = backtracking_step(
+            obj, proj, w, phi_w, g, 2.0 * self.step, self.floor
+        )
+        return x, sup, f_x
+
+
 def small_change(w_new: np.ndarray, w_old: np.ndarray, tol: float) -> bool:
     """``||w_new - w_old|| <= tol * max(||w_new||, ||w_old||)`` (true when both are zero)."""
     diff = float(np.linalg.norm(w_new - w_old))

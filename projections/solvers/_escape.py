@@ -80,3 +80,35 @@ def escape_fixed_point(
             logger.debug("iht: escaped a fixed point with step %.3g", step * 2.0**k)
             return x, sup, f_x
     return None
+
+
+class FixedPointEscape:
+    """The escape's state along a run: escapes taken, and whether the last attempt from the
+    current iterate found nothing (then it is not retried until the iterate moves).
+
+    Parameters
+    ----------
+    doublings : int >= 0
+        Steps ``step * 2^k``, ``k = 1 .. doublings``, are tried; 0 never escapes.
+    debias_loss : Loss or None
+        Passed to :func:`escape_fixed_point`: candidates are refit on their support.
+    """
+
+    def __init__(self, doublings: int, debias_loss=None) -> None:
+        self.doublings, self.debias_loss = doublings, debias_loss
+        self.count, self.failed = 0, False
+
+    def attempt(self, obj: Objective, proj: Projector, w, phi_w: float, g, step: float):
+        """:func:`escape_fixed_point` from ``w``, unless off or already failed from it.
+
+        Returns ``(x, support, f(x))`` or None."""
+        if not self.doublings or self.failed:
+            return None
+        found = escape_fixed_point(obj, proj, self.debias_loss, w, phi_w, g, step, self.doublings)
+        self.count += found is not None
+        self.failed = found is None
+        return found
+
+    def moved(self, x, w) -> None:
+        """Record the iteration's result ``x`` from ``w``: a move allows a new attempt."""
+        self.failed = self.failed and np.array_equal(x, w)

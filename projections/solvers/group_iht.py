@@ -11,8 +11,6 @@ curvature (the paper's ``1 / L`` with ``L`` the *restricted* smoothness, estimat
 
 from __future__ import annotations
 
-import numpy as np
-
 from projections.groups import (
     OverlappingGroups,
     project_overlapping_groups,
@@ -22,7 +20,7 @@ from projections.solvers._common import (
     Deadline,
     Objective,
     Projector,
-    backtracking_step,
+    StepRule,
     check_bool,
     check_callback,
     check_int,
@@ -30,12 +28,11 @@ from projections.solvers._common import (
     check_nonneg_float,
     check_step,
     check_time_limit,
-    initial_backtracking_step,
     initial_point,
     lipschitz_step,
     small_change,
 )
-from projections.solvers._escape import ESCAPE_DOUBLINGS, escape_fixed_point
+from projections.solvers._escape import ESCAPE_DOUBLINGS, FixedPointEscape
 from projections.solvers._loop import Steps, run
 from projections.solvers.result import SolverResult
 
@@ -203,12 +200,8 @@ class _GroupIHTSteps(Steps):
         self, obj: Objective, proj: Projector, w, step, refit, tol, *, floor, escape, loss
     ) -> None:
         self.obj, self.proj, self.refit, self.tol = obj, proj, refit, tol
-        self.escape, self.n_escapes = escape, 0
-        self.escape_failed = False  # no escape from this w: do not retry until w moves
-        self.debias_loss = loss if refit is not None else None
-        self.rule = "constant" if step is not None else "adaptive"
-        self.floor = None if step is not None else floor  # 1 / L: always accepted
-        self.step = step if step is not None else floor
+        self.escape = FixedPointEscape(escape, loss if refit is not None else None)
+        self.steps = StepRule(step, floor)
         self.convergence = f"relative change <= tol={tol:g}"
         self.counters = proj.counters
         self.f = obj.f(w)
@@ -218,34 +211,24 @@ class _GroupIHTSteps(Steps):
 
     def advance(self, it, w, support):
         g = self.obj.grad_phi(w)
-        w_new, support_new = self._step(w, g)
-        f_new = self.obj.f(w_new)
+        w_new, support_new, f_new = self._step(w, g)
         small = small_change(w_new, w, self.tol)
-        if small and self.escape and not self.escape_failed:
-            found = escape_fixed_point(
-                self.obj, self.proj, self.debias_loss, w, self.f, g, self.step, self.escape
-            )
-            if found is not None:
-                (w_new, support_new, f_new), small = found, False
-                self.n_escapes += 1
-            self.escape_failed = found is None
-        self.escape_failed = self.escape_failed and np.array_equal(w_new, w)
+        step = self.steps.step
+        found = self.escape.attempt(self.obj, self.proj, w, self.f, g, step) if small else None
+        if found is not None:
+            (w_new, support_new, f_new), small = found, False
+        self.escape.moved(w_new, w)
         self.f, self.converged = f_new, small
         return w_new, support_new
 
     def _step(self, w, g):
-        """``P(w - step g)`` (refit on its support for IHT-FC), the step by the rule."""
-        if self.rule == "constant":
-            w_new, support_new = self.proj(w - self.step * g)
-        else:
-            if self.step is None:
-                self.step = 0.5 * initial_backtracking_step(self.obj, w, g)
-            w_new, support_new, _, self.step = backtracking_step(
-                self.obj, self.proj, w, self.f, g, 2.0 * self.step, self.floor
-            )
+        """``P(w - step g)`` by the step rule (refit on its support for IHT-FC), and ``f`` of
+        it."""
+        w_new, support_new, f_new = self.steps.take(self.obj, self.proj, w, self.f, g)
         if self.refit is not None:
             w_new = self.obj.check_array(self.refit(w_new, support_new), "minimize_on_support")
-        return w_new, support_new
+            f_new = self.obj.f(w_new)
+        return w_new, support_new, f_new
 
     def value(self, it, w, support) -> float:
         return self.f
@@ -254,7 +237,7 @@ class _GroupIHTSteps(Steps):
         return ""
 
     def details(self) -> dict:
-        return {"step_rule": self.rule, "escapes": self.n_escapes}
+        return {"step_rule": self.steps.rule, "escapes": self.escape.count}
 
     def step_size(self) -> float:
-        return self.step
+        return self.steps.step

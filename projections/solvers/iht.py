@@ -20,7 +20,7 @@ from projections.solvers._common import (
     Deadline,
     Objective,
     Projector,
-    backtracking_step,
+    StepRule,
     check_bool,
     check_callback,
     check_choice,
@@ -30,13 +30,12 @@ from projections.solvers._common import (
     check_nonneg_float,
     check_step,
     check_time_limit,
-    initial_backtracking_step,
     initial_point,
     lipschitz_step,
     readonly,
     small_change,
 )
-from projections.solvers._escape import ESCAPE_DOUBLINGS, can_debias, escape_fixed_point
+from projections.solvers._escape import ESCAPE_DOUBLINGS, FixedPointEscape, can_debias
 from projections.solvers._loop import History, Steps, run
 from projections.solvers.result import SolverResult
 
@@ -204,71 +203,44 @@ class _IHTSteps(Steps):
     name = "iht"
 
     def __init__(self, loss, proj: Projector, obj: Objective, w, *, step, tol, escape, maximize):
-        self.loss, self.proj, self.obj, self.tol, self.escape = loss, proj, obj, tol, escape
+        self.loss, self.proj, self.obj, self.tol = loss, proj, obj, tol
         self.counters = proj.counters
         self.convergence = f"relative change <= tol={tol:g}"
-        self.rule = "constant" if step is not None else "adaptive"
-        self.floor = lipschitz_step(loss) if step is None else None  # 1/L: always accepted
-        self.step = step if step is not None else self.floor
+        self.steps = StepRule(step, lipschitz_step(loss) if step is None else None)
         self.f = obj.f(w)
-        self.n_escapes = 0
-        self.escape_failed = False  # no escape from this w: do not retry until w moves
         self.debias = not maximize and callable(getattr(loss, "minimize_on_support", None))
+        self.escape = FixedPointEscape(escape, loss if self.debias else None)
 
     def initial_value(self, w, support) -> float:
         return self.f
 
     def advance(self, it, w, support):
         g = self.obj.grad_phi(w)
-        x, sup, f_new = self._step(w, g)
+        x, sup, f_new = self.steps.take(self.obj, self.proj, w, self.obj.sign * self.f, g)
         small = small_change(x, w, self.tol)
         stalled = small or (
             self.debias and can_debias(self.loss, sup) and np.array_equal(sup, support)
         )
-        if stalled and self.escape and not self.escape_failed:
-            debias_loss = self.loss if self.debias else None
-            found = escape_fixed_point(
-                self.obj,
-                self.proj,
-                debias_loss,
-                w,
-                self.obj.sign * self.f,
-                g,
-                self.step,
-                self.escape,
-            )
-            if found is not None:
-                (x, sup, f_new), small = found, False
-                self.n_escapes += 1
-            self.escape_failed = found is None
-        self.escape_failed = self.escape_failed and np.array_equal(x, w)
+        phi_w, step = self.obj.sign * self.f, self.steps.step
+        found = self.escape.attempt(self.obj, self.proj, w, phi_w, g, step) if stalled else None
+        if found is not None:
+            (x, sup, f_new), small = found, False
+        self.escape.moved(x, w)
         self.f, self.converged = f_new, small
-        logger.debug("iht iteration %d: f=%.6g step=%.3g", it, f_new, self.step)
+        logger.debug("iht iteration %d: f=%.6g step=%.3g", it, f_new, self.steps.step)
         return x, sup
-
-    def _step(self, w, g):
-        """``(P(w - step g), its support, f of it)``, the step found by the adaptive rule if so."""
-        if self.rule == "constant":
-            x, sup = self.proj(w - self.step * g)
-            return x, sup, self.obj.f(x)
-        if self.step is None:
-            self.step = 0.5 * initial_backtracking_step(self.obj, w, g)
-        x, sup, f_x, self.step = backtracking_step(
-            self.obj, self.proj, w, self.obj.sign * self.f, g, 2.0 * self.step, self.floor
-        )
-        return x, sup, f_x
 
     def value(self, it, w, support) -> float:
         return self.f
 
     def describe(self) -> str:
-        return f"step rule: {self.rule}; {self.n_escapes} fixed-point escapes"
+        return f"step rule: {self.steps.rule}; {self.escape.count} fixed-point escapes"
 
     def details(self) -> dict:
-        return {"step_rule": self.rule, "escapes": self.n_escapes}
+        return {"step_rule": self.steps.rule, "escapes": self.escape.count}
 
     def step_size(self) -> float | None:
-        return self.step
+        return self.steps.step
 
 
 def _make_rng(seed) -> np.random.Generator:
