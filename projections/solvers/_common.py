@@ -49,24 +49,18 @@ def check_finite_float(value, name: str) -> float:
     return float(value)
 
 
-def check_positive_float(value, name: str) -> float:
+def check_positive_float(value, name: str, *, alternative: str = "") -> float:
+    """``value`` as a positive finite float; the error names ``name`` (and says
+    ``alternative``, e.g. ``" or None"``, when the caller accepts something else too)."""
     if isinstance(value, bool) or not isinstance(value, Real | np.floating | np.integer):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return value
+        raise ValueError(f"{name} must be a positive number{alternative}, got {value!r}")
+    if not math.isfinite(float(value)) or float(value) <= 0:
+        raise ValueError(f"{name} must be a positive finite number{alternative}, got {value!r}")
+    return float(value)
 
 
 def check_step(step) -> float | None:
-    if step is None:
-        return None
-    if isinstance(step, bool) or not isinstance(step, Real | np.floating | np.integer):
-        raise ValueError(f"step must be a positive number or None, got {step!r}")
-    value = float(step)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"step must be a positive finite number or None, got {step!r}")
-    return value
+    return None if step is None else check_positive_float(step, "step", alternative=" or None")
 
 
 def check_time_limit(value) -> float | None:
