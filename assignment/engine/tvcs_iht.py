@@ -47,7 +47,14 @@ from projections import TVCSStructure
 from projections.solvers import stochastic_iht, tvcs_projection
 from projections.tvcs import project
 
-__all__ = ["DENSE_PAIRS_MAX", "OPTIONS", "STOPPED_BEFORE_STEPS", "check_options", "tvcs_iht"]
+__all__ = [
+    "DENSE_PAIRS_MAX",
+    "FOLLOW_UP_PAIRS",
+    "OPTIONS",
+    "STOPPED_BEFORE_STEPS",
+    "check_options",
+    "tvcs_iht",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -217,6 +224,16 @@ def check_options(**options) -> None:
         _OPTIONS[name].check(value)
 
 
+#: From the second step on, the steps search the pairs whose projection input at the first step
+#: was among the ``FOLLOW_UP_PAIRS * budget`` largest (with greedy's start and the current
+#: support); the others get 0. The first step searches every pair: its gains come from spending
+#: the budget greedy left, often on pairs with small inputs, and it does nearly all the steps'
+#: work (docs/design.md#tvcs-iht, step 5). The later steps' projections then solve a problem of
+#: at most this many usable pairs instead of every pair: at 200 x 10,000 a second projection
+#: took 0.05 s instead of 0.46 s, for the same supports' accuracy within 0.00002.
+FOLLOW_UP_PAIRS = 5
+
+
 class _BoxSteps:
     """The surrogate's stochastic gradient steps as the proposal of
     :func:`~projections.solvers.stochastic_iht`, for the projection onto the box-TVCS set
@@ -226,21 +243,40 @@ class _BoxSteps:
     the TVCS projection of ``sqrt(gain(y))`` keeps (module docstring). The surrogate's fused
     kernel gives ``y`` and ``sqrt(gain(y))`` (0 at ineligible pairs) in one pass; the proposal is
     ``(sqrt(gain(y)), clip(y, 0, 1))`` and the solver keeps the second on the support of the
-    projection of the first.
+    projection of the first. From the second step on, ``sqrt(gain(y))`` is 0 outside the pairs
+    the first step ranked among its ``follow_up`` largest, the start's and the current
+    support's (:data:`FOLLOW_UP_PAIRS`).
 
     Parameters
     ----------
     surrogate : Surrogate or MulticlassSurrogate
         Its ``step(x, rng, step) -> (value, y, sqrt(gain(y)))``, each of shape (p,).
+    follow_up : int
+        How many of the first step's largest projection inputs the later steps search.
     """
 
-    def __init__(self, surrogate) -> None:
+    def __init__(self, surrogate, *, follow_up: int) -> None:
         self.surrogate = surrogate
+        self.follow_up = follow_up
+        self.searched = None  # bool (p,) once the first step is taken
 
     def proposal(self, x: np.ndarray, rng: np.random.Generator, step: float):
         """``(sqrt(gain(y)), clip(y, 0, 1))`` for ``y = x + step * grad``, shapes (p,)."""
         _, y, projection_input = self.surrogate.step(x, rng, step)
+        if self.searched is None:
+            self.searched = _largest(projection_input, self.follow_up) | (x > 0)
+        else:
+            projection_input[~(self.searched | (x > 0))] = 0.0
         return projection_input, np.clip(y, 0.0, 1.0, out=y)
+
+
+def _largest(values: np.ndarray, k: int) -> np.ndarray:
+    """Bool mask, shape (p,), of the positive ``values`` at least the ``k``-th largest (ties
+    at the threshold all in): every positive value when ``k >= p``."""
+    if k >= values.shape[0]:
+        return values > 0
+    threshold = np.partition(values, values.shape[0] - k)[values.shape[0] - k]
+    return (values >= threshold) & (values > 0)
 
 
 #: A time limit that has already passed still lets the steps take one (as they always have).
@@ -271,7 +307,7 @@ def _steps(problem, start, start_acc, *, rng, options, progress, deadline):
         batch_size=options["batch_size"],
     )
     result = stochastic_iht(
-        _BoxSteps(surrogate),
+        _BoxSteps(surrogate, follow_up=FOLLOW_UP_PAIRS * problem.budget),
         tvcs_projection(pairs.structure),
         w0=pairs.restrict(start).astype(np.float64),
         step=options["step"],

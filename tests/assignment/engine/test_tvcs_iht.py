@@ -1,5 +1,6 @@
 """tvcs-iht (assignment/engine/tvcs_iht.py): never below its greedy start, the bound gap, the
-progress it reports, the final pass, and the top-up beyond twenty workers per task.
+progress it reports, the later steps' narrower search, the final pass, and the top-up beyond
+twenty workers per task.
 
 The problems are test_solve.py's (``make_problem``, ``ROBUSTNESS``)."""
 
@@ -9,9 +10,13 @@ import numpy as np
 import pytest
 from engine_problems import ROBUSTNESS, make_problem, options, skill_difficulty_problem
 
+from assignment.engine.greedy import greedy_assignment
 from assignment.engine.local_search import prune
 from assignment.engine.problem import AssignmentProblem, QualityByCategory
+from assignment.engine.search_pairs import search_pairs
 from assignment.engine.solve import solve
+from assignment.engine.surrogate import Surrogate
+from assignment.engine.tvcs_iht import _BoxSteps, _largest
 from assignment.engine.upper_bound import accuracy_upper_bound
 
 
@@ -252,3 +257,35 @@ def test_tvcs_iht_past_its_time_limit_takes_one_step_evaluates_it_and_keeps_the_
     assert [t for t, _ in out.history[:2]] == [0, 1]  # the last step's support is evaluated
     assert out.details["accuracy"] >= out.details["start_accuracy"]
     assert problem.is_feasible(out.assignment)
+
+
+def test_the_first_step_projects_every_pair_and_later_ones_only_its_largest_the_start_and_support():
+    problem = make_problem(seed=3, n=20, m=80, r=0.15)
+    start = greedy_assignment(problem).assignment
+    pairs = search_pairs(problem, start)
+    surrogate = Surrogate(problem, pairs=pairs, temperature=0.5, batch_size=4)
+    steps = _BoxSteps(surrogate, follow_up=40)
+    x0 = pairs.restrict(start).astype(np.float64)
+
+    first, y = steps.proposal(x0, np.random.default_rng(1), 1.0)
+    np.testing.assert_array_equal(first, surrogate.step(x0, np.random.default_rng(1), 1.0)[2])
+    top = np.sort(first)[::-1][39]
+    kept = ((first >= top) & (first > 0)) | (x0 > 0)
+    x1 = np.where(np.random.default_rng(2).random(x0.size) < 0.1, y, 0.0)  # a new support
+
+    later, _ = steps.proposal(x1, np.random.default_rng(3), 0.9)
+    everything = surrogate.step(x1, np.random.default_rng(3), 0.9)[2]
+    searched = kept | (x1 > 0)
+    np.testing.assert_array_equal(later[searched], everything[searched])
+    assert (later[~searched] == 0).all()
+    assert (everything[~searched] > 0).sum() > 100  # the later step left those out
+
+
+@pytest.mark.parametrize("k", [1, 3, 4, 7, 10])
+def test_largest_keeps_the_positive_values_down_to_the_kth_with_its_ties(k):
+    values = np.array([0.5, 0.0, 2.0, 0.5, 1.0, 0.5, 0.0, 3.0])
+    ranked = np.sort(values)[::-1]
+    expected = (values >= ranked[min(k, values.size) - 1]) & (values > 0)
+    np.testing.assert_array_equal(_largest(values, k), expected)
+    assert not _largest(values, k)[values == 0].any()
+    assert _largest(values, 4).sum() == 6  # 3, 2, 1 and the three tied at 0.5
