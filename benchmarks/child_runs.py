@@ -80,11 +80,13 @@ def reset_peak_memory() -> float:
 
 def solve_fields(result, wall_seconds: float) -> dict:
     """The fields of a results row that one solve gives: its ``SolveResult``'s accuracy, standard
-    error, seconds, iterations, pairs and message, and the call's ``wall_seconds``."""
+    error, seconds (wall clock and CPU), iterations, pairs and message, and the call's
+    ``wall_seconds``."""
     return {
         "expected_accuracy": result.expected_accuracy,
         "accuracy_standard_error": result.accuracy_standard_error,
         "seconds": result.seconds,
+        "cpu_seconds": result.cpu_seconds,
         "wall_seconds": wall_seconds,
         "iterations": result.iterations,
         "n_assigned": result.n_assigned,
