@@ -341,14 +341,16 @@ def _removal_losses(q, x: np.ndarray, prior: np.ndarray, tasks: np.ndarray):
     starts = np.zeros(tasks.shape[0] + 1, dtype=np.intp)
     np.cumsum(counts, out=starts[1:])
     loss = np.empty(workers.shape[0])
-    for k in np.unique(counts[counts > 0]):
+    for k in np.unique(counts[counts > 0]).tolist():
         group = np.flatnonzero(counts == k)
         idx = starts[group][:, None] + np.arange(k)
         p = prior[tasks[group]]
         full = _accuracy_rows(w_all[idx], q_all[idx], p)
-        for left_out in range(k):
-            rest = np.delete(idx, left_out, axis=1)
-            loss[idx[:, left_out]] = full - _accuracy_rows(w_all[rest], q_all[rest], p)
+        # Every task's k leave-one-out rows in one call: row (g, x) lacks the x-th worker.
+        kept = np.arange(k - 1)[None, :]
+        rest = idx[:, kept + (kept >= np.arange(k)[:, None])].reshape(group.size * k, k - 1)
+        without = _accuracy_rows(w_all[rest], q_all[rest], np.repeat(p, k))
+        loss[idx] = full[:, None] - without.reshape(-1, k)
     return workers, cols, loss
 
 
