@@ -611,13 +611,15 @@ class GreedyState:
             order = np.argsort(sums, axis=1, kind="stable")
             sums = np.take_along_axis(sums, order, axis=1)
             probs = np.take_along_axis(probs, order, axis=1)
-            tails = np.cumsum(probs[:, ::-1], axis=1)[:, ::-1]
-            keep = np.ones(sums.shape, dtype=bool)
-            keep[:, 1:] = np.diff(sums, axis=1) > _MERGE_RTOL * (1.0 + self.abs_sum[group])[:, None]
-            self.acc[group] = self._accuracies(sums, tails, self.abs_sum[group], group)
+            tails = np.zeros((group.size, sums.shape[1] + 1))  # and P(S > the largest sum) = 0
+            tails[:, :-1] = np.cumsum(probs[:, ::-1], axis=1)[:, ::-1]
+            keep = np.ones(tails.shape, dtype=bool)
+            merge = _MERGE_RTOL * (1.0 + self.abs_sum[group])
+            keep[:, 1:-1] = np.diff(sums, axis=1) > merge[:, None]
+            self.acc[group] = self._accuracies(sums, tails[:, :-1], self.abs_sum[group], group)
             for row, j in enumerate(group.tolist()):
                 kept = keep[row]
-                self._set_cache(j, sums[row, kept], np.append(tails[row, kept], 0.0))
+                self._set_cache(j, sums[row, kept[:-1]], tails[row, kept])
 
     def _build_one_by_one(self, j: int) -> None:
         """Atoms of task ``j`` by adding its workers one at a time (many workers)."""
