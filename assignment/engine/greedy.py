@@ -450,9 +450,11 @@ class GreedyState:
         )
         self.evaluations += int(evaluated)
         results: list = [None] * tasks.size
-        for x in np.flatnonzero(worth > GAIN_TOL).tolist():
-            move = (int(first[x]),) if second[x] < 0 else (int(first[x]), int(second[x]))
-            results[x] = (float(worth[x]), move, float(gain[x]))
+        helps = np.flatnonzero(worth > GAIN_TOL).tolist()
+        worth, first, second, gain = worth.tolist(), first.tolist(), second.tolist(), gain.tolist()
+        for x in helps:  # Python numbers, as evaluate gives them
+            move = (first[x],) if second[x] < 0 else (first[x], second[x])
+            results[x] = (worth[x], move, gain[x])
         return results
 
     def still_feasible(self, move: tuple[int, ...], budget_left: int) -> bool:
