@@ -214,9 +214,12 @@ def _enumerate(w: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _accuracy_enumerate(w, q, prior, t_ge, t_gt):
-    sums, probs = _enumerate(w, q)
-    p_ge = np.where(sums >= t_ge[:, None], probs, 0.0).sum(axis=1)
-    p_gt = np.where(sums > t_gt[:, None], probs, 0.0).sum(axis=1)
+    # numba, imported on first use: importing the engine costs no numba import (see solve.py)
+    from assignment.engine._pattern_sums import tail_masses
+
+    # Contiguous arguments: the kernel compiles (and caches) for one layout only.
+    w, q, t_ge, t_gt = (np.ascontiguousarray(a, dtype=np.float64) for a in (w, q, t_ge, t_gt))
+    p_ge, p_gt = tail_masses(w, q, t_ge, t_gt)
     return prior * p_ge + (1.0 - prior) * p_gt
 
 
@@ -341,14 +344,16 @@ def _removal_losses(q, x: np.ndarray, prior: np.ndarray, tasks: np.ndarray):
     starts = np.zeros(tasks.shape[0] + 1, dtype=np.intp)
     np.cumsum(counts, out=starts[1:])
     loss = np.empty(workers.shape[0])
-    for k in np.unique(counts[counts > 0]):
+    for k in np.unique(counts[counts > 0]).tolist():
         group = np.flatnonzero(counts == k)
         idx = starts[group][:, None] + np.arange(k)
         p = prior[tasks[group]]
         full = _accuracy_rows(w_all[idx], q_all[idx], p)
-        for left_out in range(k):
-            rest = np.delete(idx, left_out, axis=1)
-            loss[idx[:, left_out]] = full - _accuracy_rows(w_all[rest], q_all[rest], p)
+        # Every task's k leave-one-out rows in one call: row (g, x) lacks the x-th worker.
+        kept = np.arange(k - 1)[None, :]
+        rest = idx[:, kept + (kept >= np.arange(k)[:, None])].reshape(group.size * k, k - 1)
+        without = _accuracy_rows(w_all[rest], q_all[rest], np.repeat(p, k))
+        loss[idx] = full[:, None] - without.reshape(-1, k)
     return workers, cols, loss
 
 
@@ -390,7 +395,7 @@ def task_accuracy(quality, assignment, *, prior=0.5) -> np.ndarray:
     Notes
     -----
     Tasks are grouped by their number of workers ``k``; groups with ``k <= 12`` enumerate all
-    ``2^k`` answer patterns at once, larger ``k`` meet in the middle in
+    ``2^k`` answer patterns (a numba kernel, task by task), larger ``k`` meet in the middle in
     ``O(2^(k/2) k)`` per task. 10,000 tasks with 10 workers each take a fraction of a second.
     """
     q, x, p = _validate_problem(quality, assignment, prior)

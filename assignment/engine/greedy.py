@@ -26,6 +26,7 @@ docs/design.md#greedy-with-lookahead.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -99,6 +100,15 @@ _LOAD_ENUMERATE_MAX = 12
 
 
 # --------------------------------------------------------------------------- task distribution
+
+
+def _members(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(counts, members)`` of per-task lists of workers: each list's length (int64, shape
+    ``(len(lists),)``) and all their workers (int64), one list after the other, each in its
+    order."""
+    counts = np.fromiter(map(len, lists), np.int64, len(lists))
+    members = np.fromiter(itertools.chain.from_iterable(lists), np.int64, int(counts.sum()))
+    return counts, members
 
 
 def _atoms(w: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -382,7 +392,7 @@ class GreedyState:
         prior): ``[(task, best), ...]`` for the tasks with a move that helps."""
         cached = np.fromiter((c is not None for c in self.cache), bool, len(self.cache))
         tasks = np.flatnonzero(cached)
-        if self.eligible is None:
+        if self._memo_on:
             keys = [self._memo_key(j, budget_left) or j for j in tasks.tolist()]
             index: dict = {}
             rep_of = np.fromiter((index.setdefault(k, len(index)) for k in keys), np.int64)
@@ -409,12 +419,9 @@ class GreedyState:
         sum_starts = np.zeros(tasks.size + 1, dtype=np.int64)
         np.cumsum([a[0].shape[0] for a in atoms], out=sum_starts[1:])
         tail_starts = sum_starts + np.arange(tasks.size + 1)
-        counts = np.fromiter((len(self.workers[j]) for j in tasks.tolist()), np.int64, tasks.size)
+        counts, members = _members([self.workers[j] for j in tasks.tolist()])
         member_starts = np.zeros(tasks.size + 1, dtype=np.int64)
         np.cumsum(counts, out=member_starts[1:])
-        members = np.fromiter(
-            (i for j in tasks.tolist() for i in self.workers[j]), np.int64, int(member_starts[-1])
-        )
         worth, first, second, gain, evaluated = best_moves(
             tasks,
             np.concatenate([a[0] for a in atoms]) if atoms else np.zeros(0),
@@ -443,9 +450,11 @@ class GreedyState:
         )
         self.evaluations += int(evaluated)
         results: list = [None] * tasks.size
-        for x in np.flatnonzero(worth > GAIN_TOL).tolist():
-            move = (int(first[x]),) if second[x] < 0 else (int(first[x]), int(second[x]))
-            results[x] = (float(worth[x]), move, float(gain[x]))
+        helps = np.flatnonzero(worth > GAIN_TOL).tolist()
+        worth, first, second, gain = worth.tolist(), first.tolist(), second.tolist(), gain.tolist()
+        for x in helps:  # Python numbers, as evaluate gives them
+            move = (first[x],) if second[x] < 0 else (first[x], second[x])
+            results[x] = (worth[x], move, gain[x])
         return results
 
     def still_feasible(self, move: tuple[int, ...], budget_left: int) -> bool:
@@ -502,32 +511,30 @@ class GreedyState:
         of the current one, rebuilding only the tasks whose workers change."""
         workers = np.asarray(workers, dtype=np.int64)
         tasks = np.asarray(tasks, dtype=np.int64)
-        m = len(self.workers)
+        n, m = self.load.shape[0], len(self.workers)
         order = np.lexsort((workers, tasks))  # by task, then worker
         workers, tasks = workers[order], tasks[order]
         counts = np.bincount(tasks, minlength=m)
         starts = np.zeros(m + 1, dtype=np.intp)
         np.cumsum(counts, out=starts[1:])
-        changed = [
-            j
-            for j in range(m)
-            if counts[j] != len(self.workers[j])
-            or sorted(self.workers[j]) != workers[starts[j] : starts[j + 1]].tolist()
-        ]
-        for j in changed:
+        held_counts, held = _members(self.workers)
+        held += n * np.repeat(np.arange(m, dtype=np.int64), held_counts)  # pairs as task n + worker
+        changed = np.unique(np.setxor1d(held, n * tasks + workers, assume_unique=True) // n)
+        for j in changed.tolist():
             self.workers[j] = workers[starts[j] : starts[j + 1]].tolist()
-        self.load = np.bincount(workers, minlength=self.load.shape[0]).astype(np.int64)
+        self.load = np.bincount(workers, minlength=n).astype(np.int64)
         self.open_worker = self.load < self.worker_cap
         self._version += 1
-        self._rebuild(np.array(changed, dtype=np.intp))
+        self._rebuild(changed.astype(np.intp))
 
     def remove(self, workers: np.ndarray, tasks: np.ndarray) -> None:
         """Take the assigned pairs ``(workers[k], tasks[k])`` out of the state."""
-        for i, j in zip(np.asarray(workers).tolist(), np.asarray(tasks).tolist(), strict=True):
+        workers = np.asarray(workers, dtype=np.int64)
+        for i, j in zip(workers.tolist(), np.asarray(tasks).tolist(), strict=True):
             ws = list(self.workers[j])  # a new list, as in apply
             ws.remove(i)
             self.workers[j] = ws
-            self.load[i] -= 1
+        self.load -= np.bincount(workers, minlength=self.load.shape[0])
         self.open_worker = self.load < self.worker_cap
         self._version += 1
         self._rebuild(np.unique(np.asarray(tasks, dtype=np.intp)))
@@ -550,9 +557,8 @@ class GreedyState:
     def pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """The current assignment as pairs ``(workers, tasks)``, int64 of shape (pairs,),
         sorted by worker, then task (the order of ``np.nonzero`` of the dense form)."""
-        counts = np.fromiter((len(ws) for ws in self.workers), np.int64, len(self.workers))
+        counts, workers = _members(self.workers)
         tasks = np.repeat(np.arange(len(self.workers), dtype=np.int64), counts)
-        workers = np.fromiter((i for ws in self.workers for i in ws), np.int64, int(counts.sum()))
         order = np.lexsort((tasks, workers))
         return workers[order], tasks[order]
 
@@ -560,8 +566,9 @@ class GreedyState:
     def assignment(self) -> np.ndarray:
         """The current assignment, shape (n_workers, n_tasks): ``n m`` bytes, for small
         problems (:meth:`pairs` is the same without the dense matrix)."""
+        counts, workers = _members(self.workers)
         dense = np.zeros((self.load.shape[0], len(self.workers)), dtype=bool)
-        dense[self.pairs()] = True
+        dense[workers, np.repeat(np.arange(len(self.workers)), counts)] = True
         return dense
 
     @property
@@ -583,7 +590,7 @@ class GreedyState:
         worker.
         """
         tasks = np.asarray(tasks, dtype=np.intp)
-        counts = np.fromiter((len(self.workers[j]) for j in tasks.tolist()), np.intp, tasks.size)
+        counts = np.array([len(self.workers[j]) for j in tasks.tolist()], dtype=np.intp)
         for k in np.unique(counts).tolist():
             group = tasks[counts == k]
             if k == 0:
@@ -606,13 +613,15 @@ class GreedyState:
             order = np.argsort(sums, axis=1, kind="stable")
             sums = np.take_along_axis(sums, order, axis=1)
             probs = np.take_along_axis(probs, order, axis=1)
-            tails = np.cumsum(probs[:, ::-1], axis=1)[:, ::-1]
-            keep = np.ones(sums.shape, dtype=bool)
-            keep[:, 1:] = np.diff(sums, axis=1) > _MERGE_RTOL * (1.0 + self.abs_sum[group])[:, None]
-            self.acc[group] = self._accuracies(sums, tails, self.abs_sum[group], group)
+            tails = np.zeros((group.size, sums.shape[1] + 1))  # and P(S > the largest sum) = 0
+            tails[:, :-1] = np.cumsum(probs[:, ::-1], axis=1)[:, ::-1]
+            keep = np.ones(tails.shape, dtype=bool)
+            merge = _MERGE_RTOL * (1.0 + self.abs_sum[group])
+            keep[:, 1:-1] = np.diff(sums, axis=1) > merge[:, None]
+            self.acc[group] = self._accuracies(sums, tails[:, :-1], self.abs_sum[group], group)
             for row, j in enumerate(group.tolist()):
                 kept = keep[row]
-                self._set_cache(j, sums[row, kept], np.append(tails[row, kept], 0.0))
+                self._set_cache(j, sums[row, kept[:-1]], tails[row, kept])
 
     def _build_one_by_one(self, j: int) -> None:
         """Atoms of task ``j`` by adding its workers one at a time (many workers)."""

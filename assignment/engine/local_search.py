@@ -221,8 +221,10 @@ def _prune_state(problem: AssignmentProblem, state: GreedyState, before, since) 
     """:func:`prune` the state's tasks whose workers differ from ``since``'s, in place;
     ``before`` is the state's assignment (dense, as :attr:`GreedyState.assignment` gives it,
     built once by the caller). Returns the state's assignment after."""
-    after = prune(problem, before, tasks=_changed_tasks(since, before))
-    state.remove(*np.nonzero(before & ~after))
+    tasks = _changed_tasks(since, before)
+    after = prune(problem, before, tasks=tasks)
+    workers, cols = np.nonzero(before[:, tasks] & ~after[:, tasks])  # prune changed these only
+    state.remove(workers, tasks[cols])
     return after
 
 
@@ -367,10 +369,9 @@ def improve(
         if rnd % 2 == 1:  # a pair round
             trial.remove(*_smallest_losses(model, problem, best, removal_fraction))
         elif rnd > 0:  # a worker round
-            workers = order[cursor : cursor + block]
-            held = np.zeros_like(best)
-            held[workers] = best[workers]
-            trial.remove(*np.nonzero(held))
+            workers = np.sort(order[cursor : cursor + block])
+            rows, tasks = np.nonzero(best[workers])
+            trial.remove(workers[rows], tasks)
             cursor = (cursor + block) % n
         candidate = _prune_state(problem, trial, trial.assignment, best)
         fill(trial)

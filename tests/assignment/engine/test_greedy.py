@@ -585,3 +585,32 @@ def test_evaluating_every_task_at_once_finds_each_tasks_own_best_move(eligible):
     for budget_left in (problem.budget - half, 1):
         one_by_one = [(j, state.evaluate(j, budget_left)) for j in range(problem.n_tasks)]
         assert state.evaluate_all(budget_left) == [(j, b) for j, b in one_by_one if b is not None]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_states_assignment_and_pairs_are_its_per_task_lists(seed):
+    """After greedy and a removal (lists in the order the workers came, not sorted), the
+    dense assignment holds exactly the pairs of the lists, and ``pairs`` are its
+    ``np.nonzero``."""
+    rng = np.random.default_rng(seed)
+    n, m = 9, 40
+    problem = AssignmentProblem(
+        rng.uniform(0.5, 0.95, (n, m)),
+        max_workers_per_task=5,
+        max_tasks_per_worker=20,
+        budget=120,
+    )
+    state = greedy_module.greedy_run(problem)[1]
+    workers, tasks = state.pairs()
+    drop = rng.random(workers.size) < 0.3
+    state.remove(workers[drop], tasks[drop])
+    expected = np.zeros((n, m), dtype=bool)
+    for j, on_task in enumerate(state.workers):
+        expected[on_task, j] = True
+    assert np.array_equal(state.assignment, expected)
+    assert any(on_task != sorted(on_task) for on_task in state.workers)
+    rows, cols = state.pairs()
+    expected_rows, expected_cols = np.nonzero(expected)
+    assert np.array_equal(rows, expected_rows)
+    assert np.array_equal(cols, expected_cols)
+    assert np.array_equal(state.load, expected.sum(axis=1))
