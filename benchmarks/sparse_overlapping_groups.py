@@ -172,7 +172,7 @@ def solve(method: str, loss, groups: OverlappingGroups, *, max_iter: int, callba
 
 def run(
     ns, trials: int, max_iter: int, seed: int, *, atomic_max_iter: int = 1000,
-    atomic_time_limit: float | None = 10.0,
+    atomic_time_limit: float | None = 60.0,
 ) -> dict:  # fmt: skip
     """``{(n, method): [(rel_error, seconds, trace), ...]}``; ``trace`` is ``[(seconds,
     rel_error), ...]`` from the start, one point per iteration. CoGEnT and FW run at most
@@ -327,7 +327,7 @@ def main(argv=None) -> None:
         "--atomic-max-iter", type=int, default=1000, help="iterations of CoGEnT and FW at most"
     )
     parser.add_argument(
-        "--atomic-time-limit", type=float, default=10.0,
+        "--atomic-time-limit", type=float, default=60.0,
         help="seconds of CoGEnT and FW at most (0: none)",
     )  # fmt: skip
     parser.add_argument(
