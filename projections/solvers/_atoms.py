@@ -72,7 +72,7 @@ class GroupAtoms:
     def drop_zeros(self) -> None:
         self.latent = {key: v for key, v in self.latent.items() if np.any(v)}
 
-    def sharing(self, keys: list) -> int:
+    def sharing(self, keys: list) -> float:
         """The most slots among ``keys`` holding one coordinate: the squared operator norm of
         ``(v_key) -> sum_key v_key``."""
         return np.asarray(self.groups.incidence[keys].sum(axis=0)).max()
@@ -141,10 +141,10 @@ class SparseGroupAtoms(GroupAtoms):
         super().drop_zeros()
         self.index = {key: self.index[key] for key in self.latent}
 
-    def sharing(self, keys: list) -> int:
+    def sharing(self, keys: list) -> float:
         if not keys:
-            return 1
-        return int(np.bincount(np.concatenate([self.index[k] for k in keys])).max())
+            return 1.0
+        return float(np.bincount(np.concatenate([self.index[k] for k in keys])).max())
 
     def describe(self) -> str:
         return f", SoG atoms of at most {self.per_group} coordinates"
