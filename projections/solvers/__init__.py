@@ -15,8 +15,9 @@
   and :func:`graph_da` with head and tail projections onto connected supports (GraphDA; Zhou,
   Chen & Ying, KDD 2019).
 * :func:`frank_wolfe` and :func:`cogent` — the convex competitors of Jain, Rao & Dhillon's
-  Figure 1: Frank–Wolfe (Tewari, Ravikumar & Dhillon 2011) and CoGEnT (Rao, Shah & Wright
-  2015) on ``min f(w) s.t. ||w||_G <= tau``, the latent overlapping group norm.
+  Figures 1 and 2: Frank–Wolfe (Tewari, Ravikumar & Dhillon 2011) and CoGEnT (Rao, Shah &
+  Wright 2015) on ``min f(w) s.t. ||w||_G <= tau``, the latent overlapping group norm, or with
+  ``per_group`` on the ball of the sparse overlapping groups (SoG) atoms.
 * :class:`FreeIntercept` and :func:`with_intercept_column` — an unpenalised intercept: the
   design gets a column of ones and the projection leaves that last weight free.
 

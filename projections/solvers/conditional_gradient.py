@@ -1,10 +1,21 @@
-"""Frank–Wolfe and CoGEnT under the latent overlapping group norm.
+"""Frank–Wolfe and CoGEnT under the latent overlapping group norm or the SoG norm.
 
-Both solve ``min f(w) s.t. ||w||_G <= tau`` with ``||w||_G = inf { sum_g ||v_g|| : sum_g v_g =
-w, supp(v_g) in G_g }`` (Jacob, Obozinski & Vert 2009; equation (2) of Jain, Rao & Dhillon,
-NIPS 2016), whose unit ball is the convex hull of the *atoms*: the unit-l2 vectors supported on
-one group. They are the convex competitors of Figure 1 (left, centre-left) of Jain, Rao &
-Dhillon:
+Both solve ``min f(w) s.t. ||w||_A <= tau`` over an atomic norm ``||w||_A = inf { sum_i c_i :
+w = sum_i c_i a_i, c_i >= 0, a_i in A }``, whose unit ball is the convex hull of the atoms
+``A``; the atom sets are in :mod:`projections.solvers._atoms`:
+
+* ``per_group=None`` (default): the unit-l2 vectors supported on one group, which make
+  ``||.||_A`` the latent overlapping group norm ``||w||_G = inf { sum_g ||v_g|| : sum_g v_g =
+  w, supp(v_g) in G_g }`` (Jacob, Obozinski & Vert 2009; equation (2) of Jain, Rao & Dhillon,
+  NIPS 2016): the convex competitors of Figure 1 (left, centre-left) of Jain, Rao & Dhillon;
+* ``per_group=s``: the unit-l2 vectors supported on at most ``s`` coordinates of one group,
+  the sparse overlapping groups (SoG) atoms of their Figure 2 (left), after the sparse
+  overlapping sets lasso (Rao, Cox, Nowak & Rogers, NIPS 2013). ``||w||_A = inf { sum_g
+  ||v_g||_(s) : sum_g v_g = w, supp(v_g) in G_g }`` with ``||.||_(s)`` the k-support norm
+  (Argyriou, Foygel & Srebro, NIPS 2012) at ``k = s``; its dual is ``max_g`` of the l2 norm
+  of the ``s`` largest ``|z_i|``, ``i in G_g``, which is what the oracle maximises.
+
+The solvers:
 
 * :func:`frank_wolfe` — the conditional-gradient method (Tewari, Ravikumar & Dhillon, "Greedy
   algorithms for structurally constrained high dimensional problems", NIPS 2011): move towards
@@ -14,10 +25,13 @@ Dhillon:
   re-optimises the weights of the atoms selected so far, and a backward step that drops an atom
   when doing so costs little.
 
-Both keep the iterate's atom decomposition explicitly, one latent vector ``v_g`` per group used,
-so that ``sum_g ||v_g|| <= tau`` certifies feasibility; atoms of the same group are merged into
-its ``v_g`` (a sum of atoms on ``G_g`` with weights ``c_i`` has norm at most ``sum c_i``, so
-merging never loosens the bound).
+Both keep the iterate's atom decomposition explicitly, as latent vectors each a non-negative
+multiple of one atom, so that the sum of their norms ``<= tau`` certifies feasibility. Whole-
+group atoms of the same group are merged into its ``v_g`` (a sum of atoms on ``G_g`` with
+weights ``c_i`` has norm at most ``sum c_i``, so merging never loosens the bound). SoG atoms
+are merged only when they have the same support: two atoms of one group on different
+coordinates may sum to more than ``s`` non-zeros, whose l2 norm is only a lower bound on
+their k-support norm, so they are kept as separate atoms.
 """
 
 from __future__ import annotations
@@ -25,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from projections.groups import OverlappingGroups
+from projections.solvers._atoms import GroupAtoms, SparseGroupAtoms
 from projections.solvers._common import (
     Breakdown,
     Deadline,
@@ -81,49 +96,6 @@ def project_group_norms(norms: np.ndarray, tau: float) -> np.ndarray:
     return np.maximum(norms - excess[rho] / (rho + 1), 0.0)
 
 
-class _Atoms:
-    """The iterate as latent vectors ``{g: v_g}`` on the groups it uses, and the group
-    gradient norms ``||grad_{G_g} f||`` the linear minimisation oracle reads."""
-
-    def __init__(self, groups: OverlappingGroups, tau: float) -> None:
-        self.groups, self.tau = groups, tau
-        self.latent: dict[int, np.ndarray] = {}
-
-    def bound(self) -> float:
-        """``sum_g ||v_g||``, an upper bound on ``||w||_G``."""
-        return float(sum(np.linalg.norm(v) for v in self.latent.values()))
-
-    def compose(self, shape) -> np.ndarray:
-        """``w = sum_g v_g``, shape ``shape``."""
-        w = np.zeros(self.groups.n_features)
-        for g, v in self.latent.items():
-            w[self.groups.members[g]] += v
-        return w.reshape(shape)
-
-    def oracle(self, grad: np.ndarray) -> tuple[int, np.ndarray, float]:
-        """``(g*, s, ||grad_{G_g*}||)``: the atom ``s = -tau grad_G / ||grad_G||`` on the group
-        with the largest gradient norm (the minimiser of ``<grad, s>`` over the ``tau``-ball;
-        ``s = 0`` when the gradient is zero). Ties go to the lower group index."""
-        flat = grad.reshape(-1)
-        norms = np.sqrt(self.groups.incidence @ np.square(flat))
-        best = int(np.argmax(norms))
-        s = np.zeros(flat.size)
-        if norms[best] > 0:
-            members = self.groups.members[best]
-            s[members] = -self.tau * flat[members] / norms[best]
-        return best, s.reshape(grad.shape), float(norms[best])
-
-    def toward(self, g: int, s: np.ndarray, gamma: float) -> None:
-        """``w <- (1 - gamma) w + gamma s`` for the atom ``s`` on group ``g``."""
-        for h in self.latent:
-            self.latent[h] = (1.0 - gamma) * self.latent[h]
-        part = gamma * s.reshape(-1)[self.groups.members[g]]
-        self.latent[g] = self.latent.get(g, 0.0) + part
-
-    def drop_zeros(self) -> None:
-        self.latent = {g: v for g, v in self.latent.items() if np.any(v)}
-
-
 class _FrankWolfeSteps(Steps):
     """One Frank–Wolfe step per iteration; the gradient and the oracle's atom of the current
     iterate are kept from the previous iteration, so each costs one gradient (at the atom, for
@@ -131,7 +103,7 @@ class _FrankWolfeSteps(Steps):
 
     name = "frank_wolfe"
 
-    def __init__(self, obj: Objective, atoms: _Atoms, w, rule: str, tol: float) -> None:
+    def __init__(self, obj: Objective, atoms: GroupAtoms, w, rule: str, tol: float) -> None:
         self.obj, self.atoms, self.rule, self.tol = obj, atoms, rule, tol
         self.convergence = f"Frank-Wolfe gap <= tol={tol:g}"
         self.counters = new_counters()
@@ -182,7 +154,7 @@ class _FrankWolfeSteps(Steps):
         return self.f
 
     def describe(self) -> str:
-        return f"tau={self.atoms.tau:g}, step rule {self.rule}"
+        return f"tau={self.atoms.tau:g}, step rule {self.rule}{self.atoms.describe()}"
 
     def step_size(self) -> float | None:
         return self.gamma
@@ -196,7 +168,7 @@ class _FrankWolfeSteps(Steps):
         }
 
 
-def _checked(loss, groups, tau, step_rule, max_iter, tol, callback, time_limit):
+def _checked(loss, groups, tau, per_group, step_rule, max_iter, tol, callback, time_limit):
     """The checks both solvers share; returns ``(w0 = 0, atoms, step_rule, ...)``."""
     check_methods(loss, "loss", ("value", "gradient"))
     if not isinstance(groups, OverlappingGroups):
@@ -204,6 +176,10 @@ def _checked(loss, groups, tau, step_rule, max_iter, tol, callback, time_limit):
             f"groups must be an OverlappingGroups (build it once), got {type(groups).__name__}"
         )
     tau = check_positive_float(tau, "tau")
+    if per_group is None:
+        atoms = GroupAtoms(groups, tau)
+    else:
+        atoms = SparseGroupAtoms(groups, tau, check_int(per_group, "per_group", minimum=1))
     if step_rule is None:
         step_rule = "exact" if isinstance(loss, LeastSquares) else "open_loop"
     step_rule = check_choice(step_rule, "step_rule", STEP_RULES)
@@ -222,7 +198,7 @@ def _checked(loss, groups, tau, step_rule, max_iter, tol, callback, time_limit):
             f"groups act on {groups.n_features} features, the loss has {w.size} "
             f"(feature_shape {w.shape})"
         )
-    return w, _Atoms(groups, tau), step_rule, max_iter, tol, callback, time_limit
+    return w, atoms, step_rule, max_iter, tol, callback, time_limit
 
 
 def frank_wolfe(
@@ -230,13 +206,14 @@ def frank_wolfe(
     groups,
     *,
     tau: float,
+    per_group: int | None = None,
     step_rule: str | None = None,
     max_iter: int = 1000,
     tol: float = 1e-6,
     callback=None,
     time_limit: float | None = None,
 ) -> SolverResult:
-    """Frank–Wolfe (conditional gradient) on ``min f(w) s.t. ||w||_G <= tau``.
+    """Frank–Wolfe (conditional gradient) on ``min f(w) s.t. ||w||_A <= tau``.
 
     From ``w_0 = 0``, each iteration computes::
 
@@ -245,7 +222,14 @@ def frank_wolfe(
         w_{t+1} = w_t + gamma_t (s_t - w_t)
 
     with ``gamma_t`` the exact line search ``argmin_{[0, 1]} f(w_t + gamma (s_t - w_t))``
-    (closed form for least squares) or the open-loop ``2 / (t + 2)``.
+    (closed form for least squares) or the open-loop ``2 / (t + 2)``. With ``per_group = s``
+    (the SoG atoms) the oracle reads only the ``s`` largest ``|grad_i|`` of each group::
+
+        S_g     = the s coordinates of G_g with the largest |grad_i f(w_t)|
+        g*      = argmax_g ||grad_{S_g} f(w_t)||
+        s_t     = -tau grad_{S_g*} f(w_t) / ||grad_{S_g*} f(w_t)||    (supported on S_g*)
+
+    ``O(sum_g |G_g| log |G_g|)`` with the sort; ties go to the lower coordinate and group.
 
     Parameters
     ----------
@@ -254,7 +238,11 @@ def frank_wolfe(
     groups : OverlappingGroups
         The groups ``G_g``; every one is an atom's support.
     tau : float
-        Radius ``> 0`` of the group-norm ball.
+        Radius ``> 0`` of the atomic-norm ball.
+    per_group : int, optional
+        ``None`` (default): whole-group atoms, the latent group norm ``||.||_G``. An integer
+        ``s >= 1``: SoG atoms, unit-l2 vectors on at most ``s`` coordinates of one group (see
+        the module; ``s`` at least every group's size gives the whole-group atoms).
     step_rule : {"exact", "open_loop"}, optional
         Default ``"exact"`` for :class:`~projections.solvers.LeastSquares` (the only loss it
         accepts: the closed form needs a quadratic ``f``), ``"open_loop"`` otherwise.
@@ -275,12 +263,14 @@ def frank_wolfe(
         adds ``gaps`` (ndarray, the gap at each iterate of ``history_iterations``), ``gap``
         (the last), ``atom_bounds`` (``sum_g ||v_g||`` of each iterate's decomposition, each
         ``<= tau``) and ``atoms`` (``{group: v_g}``, the solution's decomposition, ``v_g`` on
-        ``groups.members[g]``).
+        ``groups.members[g]``; with ``per_group``, ``{(group, coordinates): v}``, ``v`` on the
+        sorted tuple ``coordinates`` of at most ``per_group`` members of ``group``).
 
     Raises
     ------
     ValueError
-        A bad ``tau``, ``step_rule``, ``max_iter``, ``tol`` or ``time_limit``, ``groups`` that
+        A bad ``tau``, ``per_group``, ``step_rule``, ``max_iter``, ``tol`` or ``time_limit``,
+        ``groups`` that
         is not an :class:`~projections.groups.OverlappingGroups` or does not match the loss.
     TypeError
         ``loss`` lacks ``value`` or ``gradient``, or ``callback`` is not callable.
@@ -290,10 +280,13 @@ def frank_wolfe(
     ``f(w_t) - f* <= 2 L D^2 / (t + 2)`` with ``D = 2 tau`` the ball's diameter (Jaggi 2013);
     line search keeps ``f(w_t)`` non-increasing. Each iteration costs one gradient (at the
     atom ``s_t``, from which the affine gradient of least squares at ``w_{t+1}`` follows), one
-    loss value and ``O(sum_g |G_g|)`` for the oracle.
+    loss value and ``O(sum_g |G_g|)`` for the oracle (with a sort for SoG). The gap
+    ``<grad, w_t> + tau ||grad||_A*`` uses the dual norm the oracle computes, so it certifies
+    SoG runs as it does whole-group runs. SoG atoms of different supports are kept apart (see
+    the module), so a SoG run holds up to one latent vector per iteration.
     """
     w, atoms, rule, max_iter, tol, callback, time_limit = _checked(
-        loss, groups, tau, step_rule, max_iter, tol, callback, time_limit
+        loss, groups, tau, per_group, step_rule, max_iter, tol, callback, time_limit
     )
     deadline = Deadline(time_limit)
     obj = Objective(loss, maximize=False, shape=w.shape)
@@ -316,10 +309,9 @@ class _CoGEnTSteps(_FrankWolfeSteps):
         """``enhance_steps`` projected-gradient steps on the selected groups' latent vectors
         for ``min f(sum_g v_g) s.t. sum_g ||v_g|| <= tau``: ``(w, grad f(w))``."""
         chosen = list(self.atoms.latent)
-        members = [self.atoms.groups.members[g] for g in chosen]
-        # sum_g v_g has operator norm^2 = the most groups sharing a coordinate
-        share = np.asarray(self.atoms.groups.incidence[chosen].sum(axis=0)).max()
-        step = self.base_step / share
+        members = [self.atoms.members(g) for g in chosen]
+        # sum_g v_g has operator norm^2 = the most slots sharing a coordinate
+        step = self.base_step / self.atoms.sharing(chosen)
         for _ in range(self.enhance_steps):
             flat = grad.reshape(-1)
             moved = [
@@ -336,8 +328,7 @@ class _CoGEnTSteps(_FrankWolfeSteps):
     def removed_values(self, w) -> np.ndarray:
         """``f(w - v_g)`` for every selected group ``g``: the loss's
         ``values_after_removing`` when it has one (least squares), else one value each."""
-        members = self.atoms.groups.members
-        parts = [(members[g], v) for g, v in self.atoms.latent.items()]
+        parts = [(self.atoms.members(g), v) for g, v in self.atoms.latent.items()]
         fast = getattr(self.obj.loss, "values_after_removing", None)
         if callable(fast):
             values = np.asarray(fast(readonly(w), parts), dtype=np.float64)
@@ -393,6 +384,7 @@ def cogent(
     groups,
     *,
     tau: float,
+    per_group: int | None = None,
     eta: float = 0.5,
     enhance_steps: int = 10,
     step=None,
@@ -402,7 +394,7 @@ def cogent(
     callback=None,
     time_limit: float | None = None,
 ) -> SolverResult:
-    """CoGEnT (Rao, Shah & Wright, IEEE TSP 2015) on ``min f(w) s.t. ||w||_G <= tau``.
+    """CoGEnT (Rao, Shah & Wright, IEEE TSP 2015) on ``min f(w) s.t. ||w||_A <= tau``.
 
     From ``w_0 = 0`` with no atoms, each iteration runs three steps::
 
@@ -412,7 +404,9 @@ def cogent(
         backward: g_b = argmin_g f(w - v_g) over the selected groups; drop it when
                   f(w - v_g_b) - f(w) <= eta * (f(w_t) - f(w))
 
-    where ``f(w_t) - f(w)`` is the decrease the forward and enhancement steps just made.
+    where ``f(w_t) - f(w)`` is the decrease the forward and enhancement steps just made. With
+    ``per_group`` (SoG atoms) "group" reads "atom": each ``v`` is the latent vector of one
+    support of at most ``per_group`` coordinates of a group, and stays on it.
 
     Parameters
     ----------
@@ -420,7 +414,9 @@ def cogent(
         ``value(w)`` and ``gradient(w)``; ``lipschitz()`` too unless ``step`` is given.
     groups : OverlappingGroups
     tau : float
-        Radius ``> 0`` of the group-norm ball.
+        Radius ``> 0`` of the atomic-norm ball.
+    per_group : int, optional
+        ``None``: whole-group atoms; ``s >= 1``: SoG atoms, as in :func:`frank_wolfe`.
     eta : float, default 0.5
         Backward threshold in ``[0, 1)``: an atom is dropped only when that raises ``f`` by at
         most ``eta`` times the iteration's decrease, so each iteration still decreases ``f`` by
@@ -428,8 +424,8 @@ def cogent(
     enhance_steps : int, default 10
         Projected-gradient steps of the enhancement (``>= 0``; 0 skips it).
     step : float, optional
-        ``1 / L`` for the enhancement, divided there by the most selected groups sharing a
-        coordinate (the squared norm of ``(v_g) -> sum_g v_g``); default ``1 /
+        ``1 / L`` for the enhancement, divided there by the most selected latent vectors sharing
+        a coordinate (the squared norm of ``(v_g) -> sum_g v_g``); default ``1 /
         loss.lipschitz()``, so every enhancement step decreases ``f``.
     step_rule : {"exact", "open_loop"}, optional
         The forward step's rule, as in :func:`frank_wolfe`.
@@ -450,8 +446,8 @@ def cogent(
     Raises
     ------
     ValueError
-        As :func:`frank_wolfe`, and a bad ``eta``, ``enhance_steps`` or ``step`` (or no
-        ``step`` for a loss without ``lipschitz()``).
+        As :func:`frank_wolfe` (``per_group`` included), and a bad ``eta``,
+        ``enhance_steps`` or ``step`` (or no ``step`` for a loss without ``lipschitz()``).
     TypeError
         ``loss`` lacks ``value`` or ``gradient``, or ``callback`` is not callable.
 
@@ -463,7 +459,9 @@ def cogent(
       enhancement re-optimises whole group components, not only their weights, over the
       ``tau``-ball restricted to the selected groups; it is projected gradient (the projection
       is :func:`project_group_norms` on the group norms) with ``enhance_steps`` steps, not an
-      exact solve;
+      exact solve; with SoG atoms only atoms of one support are merged, and the enhancement
+      moves each latent vector on its own support, so it re-optimises the selected atoms'
+      directions within their supports and their weights;
     * the backward step evaluates ``f(w - v_g)`` for every selected group (the loss's
       ``values_after_removing(w, [(index, v_g), ...])`` when it has one, as
       :class:`~projections.solvers.LeastSquares` does, else one loss value each) and removes at
@@ -475,7 +473,7 @@ def cogent(
     least follows from the forward step's decrease (Rao, Shah & Wright, Theorem 2).
     """
     w, atoms, rule, max_iter, tol, callback, time_limit = _checked(
-        loss, groups, tau, step_rule, max_iter, tol, callback, time_limit
+        loss, groups, tau, per_group, step_rule, max_iter, tol, callback, time_limit
     )
     eta = check_nonneg_float(eta, "eta")
     if eta >= 1.0:
