@@ -363,6 +363,30 @@ def _take_sigterm(main_thread: int) -> None:
             signal.pthread_kill(main_thread, _END_NOW)
 
 
+@worker_process_init.connect
+def _load_kernels(**kwargs) -> None:
+    """In each pool process, in the background: load the numeric kernels from the disk cache
+    that :func:`_compile_kernels` filled, so that the process's first run does not (about a
+    second a process, most of a small run's time). A run that arrives first waits for a kernel
+    still loading on numba's lock, no longer than it would have taken to load it itself.
+
+    Connected after :func:`_leave_sigterm_to_the_main_process`, so the thread starts with
+    SIGTERM blocked, as that function's scheme needs of every thread but its own."""
+    threading.Thread(target=_warm_up_in_background, name="kernel-warm-up", daemon=True).start()
+
+
+def _warm_up_in_background() -> None:
+    from assignment.engine.warm_up import warm_up  # numba: only in pool processes
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        seconds = warm_up().total_seconds
+    except Exception:  # a run will load what it needs itself, as it did before
+        logger.exception("pool process %s: numeric kernels not loaded ahead", os.getpid())
+        return
+    logger.info("pool process %s: numeric kernels loaded in %.1f s", os.getpid(), seconds)
+
+
 @worker_process_shutdown.connect
 def _pool_process_exiting(**kwargs) -> None:
     """The pool process is exiting: it tells the main process (a message on the pool's result

@@ -57,6 +57,9 @@ def test_a_real_worker_computes_every_method(workers):
     log = worker.log.read_text()
     assert "numeric kernels compiled" in log
     assert log.index("numeric kernels compiled") < log.index("ready.")
+    # ... and the pool process loaded them from the cache in the background as it started
+    assert "numeric kernels loaded in" in log
+    assert "numeric kernels not loaded ahead" not in log
 
 
 def test_a_run_whose_worker_is_killed_ends_with_a_result_or_a_reason(workers):
