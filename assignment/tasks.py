@@ -198,8 +198,9 @@ def _in_the_chain(exc: BaseException, kind: type[BaseException]) -> BaseExceptio
 @worker_init.connect
 def _compile_kernels(sender, **kwargs) -> None:
     """Compile the numeric kernels into numba's disk cache before the pool starts, so that no
-    run compiles (a run then loads its kernels from the cache: about a second). In a
-    subprocess, so that a fresh worker has no numba in its processes. (That was first thought
+    run compiles (each pool process then loads them from the cache as it starts:
+    :func:`_load_kernels`). In a subprocess, so that the worker's main process never imports
+    numba. (That was first thought
     to be what hung a worker's shutdown on a SIGTERM to its whole process group now and then;
     the cause was pool processes dying of that signal, which numba only made likelier: see
     :func:`_leave_sigterm_to_the_main_process`.)"""
@@ -215,6 +216,23 @@ def _compile_kernels(sender, **kwargs) -> None:
         logger.warning("numeric kernels not compiled ahead (exit %s)", done.returncode)
         return
     logger.info("numeric kernels compiled in %.1f s", time.perf_counter() - started)
+
+
+@worker_process_init.connect
+def _load_kernels(**kwargs) -> None:
+    """In each pool process, before it takes a run: load the numeric kernels from the disk
+    cache that :func:`_compile_kernels` filled (about a second), so that its first run does not
+    (before, that load was most of a small run's first time: 0.5-0.8 s against 0.04 s warm at
+    100 x 1,000). Connected first, so that the memory limit (:func:`_limit_memory`) sees what
+    the kernels map; ``CELERY_WORKER_PROC_ALIVE_TIMEOUT`` gives a pool process time for it."""
+    from assignment.engine.warm_up import warm_up  # numba: only in pool processes
+
+    try:
+        seconds = warm_up().total_seconds
+    except Exception:  # a run will load what it needs itself, as it did before
+        logger.exception("pool process %s: numeric kernels not loaded ahead", os.getpid())
+        return
+    logger.info("pool process %s: numeric kernels loaded in %.1f s", os.getpid(), seconds)
 
 
 #: Set in a pool process told to stop by a SIGTERM that did not come from its worker's main
@@ -361,30 +379,6 @@ def _take_sigterm(main_thread: int) -> None:
             _stop_requested.set()
         elif not _exiting.is_set():  # once exiting, it ends by itself within a second
             signal.pthread_kill(main_thread, _END_NOW)
-
-
-@worker_process_init.connect
-def _load_kernels(**kwargs) -> None:
-    """In each pool process, in the background: load the numeric kernels from the disk cache
-    that :func:`_compile_kernels` filled, so that the process's first run does not (about a
-    second a process, most of a small run's time). A run that arrives first waits for a kernel
-    still loading on numba's lock, no longer than it would have taken to load it itself.
-
-    Connected after :func:`_leave_sigterm_to_the_main_process`, so the thread starts with
-    SIGTERM blocked, as that function's scheme needs of every thread but its own."""
-    threading.Thread(target=_warm_up_in_background, name="kernel-warm-up", daemon=True).start()
-
-
-def _warm_up_in_background() -> None:
-    from assignment.engine.warm_up import warm_up  # numba: only in pool processes
-
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    try:
-        seconds = warm_up().total_seconds
-    except Exception:  # a run will load what it needs itself, as it did before
-        logger.exception("pool process %s: numeric kernels not loaded ahead", os.getpid())
-        return
-    logger.info("pool process %s: numeric kernels loaded in %.1f s", os.getpid(), seconds)
 
 
 @worker_process_shutdown.connect

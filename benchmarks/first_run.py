@@ -14,12 +14,10 @@ task):
 * ``warm-up``: first ``python -m assignment.engine.warm_up`` in a process of its own on that
   cache (what a worker does when it starts, before its pool starts), then the same two solves
   in a fresh interpreter, whose first solve loads the kernels from the cache;
-* ``warm-up, pool loads``: the same, but the fresh interpreter first runs
-  :func:`~assignment.engine.warm_up.warm_up` in a thread and waits for it, as each pool
-  process of a worker does in the background as it starts (``assignment.tasks._load_kernels``)
-  before its first run arrives; the seconds of that load are reported as its warm-up;
-* ``warm-up, run at once``: the same thread, but the first solve starts with it, as a run given
-  to a pool process the moment it starts: the worst case of the background load.
+* ``warm-up, pool loads``: the same, but the fresh interpreter first calls
+  :func:`~assignment.engine.warm_up.warm_up` itself, as each pool process of a worker does as
+  it starts, before it takes a run (``assignment.tasks._load_kernels``); the seconds of that
+  load are reported apart.
 
 It reports the seconds of the warm-up, of the pool process's load, of the first and of the
 second solve, and the ratio first / second (the goal: at most 1.5 with the warm-up).
@@ -53,15 +51,11 @@ CHILD = textwrap.dedent(
 
     method, n, m, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     out = {"load": 0.0}
-    if mode != "none":  # a pool process's background load (assignment.tasks._load_kernels)
-        import threading
+    if mode == "load":  # what a pool process does as it starts (assignment.tasks._load_kernels)
         from assignment.engine.warm_up import warm_up
         started = time.perf_counter()
-        loading = threading.Thread(target=warm_up)
-        loading.start()
-        if mode == "wait":
-            loading.join()
-            out["load"] = time.perf_counter() - started
+        warm_up()
+        out["load"] = time.perf_counter() - started
     for key, seed in (("first", 1), ("second", 2)):
         rng = np.random.default_rng(seed)
         problem = AssignmentProblem(
@@ -71,20 +65,17 @@ CHILD = textwrap.dedent(
         started = time.perf_counter()
         solve(problem, method=method, seed=seed)
         out[key] = time.perf_counter() - started
-        if mode == "at-once" and key == "first":
-            loading.join()  # the second run is a warm one
     print(json.dumps(out))
     """
 )
 
 
 #: The rows of the table: ``(name, warm-up subprocess first, what the solving process does
-#: first)``: nothing, load the kernels in a thread and wait, or start that thread and solve.
+#: first)``: nothing, or load the kernels as a pool process does.
 STARTS = (
     ("no warm-up", False, "none"),
     ("warm-up", True, "none"),
-    ("warm-up, pool loads", True, "wait"),
-    ("warm-up, run at once", True, "at-once"),
+    ("warm-up, pool loads", True, "load"),
 )
 
 

@@ -177,6 +177,10 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A pool process loads the numeric kernels before it reports itself up (assignment.tasks:
+# _load_kernels, about a second from the cache; minutes if it must compile them): Celery's
+# default of 4 s would have it killed and started again.
+CELERY_WORKER_PROC_ALIVE_TIMEOUT = 600.0
 #: Soft and hard time limits of one assignment run, in seconds.
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("TVCS_RUN_SOFT_TIME_LIMIT", 3600, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("TVCS_RUN_TIME_LIMIT", 3900, minimum=1)

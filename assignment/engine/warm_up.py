@@ -5,9 +5,10 @@ are numba functions compiled on first call (tens of seconds on a fresh install, 
 afterwards: ``__pycache__`` beside the sources, or ``NUMBA_CACHE_DIR``). :func:`warm_up` solves
 one small problem with every registered method, which compiles (or loads from the cache) every
 kernel a run uses, so that the first run of a user computes at the speed of the later ones.
-A Celery worker runs ``python -m assignment.engine.warm_up`` when it starts, before it takes a
-run, which fills the disk cache: a run then loads its kernels from it instead of compiling them.
-The docker image runs it at build.
+A Celery worker runs ``python -m assignment.engine.warm_up`` when it starts, before its pool
+starts, which fills the disk cache; each pool process then calls :func:`warm_up` itself before
+it takes a run, which loads the kernels from that cache (about a second), so that not even its
+first run loads them. The docker image runs it at build.
 """
 
 from __future__ import annotations
