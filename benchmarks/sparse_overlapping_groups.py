@@ -244,33 +244,37 @@ def first_reach(trace, level: float = SUCCESS) -> float | None:
     return next((t for t, err in trace if err <= level), None)
 
 
-def reach_table(rows: dict, ns) -> list[str]:
-    """Median seconds to first reach relative error ``SUCCESS``, over the trials that do."""
-    head = "| n | " + " | ".join(f"{m}: s to error {SUCCESS:g} (runs)" for m in METHODS) + " |"
+def per_method_table(rows: dict, ns, label: str, cell) -> list[str]:
+    """A row per ``n``, a column per method: ``cell(runs)`` of that method's runs there, each
+    ``(error, seconds, trace)``; the columns headed ``"{method}: {label}"``."""
+    head = "| n | " + " | ".join(f"{m}: {label}" for m in METHODS) + " |"
     out = [head, "|---:|" + "---:|" * len(METHODS)]
     for n in ns:
-        cells = []
-        for m in METHODS:
-            reached = [r for r in (first_reach(tr) for _, _, tr in rows[(n, m)]) if r is not None]
-            count = f"{len(reached)}/{len(rows[(n, m)])}"
-            cells.append(f"{np.median(reached):.2f} ({count})" if reached else f"never ({count})")
-        out.append(f"| {n} | " + " | ".join(cells) + " |")
+        out.append(f"| {n} | " + " | ".join(cell(rows[(n, m)]) for m in METHODS) + " |")
     return out
+
+
+def reach_table(rows: dict, ns) -> list[str]:
+    """Median seconds to first reach relative error ``SUCCESS``, over the trials that do."""
+
+    def cell(runs) -> str:
+        reached = [r for r in (first_reach(trace) for _, _, trace in runs) if r is not None]
+        count = f"{len(reached)}/{len(runs)}"
+        return f"{np.median(reached):.2f} ({count})" if reached else f"never ({count})"
+
+    return per_method_table(rows, ns, f"s to error {SUCCESS:g} (runs)", cell)
 
 
 def table(rows: dict, ns) -> list[str]:
     """Success rate, median relative error and mean seconds per ``n`` and method."""
-    head = "| n | " + " | ".join(f"{m}: success / median error / s" for m in METHODS) + " |"
-    out = [head, "|---:|" + "---:|" * len(METHODS)]
-    for n in ns:
-        cells = []
-        for m in METHODS:
-            errors = [e for e, _, _ in rows[(n, m)]]
-            seconds = np.mean([s for _, s, _ in rows[(n, m)]])
-            rate = np.mean([e <= SUCCESS for e in errors])
-            cells.append(f"{rate:.1f} / {np.median(errors):.3g} / {seconds:.2f}")
-        out.append(f"| {n} | " + " | ".join(cells) + " |")
-    return out
+
+    def cell(runs) -> str:
+        errors = [e for e, _, _ in runs]
+        seconds = np.mean([s for _, s, _ in runs])
+        rate = np.mean([e <= SUCCESS for e in errors])
+        return f"{rate:.1f} / {np.median(errors):.3g} / {seconds:.2f}"
+
+    return per_method_table(rows, ns, "success / median error / s", cell)
 
 
 def plot(rows: dict, n: int, path: Path) -> Path:
