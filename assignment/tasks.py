@@ -200,9 +200,9 @@ def _compile_kernels(sender, **kwargs) -> None:
     """Compile the numeric kernels into numba's disk cache before the pool starts, so that no
     run compiles (each pool process then loads them from the cache as it starts:
     :func:`_load_kernels`). In a subprocess, so that the worker's main process never imports
-    numba. (That was first thought
-    to be what hung a worker's shutdown on a SIGTERM to its whole process group now and then;
-    the cause was pool processes dying of that signal, which numba only made likelier: see
+    numba. (Numba in the pool processes was first thought to be what hung a worker's shutdown
+    on a SIGTERM to its whole process group now and then; the cause was pool processes dying
+    of that signal, which numba only made likelier: see
     :func:`_leave_sigterm_to_the_main_process`.)"""
     started = time.perf_counter()
     try:
@@ -222,9 +222,10 @@ def _compile_kernels(sender, **kwargs) -> None:
 def _load_kernels(**kwargs) -> None:
     """In each pool process, before it takes a run: load the numeric kernels from the disk
     cache that :func:`_compile_kernels` filled (about a second), so that its first run does not
-    (before, that load was most of a small run's first time: 0.5-0.8 s against 0.04 s warm at
-    100 x 1,000). Connected first, so that the memory limit (:func:`_limit_memory`) sees what
-    the kernels map; ``CELERY_WORKER_PROC_ALIVE_TIMEOUT`` gives a pool process time for it."""
+    (before, that load was most of a small run's first time: 0.8 s against 0.04 s warm at
+    100 x 1,000, ``benchmarks/first_run.py``). Connected first, so that the memory limit
+    (:func:`_limit_memory`) sees what the kernels map; ``CELERY_WORKER_PROC_ALIVE_TIMEOUT``
+    gives a pool process time for it."""
     from assignment.engine.warm_up import warm_up  # numba: only in pool processes
 
     try:
