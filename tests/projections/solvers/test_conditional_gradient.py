@@ -151,6 +151,26 @@ def test_cogent_with_eta_zero_never_keeps_an_iteration_that_raised_the_objective
     assert np.all(np.diff(result.history) <= 1e-12 * result.history[0])
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(("per_group", "tau"), [(None, 2.0), (2, 1.0), (2, 2.0)])
+def test_the_backtracked_enhancement_reaches_the_same_optimum_in_fewer_iterations(
+    seed, per_group, tau
+):
+    loss = random_least_squares(seed)
+    runs = {
+        rule: cogent(
+            loss, GROUPS, tau=tau, per_group=per_group, enhance_rule=rule, max_iter=5000, tol=1e-8
+        )
+        for rule in ("safe", "backtracking")
+    }
+    assert all(run.converged for run in runs.values())
+    # both gaps are <= 1e-8, so the two objectives are within 1e-8 of the same minimum
+    assert runs["backtracking"].objective == pytest.approx(runs["safe"].objective, abs=2e-8)
+    assert runs["backtracking"].iterations < runs["safe"].iterations
+    assert np.all(np.diff(runs["backtracking"].history) <= 1e-12 * runs["safe"].history[0])
+    assert "(backtracking)" in runs["backtracking"].message
+
+
 def test_the_open_loop_rule_runs_on_a_loss_without_a_closed_form_line_search():
     rng = np.random.default_rng(5)
     A = rng.standard_normal((80, GROUPS.n_features))
@@ -209,6 +229,11 @@ def test_a_time_limit_and_a_callback_stop_the_run_like_the_other_solvers():
         (lambda loss: cogent(loss, GROUPS, tau=1.0, eta=1.0), ValueError, "eta"),
         (lambda loss: cogent(loss, GROUPS, tau=1.0, eta=-0.1), ValueError, "eta"),
         (lambda loss: cogent(loss, GROUPS, tau=1.0, enhance_steps=-1), ValueError, "enhance_steps"),
+        (
+            lambda loss: cogent(loss, GROUPS, tau=1.0, enhance_rule="exact"),
+            ValueError,
+            "enhance_rule",
+        ),
         (lambda loss: cogent(loss, GROUPS, tau=1.0, step=0), ValueError, "step"),
         (lambda loss: cogent(MINIMAL_LOSS, GROUPS, tau=1.0), ValueError, "step is req"),
         (lambda loss: frank_wolfe(loss, GROUPS, tau=1.0, max_iter=-1), ValueError, "max_iter"),
