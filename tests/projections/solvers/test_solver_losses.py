@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from finite_differences import central_differences
 
-from projections.solvers import LeastSquares, Loss, SquaredHinge, StochasticOracle
+from projections.solvers import LeastSquares, Logistic, Loss, SquaredHinge, StochasticOracle
 
 
 @pytest.fixture
@@ -156,3 +156,40 @@ def test_a_loss_rejects_w_of_the_wrong_shape(data):
     A, _, y, _ = data
     with pytest.raises(ValueError, match="w has shape"):
         LeastSquares(A, y).value(np.zeros(11))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda A, y, labels: LeastSquares(A, y),
+        lambda A, y, labels: LeastSquares(A, y, reduction="sum"),
+        lambda A, y, labels: SquaredHinge(A, labels),
+        lambda A, y, labels: SquaredHinge(A, labels, l2=0.3),
+        lambda A, y, labels: Logistic(A, labels),
+    ],
+)
+def test_a_restricted_loss_equals_the_loss_with_the_other_coordinates_at_zero(data, make):
+    A, _, y, labels = data
+    loss = make(A, y, labels)
+    index = np.array([7, 0, 3, 11])
+    sub = loss.restricted(index)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        z = rng.standard_normal(index.size)
+        w = np.zeros(loss.n_features)
+        w[index] = z
+        assert sub.value(z) == pytest.approx(loss.value(w), rel=1e-12)
+        np.testing.assert_allclose(sub.gradient(z), loss.gradient(w)[index], rtol=1e-12)
+    assert sub.feature_shape == (4,)
+    assert sub.n_samples == loss.n_samples
+    assert sub.lipschitz() <= loss.lipschitz() * (1 + 1e-9)  # a submatrix's norm is smaller
+    assert loss.feature_shape == (3, 4)  # the original is untouched
+
+
+@pytest.mark.parametrize(
+    "index", [np.array([0.5]), np.array([[1]]), np.array([-1]), np.array([12])]
+)
+def test_restricted_rejects_an_index_that_is_not_coordinates(data, index):
+    A, _, y, _ = data
+    with pytest.raises(ValueError, match="index must"):
+        LeastSquares(A, y).restricted(index)
