@@ -738,22 +738,23 @@ repeat, the seconds do not).
   relative error. So speed is compared by the time to reach f(w*), which every method's
   feasible set contains, rather than by a final objective; the paper plots log objective
   against time without a reference level.
-- **Speed: agrees in direction, and in size within a factor of two.** IHT-FC reaches f(w*)
-  first; FW, at its O(1/t) rate, needs 111 of its 120 s at κ = 1 and does not reach it at
-  κ = 10 (19,671 iterations leave it 2.2 times above f(w*)), as in the paper's figure; CoGEnT
-  is the fastest convex method, the paper's "next best", and IHT-FC is 16 (κ = 1) and 22
-  (κ = 10) times faster than it here, against the paper's "about 10 times" (the last
-  column). Before CoGEnT's enhancement step was backtracked (commit 967f1f8) the ratios were
-  24 and 49 (this report's run of 2026-12-07 01:43 UTC) and CoGEnT hit the 120 s limit at
-  κ = 10; it now converges there in 400 iterations. Our CoGEnT is
+- **Speed: agrees in direction, not in size: our CoGEnT is closer to IHT-FC than the
+  paper's.** IHT-FC reaches f(w*) first; FW, at its O(1/t) rate, needs 98 of its 120 s at
+  κ = 1 and does not reach it at κ = 10 (19,431 iterations leave it 2.2 times above f(w*)),
+  as in the paper's figure; CoGEnT is the fastest convex method, the paper's "next best", and
+  IHT-FC is 3.1 (κ = 1) and 4.3 (κ = 10) times faster than it here, against the paper's
+  "about 10 times" (the last column). The ratios were 24 and 49 in this report's run of
+  2026-12-07 01:43 UTC and 16 and 22 at commit 967f1f8 (git history): since then CoGEnT's
+  enhancement backtracks its step instead of taking the safe 1 / (L x the most selected
+  groups sharing a coordinate), and runs on the selected groups' columns only (commit
+  3b4b253); it now converges at κ = 10 in 412 iterations. Our CoGEnT is
   `projections.solvers.cogent` with our choices (10 projected-gradient enhancement steps per
-  iteration with a backtracked step, an exact backward test of every selected group, eta =
-  0.5; see its docstring), not Rao, Shah & Wright's code, and our IHT-FC's refit is one
-  least-squares solve on a 12-group support; the paper does not describe its MATLAB
-  implementations, so the size of the gap says as much about implementations as about the
-  methods. Group OMP, which the
-  paper places among the slow methods, reaches f(w*) in under a second here, before CoGEnT
-  (12 groups to choose, not the paper's 50).
+  iteration, an exact backward test of every selected group, eta = 0.5; see its docstring),
+  not Rao, Shah & Wright's code, and our IHT-FC's refit is one least-squares solve on a
+  12-group support; the paper does not describe its MATLAB implementations, so the size of
+  the gap says as much about implementations as about the methods. Group OMP, which the
+  paper places among the slow methods, reaches f(w*) in under a second here, a little after
+  CoGEnT (12 groups to choose, not the paper's 50).
 - **Times** are the wall time of the chosen run (IHT: the step with the lowest final loss; the
   table's last column adds the other steps tried), on a shared machine. They leave out what
   each method is handed: IHT's step from the generator's sigma_max(Σ), CoGEnT's safe
