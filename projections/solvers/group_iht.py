@@ -182,9 +182,8 @@ def group_iht(
     obj = Objective(loss, maximize=False, shape=w.shape)
     deadline = Deadline(time_limit)
     refit = loss.minimize_on_support if fully_corrective else None
-    steps = _GroupIHTSteps(
-        obj, proj, w, step, refit, tol, floor=lipschitz_step(loss), escape=escape, loss=loss
-    )
+    floor = lipschitz_step(loss) if step is None else None  # a constant step needs no 1 / L
+    steps = _GroupIHTSteps(obj, proj, w, step, refit, tol, floor=floor, escape=escape, loss=loss)
     return run(steps, w, max_iter=max_iter, callback=callback, deadline=deadline)
 
 

@@ -105,6 +105,32 @@ def test_a_given_step_is_kept_constant():
     assert result.details["step_rule"] == "constant"
 
 
+class _CountingLipschitz(LeastSquares):
+    """Least squares that counts its ``lipschitz()`` calls (a power iteration each, which at
+    the paper's scale costs longer than the whole IHT-FC run)."""
+
+    calls = 0
+
+    def lipschitz(self) -> float:
+        type(self).calls += 1
+        return super().lipschitz()
+
+
+@pytest.mark.parametrize("fully_corrective", [False, True], ids=["iht", "iht-fc"])
+def test_a_given_step_never_computes_the_lipschitz_constant(fully_corrective):
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((60, GROUPS.n_features))
+    counting = _CountingLipschitz(A, A @ rng.standard_normal(GROUPS.n_features))
+    _CountingLipschitz.calls = 0
+    group_iht(
+        counting, group_projection(GROUPS, k=3), fully_corrective=fully_corrective, step=0.3,
+        max_iter=5,
+    )  # fmt: skip
+    assert _CountingLipschitz.calls == 0
+    group_iht(counting, group_projection(GROUPS, k=3), fully_corrective=fully_corrective)
+    assert _CountingLipschitz.calls >= 1  # the adaptive step's floor does need it
+
+
 def correlated(n_samples: int, *, seed: int, rho: float = 0.75):
     """``(loss, w_true, groups)``: 4 active groups of 40 (10 features, overlap 3), features
     with an AR(1) covariance ``rho^|i-j|`` (condition number about ``((1 + rho) / (1 -
