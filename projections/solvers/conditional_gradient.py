@@ -103,15 +103,16 @@ class _Slots:
     slot on its coordinates ``index[offsets[i]:offsets[i + 1]]`` of a vector of ``size``.
 
     One projected-gradient step is then a few vector operations over every slot at once, not
-    a Python loop over them (a SoG run can hold a hundred slots). Every slot is non-empty: the
-    solver drops zero slots before its enhancement."""
+    a Python loop over them (a SoG run can hold a hundred slots). There is at least one slot and
+    none is empty: the solver drops zero slots before its enhancement and skips it without
+    any."""
 
     def __init__(self, parts: list, members: list, size: int) -> None:
         lengths = np.array([m.size for m in members], dtype=np.int64)
         self.offsets = np.concatenate(([0], np.cumsum(lengths)))
         self.lengths, self.size = lengths, size
-        self.index = np.concatenate(members) if members else np.zeros(0, dtype=np.int64)
-        self.v = np.concatenate(parts) if parts else np.zeros(0)
+        self.index = np.concatenate(members)
+        self.v = np.concatenate(parts)
 
     def projected_step(self, grad, step: float, tau: float) -> np.ndarray:
         """The slots after ``v_i - step * grad`` on each slot's coordinates, each rescaled to
@@ -354,6 +355,8 @@ class _CoGEnTSteps(_FrankWolfeSteps):
         ``restricted`` (see :meth:`_restriction`), on the slots laid end to end in one
         vector (:class:`_Slots`)."""
         chosen = list(self.atoms.latent)
+        if not chosen:  # the forward step added nothing (a zero gradient)
+            return w, grad, self.obj.f(w)
         members = [self.atoms.members(key) for key in chosen]
         obj, local, z, g = self._restriction(w, grad, members)
         slots = _Slots([self.atoms.latent[key] for key in chosen], local, z.size)
@@ -393,7 +396,7 @@ class _CoGEnTSteps(_FrankWolfeSteps):
         the restricted loss equals ``f`` at every point the enhancement visits), else on all
         coordinates."""
         restricted = getattr(self.obj.loss, "restricted", None)
-        if not callable(restricted) or not members:
+        if not callable(restricted):
             return self.obj, members, w.reshape(-1), grad.reshape(-1)
         index = np.unique(np.concatenate(members))
         obj = Objective(restricted(index), maximize=False, shape=(index.size,))

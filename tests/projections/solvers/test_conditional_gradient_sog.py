@@ -186,3 +186,14 @@ def test_with_tau_the_true_sog_norm_a_noiseless_planted_model_is_recovered(
 def test_a_per_group_that_is_not_a_positive_integer_is_refused_by_name(name, bad):
     with pytest.raises(ValueError, match=r"per_group must be an integer >= 1, got"):
         SOLVERS[name](random_least_squares(0), GROUPS, tau=1.0, per_group=bad)
+
+
+@pytest.mark.parametrize("per_group", [None, 2])
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_a_zero_response_gives_the_zero_solution_without_an_error(name, per_group):
+    A = np.random.default_rng(0).standard_normal((20, GROUPS.n_features))
+    result = SOLVERS[name](
+        LeastSquares(A, np.zeros(20)), GROUPS, tau=1.0, per_group=per_group, max_iter=5
+    )
+    assert not np.any(result.solution)
+    assert result.objective == 0.0
