@@ -4,6 +4,7 @@ package: the tests import them by name, as ``benchmarks/`` does."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -13,17 +14,33 @@ import pytest
 sys.path.append(str(Path(__file__).resolve().parents[1] / "benchmarks"))  # last: never shadows
 
 
+_TEST_FOLDER = re.compile(r"test-(?:broker|cache)-(\d+)")
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, somebody else's
+        pass
+    return True
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _remove_the_test_folders():
     """The filesystem broker and cache folders of this test session (config.settings_test) go
-    at the end."""
-    yield
+    at the end; those of earlier sessions that were killed before their end go at the start."""
     from django.conf import settings
 
-    folders = [os.environ.get("TVCS_TEST_BROKER_DIR"), settings.CACHES["default"]["LOCATION"]]
+    for folder in Path(settings.DATA_DIR).iterdir():
+        match = _TEST_FOLDER.fullmatch(folder.name)
+        if match and folder.is_dir() and not _is_running(int(match.group(1))):
+            shutil.rmtree(folder, ignore_errors=True)
+    yield
+    folders = [os.environ.get("TVCS_TEST_BROKER_DIR"), os.environ.get("TVCS_TEST_CACHE_DIR")]
     for folder in folders:
-        name = os.path.basename(folder or "")
-        if name.startswith(("test-broker-", "test-cache-")):
+        if folder and _TEST_FOLDER.fullmatch(os.path.basename(folder)):
             shutil.rmtree(folder, ignore_errors=True)
 
 
