@@ -364,8 +364,10 @@ class _CoGEnTSteps(_FrankWolfeSteps):
         step = safe
         if self.enhance_rule == "backtracking" and self.enhance_step is not None:
             step = max(2.0 * self.enhance_step, safe)
-        f_z = None
+        f_z, moved = None, False
         for _ in range(self.enhance_steps):
+            if moved:
+                g = obj.grad_phi(z)
             while True:
                 v_new = slots.projected_step(g, step, self.atoms.tau)
                 z_new = slots.compose(v_new)
@@ -379,13 +381,14 @@ class _CoGEnTSteps(_FrankWolfeSteps):
                 step = max(step / 2.0, safe)
             self.enhance_step = step
             slots.v, z, f_z = v_new, z_new, f_new
-            if moved2 == 0.0:  # a fixed point of the restricted problem
+            moved = moved2 != 0.0
+            if not moved:  # a fixed point of the restricted problem
                 break
-            g = obj.grad_phi(z)
         self.atoms.latent.update(zip(chosen, slots.split(), strict=True))
         if obj is self.obj:
+            g = obj.grad_phi(z) if moved else g
             w, grad = z.reshape(w.shape), g.reshape(w.shape)
-        else:
+        else:  # the whole gradient: the restricted one at the last z is never computed
             w = self.atoms.compose(w.shape)
             grad = self.obj.grad_phi(w)
         return w, grad, (self.obj.f(w) if f_z is None else f_z)

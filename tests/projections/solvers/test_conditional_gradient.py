@@ -288,3 +288,26 @@ def test_cogent_takes_the_same_steps_with_or_without_the_fast_removal():
         b[0] for b in exact_fast.details["backward"]
     ]
     np.testing.assert_allclose(plain.history, exact_fast.history, rtol=1e-10)
+
+
+@pytest.mark.parametrize("enhance_steps", [1, 3])
+def test_cogent_evaluates_no_restricted_gradient_it_does_not_use(monkeypatch, enhance_steps):
+    """The enhancement's restricted gradient feeds the next restricted step only: the whole
+    gradient after the enhancement is computed anew, so one enhancement step needs none."""
+    calls = []
+    restricted = LeastSquares.restricted
+
+    def counting(self, index):
+        sub = restricted(self, index)
+        gradient = sub.gradient
+        sub.gradient = lambda w: calls.append(1) or gradient(w)
+        return sub
+
+    monkeypatch.setattr(LeastSquares, "restricted", counting)
+    result = cogent(
+        random_least_squares(2), GROUPS, tau=2.0, max_iter=20, tol=0.0,
+        enhance_steps=enhance_steps,
+    )  # fmt: skip
+    assert len(calls) <= (enhance_steps - 1) * result.iterations
+    if enhance_steps > 1:
+        assert calls  # the steps after the first do use it
