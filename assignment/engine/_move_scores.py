@@ -144,65 +144,6 @@ def top_positions(values, k, chosen):
 
 
 @njit(cache=True)
-def pair_subset(single_gain, w, exhaustive_max, top_gain, top_reliable):
-    """Positions (ascending) among which pairs are scored (see the greedy's docstring)."""
-    c = single_gain.shape[0]
-    if c <= exhaustive_max:
-        return np.arange(c)
-    chosen = np.zeros(c, dtype=np.bool_)
-    top_positions(single_gain, top_gain, chosen)
-    top_positions(np.abs(w), top_reliable, chosen)
-    return np.flatnonzero(chosen)
-
-
-@njit(cache=True)
-def best_move(
-    s,
-    tail,
-    prior,
-    r,
-    abs_sum,
-    acc,
-    w,
-    q,
-    room,
-    budget_left,
-    tie_rtol,
-    gain_tol,
-    exhaustive_max,
-    top_gain,
-    top_reliable,
-):
-    """The best move on a task among candidates ``(w, q)``.
-
-    Returns ``(worth, a, b, gain)``: positions ``a`` (and ``b``, or -1 for a single) in the
-    candidate arrays; ``worth <= gain_tol`` means no move helps.
-    """
-    g1 = single_accuracies(s, tail, prior, r, abs_sum, w, q, tie_rtol) - acc
-    best = first_best(g1, gain_tol)
-    worth = g1[best]
-    gain = worth
-    a, b = best, -1
-    if room >= 2 and budget_left >= 2 and w.shape[0] >= 2 and worth + gain_tol < 0.5 * (1.0 - acc):
-        sub = pair_subset(g1, w, exhaustive_max, top_gain, top_reliable)
-        size = sub.shape[0]
-        pa = np.empty(size * (size - 1) // 2, dtype=np.int64)
-        pb = np.empty_like(pa)
-        k = 0
-        for x in range(size):
-            for y in range(x + 1, size):
-                pa[k] = sub[x]
-                pb[k] = sub[y]
-                k += 1
-        g2 = pair_accuracies(s, tail, prior, r, abs_sum, w[pa], q[pa], w[pb], q[pb], tie_rtol)
-        g2 -= acc
-        k = first_best(g2, gain_tol)
-        if 0.5 * g2[k] > worth + gain_tol:
-            worth, gain, a, b = 0.5 * g2[k], g2[k], pa[k], pb[k]
-    return worth, a, b, gain
-
-
-@njit(cache=True)
 def _scan_singles(
     s,
     tail,
@@ -294,7 +235,7 @@ def _best_pair(
     top_gain,
     top_reliable,
 ):
-    """The best pair among the candidates ``cand[:size]`` as :func:`best_move` scores it:
+    """The best pair among the candidates ``cand[:size]`` as :func:`task_best_move` scores it:
     ``(g2, a, b)`` with positions ``a < b`` in ``cand``."""
     pa, pb = pair_positions(g1, reliability, size, exhaustive_max, top_gain, top_reliable)
     wa, qa = w_row[cand[pa]], q_row[cand[pa]]
@@ -328,9 +269,12 @@ def task_best_move(
     scratch,
     mark,
 ):
-    """:func:`best_move` of one task over its candidates: the open workers not on it (and
-    eligible, unless ``eligible_row`` has shape (0,)), ascending, as the greedy's
-    ``candidates``; the same scores, in the same order of floating-point operations.
+    """The best move on one task: its best single worker, or its best pair when the pair's
+    gain per answer (half its accuracy gain) is larger, among its candidates: the open workers
+    not on it (and eligible, unless ``eligible_row`` has shape (0,)), ascending, as the
+    greedy's ``candidates``. Pairs are those of :func:`pair_positions`, tried only when the
+    task and the budget have room for two and the best single gains less than half of the
+    task's error ``1 - acc`` (a pair gains at most all of it, so at most half per answer).
     ``w_row``, ``q_row``: the task's, shape (n,); ``members``: the task's current workers,
     shape (k,); ``scratch``: float64 of shape (3, n) and ``mark``: bool of shape (n,), all
     False: scratch buffers.

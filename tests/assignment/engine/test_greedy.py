@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assignment.engine import greedy as greedy_module
-from assignment.engine._move_scores import pair_accuracies, pair_subset, single_accuracies
+from assignment.engine._move_scores import pair_accuracies, pair_positions, single_accuracies
 from assignment.engine.accuracy import (
     EPS,
     TIE_RTOL,
@@ -259,16 +259,16 @@ def test_the_restricted_pair_search_finds_the_best_pair_of_an_exhaustive_search(
         qs, ws, s, tail, prior, r, abs_sum, acc = _random_task_state(rng, k, c)
         w, q = ws[k:], qs[k:]
         g1 = single_accuracies(s, tail, prior, r, abs_sum, w, q, TIE_RTOL) - acc
-        sub = pair_subset(
+        a, b = pair_positions(
             g1,
-            w,
+            np.abs(w),
+            c,
             greedy_module.PAIR_EXHAUSTIVE_MAX,
             greedy_module.PAIR_TOP_GAIN,
             greedy_module.PAIR_TOP_RELIABLE,
         )
-        assert len(sub) <= greedy_module.PAIR_TOP_GAIN + greedy_module.PAIR_TOP_RELIABLE
-        ia, ib = np.triu_indices(len(sub), 1)
-        a, b = sub[ia], sub[ib]
+        pool = greedy_module.PAIR_TOP_GAIN + greedy_module.PAIR_TOP_RELIABLE
+        assert len(np.union1d(a, b)) <= pool
         restricted = pair_accuracies(
             s, tail, prior, r, abs_sum, w[a], q[a], w[b], q[b], TIE_RTOL
         ).max()
