@@ -24,6 +24,9 @@ from assignment.engine.problem import QualityByCategory
 #: Largest count a cap, a budget or a row number may be: a ``PositiveIntegerField`` holds it on
 #: every supported database.
 MAX_COUNT = 2**31 - 1
+#: The validators of a count a user gives: ``full_clean`` refuses what PostgreSQL could not
+#: store on SQLite too, whose integers are wider (so a value accepted on one is on the other).
+COUNT_VALIDATORS = [MaxValueValidator(MAX_COUNT)]
 #: Largest seed of a run (a ``BigIntegerField``; numpy seeds are non-negative).
 MAX_SEED = 2**63 - 1
 #: Largest primary key (a ``BigAutoField``).
@@ -51,10 +54,17 @@ class Project(models.Model):
         help_text="More than two labels: P(each label), in the order of the labels, for tasks "
         "without one; empty = uniform (assignment.priors).",
     )
-    default_max_workers_per_task = models.PositiveIntegerField(default=3)
-    default_max_tasks_per_worker = models.PositiveIntegerField(default=100)
+    default_max_workers_per_task = models.PositiveIntegerField(
+        default=3, validators=COUNT_VALIDATORS
+    )
+    default_max_tasks_per_worker = models.PositiveIntegerField(
+        default=100, validators=COUNT_VALIDATORS
+    )
     default_budget = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Total assignments; empty = as many as the caps allow."
+        null=True,
+        blank=True,
+        validators=COUNT_VALIDATORS,
+        help_text="Total assignments; empty = as many as the caps allow.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -82,7 +92,10 @@ class Worker(models.Model):
     external_id = models.CharField(max_length=200)
     name = models.CharField(max_length=200, blank=True)
     max_tasks = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Own cap; empty = the project's default."
+        null=True,
+        blank=True,
+        validators=COUNT_VALIDATORS,
+        help_text="Own cap; empty = the project's default.",
     )
     active = models.BooleanField(default=True)
 
@@ -103,7 +116,10 @@ class Task(models.Model):
     external_id = models.CharField(max_length=200)
     category = models.CharField(max_length=200)
     max_workers = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Own cap; empty = the project's default."
+        null=True,
+        blank=True,
+        validators=COUNT_VALIDATORS,
+        help_text="Own cap; empty = the project's default.",
     )
     prior = models.FloatField(
         null=True, blank=True, help_text="P(label = 1); empty = the project's default."
@@ -731,9 +747,9 @@ class AssignmentRun(models.Model):
     )
     quality_matrix = models.ForeignKey(QualityMatrix, on_delete=models.PROTECT, related_name="runs")
     method = models.CharField(max_length=20, choices=method_choices)
-    budget = models.PositiveIntegerField()
-    max_workers_per_task = models.PositiveIntegerField()
-    max_tasks_per_worker = models.PositiveIntegerField()
+    budget = models.PositiveIntegerField(validators=COUNT_VALIDATORS)
+    max_workers_per_task = models.PositiveIntegerField(validators=COUNT_VALIDATORS)
+    max_tasks_per_worker = models.PositiveIntegerField(validators=COUNT_VALIDATORS)
     seed = models.BigIntegerField(null=True, blank=True)
     options = models.JSONField(default=dict, blank=True)
     next_round = models.BooleanField(

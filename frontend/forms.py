@@ -414,8 +414,8 @@ class ComparisonForm(_RoundForm, _CapsForm):
     def _listed(self, text: str) -> list[int]:
         budgets = []
         for part in filter(None, (p.strip() for p in text.split(","))):
-            if not part.isdigit():
-                self.add_error("budgets", f"{part!r} is not a positive integer.")
+            if not part.isdigit() or not 1 <= int(part) <= MAX_COUNT:
+                self.add_error("budgets", f"{part!r} is not an integer from 1 to {MAX_COUNT:,}.")
                 return []
             budgets.append(int(part))
         if not budgets:

@@ -13,6 +13,7 @@ from assignment.errors import (
     RunValidationError,
 )
 from assignment.models import (
+    MAX_COUNT,
     AssignmentRun,
     Comparison,
     Method,
@@ -84,8 +85,10 @@ def comparison_create(
     budgets = _distinct_list(
         "budgets",
         budgets or [],
-        lambda budget: isinstance(budget, int) and not isinstance(budget, bool) and budget >= 1,
-        "a positive integer",
+        lambda budget: (
+            isinstance(budget, int) and not isinstance(budget, bool) and 1 <= budget <= MAX_COUNT
+        ),
+        f"an integer from 1 to {MAX_COUNT:,}",
     )
     n_runs = len(methods) * max(1, len(budgets))
     if n_runs > MAX_COMPARISON_RUNS:

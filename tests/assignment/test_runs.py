@@ -390,6 +390,8 @@ def test_a_pool_process_stopping_alone_hands_back_only_its_own_run(project_in_on
         ),
         ({"method": "greedy", "options": {"initial": 1}}, "unknown option"),
         ({"method": "random", "budget": -1}, "budget"),
+        ({"method": "random", "budget": 2**31}, "budget.*less than or equal to 2147483647"),
+        ({"method": "random", "max_tasks_per_worker": 2**31}, "max_tasks_per_worker"),
     ],
 )
 def test_invalid_run_requests_are_rejected(project_in_one_category, kwargs, message):

@@ -47,11 +47,15 @@ def test_a_list_of_budgets_is_taken_as_given(client, sample_project):
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"budget_mode": "list", "budgets": "3, x"}, "&#x27;x&#x27; is not a positive integer"),
+        ({"budget_mode": "list", "budgets": "3, x"}, "&#x27;x&#x27; is not an integer from 1"),
         ({"budget_mode": "list", "budgets": ""}, "Give at least one budget"),
         ({"budget_from": "9", "budget_to": "3", "budget_steps": "2"}, "B must be at least A"),
         ({"budget_from": "1", "budget_to": "3"}, "Required for a range of budgets"),
-        ({"budget_mode": "list", "budgets": "0"}, "must be a positive integer, got 0"),
+        ({"budget_mode": "list", "budgets": "0"}, "&#x27;0&#x27; is not an integer from 1"),
+        (  # the API's bound, which SQLite alone would not enforce
+            {"budget_mode": "list", "budgets": "5, 99999999999"},
+            "&#x27;99999999999&#x27; is not an integer from 1 to 2,147,483,647",
+        ),
         ({"budget_mode": "list", "budgets": "3", "methods": []}, "This field is required"),
         (
             {

@@ -45,6 +45,8 @@ def test_project_update_rejects_a_taken_name_a_bad_prior_and_a_negative_cap(fill
     assert (
         filled_project.default_max_tasks_per_worker == 100
     )  # the refused value is not kept either
+    with pytest.raises(ProjectValidationError, match=r"default_budget.*2147483647"):
+        services.project_update(project=filled_project, default_budget=2**31)
     with pytest.raises(ValueError, match="cannot update labels"):
         services.project_update(project=filled_project, labels=["a", "b"])
 
@@ -100,8 +102,9 @@ def test_comparison_create_without_budgets_runs_each_method_once_with_the_defaul
         ({"methods": ["random", "simplex"]}, "every one of methods must be one of"),
         ({"methods": ["random", "random"]}, "must not repeat"),
         ({"methods": ["random"], "budgets": [5, 5]}, "must not repeat"),
-        ({"methods": ["random"], "budgets": [0]}, "must be a positive integer, got 0"),
-        ({"methods": ["random"], "budgets": [True]}, "must be a positive integer"),
+        ({"methods": ["random"], "budgets": [0]}, "must be an integer from 1 to .*, got 0"),
+        ({"methods": ["random"], "budgets": [True]}, "must be an integer from 1 to"),
+        ({"methods": ["random"], "budgets": [4, 2**31]}, "from 1 to 2,147,483,647, got 2147483648"),
         ({"methods": "random"}, "must be a list"),
         ({"methods": ["random", "greedy"], "budgets": list(range(1, 32))}, "at most 60 runs"),
     ],
