@@ -8,6 +8,8 @@ arguments those take. Method options come from the engine's registry
 
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
@@ -30,13 +32,30 @@ class SignInForm(LockoutFormMixin, AuthenticationForm):
     """Django's sign-in form that says so when the account or address is locked."""
 
 
+def _comma_split(text: str) -> list[str]:
+    """``a, "b, c", d`` -> ``["a", "b, c", "d"]``: items separated by commas, an item with a
+    comma (or a quote) in double quotes, as in a CSV row."""
+    try:
+        return [item.strip() for item in next(csv.reader([text], skipinitialspace=True), [])]
+    except csv.Error as exc:
+        raise forms.ValidationError(f"write the items on one line ({exc})") from None
+
+
+def _comma_join(items) -> str:
+    """The text :func:`_comma_split` reads back as ``items``."""
+    return ", ".join(
+        '"' + item.replace('"', '""') + '"' if "," in item or '"' in item else item
+        for item in items
+    )
+
+
 class LabelPriorField(forms.CharField):
     """A distribution over the labels, written ``cat=0.5, dog=0.3, bird=0.2``: a mapping label
     -> probability for the services to check (:mod:`assignment.priors`), None when empty."""
 
     def prepare_value(self, value):
         if isinstance(value, dict):
-            return ", ".join(f"{label}={p:g}" for label, p in value.items())
+            return _comma_join(f"{label}={p:g}" for label, p in value.items())
         return value
 
     def to_python(self, value):
@@ -44,18 +63,22 @@ class LabelPriorField(forms.CharField):
         if not text:
             return None
         mapping = {}
-        for part in text.split(","):
-            label, equals, number = part.strip().rpartition("=")
+        for part in _comma_split(text):
+            label, equals, number = part.rpartition("=")
+            label = label.strip()
             try:
                 probability = float(number)
             except ValueError:
                 probability = None
-            if not equals or not label.strip() or probability is None:
+            if not equals or not label or probability is None:
                 raise forms.ValidationError(
                     f"write each label and its probability as label=probability, separated by "
-                    f"commas (e.g. cat=0.5, dog=0.3, bird=0.2); {part.strip()!r} is not that"
+                    f"commas (e.g. cat=0.5, dog=0.3, bird=0.2; a label with a comma in double "
+                    f'quotes: "a, b"=0.2); {part!r} is not that'
                 )
-            mapping[label.strip()] = probability
+            if label in mapping:
+                raise forms.ValidationError(f"the label {label!r} is given twice")
+            mapping[label] = probability
         return mapping
 
 
@@ -100,8 +123,8 @@ class ProjectCreateForm(ProjectDefaultsForm):
     labels = forms.CharField(
         label="Label set",
         max_length=2000,
-        help_text="Comma-separated, at least two. The second is the one a prior gives the "
-        "probability of. Fixed once the project exists.",
+        help_text="Comma-separated, at least two (a label with a comma in double quotes). The "
+        "second is the one a prior gives the probability of. Fixed once the project exists.",
     )
 
     field_order = ["name", "description", "labels"]
@@ -114,10 +137,31 @@ class ProjectCreateForm(ProjectDefaultsForm):
             "default_max_tasks_per_worker",
         ):
             self.fields[name].initial = _model_default(name)
-        self.fields["labels"].initial = ", ".join(_model_default("labels"))
+        self.fields["labels"].initial = _comma_join(_model_default("labels"))
+        self.fields["default_prior"].required = False  # required for two labels only: clean
 
     def clean_labels(self) -> list[str]:
-        return [label.strip() for label in self.cleaned_data["labels"].split(",")]
+        return _comma_split(self.cleaned_data["labels"])
+
+    def clean(self) -> dict:
+        """The prior of the project's label set: ``default_prior`` for two labels (required),
+        ``default_label_prior`` for more; the other one's initial value is not passed on, and
+        a value typed into it is refused rather than dropped."""
+        data = super().clean()
+        labels = data.get("labels")
+        if labels is None:
+            return data
+        if len(labels) == 2 and data.get("default_prior") is None:
+            self.add_error("default_prior", "Required for a project of two labels.")
+        elif len(labels) > 2:
+            if "default_prior" in self.changed_data:
+                self.add_error(
+                    "default_prior",
+                    f"For two labels only; this project has {len(labels)}: give the default "
+                    "prior over the labels instead.",
+                )
+            data["default_prior"] = None
+        return data
 
 
 class ProjectSettingsForm(ProjectDefaultsForm):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Mapping
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -48,6 +49,29 @@ class FieldsBuiltOnceMixin:
         if not all(field.read_only for field in built.values()):
             return copy.deepcopy(built)
         return {name: _shallow_copy(field) for name, field in built.items()}
+
+
+# A request body that refuses the keys its endpoint does not take, by name: without it DRF
+# drops them without a word, so a misspelt option or a field that cannot change (a project's
+# labels) looks accepted. ``refused`` says why for keys a client may expect to work. (No
+# docstring, as above.)
+class KnownFieldsOnlyMixin:
+    refused: dict[str, str] = {}
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                takes = ", ".join(sorted(self.fields))
+                raise serializers.ValidationError(
+                    {
+                        name: [
+                            self.refused.get(name, f"Unknown field; this request takes {takes}.")
+                        ]
+                        for name in unknown
+                    }
+                )
+        return super().to_internal_value(data)
 
 
 def _shallow_copy(field: serializers.Field) -> serializers.Field:
@@ -173,7 +197,7 @@ class _ProjectDefaultsSerializer(serializers.Serializer):
     )
 
 
-class ProjectCreateSerializer(_ProjectDefaultsSerializer):
+class ProjectCreateSerializer(KnownFieldsOnlyMixin, _ProjectDefaultsSerializer):
     name = TextField(max_length=200)
     description = TextField(required=False, allow_blank=True, default="")
     labels = serializers.ListField(
@@ -184,7 +208,8 @@ class ProjectCreateSerializer(_ProjectDefaultsSerializer):
     )
 
 
-class ProjectUpdateSerializer(_ProjectDefaultsSerializer):
+class ProjectUpdateSerializer(KnownFieldsOnlyMixin, _ProjectDefaultsSerializer):
+    refused = {"labels": "The label set is fixed once the project exists."}
     name = TextField(required=False, max_length=200)
     description = TextField(required=False, allow_blank=True)
 
@@ -193,7 +218,7 @@ class ProjectUpdateSerializer(_ProjectDefaultsSerializer):
 # Data files
 
 
-class UploadSerializer(serializers.Serializer):
+class UploadSerializer(KnownFieldsOnlyMixin, serializers.Serializer):
     file = serializers.FileField(
         allow_empty_file=True, help_text="A CSV or JSON data file (README, Data files)."
     )
@@ -279,7 +304,7 @@ class StrengthField(serializers.Field):
         return value
 
 
-class QualityEstimateSerializer(serializers.Serializer):
+class QualityEstimateSerializer(KnownFieldsOnlyMixin, serializers.Serializer):
     source = serializers.ChoiceField(
         choices=EstimateSource.choices,
         default=EstimateSource.GOLD.value,
@@ -428,7 +453,9 @@ class _ShardsSerializer(serializers.Serializer):
     )
 
 
-class RunCreateSerializer(_RoundSerializer, _CapsSerializer, _ShardsSerializer):
+class RunCreateSerializer(
+    KnownFieldsOnlyMixin, _RoundSerializer, _CapsSerializer, _ShardsSerializer
+):
     method = serializers.ChoiceField(choices=Method.choices)
     budget = serializers.IntegerField(
         required=False,
@@ -511,7 +538,9 @@ class RunFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
 
 
-class ComparisonCreateSerializer(_RoundSerializer, _CapsSerializer, _ShardsSerializer):
+class ComparisonCreateSerializer(
+    KnownFieldsOnlyMixin, _RoundSerializer, _CapsSerializer, _ShardsSerializer
+):
     methods = serializers.ListField(
         child=serializers.ChoiceField(choices=Method.choices), min_length=1
     )

@@ -173,7 +173,8 @@ def project_update(*, project: Project, **fields) -> Project:
 
     Raises :class:`ProjectAlreadyExistsError` if the new name is taken by another project of
     the owner, :class:`ProjectValidationError` for invalid values (a prior outside (0, 1), a
-    negative cap).
+    negative cap, the prior of the other kind of label set: ``default_prior`` for more than
+    two labels, ``default_label_prior`` for two).
     """
     unknown = sorted(set(fields) - set(PROJECT_UPDATABLE_FIELDS))
     if unknown:
@@ -185,6 +186,11 @@ def project_update(*, project: Project, **fields) -> Project:
             raise ProjectAlreadyExistsError(
                 f"user {project.owner.get_username()!r} already has a project {fields['name']!r}"
             )
+    if "default_prior" in fields and len(project.labels) > 2:
+        raise ProjectValidationError(
+            f"default_prior is P(second label) of a binary project; this project has "
+            f"{len(project.labels)} labels: give default_label_prior, a distribution over them"
+        )
     prior = fields.get("default_prior", 0.5)
     if isinstance(prior, bool) or not isinstance(prior, int | float) or not 0 < prior < 1:
         raise ProjectValidationError(

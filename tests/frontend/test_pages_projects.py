@@ -38,6 +38,16 @@ def test_a_new_project_gets_its_labels_and_defaults_and_leads_to_its_data_page(c
     ("change", "message"),
     [
         ({"default_prior": "1"}, "strictly between 0 and 1"),
+        ({"default_prior": ""}, "Required for a project of two labels"),
+        ({"labels": "cat, dog, bird"}, "For two labels only; this project has 3"),  # 0.3 typed
+        (
+            {
+                "labels": "cat, dog, bird",
+                "default_prior": "0.5",
+                "default_label_prior": "cat=1, cat=0",
+            },
+            "the label &#x27;cat&#x27; is given twice",
+        ),
         ({"labels": "bird"}, "at least two labels"),
         ({"labels": "a, a"}, "given twice"),
         ({"default_max_workers_per_task": "-1"}, "greater than or equal to 0"),
@@ -171,3 +181,35 @@ def test_a_project_of_three_labels_sets_its_prior_over_them_in_its_settings(clie
 def test_a_project_ready_to_run_shows_no_warning(client, sample_project):
     page = client.get(reverse("frontend:project", args=[sample_project.pk])).content.decode()
     assert 'id="run-readiness"' not in page
+
+
+def test_a_project_of_three_labels_is_created_with_the_binary_prior_left_as_it_was(client, alice):
+    data = {**NEW, "labels": "cat, dog, bird", "default_prior": "0.5"}
+    response = client.post(reverse("frontend:project_create"), data)
+    assert response.status_code == 302
+    project = Project.objects.get(owner=alice)
+    assert project.labels == ["cat", "dog", "bird"]
+    assert project.default_label_prior is None  # uniform
+
+
+def test_a_label_with_a_comma_is_written_in_quotes_and_its_settings_save_unchanged(client, alice):
+    data = {**NEW, "labels": '"a, b", c, "say ""hi"""', "default_prior": "0.5"}
+    assert client.post(reverse("frontend:project_create"), data).status_code == 302
+    project = Project.objects.get(owner=alice)
+    assert project.labels == ["a, b", "c", 'say "hi"']
+    services.project_update(
+        project=project, default_label_prior={"a, b": 0.2, "c": 0.3, 'say "hi"': 0.5}
+    )
+    url = reverse("frontend:project_settings", args=[project.pk])
+    form = client.get(url).context["form"]
+    data = {name: "" if value is None else value for name, value in form.initial.items()}
+    shown = form["default_label_prior"].value()
+    assert form.fields["default_label_prior"].prepare_value(shown) == (
+        '"a, b=0.2", c=0.3, "say ""hi""=0.5"'
+    )
+    data["default_label_prior"] = form.fields["default_label_prior"].prepare_value(shown)
+    data["name"] = "renamed"
+    assert client.post(url, data).status_code == 302  # saved as shown: no error
+    project.refresh_from_db()
+    assert project.name == "renamed"
+    assert project.default_label_prior == pytest.approx([0.2, 0.3, 0.5])

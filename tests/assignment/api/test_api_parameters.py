@@ -70,3 +70,33 @@ def test_a_number_where_the_schema_says_string_is_a_400(api, body):
     response = api.post("/api/projects/", body, format="json")
     assert response.status_code == 400
     assert "Must be a string" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "field", "message"),
+    [
+        ("patch", "/api/projects/{pid}/", {"labels": ["a", "b"]}, "labels", "fixed once"),
+        ("patch", "/api/projects/{pid}/", {"defaut_budget": 5}, "defaut_budget", "default_budget"),
+        ("post", "/api/projects/", {"name": "x", "label": ["a", "b"]}, "label", "labels"),
+        ("post", "/api/projects/{pid}/quality/estimate/", {"max_iterations": 0}, "max_iterations",
+         "worker_strength"),
+        ("post", "/api/projects/{pid}/runs/", {"method": "greedy", "round_": True}, "round_",
+         "rounds_left"),
+        ("post", "/api/projects/{pid}/comparisons/", {"methods": ["greedy"], "budget": [3]},
+         "budget", "budgets"),
+    ],
+)  # fmt: skip
+def test_a_field_the_request_does_not_take_is_a_400_naming_it_and_changes_nothing(
+    api, filled_project, method, path, body, field, message
+):
+    from assignment.models import AssignmentRun, Project, QualityMatrix
+
+    before = (Project.objects.count(), QualityMatrix.objects.count(), AssignmentRun.objects.count())
+    updated_at = filled_project.updated_at
+    response = getattr(api, method)(path.format(pid=filled_project.pk), body, format="json")
+    assert response.status_code == 400, response.content
+    assert message in " ".join(response.json()["fields"][field])
+    after = (Project.objects.count(), QualityMatrix.objects.count(), AssignmentRun.objects.count())
+    assert after == before
+    filled_project.refresh_from_db()
+    assert filled_project.updated_at == updated_at

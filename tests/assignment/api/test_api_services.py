@@ -210,3 +210,15 @@ def test_a_binary_project_refuses_a_distribution_and_keeps_its_one_number(filled
     with pytest.raises(ProjectValidationError, match="a binary project's prior is default_prior"):
         services.project_update(project=filled_project, default_label_prior={"0": 0.4, "1": 0.6})
     assert Project.objects.get(pk=filled_project.pk).default_label_prior is None
+
+
+def test_a_project_of_three_labels_refuses_the_binary_prior_and_writes_nothing(alice):
+    with pytest.raises(ProjectValidationError, match="this project has 3 labels"):
+        services.project_create(
+            owner=alice, name="pets", labels=["cat", "dog", "bird"], default_prior=0.9
+        )
+    assert not Project.objects.exists()
+    project = services.project_create(owner=alice, name="pets", labels=["cat", "dog", "bird"])
+    with pytest.raises(ProjectValidationError, match="give default_label_prior"):
+        services.project_update(project=project, default_prior=0.9)
+    assert Project.objects.get(pk=project.pk).default_prior == 0.5
