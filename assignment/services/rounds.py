@@ -52,7 +52,7 @@ class _RoundPlan:
     round: NextRound  # with the default budget: what remains of the project's
     last_id: int | None
     project_budget: int
-    pending_runs: tuple[int, ...] = ()  # the rounds whose unanswered pairs are pending
+    pending_runs: tuple[int, ...] = ()  # the rounds counted: their unanswered pairs are pending
 
 
 def _round_plan(
