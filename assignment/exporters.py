@@ -144,8 +144,9 @@ def _latest_quality_matrix(project: Project) -> QualityMatrix:
     matrix = QualityMatrix.objects.latest_of(project)
     if matrix is None:
         raise ExportError(
-            f"project {project.name!r} has no quality matrix yet; estimate one "
-            "(python manage.py estimate_quality) or import a quality file"
+            f"project {project.name!r} has no quality matrix yet; estimate one (the project's "
+            f"Quality page, POST /api/projects/{project.pk}/quality/estimate/, or manage.py "
+            "estimate_quality) or upload a quality file"
         )
     return matrix
 

@@ -449,8 +449,10 @@ def run_readiness(*, project: Project) -> RunReadiness:
     matrix = quality_matrix_latest(project=project)
     if matrix is None:
         refusal = (
-            f"project {project.name!r} has no quality matrix: upload one (kind quality) or "
-            "estimate it from gold answers or collected answers first"
+            f"project {project.name!r} has no quality matrix: estimate it from gold answers or "
+            f"collected answers first (the project's Quality page, POST /api/projects/"
+            f"{project.pk}/quality/estimate/, or manage.py estimate_quality) or upload one "
+            "(kind quality)"
         )
         return RunReadiness(matrix=None, refusal=refusal, coverage=None, reason="no-matrix")
     coverage = quality_matrix_coverage(project=project, matrix=matrix)

@@ -92,8 +92,9 @@ def quality_estimate(
     if not workers or not tasks:
         missing = "workers" if not workers else "tasks"
         raise QualityEstimationError(
-            f"project {project.name!r} has no {missing}; import them first "
-            f"(python manage.py import_data --kind {missing})"
+            f"project {project.name!r} has no {missing}; import them first (the project's "
+            f"Data page, POST /api/projects/{project.pk}/data/{missing}/, or manage.py "
+            f"import_data --kind {missing})"
         )
     if source == EstimateSource.GOLD:
         if model is not None:
@@ -309,8 +310,9 @@ def _collected_items(
     )
     if not worker_pk.size:
         raise QualityEstimationError(
-            f"project {project.name!r} has no collected answers; upload answers (python "
-            "manage.py import_data --kind answers) or estimate from gold (source 'gold')"
+            f"project {project.name!r} has no collected answers; upload them (the project's "
+            f"Data page, POST /api/projects/{project.pk}/data/answers/, or manage.py "
+            "import_data --kind answers) or estimate from gold (source 'gold')"
         )
     task_pks = np.asarray([pk for pk, _ in tasks], dtype=np.int64)
     return _EMItems(

@@ -187,8 +187,8 @@ def test_gold_answers_of_other_projects_are_not_counted():
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
-        ("nothing", "project 'demo' has no workers; import them first"),
-        ("workers", "project 'demo' has no tasks; import them first"),
+        ("nothing", r"project 'demo' has no workers; import them first \(the project's Data"),
+        ("workers", r"has no tasks; .*, POST /api/projects/[0-9]+/data/tasks/, or manage.py"),
         ("workers and tasks", "project 'demo' has no gold answers; import gold_items and"),
     ],
 )

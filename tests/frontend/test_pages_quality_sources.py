@@ -120,7 +120,7 @@ def test_learning_from_answers_without_answers_says_what_to_upload(client, alice
     url = reverse("frontend:quality", args=[project.pk])
     response = client.post(url, {**ESTIMATE, "source": "answers"})
     assert response.status_code == 400
-    assert "project &#x27;no answers&#x27; has no collected answers; upload answers" in (
+    assert "project &#x27;no answers&#x27; has no collected answers; upload them" in (
         response.content.decode()
     )
 

@@ -253,6 +253,7 @@ def test_a_run_of_a_project_without_a_quality_matrix_is_a_400(api, queued):
     response = api.post(f"/api/projects/{pid}/runs/", {"method": "random"})
     assert response.status_code == 400
     assert "has no quality matrix" in response.json()["detail"]
+    assert f"POST /api/projects/{pid}/quality/estimate/" in response.json()["detail"]
 
 
 def test_the_run_list_rejects_an_unknown_status(api):

@@ -98,6 +98,7 @@ def test_an_estimate_from_answers_of_a_project_without_answers_is_a_400(api, ali
     response = estimate(api, project.pk, source="answers")
     assert response.status_code == 400
     assert response.json()["detail"].startswith(
-        "project 'no answers' has no collected answers; upload answers"
+        f"project 'no answers' has no collected answers; upload them (the project's Data "
+        f"page, POST /api/projects/{project.pk}/data/answers/"
     )
     assert not QualityMatrix.objects.filter(project=project).exists()
