@@ -21,6 +21,7 @@ urlpatterns = [
     path(_PROJECT + "rounds/preview/", projects.round_preview, name="round_preview"),
     path(_PROJECT + "data/", data.data, name="data"),
     path(_PROJECT + "data/<str:kind>/", data.data_upload, name="data_upload"),
+    path(_PROJECT + "data/<str:kind>/sample.csv", data.data_sample, name="data_sample"),
     path(_PROJECT + "data/<str:kind>.<str:format>", data.data_download, name="data_download"),
     path(_PROJECT + "quality/", quality.quality, name="quality"),
     path(_PROJECT + "runs/", runs.run_list, name="runs"),

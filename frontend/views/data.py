@@ -8,7 +8,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -21,6 +20,7 @@ from assignment.importers import KINDS
 from assignment.models import Project
 from frontend.access import user_project
 from frontend.forms import UploadForm
+from frontend.samples import sample_csv
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def _panels(project: Project, *, failed_kind: str = "", form=None, error=None) -
             description=EXPORT_KINDS[kind].description,
             columns=EXPORT_KINDS[kind].columns,
             stored=_stored(stats, kind),
-            sample_url=static(f"frontend/samples/{kind}.csv"),
+            sample_url=reverse("frontend:data_sample", args=[project.pk, kind]),
             form=form if kind == failed_kind else UploadForm(auto_id=f"id_{kind}_%s"),
             error=error if kind == failed_kind else None,
         )
@@ -130,3 +130,14 @@ def data_download(request: HttpRequest, project_id: int, kind: str, format: str)
         messages.error(request, str(exc))
         target = "labels" if kind == "labels" else "data"
         return redirect("frontend:" + target, project_id=project.pk)
+
+
+@login_required
+@require_GET
+def data_sample(request: HttpRequest, project_id: int, kind: str) -> HttpResponse:
+    """A sample file of ``kind`` in the project's own labels (:mod:`frontend.samples`)."""
+    project = user_project(request, project_id)
+    if kind not in KINDS:
+        raise Http404(f"no data kind {kind!r}")
+    text = sample_csv(kind, list(project.labels))
+    return file_response(write=lambda file: file.write(text), format="csv", filename=f"{kind}.csv")

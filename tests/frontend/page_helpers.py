@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import io
 
 from assignment import services
 from assignment.importers import KINDS
+from frontend.samples import sample_csv
 
-SAMPLES = Path(__file__).resolve().parents[2] / "frontend" / "static" / "frontend" / "samples"
 
-
-def sample_path(kind: str) -> Path:
-    return SAMPLES / f"{kind}.csv"
+def sample_bytes(kind: str, labels=("0", "1")) -> bytes:
+    """The data page's sample file of ``kind`` for a project of ``labels``."""
+    return sample_csv(kind, list(labels)).encode()
 
 
 def fill_from_samples(project, kinds=KINDS) -> None:
     """Import the sample file of each of ``kinds`` (all, in the order a project is filled)."""
     for kind in kinds:
-        with sample_path(kind).open("rb") as file:
-            services.project_data_import(
-                project=project, kind=kind, file=file, file_name=f"{kind}.csv"
-            )
+        services.project_data_import(
+            project=project,
+            kind=kind,
+            file=io.BytesIO(sample_bytes(kind, project.labels)),
+            file_name=f"{kind}.csv",
+        )
 
 
 def execute(run_id: int) -> None:

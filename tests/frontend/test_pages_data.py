@@ -8,7 +8,7 @@ import io
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from page_helpers import SAMPLES, execute, fill_from_samples, sample_path
+from page_helpers import execute, sample_bytes
 
 from assignment import services
 from assignment.importers import KINDS
@@ -23,11 +23,20 @@ def upload(client, project, kind: str, content: bytes, name: str | None = None, 
     return client.post(url, {"file": file, **extra})
 
 
-def test_every_kind_has_a_sample_file_and_they_fill_a_project_that_can_run(alice, queued):
-    assert sorted(path.stem for path in SAMPLES.glob("*.csv")) == sorted(KINDS)
-    project = services.project_create(owner=alice, name="samples")
-    fill_from_samples(project)
+@pytest.mark.parametrize("labels", [["0", "1"], ["no bird", "bird"], ["cat", "dog", "bird"]])
+def test_the_samples_downloaded_from_the_page_fill_a_project_of_its_labels_that_runs(
+    client, alice, queued, labels
+):
+    project = services.project_create(owner=alice, name="samples", labels=labels)
+    for kind in KINDS:
+        response = client.get(reverse("frontend:data_sample", args=[project.pk, kind]))
+        assert response.status_code == 200
+        assert response["Content-Disposition"] == f'attachment; filename="{kind}.csv"'
+        assert (
+            upload(client, project, kind, b"".join(response.streaming_content)).status_code == 302
+        )
     assert (Worker.objects.count(), Task.objects.count(), Answer.objects.count()) == (4, 6, 9)
+    assert set(Answer.objects.values_list("label", flat=True)) == set(labels)  # every label
     services.quality_estimate(project=project)
     run = services.run_create(project=project, method="greedy", seed=1)
     execute(run.pk)
@@ -35,17 +44,27 @@ def test_every_kind_has_a_sample_file_and_they_fill_a_project_that_can_run(alice
     assert run.status == "succeeded"
 
 
+def test_a_sample_of_an_unknown_kind_or_of_another_users_project_is_a_404(client, alice, bob):
+    project = services.project_create(owner=bob, name="bobs")
+    url = reverse("frontend:data_sample", args=[project.pk, "workers"])
+    assert client.get(url).status_code == 404
+    mine = services.project_create(owner=alice, name="mine")
+    assert (
+        client.get(reverse("frontend:data_sample", args=[mine.pk, "nonsense"])).status_code == 404
+    )
+
+
 def test_the_data_page_links_every_sample_and_offers_one_form_per_kind(client, sample_project):
     page = client.get(reverse("frontend:data", args=[sample_project.pk])).content.decode()
     for kind in KINDS:
-        assert f'href="/static/frontend/samples/{kind}.csv"' in page
+        assert f'href="/projects/{sample_project.pk}/data/{kind}/sample.csv"' in page
         assert f'action="/projects/{sample_project.pk}/data/{kind}/"' in page
     assert page.count('enctype="multipart/form-data"') == len(KINDS)
 
 
 def test_an_upload_says_how_many_rows_were_added_and_updated(client, alice):
     project = services.project_create(owner=alice, name="fresh")
-    content = sample_path("workers").read_bytes()
+    content = sample_bytes("workers")
     response = upload(client, project, "workers", content)
     assert response.status_code == 302
     assert response["Location"].endswith(f"/projects/{project.pk}/data/#kind-workers")
@@ -72,7 +91,7 @@ def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, sa
 
 def test_a_quality_upload_makes_a_new_matrix_and_says_so(client, sample_project):
     before = QualityMatrix.objects.count()
-    response = upload(client, sample_project, "quality", sample_path("quality").read_bytes())
+    response = upload(client, sample_project, "quality", sample_bytes("quality"))
     assert response.status_code == 302
     assert QualityMatrix.objects.count() == before + 1
     page = client.get(response["Location"]).content.decode()
@@ -81,7 +100,7 @@ def test_a_quality_upload_makes_a_new_matrix_and_says_so(client, sample_project)
 
 def test_a_file_over_the_size_limit_is_refused_on_the_page(client, sample_project, settings):
     settings.TVCS_MAX_IMPORT_BYTES = 20
-    response = upload(client, sample_project, "workers", sample_path("workers").read_bytes())
+    response = upload(client, sample_project, "workers", sample_bytes("workers"))
     assert response.status_code == 400
     assert "larger than" in response.content.decode()
 

@@ -1,0 +1,117 @@
+"""The data page's sample files, written in the project's own labels.
+
+One small project in every kind, consistent across kinds (4 workers, 6 tasks in 2 categories,
+4 gold items answered by every worker), so that a project manager can upload the six files in
+order and get a quality matrix, runs and labels. Labels are given here by their position in the
+project's label set; a position past its end (the third label, in a binary project) is the first
+label, so a binary project's samples use ``labels[0]`` and ``labels[1]`` alone and a project of
+more labels sees a third one too. A task's own prior is P(second label) in a binary project and
+a distribution over every label in a project of more (:mod:`assignment.priors`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from assignment.importers import KINDS
+
+_WORKERS = [("w1", "Ana", ""), ("w2", "Ben", "3"), ("w3", "Chen", ""), ("w4", "Dara", "2")]
+#: (task, category, max_workers, (position of the label it leans to, its probability) or None,
+#: payload)
+_TASKS = [
+    ("t1", "birds", "", None, {"url": "https://example.org/images/1.jpg"}),
+    ("t2", "birds", "2", None, None),
+    ("t3", "birds", "", (0, 0.7), None),
+    ("t4", "cars", "", None, None),
+    ("t5", "cars", "", None, None),
+    ("t6", "cars", "1", (1, 0.6), None),
+]
+_GOLD_ITEMS = [("g1", "birds", 1), ("g2", "birds", 0), ("g3", "cars", 1), ("g4", "cars", 2)]
+_GOLD_ANSWERS = [
+    ("w1", [1, 0, 1, 1]),
+    ("w2", [1, 1, 1, 0]),
+    ("w3", [0, 0, 1, 2]),
+    ("w4", [1, 0, 0, 2]),
+]
+_ANSWERS = [
+    ("w1", "t1", 1),
+    ("w2", "t1", 1),
+    ("w3", "t1", 0),
+    ("w1", "t2", 0),
+    ("w4", "t2", 0),
+    ("w2", "t4", 1),
+    ("w3", "t4", 1),
+    ("w3", "t5", 2),
+    ("w4", "t6", 1),
+]
+_QUALITY = {
+    "w1": (0.85, 0.7),
+    "w2": (0.6, 0.8),
+    "w3": (0.55, 0.9),
+    "w4": (0.75, 0.65),
+}
+
+
+def _label(labels: list[str], position: int) -> str:
+    return labels[position] if position < len(labels) else labels[0]
+
+
+def _prior(labels: list[str], leaning) -> str:
+    """A task's own prior cell: empty, P(second label), or a JSON distribution."""
+    if leaning is None:
+        return ""
+    position, probability = leaning
+    if len(labels) == 2:
+        return f"{probability if position == 1 else round(1.0 - probability, 4):g}"
+    share = round((1.0 - probability) / (len(labels) - 1), 4)
+    others = [label for label in labels if label != labels[position]]
+    shares = {label: share for label in others[:-1]}
+    shares[others[-1]] = round(1.0 - probability - share * (len(others) - 1), 4)
+    return json.dumps({labels[position]: probability, **shares})
+
+
+def _rows(kind: str, labels: list[str]) -> tuple[list[str], list[tuple]]:
+    """The header and rows of ``kind``'s sample in ``labels``."""
+    if kind == "workers":
+        return ["worker_id", "name", "max_tasks"], _WORKERS
+    if kind == "tasks":
+        rows = [
+            (task, category, cap, _prior(labels, leaning), json.dumps(payload) if payload else "")
+            for task, category, cap, leaning, payload in _TASKS
+        ]
+        return ["task_id", "category", "max_workers", "prior", "payload"], rows
+    if kind == "gold_items":
+        rows = [(item, category, _label(labels, p)) for item, category, p in _GOLD_ITEMS]
+        return ["item_id", "category", "true_label"], rows
+    if kind == "gold_answers":
+        items = [item for item, _, _ in _GOLD_ITEMS]
+        rows = [
+            (worker, item, _label(labels, p))
+            for worker, positions in _GOLD_ANSWERS
+            for item, p in zip(items, positions, strict=True)
+        ]
+        return ["worker_id", "item_id", "answer"], rows
+    if kind == "answers":
+        rows = [(worker, task, _label(labels, p)) for worker, task, p in _ANSWERS]
+        return ["worker_id", "task_id", "answer"], rows
+    if kind == "quality":
+        categories = ("birds", "cars")
+        rows = [
+            (worker, category, f"{q:g}")
+            for worker, qualities in _QUALITY.items()
+            for category, q in zip(categories, qualities, strict=True)
+        ]
+        return ["worker_id", "category", "quality"], rows
+    raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+
+
+def sample_csv(kind: str, labels: list[str]) -> str:
+    """The sample file of ``kind`` for a project whose label set is ``labels``, as CSV text."""
+    header, rows = _rows(kind, labels)
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return text.getvalue()
