@@ -227,8 +227,8 @@ class QualityEstimateForm(forms.Form):
         choices=[(m, _MODEL_TITLES.get(m, m)) for m in MODELS],
         initial=MODELS[0],
         required=False,
-        help_text="Used when learning from collected answers; an estimate from gold answers "
-        "counts them instead.",
+        help_text="Used when learning from collected answers (or both); an estimate from gold "
+        "answers alone counts them, with no model.",
     )
     worker_strength = StrengthField(
         label="Worker strength",
@@ -243,6 +243,19 @@ class QualityEstimateForm(forms.Form):
         help_text="Prior pseudo-answers pulling a worker's accuracy on one category towards "
         'that worker\'s overall accuracy. "auto" fits it (gold only).',
     )
+
+    def clean(self) -> dict:
+        """A worker model other than the default chosen for an estimate from gold answers is
+        refused, as the API refuses any: counting gold answers has no model."""
+        data = super().clean()
+        gold = (data.get("source") or EstimateSource.GOLD.value) == EstimateSource.GOLD
+        if gold and "model" in self.changed_data and data.get("model"):
+            self.add_error(
+                "model",
+                "An estimate from gold answers counts them, with no worker model: learn from "
+                "collected answers (or both) to use this model.",
+            )
+        return data
 
     def estimate_arguments(self) -> dict:
         """The keyword arguments of ``services.quality_estimate``: the source (gold when not

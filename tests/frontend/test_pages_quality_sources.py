@@ -76,9 +76,17 @@ def test_learning_from_both_with_dawid_skene_names_the_gold_answers_it_used(clie
     )
 
 
-def test_a_model_chosen_with_gold_is_not_used_and_the_page_shows_the_gold_estimate(client, crowd):
+def test_a_model_chosen_with_gold_is_refused_as_the_api_refuses_it(client, crowd):
     url = reverse("frontend:quality", args=[crowd.pk])
     response = client.post(url, {**ESTIMATE, "source": "gold", "model": "dawid-skene"})
+    assert response.status_code == 400
+    assert "counts them, with no worker model" in response.content.decode()
+    assert not QualityMatrix.objects.filter(project=crowd).exists()
+
+
+def test_the_default_model_left_selected_with_gold_is_not_used(client, crowd):
+    url = reverse("frontend:quality", args=[crowd.pk])
+    response = client.post(url, {**ESTIMATE, "source": "gold", "model": "one-coin"})
     assert response.status_code == 302
     matrix = QualityMatrix.objects.get(project=crowd)
     assert matrix.source == QualitySource.ESTIMATED
