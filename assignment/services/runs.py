@@ -274,16 +274,16 @@ def _check_round_targets(
     target_accuracy: float | None,
     rounds_left: int | None,
 ) -> None:
+    ask = (
+        'make the run a next round too ("round": true over the API, "Next round" on the '
+        "page, --round for the assign command)"
+    )
     if not next_round and (target_posterior is not None or target_accuracy is not None):
         raise RunValidationError(
-            "target_posterior and target_accuracy are stopping rules of a next round: "
-            "set next_round (the API's round) too"
+            f"target_posterior and target_accuracy are stopping rules of a next round: {ask}"
         )
     if not next_round and rounds_left is not None:
-        raise RunValidationError(
-            "rounds_left says how many rounds a next round plans for: set next_round (the "
-            "API's round) too"
-        )
+        raise RunValidationError(f"rounds_left says how many rounds a next round plans for: {ask}")
 
 
 def _check_method(method: str) -> None:

@@ -175,13 +175,14 @@ def test_a_round_with_the_budget_spent_is_refused_unless_given_one(project_with_
 
 
 def test_targets_without_a_round_are_refused(project_with_round_defaults):
-    with pytest.raises(RunValidationError, match="stopping rules of a next round"):
+    with pytest.raises(RunValidationError, match="stopping rules of a next round") as refused:
         services.run_create(
             project=project_with_round_defaults,
             method="greedy",
             target_posterior=0.9,
             enqueue=False,
         )
+    assert '"round": true over the API, "Next round" on the page' in str(refused.value)
 
 
 @pytest.mark.parametrize(("field", "value"), [("target_posterior", 0.5), ("target_accuracy", 1.5)])
