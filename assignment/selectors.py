@@ -501,6 +501,13 @@ class RoundOverview:
         return self.last_round.expected_accuracy - self.last_round.round_start["accuracy_now"]
 
     @property
+    def last_gain_points(self) -> float | None:
+        """:attr:`last_gain` in points of accuracy (percentage points), the unit of the next
+        round's preview beside it."""
+        gain = self.last_gain
+        return None if gain is None else 100.0 * gain
+
+    @property
     def awaiting_answers(self) -> bool:
         """Pairs of earlier rounds still wait for their answers (:attr:`pending`)."""
         return self.pending > 0
