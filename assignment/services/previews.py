@@ -177,7 +177,7 @@ def _preview_compute(
         "rounds_left": rounds_left,
     }
     refusal = _round_refusal(
-        plan, budget=round_budget, target_accuracy=None, max_tasks_per_worker=per_worker
+        plan, budget=budget, target_accuracy=None, max_tasks_per_worker=per_worker
     )
     if refusal:
         return RoundPreview(status="done", message=refusal, **state)

@@ -151,7 +151,7 @@ def _round_start(run: AssignmentRun, *, plan: _RoundPlan, round_budget: int | No
     budget = nxt.budget if round_budget is None else round_budget
     refusal = _round_refusal(
         plan,
-        budget=budget,
+        budget=round_budget,
         target_accuracy=run.target_accuracy,
         max_tasks_per_worker=run.max_tasks_per_worker,
     )
@@ -175,13 +175,13 @@ def _round_start(run: AssignmentRun, *, plan: _RoundPlan, round_budget: int | No
 def _round_refusal(
     plan: _RoundPlan,
     *,
-    budget: int,
+    budget: int | None,
     target_accuracy: float | None,
     max_tasks_per_worker: int,
 ) -> str:
-    """Why a next round of ``plan`` with ``budget`` would have nothing to do ("" if it has
-    something): the one rule for a round started (:func:`_round_start`) and one previewed
-    (:func:`round_preview`)."""
+    """Why a next round of ``plan`` with ``budget`` (None: what remains of the project's)
+    would have nothing to do ("" if it has something): the one rule for a round started
+    (:func:`_round_start`) and one previewed (:func:`round_preview`)."""
     nxt = plan.round
     if target_accuracy is not None and nxt.accuracy_now >= target_accuracy:
         return (
@@ -190,6 +190,11 @@ def _round_refusal(
             "the project is done (or raise the target)"
         )
     if budget == 0:
+        return (
+            "a budget of 0 has nothing to spend: give this round a positive budget, or none "
+            f"to spend what remains of the project's ({nxt.budget} pairs)"
+        )
+    if budget is None and nxt.budget == 0:
         pending = (
             f" and {nxt.n_pending} pairs of earlier rounds await their answers"
             if nxt.n_pending

@@ -68,3 +68,15 @@ def test_a_stale_matrix_and_nothing_to_do_are_statuses_not_errors(api, filled_pr
 
 def test_another_users_project_is_not_found(other_api, filled_project):
     assert other_api.get(url(filled_project)).status_code == 404
+
+
+def test_a_budget_of_zero_is_told_apart_from_a_project_budget_spent(api, filled_project):
+    zero = api.get(url(filled_project), {"budget": 0}).json()
+    assert zero["status"] == "done"
+    left = services.round_preview(project=filled_project).budget
+    assert left > 0
+    assert zero["message"] == (
+        "a budget of 0 has nothing to spend: give this round a positive budget, or none to "
+        f"spend what remains of the project's ({left} pairs)"
+    )
+    assert api.get(url(filled_project)).json()["status"] == "ok"
