@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -105,11 +106,12 @@ def data_upload(request: HttpRequest, project_id: int, kind: str) -> HttpRespons
 
 
 def _imported(result) -> str:
+    rows = f"{result.rows:,} row{pluralize(result.rows)}"
     if result.added is None:
-        return f"{result.file}: {result.rows:,} rows read into a new quality matrix."
+        return f"{result.file}: {rows} read into a new quality matrix."
     updated = result.rows - result.added
     return (
-        f"{result.file}: {result.rows:,} {result.kind.replace('_', ' ')} rows imported "
+        f"{result.file}: {rows} of {result.kind.replace('_', ' ')} imported "
         f"({result.added:,} added, {updated:,} updated)."
     )
 

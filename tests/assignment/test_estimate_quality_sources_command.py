@@ -83,7 +83,7 @@ def test_estimating_from_answers_without_answers_says_what_to_do():
     fill(make_project(), kinds=("workers", "tasks", "gold_items", "gold_answers"))
     with pytest.raises(
         CommandError,
-        match=r"project 'demo' has no collected answers; upload answers \(python manage\.py "
+        match=r"project 'demo' has no collected answers; upload them \(.*, or manage\.py "
         r"import_data --kind answers\) or estimate from gold",
     ):
         run("estimate_quality", "--project", "demo", "--source", "answers")

@@ -69,10 +69,13 @@ def test_an_upload_says_how_many_rows_were_added_and_updated(client, alice):
     assert response.status_code == 302
     assert response["Location"].endswith(f"/projects/{project.pk}/data/#kind-workers")
     page = client.get(response["Location"]).content.decode()
-    assert "workers.csv: 4 workers rows imported (4 added, 0 updated)." in page
+    assert "workers.csv: 4 rows of workers imported (4 added, 0 updated)." in page
     upload(client, project, "workers", content + b"w5,Eve,\n")
     page = client.get(response["Location"]).content.decode()
-    assert "5 workers rows imported (1 added, 4 updated)." in page
+    assert "5 rows of workers imported (1 added, 4 updated)." in page
+    upload(client, project, "workers", b"worker_id,name,max_tasks\nw6,Fay,\n")
+    page = client.get(response["Location"]).content.decode()
+    assert "workers.csv: 1 row of workers imported (1 added, 0 updated)." in page
 
 
 def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, sample_project):

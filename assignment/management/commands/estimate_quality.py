@@ -118,8 +118,9 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{head}{details['gold_answers']:,} gold answers; population accuracy "
                 f"{details['population_accuracy']:.3f}, mean quality {summary.mean:.3f}; "
-                f"{summary.workers_without_gold:,} workers without gold answers get the "
-                "population estimate."
+                f"{summary.workers_without_gold:,} "
+                f"worker{'' if summary.workers_without_gold == 1 else 's'} without gold answers "
+                f"get{'s' if summary.workers_without_gold == 1 else ''} the population estimate."
             )
             return
         if details["converged"]:
