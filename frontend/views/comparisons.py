@@ -15,6 +15,7 @@ from assignment.errors import DomainError
 from assignment.models import RunStatus
 from frontend.access import user_comparison, user_project
 from frontend.forms import ComparisonForm
+from frontend.rates import rate_refusal
 
 COMPARISONS_PER_PAGE = 20
 
@@ -38,7 +39,10 @@ def comparison_list(request: HttpRequest, project_id: int) -> HttpResponse:
 def comparison_create(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
     form = ComparisonForm(request.POST or None, initial={"next_round": "round" in request.GET})
-    if request.method == "POST" and form.is_valid():
+    refusal = request.method == "POST" and rate_refusal(request, scope="runs")
+    if refusal:
+        form.add_error(None, refusal)
+    elif request.method == "POST" and form.is_valid():
         try:
             comparison = services.comparison_create(project=project, **form.comparison_arguments())
         except DomainError as exc:
@@ -56,7 +60,7 @@ def comparison_create(request: HttpRequest, project_id: int) -> HttpResponse:
             "readiness": readiness,
             "overview": selectors.round_overview(project=project, readiness=readiness),
         },
-        status=400 if form.errors else 200,
+        status=429 if refusal else 400 if form.errors else 200,
     )
 
 

@@ -21,6 +21,7 @@ from assignment.importers import KINDS
 from assignment.models import Project
 from frontend.access import user_project
 from frontend.forms import UploadForm
+from frontend.rates import rate_refusal
 from frontend.samples import sample_csv
 
 
@@ -84,6 +85,10 @@ def data_upload(request: HttpRequest, project_id: int, kind: str) -> HttpRespons
     if kind not in KINDS:
         raise Http404(f"no data kind {kind!r}")
     form = UploadForm(request.POST, request.FILES, auto_id=f"id_{kind}_%s")
+    refusal = rate_refusal(request, scope="uploads")
+    if refusal:
+        panels = _panels(project, failed_kind=kind, form=form, error=DomainError(refusal))
+        return _render(request, project, panels, status=429)
     if form.is_valid():
         upload = form.cleaned_data["file"]
         try:

@@ -19,6 +19,7 @@ from assignment.exporters import write_pairs
 from assignment.models import RunStatus
 from frontend.access import user_project, user_run
 from frontend.forms import RunForm
+from frontend.rates import rate_refusal
 
 RUNS_PER_PAGE = 25
 
@@ -39,7 +40,10 @@ def run_list(request: HttpRequest, project_id: int) -> HttpResponse:
 def run_create(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
     form = RunForm(request.POST or None, initial={"next_round": "round" in request.GET})
-    if request.method == "POST" and form.is_valid():
+    refusal = request.method == "POST" and rate_refusal(request, scope="runs")
+    if refusal:
+        form.add_error(None, refusal)
+    elif request.method == "POST" and form.is_valid():
         try:
             run = services.run_create(project=project, **form.run_arguments())
         except DomainError as exc:
@@ -59,7 +63,7 @@ def run_create(request: HttpRequest, project_id: int) -> HttpResponse:
             "readiness": readiness,
             "overview": selectors.round_overview(project=project, readiness=readiness),
         },
-        status=400 if form.errors else 200,
+        status=429 if refusal else 400 if form.errors else 200,
     )
 
 

@@ -165,3 +165,27 @@ def test_a_download_that_cannot_be_made_says_why_on_the_page(client, alice):
     )
     assert response.redirect_chain[-1][0] == reverse("frontend:data", args=[project.pk])
     assert "has no quality matrix yet" in response.content.decode()
+
+
+def test_page_uploads_share_the_users_api_rate_and_beyond_it_write_nothing(
+    client, alice, monkeypatch
+):
+    from rest_framework.test import APIClient
+    from rest_framework.throttling import ScopedRateThrottle
+
+    monkeypatch.setitem(ScopedRateThrottle.THROTTLE_RATES, "uploads", "2/hour")
+    project = services.project_create(owner=alice, name="fresh")
+    api = APIClient()
+    api.force_authenticate(alice)
+    api_url = f"/api/projects/{project.pk}/data/workers/"
+    file = SimpleUploadedFile("workers.csv", sample_bytes("workers"), content_type="text/csv")
+    assert api.post(api_url, {"file": file}, format="multipart").status_code == 201
+    assert upload(client, project, "workers", b"worker_id\nw8\n").status_code == 302
+    refused = upload(client, project, "workers", b"worker_id\nw9\n")
+    assert refused.status_code == 429
+    page = refused.content.decode()
+    assert "too many uploads for now: at most 2/hour a user" in page
+    assert 'id="problem-workers"' in page
+    assert Worker.objects.filter(external_id__in=["w8", "w9"]).count() == 1
+    file = SimpleUploadedFile("workers.csv", sample_bytes("workers"), content_type="text/csv")
+    assert api.post(api_url, {"file": file}, format="multipart").status_code == 429

@@ -303,3 +303,29 @@ def test_shards_out_of_range_are_refused_on_the_form(client, sample_project, que
     assert response.status_code == 400
     assert "shards" in response.context["form"].errors
     assert not AssignmentRun.objects.exists()
+
+
+def test_runs_and_comparisons_from_the_pages_share_the_users_api_rate(
+    client, sample_project, queued, monkeypatch
+):
+    from rest_framework.test import APIClient
+    from rest_framework.throttling import ScopedRateThrottle
+
+    monkeypatch.setitem(ScopedRateThrottle.THROTTLE_RATES, "runs", "2/hour")
+    data = {**form_defaults(client, sample_project), "method": "random", "budget": "4"}
+    url = reverse("frontend:run_create", args=[sample_project.pk])
+    assert client.post(url, data).status_code == 302
+    api = APIClient()
+    api.force_authenticate(sample_project.owner)
+    api_url = f"/api/projects/{sample_project.pk}/runs/"
+    assert api.post(api_url, {"method": "random"}, format="json").status_code == 202
+    refused = client.post(url, data)
+    assert refused.status_code == 429
+    assert "too many runs and comparisons for now: at most 2/hour a user" in html.unescape(
+        refused.content.decode()
+    )
+    compare = reverse("frontend:comparison_create", args=[sample_project.pk])
+    refused = client.post(compare, {"methods": ["random"], "budget_mode": "list", "budgets": "4"})
+    assert refused.status_code == 429
+    assert AssignmentRun.objects.count() == 2
+    assert api.post(api_url, {"method": "random"}, format="json").status_code == 429
