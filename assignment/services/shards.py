@@ -370,7 +370,8 @@ def _finish(run: AssignmentRun, best, state: dict) -> str:
     x = merge_outcomes(problem, best)
     rounds = len(state["history"])
     under = "" if problem.confusion is None else ", chosen under the Dawid-Skene matrices"
-    message = f"{run.method} in {len(best)} shards, {rounds} price round(s){under}"
+    plural = "s" * (rounds != 1)
+    message = f"{run.method} in {len(best)} shards, {rounds} price round{plural}{under}"
     if nxt is not None and (run.rounds_left or 1) > 1:
         take, expected, error = _round_layers(nxt, x, rounds_left=run.rounds_left, seed=run.seed)
         accuracy = (expected, error)

@@ -114,6 +114,9 @@ def test_a_sharded_run_is_stored_like_a_run_and_close_to_one_worker(
     assert history[0]["round"] == 0
     accepted = [h["accuracy"] for h in history if h["accepted"]]
     assert accepted == sorted(accepted)
+    rounds = len(history)
+    assert f"in 3 shards, {rounds} price round{'s' * (rounds != 1)}" in run.progress_message
+    assert run.shard_round == rounds - 1  # the page shows it counted from 1, as the message
 
 
 def test_the_tasks_take_the_engines_rounds_and_answer(
