@@ -245,8 +245,8 @@ def test_an_estimate_from_answers_needs_collected_answers():
     for source in ("answers", "both"):
         with pytest.raises(
             QualityEstimationError,
-            match=r"project 'demo' has no collected answers; upload answers .* or estimate "
-            r"from gold",
+            match=r"project 'demo' has no collected answers; upload them \(the project's Data "
+            r"page, .*\) or estimate from gold",
         ):
             quality_estimate(project=project, source=source)
     assert not QualityMatrix.objects.exists()
