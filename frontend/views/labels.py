@@ -16,6 +16,9 @@ from assignment.exporters import LABEL_AGGREGATIONS
 from frontend.access import user_project
 
 LABELS_PER_PAGE = 50
+#: Dawid-Skene's labels of tasks with fewer answers than this lean on the class prior it learns
+#: (one answer from a worker it trusts little is outweighed by the prior): the page says so.
+SPARSE_ANSWERS = 3
 #: ``?order=``: least confident first (the tasks to look at), or most confident first.
 ORDERS = {"confidence": False, "-confidence": True}
 
@@ -47,4 +50,7 @@ def labels(request: HttpRequest, project_id: int) -> HttpResponse:
         rows.sort(key=lambda row: (row.posterior, row.task_id), reverse=ORDERS[order])
         context["page"] = Paginator(rows, LABELS_PER_PAGE).get_page(request.GET.get("page"))
         context["total"] = len(rows)
+        if aggregation == "dawid-skene":
+            context["sparse"] = sum(row.n_answers < SPARSE_ANSWERS for row in rows)
+            context["sparse_answers"] = SPARSE_ANSWERS
     return render(request, "frontend/labels.html", context)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from django.db.models import Count
 from django.urls import reverse
 from page_helpers import fill_from_samples
 
 from assignment import services
+from assignment.models import Answer
 
 pytestmark = pytest.mark.django_db
 
@@ -62,3 +64,18 @@ def test_the_labels_page_switches_to_dawid_skene_and_its_downloads_follow(client
     )
     assert f'href="{download}"' in page
     assert "Bayes vote of its collected answers" in client.get(url).content.decode()
+
+
+def test_dawid_skene_labels_of_tasks_with_few_answers_come_with_a_warning(client, sample_project):
+    url = reverse("frontend:labels", args=[sample_project.pk])
+    page = client.get(url + "?aggregation=dawid-skene").content.decode()
+    counts = sorted(
+        Answer.objects.filter(task__project=sample_project)
+        .values("task")
+        .annotate(n=Count("pk"))
+        .values_list("n", flat=True)
+    )
+    few = sum(n < 3 for n in counts)
+    assert 0 < few < len(counts)  # the samples have both
+    assert f"{few} of these {len(counts)} tasks have fewer than 3 answers" in page
+    assert 'id="sparse-answers"' not in client.get(url).content.decode()  # the Bayes vote
