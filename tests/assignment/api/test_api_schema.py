@@ -180,3 +180,23 @@ def test_the_schema_describes_handing_out_a_run(tmp_path):
     assert handed_out_at["format"] == "date-time"
     assert handed_out_at["nullable"] is True
     assert "handed_out_at" in schema["components"]["schemas"]["ComparisonRow"]["properties"]
+
+
+def test_the_schema_closes_the_request_bodies_that_refuse_unknown_fields(tmp_path, api):
+    path = tmp_path / "schema.yml"
+    call_command("spectacular", "--file", str(path))
+    schemas = yaml.safe_load(path.read_text(encoding="utf-8"))["components"]["schemas"]
+    closed = {
+        name for name, schema in schemas.items() if schema.get("additionalProperties") is False
+    }
+    assert closed == {
+        "ProjectCreateRequest",
+        "PatchedProjectUpdateRequest",
+        "UploadRequest",
+        "QualityEstimateRequest",
+        "RunCreateRequest",
+        "ComparisonCreateRequest",
+    }
+    response = api.post("/api/projects/", {"name": "p", "colour": "red"}, format="json")
+    assert response.status_code == 400
+    assert "colour" in response.json()["fields"]
