@@ -21,11 +21,11 @@ import itertools
 import json
 import logging
 import os
-import tempfile
+import secrets
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 import numpy as np
 
@@ -51,12 +51,13 @@ __all__ = [
     "FORMATS",
     "ExportKind",
     "export_data",
-    "export_data_to_path",
     "neutralise_formula",
     "write_pairs",
+    "write_when_complete",
 ]
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 _CHUNK_ROWS = 5_000
 
@@ -369,18 +370,22 @@ def export_data(*, project: Project, kind: str, format: str, out: TextIO) -> int
     return count
 
 
-def export_data_to_path(*, project: Project, kind: str, format: str, path: Path | str) -> int:
-    """:func:`export_data` into the file ``path`` (UTF-8), replaced only once it is complete."""
+def write_when_complete(path: Path | str, write: Callable[[TextIO], _T]) -> _T:
+    """``write(out)`` into the file ``path`` (UTF-8), which is replaced only once ``write``
+    has returned: a failure (a full disk, a file-size limit, an export refused midway) leaves
+    the file as it was and no part behind. The new file has the permissions the umask gives,
+    as a plain ``open`` would."""
     path = Path(path)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.part")
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            count = export_data(project=project, kind=kind, format=format, out=out)
+            result = write(out)
         os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
-    return count
+    return result
 
 
 def write_pairs(rows: Iterable[tuple[str, str]], format: str, out: TextIO) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -253,8 +254,62 @@ def test_export_data_writes_labels_to_a_file(imported, tmp_path):
     assert all(row["label"] in {"0", "1"} and 0.5 <= row["posterior"] <= 1 for row in labels)
 
 
+def test_export_data_takes_the_format_from_the_files_suffix_and_dash_for_stdout(imported, tmp_path):
+    path = tmp_path / "workers.json"
+    run("export_data", "--project", "demo", "--kind", "workers", "--output", str(path))
+    assert [row["worker_id"] for row in json.loads(path.read_text(encoding="utf-8"))][:1] == ["w1"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~_umask()
+    out = run("export_data", "--project", "demo", "--kind", "workers", "--output", "-")
+    assert out.startswith("worker_id,name,max_tasks\r\n")
+    assert not (Path.cwd() / "-").exists()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_export_data_fails_clearly_when_there_is_nothing_to_aggregate_with(imported, tmp_path):
     path = tmp_path / "labels.csv"
     with pytest.raises(CommandError, match="project 'demo' has no quality matrix yet"):
         run("export_data", "--project", "demo", "--kind", "labels", "--output", str(path))
     assert not path.exists()
+
+
+def test_an_export_piped_into_a_reader_that_stops_early_ends_without_a_traceback(tmp_path):
+    """``manage.py export_data ... | head -1``, in a child process with its own database."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "TVCS_DATA_DIR": str(tmp_path),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "TVCS_LOG_LEVEL": "WARNING",
+    }
+    workers = tmp_path / "workers.csv"
+    workers.write_text(
+        "worker_id\n" + "".join(f"w{i}\n" for i in range(30_000)), encoding="utf-8"
+    )  # far more than a pipe holds
+    script = (
+        "import django; django.setup()\n"
+        "from django.core.management import call_command\n"
+        "from django.contrib.auth import get_user_model\n"
+        "call_command('migrate', verbosity=0)\n"
+        "get_user_model().objects.create_user('al')\n"
+        "call_command('create_project', 'demo', owner='al')\n"
+        f"call_command('import_data', str({str(workers)!r}), project='demo', kind='workers')\n"
+    )
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True)
+    command = [sys.executable, str(ROOT / "manage.py"), "export_data", "--project", "demo"]
+    child = subprocess.Popen(
+        [*command, "--kind", "workers"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout.readline() == b"worker_id,name,max_tasks\r\n"
+    child.stdout.close()  # what head does after its line
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 1
+    assert stderr == ""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -17,8 +19,8 @@ from assignment.errors import ExportError
 from assignment.exporters import (
     EXPORT_KINDS,
     export_data,
-    export_data_to_path,
     neutralise_formula,
+    write_when_complete,
 )
 from assignment.models import Answer, QualityMatrix, QualitySource, Task, Worker
 
@@ -425,13 +427,28 @@ def test_labels_from_quality_by_category_equal_those_from_the_same_quality_per_t
 
 def test_an_export_to_a_file_replaces_it_only_when_complete(tricky, tmp_path):
     path = tmp_path / "workers.csv"
-    assert export_data_to_path(project=tricky, kind="workers", format="csv", path=path) == 4
+
+    def export(project, kind):
+        return write_when_complete(
+            path, lambda out: export_data(project=project, kind=kind, format="csv", out=out)
+        )
+
+    assert export(tricky, "workers") == 4
     assert path.read_bytes().decode("utf-8") == exported(tricky, "workers", "csv")
     empty = make_project("empty")
     with pytest.raises(ExportError):
-        export_data_to_path(project=empty, kind="labels", format="csv", path=path)
+        export(empty, "labels")
     assert path.read_bytes().decode("utf-8") == exported(tricky, "workers", "csv")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["workers.csv"]
+
+
+def test_a_file_written_when_complete_gets_the_umasks_permissions(tmp_path):
+    old = os.umask(0o022)
+    try:
+        write_when_complete(tmp_path / "a.csv", lambda out: out.write("x\n"))
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "a.csv").stat().st_mode) == 0o644
 
 
 def test_labels_of_three_classes_weigh_each_tasks_prior_and_the_tasks_file_gives_it_back():

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from assignment.exporters import FORMATS, write_pairs
 from assignment.management.commands._domain_errors import domain_errors_as_command_errors
-from assignment.management.commands.export_data import _Raw
+from assignment.management.commands._output import output_format, write_output
 from assignment.models import AssignmentRun
 from assignment.selectors import run_assignment_rows
 
@@ -21,8 +21,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--run", type=int, required=True, metavar="ID")
-        parser.add_argument("--format", choices=FORMATS, default="csv")
-        parser.add_argument("--output", type=Path, metavar="FILE", help="default: stdout")
+        parser.add_argument(
+            "--format", choices=FORMATS, help="default: the --output file's suffix, else csv"
+        )
+        parser.add_argument("--output", type=Path, metavar="FILE", help="default (or -): stdout")
 
     def handle(self, *args, run, format, output, **options):
         found = AssignmentRun.objects.filter(pk=run).first()
@@ -30,12 +32,7 @@ class Command(BaseCommand):
             raise CommandError(f"no run has id {run}")
         with domain_errors_as_command_errors():
             rows = list(run_assignment_rows(run=found))
-        if output is None:
-            write_pairs(rows, format, _Raw(self.stdout))
-            return
-        try:
-            with output.open("w", encoding="utf-8", newline="") as out:
-                write_pairs(rows, format, out)
-        except OSError as exc:
-            raise CommandError(f"cannot write {output}: {exc.strerror}") from exc
-        self.stdout.write(f"Wrote {len(rows):,} pairs of run {run} to {output}.")
+        format = output_format(format, output)
+        write_output(self, output, lambda out: write_pairs(rows, format, out))
+        if output is not None and str(output) != "-":
+            self.stdout.write(f"Wrote {len(rows):,} pairs of run {run} to {output}.")

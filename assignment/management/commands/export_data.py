@@ -4,21 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from assignment.exporters import EXPORT_KINDS, FORMATS, export_data, export_data_to_path
+from assignment.exporters import EXPORT_KINDS, FORMATS, export_data
 from assignment.lookups import project_get_by_name
 from assignment.management.commands._domain_errors import domain_errors_as_command_errors
-
-
-class _Raw:
-    """The command's stdout without the line ending Django adds to every write."""
-
-    def __init__(self, stdout) -> None:
-        self._stdout = stdout
-
-    def write(self, text: str) -> None:
-        self._stdout.write(text, ending="")
+from assignment.management.commands._output import output_format, write_output
 
 
 class Command(BaseCommand):
@@ -34,17 +25,19 @@ class Command(BaseCommand):
             "--owner", metavar="USERNAME", help="the project's owner, if several have that name"
         )
         parser.add_argument("--kind", required=True, choices=list(EXPORT_KINDS))
-        parser.add_argument("--format", choices=FORMATS, default="csv")
-        parser.add_argument("--output", type=Path, metavar="FILE", help="default: stdout")
+        parser.add_argument(
+            "--format", choices=FORMATS, help="default: the --output file's suffix, else csv"
+        )
+        parser.add_argument("--output", type=Path, metavar="FILE", help="default (or -): stdout")
 
     def handle(self, *args, project, owner, kind, format, output, **options):
+        format = output_format(format, output)
         with domain_errors_as_command_errors():
             target = project_get_by_name(name=project, owner_username=owner)
-            if output is None:
-                export_data(project=target, kind=kind, format=format, out=_Raw(self.stdout))
-                return
-            try:
-                rows = export_data_to_path(project=target, kind=kind, format=format, path=output)
-            except OSError as exc:
-                raise CommandError(f"cannot write {output}: {exc.strerror}") from exc
-        self.stdout.write(f"Wrote {rows:,} {kind} rows to {output}.")
+            rows = write_output(
+                self,
+                output,
+                lambda out: export_data(project=target, kind=kind, format=format, out=out),
+            )
+        if output is not None and str(output) != "-":
+            self.stdout.write(f"Wrote {rows:,} {kind} rows to {output}.")
