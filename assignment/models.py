@@ -29,6 +29,8 @@ MAX_COUNT = 2**31 - 1
 COUNT_VALIDATORS = [MaxValueValidator(MAX_COUNT)]
 #: Largest seed of a run (a ``BigIntegerField``; numpy seeds are non-negative).
 MAX_SEED = 2**63 - 1
+#: Most rounds a next round may plan for (:attr:`AssignmentRun.rounds_left`).
+MAX_ROUNDS_LEFT = 100
 #: Largest primary key (a ``BigAutoField``).
 MAX_ID = 2**63 - 1
 
@@ -750,7 +752,9 @@ class AssignmentRun(models.Model):
     budget = models.PositiveIntegerField(validators=COUNT_VALIDATORS)
     max_workers_per_task = models.PositiveIntegerField(validators=COUNT_VALIDATORS)
     max_tasks_per_worker = models.PositiveIntegerField(validators=COUNT_VALIDATORS)
-    seed = models.BigIntegerField(null=True, blank=True)
+    seed = models.BigIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(MAX_SEED)]
+    )
     options = models.JSONField(default=dict, blank=True)
     next_round = models.BooleanField(
         default=False,

@@ -18,7 +18,14 @@ from assignment.data_files import FORMATS
 from assignment.engine import METHODS, Option, method_spec
 from assignment.engine.answer_quality import MODELS
 from assignment.engine.quality import DEFAULT_CATEGORY_STRENGTH, DEFAULT_WORKER_STRENGTH
-from assignment.models import MAX_COUNT, MAX_SEED, MAX_SHARDS, EstimateSource, Project
+from assignment.models import (
+    MAX_COUNT,
+    MAX_ROUNDS_LEFT,
+    MAX_SEED,
+    MAX_SHARDS,
+    EstimateSource,
+    Project,
+)
 from assignment.sign_in import LockoutFormMixin
 
 
@@ -355,7 +362,7 @@ class _RoundForm(forms.Form):
         label="Rounds to go",
         required=False,
         min_value=1,
-        max_value=100,
+        max_value=MAX_ROUNDS_LEFT,
         help_text="Next round only: how many rounds remain, this one included. Above 1 the "
         "round plans them all and takes its share in layers; empty or 1 = the last round.",
     )

@@ -20,6 +20,7 @@ from assignment.exporters import LABEL_AGGREGATIONS
 from assignment.models import (
     MAX_COUNT,
     MAX_ID,
+    MAX_ROUNDS_LEFT,
     MAX_SEED,
     MAX_SHARDS,
     AssignmentRun,
@@ -422,7 +423,7 @@ class _RoundSerializer(serializers.Serializer):
     rounds_left = serializers.IntegerField(
         required=False,
         min_value=1,
-        max_value=100,
+        max_value=MAX_ROUNDS_LEFT,
         help_text="Rounds only: rounds to go, this one included. Above 1 the round plans all "
         "of them with its budget and takes its share in layers (a first or a check answer for "
         "each open task before any task's next one); default 1, the last round.",
@@ -657,7 +658,7 @@ class RoundPreviewQuerySerializer(serializers.Serializer):
     rounds_left = serializers.IntegerField(
         required=False,
         min_value=1,
-        max_value=100,
+        max_value=MAX_ROUNDS_LEFT,
         help_text="As a round's: rounds to go, this one included. Above 1 the preview is this "
         "round's layers of greedy's plan for all of them; default 1, the last round.",
     )

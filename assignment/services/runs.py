@@ -36,6 +36,7 @@ from assignment.errors import (
     full_clean_or_raise,
 )
 from assignment.models import (
+    MAX_ROUNDS_LEFT,
     AssignmentRun,
     Comparison,
     Method,
@@ -284,6 +285,23 @@ def _check_round_targets(
         )
     if not next_round and rounds_left is not None:
         raise RunValidationError(f"rounds_left says how many rounds a next round plans for: {ask}")
+    _check_in(target_posterior, "target_posterior", 0.5, 1.0, "a number above 0.5, at most 1")
+    _check_in(target_accuracy, "target_accuracy", 0.0, 1.0, "a number above 0, at most 1")
+    if rounds_left is not None and not (
+        isinstance(rounds_left, int) and 1 <= rounds_left <= MAX_ROUNDS_LEFT
+    ):
+        raise RunValidationError(
+            f"rounds_left must be an integer from 1 to {MAX_ROUNDS_LEFT}, got {rounds_left!r}"
+        )
+
+
+def _check_in(value, name: str, low: float, high: float, what: str) -> None:
+    """``value`` is None or in ``(low, high]``, or :class:`RunValidationError` naming it."""
+    if value is None:
+        return
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not low < value <= high:
+        raise RunValidationError(f"{name} must be {what}, got {value!r}")
 
 
 def _check_method(method: str) -> None:

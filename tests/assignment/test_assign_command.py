@@ -120,18 +120,63 @@ def test_a_next_round_counts_the_answers_and_prints_what_it_started_from(demo_pr
     assert not {tuple(p) for p in first.pairs.tolist()} & {tuple(p) for p in second.pairs.tolist()}
 
 
-def test_round_targets_out_of_range_are_refused_by_the_parser(demo_project):
-    with pytest.raises(CommandError, match="target-posterior"):
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--round", "--target-posterior", "1.5"], r"target_posterior must be a number above 0\.5"),
+        (["--round", "--target-posterior", "0.5"], r"above 0\.5, at most 1, got 0\.5"),
+        (["--round", "--target-accuracy", "0"], "target_accuracy must be a number above 0"),
+        (["--round", "--rounds-left", "101"], "rounds_left must be an integer from 1 to 100"),
+        (["--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+        (["--budget", "1e300"], "argument --budget: must be a whole number, got '1e300'"),
+        (["--budget", str(2**31)], "budget.*less than or equal to 2147483647"),
+    ],
+)
+def test_values_out_of_range_are_one_line_refusals_and_nothing_is_stored(
+    demo_project, flags, message
+):
+    with pytest.raises(CommandError, match=message):
         call_command(
-            "assign",
-            "--project",
-            demo_project.name,
-            "--method",
-            "greedy",
-            "--round",
-            "--target-posterior",
-            "1.5",
-        )
+            "assign", "--project", demo_project.name, "--method", "greedy", *flags,
+            stdout=io.StringIO(), stderr=io.StringIO(),
+        )  # fmt: skip
+    assert not AssignmentRun.objects.exists()
+
+
+def test_ctrl_c_while_computing_cancels_the_run_instead_of_leaving_it_running(
+    demo_project, monkeypatch
+):
+    def interrupted(*, run_id):
+        raise KeyboardInterrupt  # what Ctrl-C raises in the computation
+
+    monkeypatch.setattr(services, "run_execute", interrupted)
+    with pytest.raises(CommandError, match=r"interrupted: run \d+ is cancelled"):
+        call_command(
+            "assign", project=demo_project.name, method="greedy", stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )  # fmt: skip
+    assert list(AssignmentRun.objects.values_list("status", flat=True)) == [RunStatus.CANCELLED]
+
+
+def test_a_comparison_that_stops_midway_cancels_the_runs_it_did_not_compute(
+    demo_project, monkeypatch
+):
+    real, calls = services.run_execute, []
+
+    def second_interrupted(*, run_id):
+        calls.append(run_id)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(run_id=run_id)
+
+    monkeypatch.setattr(services, "run_execute", second_interrupted)
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="interrupted"):
+        call_command("assign", project=demo_project.name, compare=True, stdout=io.StringIO(),
+                     stderr=err)  # fmt: skip
+    statuses = list(AssignmentRun.objects.order_by("pk").values_list("status", flat=True))
+    assert statuses == [RunStatus.SUCCEEDED] + [RunStatus.CANCELLED] * 3
+    assert "cancelled the comparison's runs not computed" in err.getvalue()
 
 
 def test_a_round_when_every_worker_is_at_its_cap_is_refused_saying_so(demo_project):

@@ -392,6 +392,15 @@ def test_a_pool_process_stopping_alone_hands_back_only_its_own_run(project_in_on
         ({"method": "random", "budget": -1}, "budget"),
         ({"method": "random", "budget": 2**31}, "budget.*less than or equal to 2147483647"),
         ({"method": "random", "max_tasks_per_worker": 2**31}, "max_tasks_per_worker"),
+        ({"method": "random", "seed": -1}, "seed.*greater than or equal to 0"),
+        (
+            {"method": "random", "next_round": True, "target_posterior": 0.5},
+            r"target_posterior must be a number above 0\.5, at most 1, got 0\.5",
+        ),
+        (
+            {"method": "random", "next_round": True, "rounds_left": 101},
+            "rounds_left must be an integer from 1 to 100, got 101",
+        ),
     ],
 )
 def test_invalid_run_requests_are_rejected(project_in_one_category, kwargs, message):

@@ -13,33 +13,47 @@ withdraws a round that was not handed out after all (``services.run_hand_out``,
 
 from __future__ import annotations
 
+import argparse
+import math
+
 from django.core.management.base import BaseCommand, CommandError
 
 from assignment import services
 from assignment.engine import method_spec
+from assignment.errors import RunStateError
 from assignment.lookups import project_get_by_name
 from assignment.management.commands._domain_errors import domain_errors_as_command_errors
 from assignment.models import AssignmentRun, Comparison, Method, RunStatus
 
 
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise ValueError(text)
+def _whole(text: str, least: int) -> int:
+    """``text`` as an integer of at least ``least``, or argparse's one-line error saying so
+    (the upper bounds are the services': they name the field)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {text}")
     return value
+
+
+def _non_negative(text: str) -> int:
+    return _whole(text, 0)
 
 
 def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
+    return _whole(text, 1)
 
 
-def _probability(text: str) -> float:
-    value = float(text)
-    if not 0.0 < value <= 1.0:
-        raise ValueError(text)
+def _number(text: str) -> float:
+    """A finite number; its range is the service's to check (it names the bound)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
     return value
 
 
@@ -94,6 +108,19 @@ def _caps_seed_and_round(options: dict) -> dict:
     }
 
 
+def _cancel_unfinished(runs: list[AssignmentRun]) -> list[int]:
+    """Cancel those of ``runs`` still queued or running (the command computes them here, so
+    nobody else will): their ids."""
+    cancelled = []
+    for run in runs:
+        try:
+            services.run_cancel(run=run)
+        except RunStateError:
+            continue
+        cancelled.append(run.pk)
+    return cancelled
+
+
 class Command(BaseCommand):
     help = (
         "Compute an assignment of the project now, in this process, and print it: one method, "
@@ -132,7 +159,7 @@ class Command(BaseCommand):
         parser.add_argument("--budget", type=_non_negative)
         parser.add_argument("--max-workers-per-task", type=_non_negative)
         parser.add_argument("--max-tasks-per-worker", type=_non_negative)
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seed", type=_non_negative, default=0)
         parser.add_argument(
             "--option",
             action="append",
@@ -151,7 +178,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--target-posterior",
-            type=_probability,
+            type=_number,
             metavar="P",
             help="with --round: tasks whose likelier label has a posterior of at least P "
             "(in (0.5, 1]) get nobody",
@@ -165,7 +192,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--target-accuracy",
-            type=_probability,
+            type=_number,
             metavar="A",
             help="with --round: refuse the round once the answers' expected accuracy is A",
         )
@@ -248,7 +275,15 @@ class Command(BaseCommand):
             budgets=[] if options["budget"] is None else [options["budget"]],
             **_caps_seed_and_round(options),
         )
-        runs = [self._computed(run) for run in comparison.runs.order_by("pk")]
+        runs = list(comparison.runs.order_by("pk"))
+        try:
+            runs = [self._computed(run) for run in runs]
+        except CommandError:
+            left = _cancel_unfinished(runs)
+            if left:
+                ids = ", ".join(str(pk) for pk in left)
+                self.stderr.write(f"cancelled the comparison's runs not computed: {ids}")
+            raise
         services.comparison_upper_bound_compute(comparison_id=comparison.pk)
         comparison.refresh_from_db()
         return comparison, runs
@@ -258,7 +293,11 @@ class Command(BaseCommand):
         if not services.run_claim(run_id=run.pk):
             raise CommandError(f"run {run.pk} was taken by another process")
         self.stderr.write(f"computing {run.method} ...")
-        done = services.run_execute(run_id=run.pk)
+        try:
+            done = services.run_execute(run_id=run.pk)
+        except KeyboardInterrupt:  # Ctrl-C: no run left running for a worker to take over
+            _cancel_unfinished([run])
+            raise CommandError(f"interrupted: run {run.pk} is cancelled") from None
         if done is None or done.status != RunStatus.SUCCEEDED:
             reason = "deleted" if done is None else f"{done.status}: {done.error}"
             raise CommandError(f"the {run.method} run did not succeed ({reason})")
