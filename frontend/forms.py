@@ -488,7 +488,7 @@ class ComparisonForm(_RoundForm, _CapsForm):
 
     def _range(self, low: int | None, high: int | None, steps: int | None) -> list[int]:
         for name, value in (("budget_from", low), ("budget_to", high), ("budget_steps", steps)):
-            if value is None:
+            if value is None and not self.has_error(name):  # not a value out of bounds
                 self.add_error(name, "Required for a range of budgets.")
         if low is None or high is None or steps is None:
             return []

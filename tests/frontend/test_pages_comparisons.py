@@ -120,3 +120,10 @@ def test_the_comparison_list_shows_each_comparison_with_its_methods(client, samp
     page = client.get(reverse("frontend:comparisons", args=[sample_project.pk])).content.decode()
     assert "q-lp, random" in page
     assert "computing" in page
+
+
+def test_steps_out_of_bounds_get_that_error_alone(client, sample_project):
+    response = post(client, sample_project, budget_from="1", budget_to="3", budget_steps="61")
+    assert response.status_code == 400
+    errors = response.context["form"].errors["budget_steps"]
+    assert errors == ["Ensure this value is less than or equal to 60."]
