@@ -39,6 +39,7 @@ def project_get_by_name(*, name: str, owner_username: str | None = None) -> Proj
     AmbiguousProjectError
         No owner given and several owners have a project of that name.
     """
+    name = name.strip()  # as project_create stores it
     projects = Project.objects.filter(name=name).select_related("owner")
     if owner_username is not None:
         owner = user_get_by_username(username=owner_username)

@@ -313,3 +313,11 @@ def test_an_export_piped_into_a_reader_that_stops_early_ends_without_a_traceback
     stderr = child.stderr.read().decode()
     assert child.wait(timeout=120) == 1
     assert stderr == ""
+
+
+def test_a_project_is_found_by_its_name_as_create_project_stored_it(files):
+    get_user_model().objects.create_user("al")
+    run("create_project", "  spaced  ", "--owner", "al")
+    assert Project.objects.get().name == "spaced"
+    out = run("import_data", "--project", "  spaced  ", "--kind", "workers", str(files["workers"]))
+    assert "into project 'spaced'" in out
