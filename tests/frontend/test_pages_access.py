@@ -102,3 +102,11 @@ def test_sign_in_and_sign_out_work_with_the_password(alice):
     response = client.post(reverse("logout"), follow=True)
     assert response.redirect_chain[-1][0] == reverse("login")
     assert client.get(reverse("frontend:projects")).status_code == 302
+
+
+def test_every_page_names_an_icon_that_is_served_so_browsers_ask_for_no_favicon_ico(client):
+    from django.contrib.staticfiles import finders
+
+    page = client.get(reverse("frontend:projects")).content.decode()
+    assert '<link rel="icon" href="/static/frontend/favicon.svg" type="image/svg+xml">' in page
+    assert finders.find("frontend/favicon.svg")
