@@ -123,9 +123,10 @@ def _cancel_unfinished(runs: list[AssignmentRun]) -> list[int]:
 
 class Command(BaseCommand):
     help = (
-        "Compute an assignment of the project now, in this process, and print it: one method, "
-        "or --compare for all of them side by side; or hand out a comparison's run "
-        "(--hand-out) or withdraw a round (--withdraw)."
+        "Compute an assignment of the project now, in this process and in one piece (runs in "
+        "shards are the API's and the pages'), and print it: one method, or --compare for all "
+        "of them side by side; or hand out a comparison's run (--hand-out) or withdraw a round "
+        "(--withdraw). Ctrl-C cancels the run it is computing."
     )
 
     def add_arguments(self, parser):
