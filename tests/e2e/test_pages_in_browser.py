@@ -23,7 +23,8 @@ from browser import axe_problems, chromium, require_browser, screenshot, wait_un
 from django.contrib.auth import get_user_model
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from assignment.models import AssignmentRun, Project, QualityMatrix, RunStatus, Worker
 
@@ -325,6 +326,23 @@ def next_round(visit: Visit, project: Project) -> None:
     visit.check("run-round")
 
 
+def withdraw_the_round(visit: Visit, project: Project) -> None:
+    """Withdrawing a round cannot be undone: the browser asks first, and No keeps it."""
+    run = AssignmentRun.objects.get(project=project, next_round=True)
+    for answer in ("dismiss", "accept"):
+        visit.submit("#withdraw-round")
+        alert = WebDriverWait(visit.driver, 10).until(expected_conditions.alert_is_present())
+        assert alert.text.startswith(f"Withdraw round #{run.pk}? ")
+        getattr(alert, answer)()
+        if answer == "dismiss":
+            run.refresh_from_db()
+            assert run.withdrawn_at is None
+            assert visit.finds("#withdraw-round")
+    wait_until(lambda: visit.finds("#round-withdrawn"), timeout=10, what="the withdrawal")
+    run.refresh_from_db()
+    assert run.withdrawn_at is not None
+
+
 def try_the_api_docs(visit: Visit, project: Project) -> None:
     """The API docs, opened from the menu, send a PATCH with the browser's session."""
     visit.driver.find_element(By.LINK_TEXT, "API docs").click()
@@ -384,6 +402,7 @@ def test_a_project_manager_goes_from_sign_in_to_compared_assignments(
     check_download(visit, run)
     comparison_page = compare(visit, project)
     next_round(visit, project)
+    withdraw_the_round(visit, project)
     pages = {
         "projects": "/",
         "runs": f"/projects/{project.pk}/runs/",

@@ -88,4 +88,14 @@
   }
   revealChosen("method", "options-");
   revealChosen("budget_mode", "budgets-");
+
+  /* A form with data-confirm asks before it is sent (one that cannot be undone, such as
+   * withdrawing a round); listened for on the document, so forms swapped in live ask too.
+   * Without JavaScript the form's own text says what it does. */
+  document.addEventListener("submit", function (event) {
+    var question = event.target.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) {
+      event.preventDefault();
+    }
+  });
 })();
