@@ -164,8 +164,9 @@ def _layers_note(nxt: NextRound, plan: np.ndarray, take: np.ndarray, rounds_left
     """What a round's message adds when it takes layers of a plan for ``rounds_left``
     rounds (with :func:`_pending_note`)."""
     return (
-        f"; planned {int(plan.sum()):,} pairs for {rounds_left} rounds, this one takes "
-        f"{int(take.sum()):,} of them in layers{_pending_note(nxt)}"
+        f"; planned {int(plan.sum()):,} pairs for {rounds_left} rounds (the figures before "
+        f"this are that plan's), this one takes {int(take.sum()):,} of them in layers: the "
+        f"run's expected accuracy is after those alone{_pending_note(nxt)}"
     )
 
 

@@ -304,6 +304,7 @@ def test_a_round_with_rounds_to_go_takes_one_layer_of_its_plan_for_all_of_them(
     assert x.sum() <= max(10, int(unanswered.sum()))
     assert x[:, unanswered].any(axis=0).all()
     assert "this one takes" in layered.progress_message
+    assert "the run's expected accuracy is after those alone" in layered.progress_message
     q = first.quality_matrix.values
     posterior = aggregate(grid(first), q, prior=0.4).posterior
     assert layered.expected_accuracy == pytest.approx(
