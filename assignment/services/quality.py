@@ -49,7 +49,7 @@ def quality_estimate(
     model: str | None = None,
     worker_strength: float | str = DEFAULT_WORKER_STRENGTH,
     category_strength: float | str = DEFAULT_CATEGORY_STRENGTH,
-    max_iterations: int = EM_MAX_ITERATIONS,
+    max_iterations: int | None = None,
 ) -> QualityMatrix:
     """Estimate the project's workers × tasks quality matrix and store it.
 
@@ -67,8 +67,9 @@ def quality_estimate(
       the rest in expectation. Stored with ``source=gold_and_answers`` and ``gold_counts``.
 
     ``model`` is the EM's worker model, one of :data:`assignment.engine.answer_quality.MODELS`
-    (default ``"one-coin"``); giving one for ``"gold"`` is an error. EM takes numeric strengths
-    only (not ``"auto"``) and at most ``max_iterations`` iterations; an estimate that has not
+    (default ``"one-coin"``); giving one for ``"gold"`` is an error, and so is
+    ``max_iterations``. EM takes numeric strengths only (not ``"auto"``) and at most
+    ``max_iterations`` iterations (default :data:`EM_MAX_ITERATIONS`); an estimate that has not
     converged by then is stored all the same, ``converged: false`` in its details, and logged as
     a warning.
 
@@ -102,6 +103,11 @@ def quality_estimate(
                 f"model {model!r} is the worker model of an estimate from answers by EM "
                 "(source 'answers' or 'both'); an estimate from gold answers counts them"
             )
+        if max_iterations is not None:
+            raise QualityEstimationError(
+                f"max_iterations {max_iterations!r} bounds the EM of an estimate from answers "
+                "(source 'answers' or 'both'); an estimate from gold answers counts them"
+            )
         return _quality_from_gold(
             project=project,
             workers=workers,
@@ -117,7 +123,7 @@ def quality_estimate(
         model=MODELS[0] if model is None else model,
         worker_strength=worker_strength,
         category_strength=category_strength,
-        max_iterations=max_iterations,
+        max_iterations=EM_MAX_ITERATIONS if max_iterations is None else max_iterations,
     )
 
 

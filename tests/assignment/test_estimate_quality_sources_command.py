@@ -68,6 +68,7 @@ def test_without_a_source_the_estimate_is_from_gold():
         (("--source", "crowd"), "argument --source: invalid choice: 'crowd'"),
         (("--source", "answers", "--model", "two-coin"), "argument --model: invalid choice"),
         (("--model", "dawid-skene"), "model 'dawid-skene' is the worker model of an estimate"),
+        (("--max-iterations", "0"), "max_iterations 0 bounds the EM of an estimate from answers"),
         (("--source", "answers", "--worker-strength", "auto"), "worker_strength 'auto' is"),
         (("--source", "answers", "--max-iterations", "-1"), "must be a non-negative integer"),
     ],

@@ -66,10 +66,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--max-iterations",
             type=_iterations,
-            default=EM_MAX_ITERATIONS,
             metavar="N",
-            help="at most N EM iterations; an estimate that has not converged by then is "
-            f"stored all the same, saying so (default {EM_MAX_ITERATIONS})",
+            help="with --source answers or both: at most N EM iterations; an estimate that has "
+            f"not converged by then is stored all the same, saying so (default "
+            f"{EM_MAX_ITERATIONS})",
         )
         parser.add_argument(
             "--worker-strength",
