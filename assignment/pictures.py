@@ -69,9 +69,9 @@ def _counts_chart(counts: list[int], *, title: str, x_label: str, unit: str, cha
         )
     width = int(np.ceil(len(counts) / _MAX_COUNT_BARS))
     starts = range(0, len(counts), width)
-    lasts = [min(s + width, len(counts)) - 1 for s in starts]
+    spans = [(s, min(s + width, len(counts)) - 1) for s in starts]
     return bar_chart(
-        labels=[str(s) if s == last else f"{s}\u2013{last}" for s, last in zip(starts, lasts)],
+        labels=[str(s) if s == last else f"{s}\u2013{last}" for s, last in spans],
         values=[sum(counts[s : s + width]) for s in starts],
         title=title,
         x_label=x_label,
