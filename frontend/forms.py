@@ -464,6 +464,7 @@ class ComparisonForm(_RoundForm, _CapsForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["methods"].choices = [(m, f"{m}: {method_spec(m).title}") for m in METHODS]
+        self.note = ""  # what the page should say of the budgets it made (fewer than asked)
 
     def clean(self) -> dict:
         data = super().clean()
@@ -495,7 +496,13 @@ class ComparisonForm(_RoundForm, _CapsForm):
         if low > high:
             self.add_error("budget_to", "B must be at least A.")
             return []
-        return sorted(set(np.linspace(low, high, steps).round().astype(np.int64).tolist()))
+        budgets = sorted(set(np.linspace(low, high, steps).round().astype(np.int64).tolist()))
+        if len(budgets) < steps:
+            self.note = (
+                f"{steps} steps from {low} to {high} give {len(budgets)} distinct whole "
+                f"budget{'s' * (len(budgets) != 1)}: {', '.join(map(str, budgets))}."
+            )
+        return budgets
 
     def comparison_arguments(self) -> dict:
         """The keyword arguments of ``services.comparison_create``."""

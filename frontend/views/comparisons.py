@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -48,6 +49,8 @@ def comparison_create(request: HttpRequest, project_id: int) -> HttpResponse:
         except DomainError as exc:
             form.add_error(None, str(exc))
         else:
+            if form.note:
+                messages.info(request, form.note)
             return redirect("frontend:comparison", comparison_id=comparison.pk)
     readiness = selectors.run_readiness(project=project)
     return render(
@@ -84,8 +87,14 @@ def _comparison_context(comparison) -> dict:
 @login_required
 @require_GET
 def comparison_detail(request: HttpRequest, comparison_id: int) -> HttpResponse:
-    context = _comparison_context(user_comparison(request, comparison_id))
-    return render(request, "frontend/comparison_detail.html", {**context, "tab": "compare"})
+    comparison = user_comparison(request, comparison_id)
+    context = _comparison_context(comparison)
+    settings = comparison.runs.order_by("pk").first()  # every run of it has the same
+    return render(
+        request,
+        "frontend/comparison_detail.html",
+        {**context, "tab": "compare", "settings": settings},
+    )
 
 
 @login_required

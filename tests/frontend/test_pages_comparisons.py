@@ -127,3 +127,18 @@ def test_steps_out_of_bounds_get_that_error_alone(client, sample_project):
     assert response.status_code == 400
     errors = response.context["form"].errors["budget_steps"]
     assert errors == ["Ensure this value is less than or equal to 60."]
+
+
+def test_a_range_with_more_steps_than_whole_budgets_says_which_it_made(client, sample_project):
+    response = post(
+        client, sample_project, budget_from="10", budget_to="12", budget_steps="10", seed="2"
+    )
+    comparison = Comparison.objects.get()
+    assert comparison.budgets == [10, 11, 12]
+    page = client.get(response["Location"]).content.decode()
+    assert "10 steps from 10 to 12 give 3 distinct whole budgets: 10, 11, 12." in page
+    settings = page.split('id="comparison-settings">')[1].split("</p>")[0]
+    assert settings == (
+        "Every run is on the whole project; at most 3 workers per task and 3 tasks per "
+        "worker; seed 2."
+    )
