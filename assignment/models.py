@@ -818,7 +818,7 @@ class AssignmentRun(models.Model):
         max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
     )
     progress = models.PositiveSmallIntegerField(default=0)
-    progress_message = models.CharField(max_length=300, blank=True)
+    progress_message = models.TextField(blank=True)  # a finished run keeps its whole message
     attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     enqueued_at = models.DateTimeField(

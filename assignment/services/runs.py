@@ -531,7 +531,7 @@ def run_execute(
         last[0] = now
         alive = AssignmentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
             progress=max(0, min(99, int(100 * fraction))),
-            progress_message=message[:300],
+            progress_message=message,
             heartbeat_at=timezone.now(),
         )
         if not alive:
@@ -608,7 +608,7 @@ def _run_store(
         n_assigned=stored.n_assigned,
         assignment_blob=stored.assignment_blob,
         progress=100,
-        progress_message=message[:300],
+        progress_message=message,
         summary=summary,
     )
     if not finished:

@@ -282,6 +282,18 @@ def test_a_comparison_in_rounds_with_nothing_to_do_is_refused_whole(project_with
     assert AssignmentRun.objects.count() == 1
 
 
+def test_a_long_round_message_is_kept_whole(project_with_round_defaults):
+    first = executed(queued_round(project_with_round_defaults, budget=10))  # never answered
+    layered = executed(
+        queued_round(project_with_round_defaults, method="tvcs-iht", rounds_left=3)
+    )
+    assert layered.round_start["pending"] == first.n_assigned > 0
+    message = layered.progress_message
+    assert "the run's expected accuracy is after those alone" in message
+    assert message.endswith("their answers left out of the expected accuracy (conservative)")
+    assert len(message) > 300  # what the former field cut in the middle of a word
+
+
 def test_a_round_with_rounds_to_go_takes_one_layer_of_its_plan_for_all_of_them(
     project_with_round_defaults,
 ):
