@@ -284,9 +284,7 @@ def test_a_comparison_in_rounds_with_nothing_to_do_is_refused_whole(project_with
 
 def test_a_long_round_message_is_kept_whole(project_with_round_defaults):
     first = executed(queued_round(project_with_round_defaults, budget=10))  # never answered
-    layered = executed(
-        queued_round(project_with_round_defaults, method="tvcs-iht", rounds_left=3)
-    )
+    layered = executed(queued_round(project_with_round_defaults, method="tvcs-iht", rounds_left=3))
     assert layered.round_start["pending"] == first.n_assigned > 0
     message = layered.progress_message
     assert "the run's expected accuracy is after those alone" in message
