@@ -58,6 +58,7 @@ class FieldsBuiltOnceMixin:
 # docstring, as above.)
 class KnownFieldsOnlyMixin:
     refused: dict[str, str] = {}
+    closed_schema = True  # additionalProperties: false in the schema (assignment.api.schema)
 
     def to_internal_value(self, data):
         if isinstance(data, Mapping):
@@ -134,6 +135,12 @@ class LabelPriorField(serializers.Field):
 
 
 class ProjectSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
+    default_prior = serializers.FloatField(
+        read_only=True,
+        allow_null=True,
+        help_text="Two labels: P(label = the second label) for tasks without a prior of their "
+        "own; null for a project of more labels, whose prior is default_label_prior.",
+    )
     default_label_prior = LabelPriorField(read_only=True)
     worker_count = serializers.IntegerField(read_only=True)
     task_count = serializers.IntegerField(read_only=True)
@@ -158,6 +165,23 @@ class ProjectSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = fields
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if len(instance.labels) > 2:
+            data["default_prior"] = None  # P(second label) means nothing there
+        return data
+
+    #: What the representation holds besides the settings: sent back in a PATCH (read, modify,
+    #: write) these are ignored (:class:`ProjectUpdateSerializer`).
+    STATE_FIELDS = (
+        "id",
+        "worker_count",
+        "task_count",
+        "gold_item_count",
+        "created_at",
+        "updated_at",
+    )
 
 
 @extend_schema_field(_OPEN_PROBABILITY_SCHEMA)
@@ -210,7 +234,28 @@ class ProjectCreateSerializer(KnownFieldsOnlyMixin, _ProjectDefaultsSerializer):
 
 
 class ProjectUpdateSerializer(KnownFieldsOnlyMixin, _ProjectDefaultsSerializer):
+    """The fields of a project to change. The project as GET returns it may be sent back
+    changed: its id, counts and times are ignored, and its labels, or a null prior, with the
+    values they have are no change; any other field is refused by name."""
+
     refused = {"labels": "The label set is fixed once the project exists."}
+    closed_schema = False  # it takes the fields of the project's representation too
+
+    def to_internal_value(self, data):
+        current = self.context.get("current", {})  # the project as GET returns it
+        if isinstance(data, Mapping):
+            data = {
+                name: value
+                for name, value in data.items()
+                if name not in ProjectSerializer.STATE_FIELDS
+                and not (
+                    name in current
+                    and value == current[name]
+                    and (name not in self.fields or value is None)
+                )
+            }
+        return super().to_internal_value(data)
+
     name = TextField(required=False, max_length=200)
     description = TextField(required=False, allow_blank=True)
 

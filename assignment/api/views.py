@@ -219,7 +219,11 @@ class ProjectDetailView(APIView):
     )
     def patch(self, request, project_id: int):
         project = _project(request, project_id)
-        serializer = ProjectUpdateSerializer(data=request.data, partial=True)
+        serializer = ProjectUpdateSerializer(
+            data=request.data,
+            partial=True,
+            context={"current": ProjectSerializer(project).data},
+        )
         serializer.is_valid(raise_exception=True)
         if serializer.validated_data:
             services.project_update(project=project, **serializer.validated_data)

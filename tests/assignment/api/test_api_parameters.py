@@ -100,3 +100,19 @@ def test_a_field_the_request_does_not_take_is_a_400_naming_it_and_changes_nothin
     assert after == before
     filled_project.refresh_from_db()
     assert filled_project.updated_at == updated_at
+
+
+@pytest.mark.parametrize("labels", [["0", "1"], ["cat", "dog", "bird"]])
+def test_a_project_read_changed_and_written_back_is_taken(api, alice, labels):
+    from assignment import services
+
+    project = services.project_create(owner=alice, name="rw", labels=labels)
+    url = f"/api/projects/{project.pk}/"
+    shown = api.get(url).json()
+    assert (shown["default_prior"] is None) == (len(labels) > 2)
+    response = api.patch(url, {**shown, "name": "renamed", "worker_count": 99}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["name"] == "renamed"
+    changed = api.patch(url, {**shown, "labels": ["x", "y"]}, format="json")
+    assert changed.status_code == 400
+    assert changed.json()["fields"]["labels"] == ["The label set is fixed once the project exists."]

@@ -191,7 +191,6 @@ def test_the_schema_closes_the_request_bodies_that_refuse_unknown_fields(tmp_pat
     }
     assert closed == {
         "ProjectCreateRequest",
-        "PatchedProjectUpdateRequest",
         "UploadRequest",
         "QualityEstimateRequest",
         "RunCreateRequest",
