@@ -201,8 +201,9 @@ def _round_refusal(
             else ""
         )
         return (
-            f"nothing left to spend: {nxt.n_answers} answers are in hand{pending} of the "
-            f"project's budget of {plan.project_budget} pairs; give this round a budget"
+            f"nothing left to spend of the project's budget of {plan.project_budget} pairs: "
+            f"{nxt.n_answers} answers are in hand{pending}; give this round a budget of its "
+            "own, or raise the project's"
         )
     if not nxt.open_tasks.any():
         return (

@@ -166,7 +166,10 @@ def test_a_round_with_the_budget_spent_is_refused_unless_given_one(project_with_
         )
     )
     answer_every_pair(first)
-    with pytest.raises(RunValidationError, match="nothing left to spend: 40 answers are in hand"):
+    with pytest.raises(
+        RunValidationError,
+        match="nothing left to spend of the project's budget of 40 pairs: 40 answers are in hand;",
+    ):
         queued_round(project_with_round_defaults)
     Project.objects.filter(pk=project_with_round_defaults.pk).update(default_max_workers_per_task=4)
     project_with_round_defaults.refresh_from_db()
@@ -462,8 +465,8 @@ def test_a_round_with_the_budget_in_pending_pairs_is_refused_saying_so(
     )
     with pytest.raises(
         RunValidationError,
-        match="nothing left to spend: 0 answers are in hand and 40 pairs of earlier rounds "
-        "await their answers",
+        match="nothing left to spend of the project's budget of 40 pairs: 0 answers are in hand "
+        "and 40 pairs of earlier rounds await their answers; give this round a budget of its own",
     ):
         queued_round(project_with_round_defaults)
 
