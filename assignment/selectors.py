@@ -478,7 +478,8 @@ class RoundOverview:
     (:func:`rounds_counted`), the last handed out, whose expected gain is its expected
     accuracy less the ``accuracy_now`` it started from (:attr:`last_gain`). ``pending`` counts
     the pairs those rounds assigned that have no answer yet (:func:`pending_pairs`):
-    :attr:`awaiting_answers` says there are some,
+    :attr:`awaiting_answers` says there are some, ``pending_runs`` which rounds hold them
+    (newest first: those a withdrawal would free them from),
     and a round started now counts them as spent (budget and caps, never assigned again) while
     its expected accuracy leaves their answers out.
     """
@@ -490,6 +491,7 @@ class RoundOverview:
     uncertain_below: float
     last_round: AssignmentRun | None
     pending: int = 0
+    pending_runs: tuple[int, ...] = ()
 
     @property
     def last_gain(self) -> float | None:
@@ -538,10 +540,21 @@ def pending_pairs(
     or task ``matrix`` does not have (deleted since) is left out.
     """
     m = matrix.n_tasks
+    flat = [np.zeros(0, dtype=np.int64), *_run_pending(matrix, run_ids, answers).values()]
+    pending = np.unique(np.concatenate(flat))
+    return pending // m, pending % m
+
+
+def _run_pending(matrix: QualityMatrix, run_ids: list[int], answers: AnswersInHand) -> dict:
+    """Each succeeded run of ``run_ids`` -> its pairs without an answer, as flat positions
+    ``row * n_tasks + column`` of ``matrix`` (a run on another matrix mapped by primary keys;
+    a worker or task ``matrix`` does not have left out)."""
+    m = matrix.n_tasks
+    answered = answers.rows * m + answers.columns
     runs = AssignmentRun.objects.filter(
         pk__in=list(run_ids), status=RunStatus.SUCCEEDED, assignment_blob__isnull=False
     ).only("assignment_blob", "quality_matrix_id")
-    flat = [np.zeros(0, dtype=np.int64)]
+    out = {}
     for run in runs:
         rows, columns = run.pairs.astype(np.int64).T
         if run.quality_matrix_id != matrix.pk:
@@ -552,10 +565,9 @@ def pending_pairs(
             columns = positions(matrix.task_ids, other.task_ids[columns])
             kept = (rows >= 0) & (columns >= 0)
             rows, columns = rows[kept], columns[kept]
-        flat.append(rows * m + columns)
-    assigned = np.unique(np.concatenate(flat))
-    pending = assigned[~np.isin(assigned, answers.rows * m + answers.columns)]
-    return pending // m, pending % m
+        flat = rows * m + columns
+        out[run.pk] = flat[~np.isin(flat, answered)]
+    return out
 
 
 def fitting_confusion(*, project: Project, matrix: QualityMatrix) -> np.ndarray | None:
@@ -703,9 +715,8 @@ def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOvervie
     last_round = succeeded.order_by(
         Coalesce("handed_out_at", "finished_at").desc(nulls_last=True), "-pk"
     ).first()
-    pending = pending_pairs(
-        matrix=matrix, run_ids=list(succeeded.values_list("pk", flat=True)), answers=answers
-    )[0]
+    per_run = _run_pending(matrix, list(succeeded.values_list("pk", flat=True)), answers)
+    pending = np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *per_run.values()]))
     return RoundOverview(
         answers=answers.count,
         tasks=int(confidence.size),
@@ -714,6 +725,7 @@ def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOvervie
         uncertain_below=UNCERTAIN_BELOW,
         last_round=last_round,
         pending=int(pending.size),
+        pending_runs=tuple(sorted((pk for pk, p in per_run.items() if p.size), reverse=True)),
     )
 
 

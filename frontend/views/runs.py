@@ -116,7 +116,7 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     except RunStateError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"Run {run.pk} cancelled.")
+        messages.success(request, f"Run #{run.pk} cancelled.")
     return redirect("frontend:run", run_id=run.pk)
 
 
@@ -131,7 +131,7 @@ def run_withdraw(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         messages.success(
             request,
-            f"{'Run' if run.comparison_id else 'Round'} {run.pk} withdrawn: later rounds no "
+            f"{'Run' if run.comparison_id else 'Round'} #{run.pk} withdrawn: later rounds no "
             "longer count its unanswered pairs as pending and may assign them.",
         )
     return redirect("frontend:run", run_id=run.pk)
@@ -148,7 +148,7 @@ def run_hand_out(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         messages.success(
             request,
-            f"Run {run.pk} handed out: the project counts it as a round from now on, its "
+            f"Run #{run.pk} handed out: the project counts it as a round from now on, its "
             "unanswered pairs as pending (budget, caps, never assigned again).",
         )
     return redirect("frontend:run", run_id=run.pk)

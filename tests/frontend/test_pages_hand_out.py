@@ -42,7 +42,7 @@ def test_a_comparisons_run_is_handed_out_from_its_page_and_the_pages_say_so(clie
     assert 'id="withdraw-round"' not in before  # an alternative: nothing to withdraw
     response = client.post(reverse("frontend:run_hand_out", args=[greedy.pk]), follow=True)
     after = response.content.decode()
-    assert f"Run {greedy.pk} handed out: the project counts it as a round from now on" in after
+    assert f"Run #{greedy.pk} handed out: the project counts it as a round from now on" in after
     assert 'id="run-handed-out"' in after
     assert 'id="hand-out-run"' not in after
     assert 'id="withdraw-round"' in after  # it counts now, so it can be withdrawn
@@ -82,7 +82,7 @@ def test_a_handed_out_run_is_withdrawn_from_its_page_and_another_may_go_out(clie
     services.run_hand_out(run=greedy)
     response = client.post(reverse("frontend:run_withdraw", args=[greedy.pk]), follow=True)
     text = response.content.decode()
-    assert f"Run {greedy.pk} withdrawn: later rounds no longer count" in text
+    assert f"Run #{greedy.pk} withdrawn: later rounds no longer count" in text
     assert "This run was withdrawn on" in text
     assert 'id="withdraw-round"' not in text
     assert 'id="hand-out-run"' not in text  # withdrawing is final

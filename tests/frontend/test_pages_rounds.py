@@ -124,7 +124,8 @@ def test_pairs_of_a_round_awaiting_answers_are_said_to_count_as_spent(
     urls = (reverse("frontend:project", args=[sample_project.pk]), form_url)
 
     def warning(pending: int) -> str:
-        return f"{pending} pairs of earlier rounds (the latest: run #{run.pk}) have no answer yet"
+        link = f'<a href="{reverse("frontend:run", args=[run.pk])}">#{run.pk}</a>'
+        return f"{pending} pairs of earlier rounds (in run {link}) have no answer yet"
 
     for url in urls:
         page = client.get(url).content.decode()
@@ -188,7 +189,7 @@ def test_a_round_not_handed_out_is_withdrawn_from_its_page(client, sample_projec
     assert 'id="withdraw-round"' in page
     response = client.post(reverse("frontend:run_withdraw", args=[run.pk]), follow=True)
     page = response.content.decode()
-    assert f"Round {run.pk} withdrawn" in page
+    assert f"Round #{run.pk} withdrawn" in page
     assert 'id="round-withdrawn"' in page
     assert 'id="withdraw-round"' not in page
     run.refresh_from_db()
@@ -208,3 +209,29 @@ def test_a_run_on_the_whole_project_offers_no_withdrawal(client, sample_project,
         'id="withdraw-round"'
         not in client.get(reverse("frontend:run", args=[run.pk])).content.decode()
     )
+
+
+def test_the_pending_warning_names_the_rounds_that_hold_the_pairs_not_the_latest(
+    client, sample_project, queued
+):
+    from assignment import services
+
+    services.project_update(project=sample_project, default_max_tasks_per_worker=6)
+    holding = services.run_create(
+        project=sample_project, method="random", next_round=True, budget=3, seed=0, enqueue=False
+    )
+    execute(holding.pk)
+    latest = services.run_create(
+        project=sample_project, method="greedy", next_round=True, budget=2, enqueue=False
+    )
+    execute(latest.pk)
+    latest.refresh_from_db()
+    matrix = latest.quality_matrix
+    for worker, task in latest.pairs.tolist():  # the latest round is answered in full
+        Answer.objects.create(
+            worker_id=int(matrix.worker_ids[worker]), task_id=int(matrix.task_ids[task]), label="1"
+        )
+    page = client.get(reverse("frontend:project", args=[sample_project.pk])).content.decode()
+    warning = page.split('id="round-awaiting-answers">')[1].split("</p>")[0]
+    assert f">#{holding.pk}</a>" in warning
+    assert f"#{latest.pk}<" not in warning

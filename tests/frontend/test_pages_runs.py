@@ -136,7 +136,7 @@ def test_cancel_stops_a_queued_run_and_a_finished_one_says_it_cannot(
     run = services.run_create(project=sample_project, method="random")
     url = reverse("frontend:run_cancel", args=[run.pk])
     page = client.post(url, follow=True).content.decode()
-    assert f"Run {run.pk} cancelled." in page
+    assert f"Run #{run.pk} cancelled." in page
     assert AssignmentRun.objects.get(pk=run.pk).status == RunStatus.CANCELLED
     page = client.post(url, follow=True).content.decode()
     assert "only queued or running runs can be cancelled" in page
