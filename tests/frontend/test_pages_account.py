@@ -16,9 +16,12 @@ pytestmark = pytest.mark.django_db
 def test_the_token_is_made_on_request_shown_and_replaced(client, alice):
     url = reverse("frontend:account")
     assert "You have no token yet." in client.get(url).content.decode()
+    assert "data-confirm" not in client.get(url).content.decode()  # nothing to replace yet
     client.post(url)
     first = Token.objects.get(user=alice).key
-    assert f'value="{first}"' in client.get(url).content.decode()
+    page = client.get(url).content.decode()
+    assert f'value="{first}"' in page
+    assert 'data-confirm="Replace your API token? Every client' in page  # the browser asks
     client.post(url)
     second = Token.objects.get(user=alice).key
     assert second != first
