@@ -6,6 +6,8 @@ another user's project, run or comparison is a 404, as is one that does not exis
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -53,6 +55,7 @@ from assignment.downloads import file_response
 from assignment.exporters import EXPORT_KINDS, LABEL_AGGREGATIONS, export_data, write_pairs
 from assignment.importers import KINDS
 from assignment.models import AssignmentRun, Comparison, Project
+from assignment.sign_in import client_address, lockout_message, sign_in_locked
 
 _NOT_FOUND = OpenApiResponse(ErrorSerializer, description="Not found, or not yours.")
 _INVALID = OpenApiResponse(ErrorSerializer, description="Invalid request; `detail` says why.")
@@ -144,6 +147,11 @@ class TokenView(ObtainAuthToken):
     throttle_scope = "token"
 
     def post(self, request, *args, **kwargs):
+        # A locked account or address says so, as the sign-in page does, instead of the
+        # "unable to log in" a refused password gets (and the attempt is not counted).
+        username = request.data.get("username") if isinstance(request.data, Mapping) else None
+        if sign_in_locked(username=username, address=client_address(request)):
+            return Response({"detail": lockout_message()}, status=status.HTTP_400_BAD_REQUEST)
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         user = serializer.validated_data["user"]

@@ -83,3 +83,4 @@ def test_the_api_token_endpoint_counts_and_is_locked_the_same_way(staff):
     response = client.post("/api/token/", {"username": "boss", "password": "the-right-one"})
     assert response.status_code == 400
     assert "token" not in response.json()
+    assert response.json()["detail"].startswith("Too many failed sign-ins")  # not "wrong"
