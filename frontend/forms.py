@@ -35,6 +35,20 @@ def _count(label: str, help_text: str = "", *, required: bool = False) -> forms.
     )
 
 
+def add_service_error(form: forms.Form, error: Exception) -> None:
+    """A service's refusal on ``form``: beside the field it names first (``default_prior is
+    ...``, ``default_label_prior: ...``), in the field's label, else above the form."""
+    message = str(error)
+    for name, field in form.fields.items():
+        for separator in (": ", " "):
+            if message.startswith(name + separator):
+                rest = message[len(name) + len(separator) :]
+                text = rest[:1].upper() + rest[1:] if separator == ": " else f"{field.label} {rest}"
+                form.add_error(name, text)
+                return
+    form.add_error(None, message)
+
+
 class SignInForm(LockoutFormMixin, AuthenticationForm):
     """Django's sign-in form that says so when the account or address is locked."""
 

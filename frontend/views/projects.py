@@ -16,7 +16,7 @@ from assignment import selectors, services
 from assignment.errors import DomainError
 from assignment.priors import label_prior_mapping
 from frontend.access import user_project
-from frontend.forms import ProjectCreateForm, ProjectSettingsForm
+from frontend.forms import ProjectCreateForm, ProjectSettingsForm, add_service_error
 
 PROJECTS_PER_PAGE = 25
 _DEFAULT_FIELDS = (
@@ -42,7 +42,7 @@ def project_create(request: HttpRequest) -> HttpResponse:
         try:
             project = services.project_create(owner=request.user, **form.cleaned_data)
         except DomainError as exc:
-            form.add_error(None, str(exc))
+            add_service_error(form, exc)
         else:
             messages.success(request, f"Project {project.name!r} created. Upload its data next.")
             return redirect("frontend:data", project_id=project.pk)
@@ -136,7 +136,7 @@ def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
             if changed:
                 services.project_update(project=project, **changed)
         except DomainError as exc:
-            form.add_error(None, str(exc))
+            add_service_error(form, exc)
         else:
             messages.success(request, "Settings saved." if changed else "Nothing changed.")
             return redirect("frontend:project", project_id=project.pk)

@@ -213,3 +213,17 @@ def test_a_label_with_a_comma_is_written_in_quotes_and_its_settings_save_unchang
     project.refresh_from_db()
     assert project.name == "renamed"
     assert project.default_label_prior == pytest.approx([0.2, 0.3, 0.5])
+
+
+def test_a_service_refusal_of_a_field_is_shown_beside_it_in_words(client, alice):
+    project = services.project_create(owner=alice, name="pets", labels=["cat", "dog", "bird"])
+    url = reverse("frontend:project_settings", args=[project.pk])
+    form = client.get(url).context["form"]
+    data = {name: "" if value is None else value for name, value in form.initial.items()}
+    data.pop("default_prior")
+    refused = client.post(url, {**data, "default_label_prior": "cat=0.5, dog=0.6, bird=0.2"})
+    assert refused.status_code == 400
+    errors = refused.context["form"].errors
+    assert errors["default_label_prior"] == ["The probabilities must sum to 1, got 1.3"]
+    assert "__all__" not in errors
+    assert "default_label_prior:" not in refused.content.decode()
