@@ -877,11 +877,11 @@ def comparison_summary(*, comparison: Comparison) -> ComparisonSummary:
 
 def project_overview_list(*, user) -> QuerySet[Project]:
     """:func:`project_list_for_user` plus ``run_count``, ``best_accuracy`` (of the succeeded
-    runs) and the latest run's ``latest_run_id``, ``latest_run_method`` and
+    runs not withdrawn) and the latest run's ``latest_run_id``, ``latest_run_method`` and
     ``latest_run_status``."""
     runs = AssignmentRun.objects.filter(project=OuterRef("pk"))
     latest = runs.order_by("-created_at", "-id")
-    succeeded = runs.filter(status=RunStatus.SUCCEEDED).order_by()
+    succeeded = runs.filter(status=RunStatus.SUCCEEDED, withdrawn_at__isnull=True).order_by()
     return project_list_for_user(user=user).annotate(
         run_count=_count_per_project(AssignmentRun.objects.all()),
         best_accuracy=Subquery(

@@ -195,6 +195,12 @@ def test_a_round_not_handed_out_is_withdrawn_from_its_page(client, sample_projec
     run.refresh_from_db()
     assert run.withdrawn_at is not None
     assert 'id="round-awaiting-answers"' not in client.get(project_url).content.decode()
+    runs_page = client.get(reverse("frontend:runs", args=[sample_project.pk])).content.decode()
+    row = runs_page.split(f">#{run.pk}</a>")[1].split("</tr>")[0]
+    assert '<span class="muted">withdrawn</span>' in row
+    listed = client.get(reverse("frontend:projects")).context["page"].object_list
+    best = {project.pk: project.best_accuracy for project in listed}[sample_project.pk]
+    assert best is None  # its only run is withdrawn: not the project's best
     again = client.post(reverse("frontend:run_withdraw", args=[run.pk]), follow=True)
     assert "was withdrawn already" in again.content.decode()
     assert client.get(reverse("frontend:run_withdraw", args=[run.pk])).status_code == 405
