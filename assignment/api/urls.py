@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from assignment.api import views
 from assignment.importers import KINDS
@@ -57,5 +57,5 @@ urlpatterns = [
         name="comparison-detail",
     ),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("docs/", views.DocsView.as_view(url_name="api:schema"), name="docs"),
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -17,8 +18,10 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
+from drf_spectacular.views import SpectacularSwaggerView
 from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import NotAuthenticated
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -573,3 +576,14 @@ class ComparisonDetailView(APIView):
     def get(self, request, comparison_id: int):
         summary = selectors.comparison_summary(comparison=_comparison(request, comparison_id))
         return Response(ComparisonSerializer(summary).data)
+
+
+class DocsView(SpectacularSwaggerView):
+    """The API docs page. A browser that is not signed in is sent to the sign-in page and back
+    here, instead of a bare 401 (a client that does not ask for HTML still gets the 401)."""
+
+    def handle_exception(self, exc):
+        browser = "text/html" in self.request.headers.get("Accept", "")
+        if isinstance(exc, NotAuthenticated) and browser:
+            return redirect_to_login(self.request.get_full_path())
+        return super().handle_exception(exc)

@@ -34,6 +34,9 @@ def test_a_signed_in_browser_opens_the_api_docs_and_schema(client):
     assert client.get(reverse("api:docs")).status_code == 200
     assert client.get(reverse("api:schema")).status_code == 200
     assert Client().get(reverse("api:docs")).status_code == 401
+    browser = Client().get(reverse("api:docs"), HTTP_ACCEPT="text/html,application/xhtml+xml")
+    assert browser.status_code == 302  # to the sign-in page, and back after it
+    assert browser["Location"] == "/accounts/login/?next=/api/docs/"
 
 
 def test_the_api_takes_the_session_and_its_csrf_token(alice, sample_project):
