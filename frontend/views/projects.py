@@ -76,7 +76,7 @@ def _steps(project, stats) -> list[Step]:
             stats.gold_answers > 0 or has_quality,
             url("data", "#kind-gold_items"),
         ),
-        Step("Estimate the quality matrix", has_quality, url("quality")),
+        Step("Estimate the quality matrix (or upload one)", has_quality, url("quality")),
         Step("Start a run and download its assignment", stats.runs > 0, url("run_create")),
         Step(
             "Compare the methods over several budgets",
