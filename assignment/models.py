@@ -860,7 +860,7 @@ class AssignmentRun(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(target_posterior__isnull=True)
-                | (Q(target_posterior__gt=0.5) & Q(target_posterior__lte=1)),
+                | (Q(target_posterior__gt=0) & Q(target_posterior__lte=1)),
                 name="run_target_posterior_in_range",
             ),
             models.CheckConstraint(

@@ -358,10 +358,10 @@ class _RoundForm(forms.Form):
     target_posterior = forms.FloatField(
         label="Target posterior",
         required=False,
-        min_value=0.5,
+        min_value=0.0,
         max_value=1.0,
-        help_text="Next round only: tasks whose likelier label is at least this likely get "
-        "nobody (above 0.5, at most 1; empty = none).",
+        help_text="Next round only: tasks whose likeliest label is at least this likely get "
+        "nobody (above 1/K for K labels: 0.5 for two, 1/3 for three; at most 1; empty = none).",
     )
     target_accuracy = forms.FloatField(
         label="Target accuracy",

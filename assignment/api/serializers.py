@@ -452,10 +452,10 @@ class _RoundSerializer(serializers.Serializer):
     )
     target_posterior = serializers.FloatField(
         required=False,
-        min_value=0.5,
+        min_value=0.0,
         max_value=1.0,
-        help_text="Rounds only: tasks whose likelier label has at least this posterior get "
-        "nobody. In (0.5, 1].",
+        help_text="Rounds only: tasks whose likeliest label has at least this posterior get "
+        "nobody. In (1/K, 1] for K labels: above 0.5 for two, above 1/3 for three.",
     )
     target_accuracy = serializers.FloatField(
         required=False,
@@ -475,8 +475,8 @@ class _RoundSerializer(serializers.Serializer):
     )
 
     def validate_target_posterior(self, value: float) -> float:
-        if value <= 0.5:
-            raise serializers.ValidationError("Ensure this value is greater than 0.5.")
+        if value <= 0:  # the bound of the project's label set is the service's to check
+            raise serializers.ValidationError("Ensure this value is greater than 0.")
         return value
 
     def validate_target_accuracy(self, value: float) -> float:
@@ -689,10 +689,10 @@ class HealthSerializer(serializers.Serializer):
 class RoundPreviewQuerySerializer(serializers.Serializer):
     target_posterior = serializers.FloatField(
         required=False,
-        min_value=0.5,
+        min_value=0.0,
         max_value=1.0,
-        help_text="As a round's: tasks whose likelier label has at least this posterior get "
-        "nobody. In (0.5, 1]; default none.",
+        help_text="As a round's: tasks whose likeliest label has at least this posterior get "
+        "nobody. In (1/K, 1] for K labels; default none.",
     )
     budget = serializers.IntegerField(
         required=False,
@@ -709,8 +709,8 @@ class RoundPreviewQuerySerializer(serializers.Serializer):
     )
 
     def validate_target_posterior(self, value: float) -> float:
-        if value <= 0.5:
-            raise serializers.ValidationError("Ensure this value is greater than 0.5.")
+        if value <= 0:  # the bound of the project's label set is the service's to check
+            raise serializers.ValidationError("Ensure this value is greater than 0.")
         return value
 
 

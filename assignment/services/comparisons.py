@@ -97,7 +97,9 @@ def comparison_create(
             f"this one {n_runs}"
         )
     matrix = _quality_matrix_for_runs(project=project)
-    _check_round_targets(next_round, target_posterior, target_accuracy, rounds_left)
+    _check_round_targets(
+        next_round, target_posterior, target_accuracy, rounds_left, len(project.labels)
+    )
     round_plan = None
     if next_round:
         round_plan = _next_round_plan(

@@ -25,7 +25,7 @@ from assignment.engine import solve
 from assignment.errors import DomainError
 from assignment.models import Answer, Project
 from assignment.selectors import project_problem_inputs, rounds_counted, run_readiness
-from assignment.services.rounds import _round_refusal
+from assignment.services.rounds import _round_refusal, target_posterior_refusal
 from assignment.services.runs import _caps_or_defaults, _next_round_plan, _round_layers
 
 logger = logging.getLogger(__name__)
@@ -102,6 +102,9 @@ def round_preview(
     is too large or whose data cannot be read gets a preview with that ``status`` and a
     readable ``message``. Computed once per state of what it depends on (cached).
     """
+    refusal = target_posterior_refusal(target_posterior, n_labels=len(project.labels))
+    if refusal:
+        return RoundPreview(status="error", message=refusal)
     readiness = run_readiness(project=project)
     if not readiness.ready:
         return RoundPreview(status=readiness.reason or "stale", message=readiness.refusal)

@@ -89,6 +89,24 @@ def _round_plan(
     )
 
 
+def target_posterior_refusal(value, *, n_labels: int) -> str:
+    """ "" if ``value`` is None or a target posterior a project of ``n_labels`` labels can
+    take, ``(1/K, 1]`` (the likeliest label's posterior is never below ``1/K``), else why not.
+    The engine's own bound (:func:`assignment.engine.rounds.next_round`), said once for the
+    services, the API and the pages."""
+    if value is None:
+        return ""
+    low = 1.0 / n_labels
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and low < value <= 1.0:
+        return ""
+    bound = "0.5" if n_labels == 2 else f"1/{n_labels}"
+    return (
+        f"target_posterior must be a number above {bound}, at most 1 (the likeliest of "
+        f"{n_labels} labels is never less likely than 1/{n_labels}), got {value!r}"
+    )
+
+
 def _project_budget(project: Project, matrix: QualityMatrix, per_task: int, per_worker: int) -> int:
     """The project's budget: its default, else as many pairs as the caps allow."""
     if project.default_budget is not None:

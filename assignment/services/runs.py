@@ -57,6 +57,7 @@ from assignment.services.rounds import (
     _round_plan,
     _round_start,
     _RoundPlan,
+    target_posterior_refusal,
 )
 
 logger = logging.getLogger(__name__)
@@ -230,7 +231,9 @@ def run_create(
     (:func:`~assignment.selectors.run_readiness`).
     """
     _check_method(method)
-    _check_round_targets(next_round, target_posterior, target_accuracy, rounds_left)
+    _check_round_targets(
+        next_round, target_posterior, target_accuracy, rounds_left, len(project.labels)
+    )
     return _run_new(
         project=project,
         matrix=_quality_matrix_for_runs(project=project),
@@ -275,6 +278,7 @@ def _check_round_targets(
     target_posterior: float | None,
     target_accuracy: float | None,
     rounds_left: int | None,
+    n_labels: int,
 ) -> None:
     ask = (
         'make the run a next round too ("round": true over the API, "Next round" on the '
@@ -286,7 +290,9 @@ def _check_round_targets(
         )
     if not next_round and rounds_left is not None:
         raise RunValidationError(f"rounds_left says how many rounds a next round plans for: {ask}")
-    _check_in(target_posterior, "target_posterior", 0.5, 1.0, "a number above 0.5, at most 1")
+    refusal = target_posterior_refusal(target_posterior, n_labels=n_labels)
+    if refusal:
+        raise RunValidationError(refusal)
     _check_in(target_accuracy, "target_accuracy", 0.0, 1.0, "a number above 0, at most 1")
     if rounds_left is not None and not (
         isinstance(rounds_left, int) and 1 <= rounds_left <= MAX_ROUNDS_LEFT

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from project_data import answer_every_pair, executed, import_text, make_project, queued_round
@@ -374,6 +376,34 @@ def test_a_next_round_of_three_labels_conditions_on_the_k_class_posteriors(
     assert second.expected_accuracy == pytest.approx(
         expected_accuracy_multiclass(q, x, prior=posterior, n_labels=3), abs=1e-9
     )
+
+
+@pytest.mark.parametrize(("target", "taken"), [(0.45, True), (1 / 3, False), (0.3, False)])
+def test_a_round_of_three_labels_takes_a_target_posterior_above_one_third(
+    project_with_round_defaults, target, taken
+):
+    Project.objects.filter(pk=project_with_round_defaults.pk).update(labels=["a", "b", "c"])
+    project_with_round_defaults.refresh_from_db()
+    executed(
+        services.run_create(
+            project=project_with_round_defaults, method="greedy", budget=20, enqueue=False
+        )
+    )
+    create = functools.partial(
+        services.run_create,
+        project=project_with_round_defaults,
+        method="greedy",
+        next_round=True,
+        target_posterior=target,
+        enqueue=False,
+    )
+    preview = services.round_preview(project=project_with_round_defaults, target_posterior=target)
+    assert (preview.status != "error") == taken, preview.message
+    if taken:
+        assert create().target_posterior == target
+    else:
+        with pytest.raises(RunValidationError, match=r"above 1/3, at most 1 \(the likeliest"):
+            create()
 
 
 def test_a_project_of_three_labels_hands_the_engine_each_tasks_prior_distribution():

@@ -181,8 +181,8 @@ class Command(BaseCommand):
             "--target-posterior",
             type=_number,
             metavar="P",
-            help="with --round: tasks whose likelier label has a posterior of at least P "
-            "(in (0.5, 1]) get nobody",
+            help="with --round: tasks whose likeliest label has a posterior of at least P "
+            "(in (1/K, 1] for K labels: above 0.5 for two) get nobody",
         )
         parser.add_argument(
             "--rounds-left",

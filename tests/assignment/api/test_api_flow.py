@@ -424,7 +424,7 @@ def test_a_round_withdrawn_over_the_api_stops_counting_its_pairs_as_pending(
 @pytest.mark.parametrize(
     ("payload", "field", "message"),
     [
-        ({"target_posterior": 0.5}, "target_posterior", "greater than 0.5"),
+        ({"target_posterior": 0}, "target_posterior", "greater than 0"),
         ({"target_accuracy": 0}, "target_accuracy", "greater than 0"),
         ({"target_accuracy": 1.2}, "target_accuracy", "less than or equal to 1"),
     ],
@@ -437,6 +437,17 @@ def test_a_round_target_out_of_range_is_a_400_naming_it(
     )
     assert response.status_code == 400
     assert message in str(response.json()["fields"][field])
+
+
+def test_a_target_posterior_at_one_over_k_is_a_400_that_says_the_bound(api, filled_project, queued):
+    response = api.post(
+        f"/api/projects/{filled_project.pk}/runs/",
+        {"method": "greedy", "round": True, "target_posterior": 0.5},
+    )
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith(
+        "target_posterior must be a number above 0.5, at most 1 (the likeliest of 2 labels"
+    )
 
 
 def test_a_round_past_its_target_accuracy_is_a_400_that_says_so(api, filled_project, queued):

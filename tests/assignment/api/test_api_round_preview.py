@@ -33,11 +33,14 @@ def test_the_rounds_options_are_taken_and_checked(api, filled_project):
     assert body["budget"] == 1
     assert body["n_assigned"] <= 1
     assert body["target_posterior"] == 0.99
-    bad = api.get(url(filled_project), {"target_posterior": 0.5, "budget": -1, "rounds_left": 0})
+    bad = api.get(url(filled_project), {"target_posterior": 0, "budget": -1, "rounds_left": 0})
     assert bad.status_code == 400
     assert "target_posterior" in bad.json()["detail"]
     assert "budget" in bad.json()["detail"]
     assert "rounds_left" in bad.json()["detail"]
+    at_half = api.get(url(filled_project), {"target_posterior": 0.5}).json()  # 1/K, K = 2
+    assert at_half["status"] == "error"
+    assert at_half["message"].startswith("target_posterior must be a number above 0.5, at most")
 
 
 def test_a_preview_for_rounds_to_go_is_one_layer_of_their_plan(api, filled_project):
