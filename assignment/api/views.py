@@ -153,6 +153,8 @@ class TokenView(ObtainAuthToken):
         # A locked account or address says so, as the sign-in page does, instead of the
         # "unable to log in" a refused password gets (and the attempt is not counted).
         username = request.data.get("username") if isinstance(request.data, Mapping) else None
+        if not isinstance(username, str):  # the serializer below says what is wrong with it
+            username = None
         if sign_in_locked(username=username, address=client_address(request)):
             return Response({"detail": lockout_message()}, status=status.HTTP_400_BAD_REQUEST)
         serializer = self.get_serializer(data=request.data)

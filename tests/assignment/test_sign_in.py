@@ -84,3 +84,11 @@ def test_the_api_token_endpoint_counts_and_is_locked_the_same_way(staff):
     assert response.status_code == 400
     assert "token" not in response.json()
     assert response.json()["detail"].startswith("Too many failed sign-ins")  # not "wrong"
+
+
+@pytest.mark.parametrize("username", [[None, None], {"a": 1}, 5, None])
+def test_a_token_request_whose_username_is_not_text_is_a_400_not_a_500(staff, username):
+    response = APIClient().post(
+        "/api/token/", {"username": username, "password": "x"}, format="json"
+    )
+    assert response.status_code == 400
