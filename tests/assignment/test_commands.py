@@ -98,8 +98,10 @@ def test_a_failing_command_prints_the_message_and_exits_with_status_1(owner, mon
     assert "CommandError: there is no user 'nobody'" in capsys.readouterr().err
 
 
-def test_manage_py_exits_non_zero_with_the_import_error_on_stderr(tmp_path):
-    """End to end, in a child process with its own SQLite database."""
+def child_demo_project(tmp_path: Path, then: str = "") -> dict:
+    """A migrated SQLite database of its own in ``tmp_path`` with user 'al' and project 'demo',
+    made by a child process that then runs ``then``: the environment of the commands run in
+    children against it."""
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
@@ -107,17 +109,23 @@ def test_manage_py_exits_non_zero_with_the_import_error_on_stderr(tmp_path):
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "TVCS_LOG_LEVEL": "WARNING",
     }
-    bad = tmp_path / "workers.csv"
-    bad.write_text("worker_id,max_tasks\nw1,3\nw2,-3\n", encoding="utf-8")
     script = (
-        "import django, sys; django.setup()\n"
+        "import django; django.setup()\n"
         "from django.core.management import call_command\n"
         "from django.contrib.auth import get_user_model\n"
         "call_command('migrate', verbosity=0)\n"
         "get_user_model().objects.create_user('al')\n"
-        "call_command('create_project', 'demo', owner='al')\n"
+        "call_command('create_project', 'demo', owner='al')\n" + then
     )
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True)
+    return env
+
+
+def test_manage_py_exits_non_zero_with_the_import_error_on_stderr(tmp_path):
+    """End to end, in a child process with its own SQLite database."""
+    env = child_demo_project(tmp_path)
+    bad = tmp_path / "workers.csv"
+    bad.write_text("worker_id,max_tasks\nw1,3\nw2,-3\n", encoding="utf-8")
     manage = [sys.executable, str(ROOT / "manage.py")]
     result = subprocess.run(
         [*manage, "import_data", "--project", "demo", "--kind", "workers", str(bad)],
@@ -279,27 +287,14 @@ def test_export_data_fails_clearly_when_there_is_nothing_to_aggregate_with(impor
 
 def test_an_export_piped_into_a_reader_that_stops_early_ends_without_a_traceback(tmp_path):
     """``manage.py export_data ... | head -1``, in a child process with its own database."""
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "TVCS_DATA_DIR": str(tmp_path),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "TVCS_LOG_LEVEL": "WARNING",
-    }
     workers = tmp_path / "workers.csv"
     workers.write_text(
         "worker_id\n" + "".join(f"w{i}\n" for i in range(30_000)), encoding="utf-8"
     )  # far more than a pipe holds
-    script = (
-        "import django; django.setup()\n"
-        "from django.core.management import call_command\n"
-        "from django.contrib.auth import get_user_model\n"
-        "call_command('migrate', verbosity=0)\n"
-        "get_user_model().objects.create_user('al')\n"
-        "call_command('create_project', 'demo', owner='al')\n"
-        f"call_command('import_data', str({str(workers)!r}), project='demo', kind='workers')\n"
+    env = child_demo_project(
+        tmp_path,
+        f"call_command('import_data', str({str(workers)!r}), project='demo', kind='workers')\n",
     )
-    subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True)
     command = [sys.executable, str(ROOT / "manage.py"), "export_data", "--project", "demo"]
     child = subprocess.Popen(
         [*command, "--kind", "workers"],
