@@ -628,37 +628,73 @@ def project_problem(
     Dawid–Skene matrices, shape (n_workers, K, K)) the problem is chosen and scored under them
     (docs/design.md#under-confusion-matrices).
     """
-    worker_ids, task_ids = matrix.worker_ids, matrix.task_ids
-    workers = {
-        pk: (max_tasks, active)
-        for pk, max_tasks, active in Worker.objects.filter(pk__in=worker_ids.tolist()).values_list(
-            *PROBLEM_WORKER_COLUMNS
-        )
-    }
-    tasks = dict(Task.objects.filter(pk__in=task_ids.tolist()).values_list(*PROBLEM_TASK_COLUMNS))
-    usable = np.array([workers.get(pk, (None, False))[1] for pk in worker_ids.tolist()], bool)
-    per_worker = np.array(
-        [
-            max_tasks_per_worker if workers.get(pk, (None,))[0] is None else workers[pk][0]
-            for pk in worker_ids.tolist()
-        ],
-        dtype=np.int64,
+    per_worker, per_task = _problem_caps(
+        matrix=matrix,
+        max_workers_per_task=max_workers_per_task,
+        max_tasks_per_worker=max_tasks_per_worker,
     )
-    per_worker[~usable] = 0
-    per_task = np.array(
-        [max_workers_per_task if tasks.get(pk) is None else tasks[pk] for pk in task_ids.tolist()],
-        dtype=np.int64,
-    )
-    per_task[[pk not in tasks for pk in task_ids.tolist()]] = 0
     return AssignmentProblem(
         matrix.quality_form(),
         max_workers_per_task=per_task,
         max_tasks_per_worker=per_worker,
         budget=budget,
-        prior=task_priors(project=project, task_ids=task_ids),
+        prior=task_priors(project=project, task_ids=matrix.task_ids),
         n_labels=len(project.labels),
         confusion=confusion,
     )
+
+
+def _problem_caps(
+    *, matrix: QualityMatrix, max_workers_per_task: int, max_tasks_per_worker: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each matrix worker's cap, shape (n,), and each matrix task's, shape (m,): its own cap,
+    else the given default; 0 for a worker inactive or deleted since the matrix was made and
+    for a task deleted since."""
+    worker_ids, task_ids = matrix.worker_ids.tolist(), matrix.task_ids.tolist()
+    workers = {
+        pk: (max_tasks, active)
+        for pk, max_tasks, active in Worker.objects.filter(pk__in=worker_ids).values_list(
+            *PROBLEM_WORKER_COLUMNS
+        )
+    }
+    tasks = dict(Task.objects.filter(pk__in=task_ids).values_list(*PROBLEM_TASK_COLUMNS))
+
+    def own_or_default(own: int | None, default: int) -> int:
+        return default if own is None else own
+
+    per_worker = np.array(
+        [
+            own_or_default(workers[pk][0], max_tasks_per_worker)
+            if workers.get(pk, (0, False))[1]
+            else 0
+            for pk in worker_ids
+        ],
+        dtype=np.int64,
+    )
+    per_task = np.array(
+        [own_or_default(tasks[pk], max_workers_per_task) if pk in tasks else 0 for pk in task_ids],
+        dtype=np.int64,
+    )
+    return per_worker, per_task
+
+
+def project_pair_capacity(
+    *, matrix: QualityMatrix, max_workers_per_task: int, max_tasks_per_worker: int
+) -> int:
+    """A bound on the (worker, task) pairs the caps allow on ``matrix``, which no assignment
+    exceeds: the smaller of the workers' and the tasks' caps summed, each cap at most the
+    number of tasks (workers) there are to take, every worker's and task's own cap counted and
+    workers who cannot work left out (:func:`_problem_caps`).
+
+    A project without a budget of its own spends this (``services.rounds``).
+    """
+    per_worker, per_task = _problem_caps(
+        matrix=matrix,
+        max_workers_per_task=max_workers_per_task,
+        max_tasks_per_worker=max_tasks_per_worker,
+    )
+    workers, tasks = int(np.count_nonzero(per_worker)), int(np.count_nonzero(per_task))
+    return int(min(np.minimum(per_worker, tasks).sum(), np.minimum(per_task, workers).sum()))
 
 
 def largest_task_cap(*, project: Project, default: int) -> int:

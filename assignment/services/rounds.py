@@ -40,6 +40,7 @@ from assignment.models import (
 from assignment.selectors import (
     fitting_confusion,
     pending_pairs,
+    project_pair_capacity,
     project_problem,
     rounds_counted,
 )
@@ -108,10 +109,13 @@ def target_posterior_refusal(value, *, n_labels: int) -> str:
 
 
 def _project_budget(project: Project, matrix: QualityMatrix, per_task: int, per_worker: int) -> int:
-    """The project's budget: its default, else as many pairs as the caps allow."""
+    """The project's budget: its default, else as many pairs as the caps allow, workers' and
+    tasks' own caps counted (:func:`~assignment.selectors.project_pair_capacity`)."""
     if project.default_budget is not None:
         return project.default_budget
-    return min(matrix.n_tasks * per_task, matrix.n_workers * per_worker)
+    return project_pair_capacity(
+        matrix=matrix, max_workers_per_task=per_task, max_tasks_per_worker=per_worker
+    )
 
 
 def _check_rounds_unchanged(*, project: Project, planned: tuple[int, ...]) -> None:

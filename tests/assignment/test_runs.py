@@ -96,6 +96,24 @@ def test_workers_own_caps_and_inactive_workers_are_respected(project_in_one_cate
     assert np.sum(rows == 1) == 0
 
 
+def test_the_default_budget_counts_workers_and_tasks_own_caps_and_leaves_out_inactive_workers(
+    project_in_one_category,
+):
+    workers = list(Worker.objects.filter(project=project_in_one_category).order_by("pk"))
+    workers[0].max_tasks = 20  # above the project's 8
+    workers[1].max_tasks = 40  # above the 25 tasks there are: counts 25
+    workers[2].active = False
+    for worker in workers[:3]:
+        worker.save()
+    task = Task.objects.filter(project=project_in_one_category).order_by("pk").first()
+    task.max_workers = 9  # above the project's 3: the tasks' side is 24 x 3 + 9 = 81
+    task.save()
+    run = services.run_create(project=project_in_one_category, method="random", enqueue=False)
+    assert run.budget == min(20 + 25 + 7 * 8, 24 * 3 + 9) == 81  # 75 before own caps counted
+    # Random assigns a maximal set of pairs: here all the caps allow.
+    assert executed(run).n_assigned == 81
+
+
 @pytest.fixture
 def estimated(project_in_one_category):
     """The project's tasks in three categories, gold answers in each, and its quality estimated
