@@ -62,20 +62,23 @@ def test_the_data_page_links_every_sample_and_offers_one_form_per_kind(client, s
     assert page.count('enctype="multipart/form-data"') == len(KINDS)
 
 
-def test_an_upload_says_how_many_rows_were_added_and_updated(client, alice):
+def test_an_upload_says_how_many_rows_were_new_and_how_many_already_there(client, alice):
     project = services.project_create(owner=alice, name="fresh")
     content = sample_bytes("workers")
     response = upload(client, project, "workers", content)
     assert response.status_code == 302
     assert response["Location"].endswith(f"/projects/{project.pk}/data/#kind-workers")
     page = client.get(response["Location"]).content.decode()
-    assert "workers.csv: 4 rows of workers imported (4 added, 0 updated)." in page
+    assert "workers.csv: 4 rows of workers imported (all 4 new)." in page
     upload(client, project, "workers", content + b"w5,Eve,\n")
     page = client.get(response["Location"]).content.decode()
-    assert "5 rows of workers imported (1 added, 4 updated)." in page
+    assert (
+        "5 rows of workers imported (1 new, 4 already there, set to the values in the file)."
+        in page
+    )
     upload(client, project, "workers", b"worker_id,name,max_tasks\nw6,Fay,\n")
     page = client.get(response["Location"]).content.decode()
-    assert "workers.csv: 1 row of workers imported (1 added, 0 updated)." in page
+    assert "workers.csv: 1 row of workers imported (new)." in page
 
 
 def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, sample_project):
