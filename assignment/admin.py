@@ -303,7 +303,7 @@ class ComparisonAdmin(ReadOnlyAdmin):
         summary = _comparison_summary(comparison)
         chart = None
         if summary.upper_bound.points or any(summary.curves.values()):
-            chart = comparison_chart(summary)
+            chart = comparison_chart(summary).wide
         return render_to_string(
             "admin/assignment/comparison/curve.html",
             {"chart": chart, "upper_bound": summary.upper_bound, "finished": summary.finished},

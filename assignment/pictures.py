@@ -14,25 +14,26 @@ import numpy as np
 from assignment.engine import METHODS
 from assignment.selectors import ComparisonSummary, WorkerCategoryQuality
 from charts.geometry import (
-    BarChart,
     HeatMap,
-    LineChart,
+    Responsive,
     bar_chart,
     count_chart,
     heat_map,
     histogram,
     line_chart,
+    responsive,
 )
 
 #: Counts by value longer than this are grouped into bars of several values.
 _MAX_COUNT_BARS = 40
 
 
-def worker_quality_histogram(data: WorkerCategoryQuality) -> BarChart:
+def worker_quality_histogram(data: WorkerCategoryQuality) -> Responsive:
     """How many workers have each mean quality (over all tasks), in bins of 0.05."""
     low = np.floor(data.worker_means.min() * 20) / 20
     high = max(np.ceil(data.worker_means.max() * 20) / 20, low + 0.05)
-    return histogram(
+    return responsive(
+        histogram,
         values=data.worker_means,
         bins=np.linspace(low, high, round((high - low) * 20) + 1),
         title="Distribution of worker quality",
@@ -56,10 +57,13 @@ def worker_category_heat_map(data: WorkerCategoryQuality) -> HeatMap:
     )
 
 
-def _counts_chart(counts: list[int], *, title: str, x_label: str, unit: str, chart_id: str):
+def _counts_chart(
+    counts: list[int], *, title: str, x_label: str, unit: str, chart_id: str
+) -> Responsive:
     """A bar per value, or per range of values when there are too many to read."""
     if len(counts) <= _MAX_COUNT_BARS:
-        return count_chart(
+        return responsive(
+            count_chart,
             counts=counts,
             title=title,
             x_label=x_label,
@@ -70,7 +74,8 @@ def _counts_chart(counts: list[int], *, title: str, x_label: str, unit: str, cha
     width = int(np.ceil(len(counts) / _MAX_COUNT_BARS))
     starts = range(0, len(counts), width)
     spans = [(s, min(s + width, len(counts)) - 1) for s in starts]
-    return bar_chart(
+    return responsive(
+        bar_chart,
         labels=[str(s) if s == last else f"{s}\u2013{last}" for s, last in spans],
         values=[sum(counts[s : s + width]) for s in starts],
         title=title,
@@ -81,7 +86,7 @@ def _counts_chart(counts: list[int], *, title: str, x_label: str, unit: str, cha
     )
 
 
-def run_charts(summary: dict) -> list[BarChart]:
+def run_charts(summary: dict) -> list[Responsive]:
     """The distributions of a succeeded run (``AssignmentRun.summary``); [] for a run that
     succeeded before runs kept them."""
     if not summary:
@@ -106,7 +111,8 @@ def run_charts(summary: dict) -> list[BarChart]:
     if accuracy is not None:
         edges = accuracy["edges"]
         charts.append(
-            bar_chart(
+            responsive(
+                bar_chart,
                 labels=[f"{a:.3f}\u2013{b:.3f}" for a, b in itertools.pairwise(edges)],
                 values=accuracy["counts"],
                 title="Expected accuracy per task",
@@ -119,7 +125,7 @@ def run_charts(summary: dict) -> list[BarChart]:
     return charts
 
 
-def comparison_chart(summary: ComparisonSummary) -> LineChart:
+def comparison_chart(summary: ComparisonSummary) -> Responsive:
     """Expected accuracy against budget, a line per method, and the upper bound dashed."""
     order = sorted(summary.methods, key=lambda m: METHODS.index(m) if m in METHODS else 99)
     series = {
@@ -132,7 +138,8 @@ def comparison_chart(summary: ComparisonSummary) -> LineChart:
             "upper bound (no per-worker caps)",
             [(p.budget, p.expected_accuracy) for p in summary.upper_bound.points],
         )
-    return line_chart(
+    return responsive(
+        line_chart,
         series=series,
         reference=reference,
         title="Expected accuracy against budget",

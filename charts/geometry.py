@@ -19,6 +19,7 @@ import numpy as np
 
 __all__ = [
     "CATEGORICAL",
+    "NARROW_WIDTH",
     "NO_DATA",
     "REFERENCE",
     "SEQUENTIAL",
@@ -36,6 +37,7 @@ __all__ = [
     "LineSeries",
     "Point",
     "Rect",
+    "Responsive",
     "Segment",
     "Tick",
     "bar_chart",
@@ -45,6 +47,7 @@ __all__ = [
     "histogram",
     "line_chart",
     "nice_ticks",
+    "responsive",
     "sequential_colour",
 ]
 
@@ -478,6 +481,15 @@ def _bar_x_ticks(labels: Sequence[str], *, plot: Box, band: float) -> list[Tick]
     ]
 
 
+def _bar_right_margin(labels: Sequence[str], span: float) -> float:
+    """The margin right of the plot: 12 units, more when the last bar's label, centred under
+    a bar of ``span / len(labels)``, would run off the chart (on a narrow chart)."""
+    if not labels:
+        return 12
+    overflow = _text_width(_shorten(labels[-1])) / 2 - span / len(labels) / 2 - 10
+    return 12 + max(0.0, overflow)
+
+
 def _bars(
     labels: Sequence[str],
     values: Sequence[float],
@@ -551,10 +563,11 @@ def bar_chart(
     high = high if high > low else 1.0  # all zero (or no bars): an axis from 0 to 1
     ticks = nice_ticks(low, high, integer=_all_integers(values))
     labelled = list(zip(ticks, _tick_labels(ticks), strict=True))
+    left = _left_margin([text for _, text in labelled])
     plot = _plot_box(
-        left=_left_margin([text for _, text in labelled]),
+        left=left,
         top=12,
-        right=width - 12,
+        right=width - _bar_right_margin(labels, width - 12 - left),
         bottom=height - 44,
     )
     scale = _Scale((ticks[0], ticks[-1]), (plot.bottom, plot.top))
@@ -678,11 +691,14 @@ def _sorted_points(name: str, points: Sequence[tuple[float, float]]) -> list[tup
     return sorted(pairs, key=lambda pair: pair[0])
 
 
-def _padded_ticks(values: Sequence[float]) -> tuple[tuple[float, float], list[tuple[float, str]]]:
-    """A data interval 4 % wider than ``values`` at each end, and the nice ticks inside it."""
+def _padded_ticks(
+    values: Sequence[float], *, count: int = 6
+) -> tuple[tuple[float, float], list[tuple[float, str]]]:
+    """A data interval 4 % wider than ``values`` at each end, and about ``count`` nice ticks
+    inside it."""
     low, high = _widen(min(values, default=0.0), max(values, default=1.0))
     pad = 0.04 * (high - low)
-    ticks = nice_ticks(low, high, count=6, integer=_all_integers(values))
+    ticks = nice_ticks(low, high, count=count, integer=_all_integers(values))
     inside = [
         (tick, text)
         for tick, text in zip(ticks, _tick_labels(ticks), strict=True)
@@ -737,6 +753,12 @@ def _line_description(x_label: str, y_label: str, drawn: Sequence[LineSeries], c
     return f"{text}; dashed: {drawn[count].name}." if len(drawn) > count else f"{text}."
 
 
+def _x_tick_count(width: float) -> int:
+    """The x steps aimed at, about one per 56 units of chart from 3 to 6: six on the default
+    640 units, five on a phone's :data:`NARROW_WIDTH` (labels of five characters keep apart)."""
+    return max(3, min(6, int((width - 80) / 56)))
+
+
 def line_chart(
     *,
     series: Mapping[str, Sequence[tuple[float, float]]],
@@ -782,7 +804,9 @@ def line_chart(
         name = str(reference[0])
         lines.append((name, REFERENCE, _sorted_points(name, reference[1])))
     count = len(series)  # lines[count], if any, is the reference
-    x_domain, x_ticks = _padded_ticks([x for *_, points in lines for x, _ in points])
+    x_domain, x_ticks = _padded_ticks(
+        [x for *_, points in lines for x, _ in points], count=_x_tick_count(width)
+    )
     y_domain, y_ticks = _padded_ticks([y for *_, points in lines for _, y in points])
     left = _left_margin([text for _, text in y_ticks])
     legend, legend_bottom = _legend(
@@ -815,6 +839,47 @@ def line_chart(
         series=tuple(drawn[:count]),
         reference=drawn[count] if len(drawn) > count else None,
         legend=legend,
+    )
+
+
+# --- Two widths -------------------------------------------------------------------------------
+
+#: The width in SVG units of a chart drawn for a phone: about its screen's width in CSS pixels,
+#: so that the text keeps its 12 px there (a 640-unit chart shrunk to a phone has 6 px text).
+NARROW_WIDTH = 360
+
+
+@dataclass(frozen=True, kw_only=True)
+class Responsive:
+    """One chart drawn twice: ``wide`` for a screen wider than a phone's, ``narrow`` (drawn at
+    :data:`NARROW_WIDTH`, its id ending in ``-narrow``) for a phone's.
+    ``charts/responsive.html`` prints both and ``charts.css`` shows one by the screen's width.
+    """
+
+    wide: BarChart | LineChart
+    narrow: BarChart | LineChart
+
+    @property
+    def template(self) -> str:
+        """The template of one chart of the pair."""
+        return (
+            "charts/line_chart.html"
+            if isinstance(self.wide, LineChart)
+            else "charts/bar_chart.html"
+        )
+
+    @property
+    def title(self) -> str:
+        return self.wide.title
+
+
+def responsive(draw, /, *, chart_id: str, **arguments) -> Responsive:
+    """``draw(**arguments)`` (:func:`bar_chart`, :func:`count_chart`, :func:`histogram` or
+    :func:`line_chart`) at its default width as ``chart_id`` and at :data:`NARROW_WIDTH` as
+    ``chart_id + "-narrow"``."""
+    return Responsive(
+        wide=draw(chart_id=chart_id, **arguments),
+        narrow=draw(chart_id=f"{chart_id}-narrow", width=NARROW_WIDTH, **arguments),
     )
 
 

@@ -15,9 +15,11 @@ from hypothesis import strategies as st
 
 from charts.geometry import (
     CATEGORICAL,
+    NARROW_WIDTH,
     NO_DATA,
     REFERENCE,
     SEQUENTIAL,
+    LineChart,
     bar_chart,
     count_chart,
     format_number,
@@ -25,6 +27,7 @@ from charts.geometry import (
     histogram,
     line_chart,
     nice_ticks,
+    responsive,
     sequential_colour,
 )
 
@@ -292,6 +295,73 @@ def test_the_axes_have_nice_ticks_inside_the_plot():
         assert chart.plot.left <= tick.mark.x1 <= chart.plot.right
     for tick in chart.y_axis.ticks:
         assert chart.plot.top <= tick.mark.y1 <= chart.plot.bottom
+
+
+def x_labels_overlap(chart) -> bool:
+    """Whether two neighbouring x tick labels (centred, 0.6 em a character) touch."""
+    spans = sorted(
+        (tick.label.x - 3.6 * len(tick.label.text), tick.label.x + 3.6 * len(tick.label.text))
+        for tick in chart.x_axis.ticks
+    )
+    return any(right + 4 > left for (_, right), (left, _) in itertools.pairwise(spans))
+
+
+@pytest.mark.parametrize(
+    ("draw", "arguments"),
+    [
+        (
+            line_chart,
+            {
+                "series": {"tvcs-iht": [(1200, 0.93), (1800, 0.94), (2400, 0.9465)]},
+                "reference": ("upper bound", [(1200, 0.96), (2400, 0.98)]),
+                "x_label": "budget",
+                "y_label": "accuracy",
+            },
+        ),
+        (
+            histogram,
+            {
+                "values": np.linspace(0.5, 0.99, 40),
+                "bins": np.linspace(0.5, 1.0, 21),
+                "x_label": "q",
+                "y_label": "n",
+            },
+        ),
+        (count_chart, {"counts": list(range(31)), "x_label": "tasks", "y_label": "workers"}),
+    ],
+)
+def test_a_chart_drawn_for_a_phone_has_the_same_data_at_its_width_with_labels_apart(
+    draw, arguments
+):
+    pair = responsive(draw, chart_id="pair", title="A chart", **arguments)
+    assert (pair.wide.id, pair.narrow.id) == ("pair", "pair-narrow")
+    assert (pair.wide.width, pair.narrow.width) == (640, NARROW_WIDTH)
+    assert pair.narrow.title == pair.wide.title == pair.title
+    assert pair.template.endswith("line_chart.html" if draw is line_chart else "bar_chart.html")
+    if isinstance(pair.wide, LineChart):
+        points = [[(p.x, p.y) for p in line.points] for line in pair.wide.series]
+        assert [[(p.x, p.y) for p in line.points] for line in pair.narrow.series] == points
+        assert pair.narrow.plot.right <= NARROW_WIDTH
+    else:
+        assert [b.value for b in pair.narrow.bars] == [b.value for b in pair.wide.bars]
+    for chart in (pair.wide, pair.narrow):
+        assert not x_labels_overlap(chart)
+        last = chart.x_axis.ticks[-1].label
+        assert last.x + 3.6 * len(last.text) <= chart.width  # not cut off at the right edge
+
+
+def test_a_narrow_line_chart_has_fewer_x_ticks_so_they_keep_apart():
+    series = {"a": [(1200, 0.9), (2400, 0.95)]}
+    wide = line_chart(series=series, title="t", x_label="x", y_label="y")
+    narrow = line_chart(series=series, title="t", x_label="x", y_label="y", width=NARROW_WIDTH)
+    assert len(wide.x_axis.ticks) == 7  # 1,200 to 2,400 by 200
+    assert [tick.label.text for tick in narrow.x_axis.ticks] == [
+        "1,250",
+        "1,500",
+        "1,750",
+        "2,000",
+        "2,250",
+    ]
 
 
 def test_a_chart_without_points_still_has_axes():

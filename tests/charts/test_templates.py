@@ -15,7 +15,7 @@ from django.test import override_settings
 from django.utils import translation
 
 import charts
-from charts.geometry import bar_chart, heat_map, histogram, line_chart
+from charts.geometry import bar_chart, heat_map, histogram, line_chart, responsive
 
 SVG = "{http://www.w3.org/2000/svg}"
 EVIL = "<script>alert(1)</script>"
@@ -132,6 +132,22 @@ def test_a_heat_map_has_a_cell_per_value_and_a_gradient_legend(engine):
     scale = svg.find(f".//{SVG}rect[@class='chart-colour-scale']")
     assert scale.get("fill") == f"url(#{gradient.get('id')})"
     assert svg.find(f".//{SVG}rect[@class='chart-no-data']") is not None
+
+
+@pytest.mark.parametrize("draw", [line_chart, bar_chart])
+def test_a_responsive_pair_prints_both_drawings_each_in_a_box_of_its_own(engine, draw):
+    if draw is line_chart:
+        arguments = {"series": {"a": [(1, 0.5), (2, 0.7)]}, "x_label": "x", "y_label": "y"}
+    else:
+        arguments = {"labels": ["a", "b"], "values": [1, 2], "x_label": "x", "y_label": "y"}
+    pair = responsive(draw, chart_id="pair", title="Pair", **arguments)
+    html = engine.get_template("charts/responsive.html").render(Context({"pair": pair}))
+    page = ET.fromstring(f"<div>{html}</div>")
+    boxes = {box.get("class"): box.find(f"{SVG}svg") for box in page.findall("div")}
+    assert boxes["chart-wide"].get("id") == "pair"
+    assert boxes["chart-narrow"].get("id") == "pair-narrow"
+    assert boxes["chart-narrow"].get("viewBox") == "0 0 360 " + boxes["chart-narrow"].get("height")
+    # Which one shows at which width: the browser test (tests/e2e) measures it.
 
 
 def test_ids_differ_between_charts_on_one_page(engine):

@@ -106,6 +106,23 @@ class Visit:
         finally:
             self.driver.set_window_size(size["width"], size["height"])
 
+    def chart_text_px(self, css: str, *, width: int) -> dict[str, float]:
+        """The size in CSS pixels at which each shown chart of ``css`` prints its 12-unit text
+        in a window ``width`` px wide, by chart id (hidden charts left out); the window's
+        size restored after."""
+        size = self.driver.get_window_size()
+        self.driver.set_window_size(width, 900)
+        try:
+            return self.driver.execute_script(
+                "return Object.fromEntries([...document.querySelectorAll(arguments[0])]"
+                ".filter(svg => svg.getClientRects().length)"
+                ".map(svg => [svg.id, 12 * svg.getBoundingClientRect().width"
+                " / svg.viewBox.baseVal.width]));",
+                css,
+            )
+        finally:
+            self.driver.set_window_size(size["width"], size["height"])
+
     def finds(self, css: str):
         return self.driver.find_elements(By.CSS_SELECTOR, css)
 
@@ -248,8 +265,12 @@ def run_and_watch(visit: Visit, project: Project) -> AssignmentRun:
     run = AssignmentRun.objects.get(project=project, comparison=None)
     assert run.status == RunStatus.SUCCEEDED
     assert visit.find("#run-accuracy").text == f"{run.expected_accuracy:.4f}"
-    for chart_id in ("workers-per-task", "tasks-per-worker", "task-accuracy"):
+    charts = ("workers-per-task", "tasks-per-worker", "task-accuracy")
+    for chart_id in charts:
         assert visit.finds(f"svg#{chart_id}")
+    shown = visit.chart_text_px("svg.chart", width=390)
+    assert sorted(shown) == sorted(f"{chart_id}-narrow" for chart_id in charts)
+    assert min(shown.values()) >= 11
     visit.check("run")
     return run
 
@@ -291,6 +312,13 @@ def compare(visit: Visit, project: Project) -> str:
     bound = plot.findall(f".//{SVG}g[@class='chart-reference']")
     assert len(bound) == 1
     assert len(bound[0].findall(f"{SVG}circle")) == 3
+    # The plot is drawn again for a phone, so that its text stays legible there.
+    shown = visit.chart_text_px("svg.chart", width=390)
+    assert list(shown) == ["accuracy-budget-narrow"]
+    assert shown["accuracy-budget-narrow"] >= 11
+    shown = visit.chart_text_px("svg.chart", width=1280)
+    assert list(shown) == ["accuracy-budget"]
+    assert shown["accuracy-budget"] >= 12
     visit.check("comparison")
     return visit.driver.current_url.removeprefix(visit.base_url)
 
