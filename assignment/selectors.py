@@ -697,6 +697,20 @@ def project_pair_capacity(
     return int(min(np.minimum(per_worker, tasks).sum(), np.minimum(per_task, workers).sum()))
 
 
+def project_budget(
+    *, project: Project, matrix: QualityMatrix, max_workers_per_task: int, max_tasks_per_worker: int
+) -> int:
+    """The project's budget under the given caps: its default, else as many pairs as the caps
+    allow on ``matrix``, workers' and tasks' own caps counted (:func:`project_pair_capacity`)."""
+    if project.default_budget is not None:
+        return project.default_budget
+    return project_pair_capacity(
+        matrix=matrix,
+        max_workers_per_task=max_workers_per_task,
+        max_tasks_per_worker=max_tasks_per_worker,
+    )
+
+
 def largest_task_cap(*, project: Project, default: int) -> int:
     """The most workers any task of ``project`` may take: ``default`` (a run's cap) or a
     task's own larger cap (``Task.max_workers``)."""

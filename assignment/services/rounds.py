@@ -40,7 +40,7 @@ from assignment.models import (
 from assignment.selectors import (
     fitting_confusion,
     pending_pairs,
-    project_pair_capacity,
+    project_budget,
     project_problem,
     rounds_counted,
 )
@@ -105,16 +105,6 @@ def target_posterior_refusal(value, *, n_labels: int) -> str:
     return (
         f"target_posterior must be a number above {bound}, at most 1 (the likeliest of "
         f"{n_labels} labels is never less likely than 1/{n_labels}), got {value!r}"
-    )
-
-
-def _project_budget(project: Project, matrix: QualityMatrix, per_task: int, per_worker: int) -> int:
-    """The project's budget: its default, else as many pairs as the caps allow, workers' and
-    tasks' own caps counted (:func:`~assignment.selectors.project_pair_capacity`)."""
-    if project.default_budget is not None:
-        return project.default_budget
-    return project_pair_capacity(
-        matrix=matrix, max_workers_per_task=per_task, max_tasks_per_worker=per_worker
     )
 
 
@@ -414,8 +404,11 @@ def _hand_out_fit_check(run: AssignmentRun) -> None:
         plan = _round_plan(
             project=project,
             matrix=matrix,
-            project_budget=_project_budget(
-                project, matrix, run.max_workers_per_task, run.max_tasks_per_worker
+            project_budget=project_budget(
+                project=project,
+                matrix=matrix,
+                max_workers_per_task=run.max_workers_per_task,
+                max_tasks_per_worker=run.max_tasks_per_worker,
             ),
             max_workers_per_task=run.max_workers_per_task,
             max_tasks_per_worker=run.max_tasks_per_worker,

@@ -47,13 +47,13 @@ from assignment.models import (
 from assignment.selectors import (
     fitting_confusion,
     largest_task_cap,
+    project_budget,
     project_problem,
     run_readiness,
 )
 from assignment.services.rounds import (
     _check_rounds_unchanged,
     _next_round,
-    _project_budget,
     _round_plan,
     _round_start,
     _RoundPlan,
@@ -356,7 +356,12 @@ def _next_round_plan(
     return _round_plan(
         project=project,
         matrix=matrix,
-        project_budget=_project_budget(project, matrix, per_task, per_worker),
+        project_budget=project_budget(
+            project=project,
+            matrix=matrix,
+            max_workers_per_task=per_task,
+            max_tasks_per_worker=per_worker,
+        ),
         max_workers_per_task=per_task,
         max_tasks_per_worker=per_worker,
         target_posterior=target_posterior,
@@ -385,9 +390,14 @@ def _run_new(
     when the caller has read them already (a comparison's runs share them)."""
     requested_budget = budget
     per_task, per_worker = _caps_or_defaults(project, max_workers_per_task, max_tasks_per_worker)
-    project_budget = _project_budget(project, matrix, per_task, per_worker)
+    whole_budget = project_budget(
+        project=project,
+        matrix=matrix,
+        max_workers_per_task=per_task,
+        max_tasks_per_worker=per_worker,
+    )
     if budget is None:
-        budget = project_budget
+        budget = whole_budget
     run = AssignmentRun(
         project=project,
         comparison=comparison,

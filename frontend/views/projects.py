@@ -108,9 +108,23 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
         if rounds and request.GET.get("preview")
         else None,
         "recent_runs": recent[: selectors.RECENT_RUNS],
+        "caps_allow": _caps_allow(project, readiness),
         "tab": "overview",
     }
     return render(request, "frontend/project_detail.html", context)
+
+
+def _caps_allow(project, readiness) -> int | None:
+    """The pairs the default caps allow on the matrix runs would use: the budget of a project
+    without its own; None when it has one or runs cannot start."""
+    if project.default_budget is not None or not readiness.ready:
+        return None
+    return selectors.project_budget(
+        project=project,
+        matrix=readiness.matrix,
+        max_workers_per_task=project.default_max_workers_per_task,
+        max_tasks_per_worker=project.default_max_tasks_per_worker,
+    )
 
 
 @login_required

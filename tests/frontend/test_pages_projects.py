@@ -227,3 +227,26 @@ def test_a_service_refusal_of_a_field_is_shown_beside_it_in_words(client, alice)
     assert errors["default_label_prior"] == ["The probabilities must sum to 1, got 1.3"]
     assert "__all__" not in errors
     assert "default_label_prior:" not in refused.content.decode()
+
+
+def test_a_project_without_a_budget_shows_how_many_pairs_its_caps_allow(client, sample_project):
+    url = reverse("frontend:project", args=[sample_project.pk])
+    per_task, per_worker = 3, 3  # the model's default and the fixture's
+    tasks = list(sample_project.tasks.values_list("max_workers", flat=True))
+    workers = list(
+        Worker.objects.filter(project=sample_project, active=True).values_list(
+            "max_tasks", flat=True
+        )
+    )
+    # The samples have caps of their own, below the defaults.
+    assert any(tasks)
+    assert any(workers)
+    allowed = min(
+        sum(min(per_worker if own is None else own, len(tasks)) for own in workers),
+        sum(min(per_task if own is None else own, len(workers)) for own in tasks),
+    )
+    page = client.get(url).content.decode()
+    assert f'as many pairs as the caps allow: <span id="caps-allow">{allowed}</span>' in page
+    services.project_update(project=sample_project, default_budget=5)
+    page = client.get(url).content.decode()
+    assert 'id="caps-allow"' not in page
