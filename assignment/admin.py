@@ -9,12 +9,14 @@ for a list and never rendered.
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.db.models import Count, Q
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
+from assignment.errors import DomainError
 from assignment.models import (
     Answer,
     AssignmentRun,
@@ -37,8 +39,10 @@ from assignment.selectors import (
     quality_matrix_list,
     quality_matrix_statistics,
     run_list,
+    runs_handed_out,
     workers_by_gold_answers,
 )
+from assignment.services import PROJECT_UPDATABLE_FIELDS, project_update, project_update_check
 from assignment.sign_in import LockoutFormMixin
 
 _BIG_TABLE_PAGE = 100
@@ -53,13 +57,40 @@ _ENDED = [RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED]
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    """Rows written only by the services (arrays, lifecycles): viewable and deletable."""
+    """Rows written only by the services (arrays, lifecycles) or by the importers, which check
+    every line against the project (its labels, workers and tasks): viewable and deletable."""
 
     def has_add_permission(self, request):
         return False
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+class ImportedRowAdmin(admin.ModelAdmin):
+    """Workers and tasks: entered by the importers; their own caps, prior and activity may be
+    changed here (the model's checks hold them), never their project, id or category."""
+
+    fixed_fields: tuple[str, ...] = ("project", "external_id")
+
+    def has_add_permission(self, request):
+        return False
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fixed_fields
+
+
+class ProjectAdminForm(forms.ModelForm):
+    """A change of a project's defaults, checked by the service the site and the API call."""
+
+    def clean(self):
+        cleaned = super().clean()
+        changed = {name: cleaned[name] for name in self.changed_data if name in cleaned}
+        try:
+            project_update_check(project=self.instance, **changed)
+        except DomainError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        return cleaned
 
 
 @admin.register(Project)
@@ -75,9 +106,22 @@ class ProjectAdmin(admin.ModelAdmin):
     ]
     list_filter = ["owner", "created_at"]
     search_fields = ["name", "owner__username"]
-    autocomplete_fields = ["owner"]
-    readonly_fields = ["created_at", "updated_at"]
+    form = ProjectAdminForm
+    #: Projects are created on the site or over the API, whose service checks their labels; a
+    #: project's owner and labels are fixed (every prior, answer and gold label reads them).
+    readonly_fields = ["owner", "labels", "created_at", "updated_at"]
     list_per_page = 50
+
+    def has_add_permission(self, request):
+        return False
+
+    def get_fields(self, request, obj=None):
+        return ["owner", "labels", *PROJECT_UPDATABLE_FIELDS, "created_at", "updated_at"]
+
+    def save_model(self, request, obj, form, change):
+        """Through :func:`~assignment.services.project_update`, as the site and the API."""
+        changed = {name: form.cleaned_data[name] for name in form.changed_data}
+        project_update(project=type(obj).objects.get(pk=obj.pk), **changed)
 
     def get_queryset(self, request):
         return project_list_with_counts(queryset=super().get_queryset(request))
@@ -120,34 +164,34 @@ class GoldAnswersFilter(admin.SimpleListFilter):
 
 
 @admin.register(Worker)
-class WorkerAdmin(admin.ModelAdmin):
+class WorkerAdmin(ImportedRowAdmin):
     list_display = ["external_id", "project", "name", "max_tasks", "active"]
     list_filter = ["project", "active", GoldAnswersFilter]
     search_fields = ["external_id", "name"]
     list_select_related = ["project"]
-    autocomplete_fields = ["project"]
     list_per_page = _BIG_TABLE_PAGE
     show_full_result_count = False
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(ImportedRowAdmin):
     list_display = ["external_id", "project", "category", "max_workers", "prior"]
     list_filter = ["project", "category"]
     search_fields = ["external_id", "category"]
     list_select_related = ["project"]
-    autocomplete_fields = ["project"]
     list_per_page = _BIG_TABLE_PAGE
     show_full_result_count = False
+    # A task's category picks its quality in a matrix stored by category; its prior over
+    # K > 2 labels is checked by the importer only.
+    fixed_fields = ("project", "external_id", "category", "label_prior")
 
 
 @admin.register(GoldItem)
-class GoldItemAdmin(admin.ModelAdmin):
+class GoldItemAdmin(ReadOnlyAdmin):
     list_display = ["external_id", "project", "category", "true_label"]
     list_filter = ["project", "category"]
     search_fields = ["external_id", "category"]
     list_select_related = ["project"]
-    autocomplete_fields = ["project"]
     list_per_page = _BIG_TABLE_PAGE
     show_full_result_count = False
 
@@ -166,12 +210,11 @@ class CorrectFilter(admin.SimpleListFilter):
 
 
 @admin.register(GoldAnswer)
-class GoldAnswerAdmin(admin.ModelAdmin):
+class GoldAnswerAdmin(ReadOnlyAdmin):
     list_display = ["worker", "item", "answer", "is_correct"]
     list_filter = ["item__project", CorrectFilter]
     search_fields = ["=worker__external_id", "=item__external_id"]
     search_help_text = "Exact worker or gold item id."
-    raw_id_fields = ["worker", "item"]
     list_per_page = _BIG_TABLE_PAGE
     show_full_result_count = False
 
@@ -184,12 +227,11 @@ class GoldAnswerAdmin(admin.ModelAdmin):
 
 
 @admin.register(Answer)
-class AnswerAdmin(admin.ModelAdmin):
+class AnswerAdmin(ReadOnlyAdmin):
     list_display = ["worker", "task", "label", "created_at"]
     list_filter = ["task__project", "created_at"]
     search_fields = ["=worker__external_id", "=task__external_id"]
     search_help_text = "Exact worker or task id."
-    raw_id_fields = ["worker", "task"]
     list_select_related = ["worker", "task"]
     list_per_page = _BIG_TABLE_PAGE
     show_full_result_count = False
@@ -231,6 +273,27 @@ class QualityMatrixAdmin(ReadOnlyAdmin):
         )
 
 
+def _handed_out_refusals(runs) -> list[str]:
+    """Why the runs of ``runs`` (a queryset) that their project counts as handed out may not be
+    deleted: their workers have the pairs, which a next round would assign again."""
+    return [
+        f"{run}: handed out to the workers (a round); withdraw it on its page first"
+        for run in runs_handed_out(queryset=runs)
+    ]
+
+
+class _KeepsRoundsAdmin(ReadOnlyAdmin):
+    """Refuses to delete, one by one or in bulk, what holds runs handed out to the workers:
+    the confirmation page lists them as protected, as Django lists protected objects."""
+
+    def get_deleted_objects(self, objs, request):
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, perms_needed, [*protected, *self.rounds_in(objs)]
+
+    def rounds_in(self, objs) -> list[str]:
+        raise NotImplementedError
+
+
 def _comparison_summary(comparison: Comparison) -> ComparisonSummary:
     """The comparison's summary, read once per page although two fields show it."""
     summary = getattr(comparison, "_admin_summary", None)
@@ -244,7 +307,7 @@ def _bound_by_budget(summary: ComparisonSummary) -> dict[int, float]:
 
 
 @admin.register(Comparison)
-class ComparisonAdmin(ReadOnlyAdmin):
+class ComparisonAdmin(_KeepsRoundsAdmin):
     list_display = [
         "__str__",
         "project",
@@ -262,6 +325,10 @@ class ComparisonAdmin(ReadOnlyAdmin):
 
     class Media:
         css = {"all": ["charts/charts.css"]}
+
+    def rounds_in(self, objs) -> list[str]:
+        pks = [comparison.pk for comparison in objs]
+        return _handed_out_refusals(AssignmentRun.objects.filter(comparison__in=pks))
 
     def get_queryset(self, request):
         return (
@@ -311,7 +378,7 @@ class ComparisonAdmin(ReadOnlyAdmin):
 
 
 @admin.register(AssignmentRun)
-class AssignmentRunAdmin(ReadOnlyAdmin):
+class AssignmentRunAdmin(_KeepsRoundsAdmin):
     list_display = [
         "__str__",
         "project",
@@ -338,6 +405,21 @@ class AssignmentRunAdmin(ReadOnlyAdmin):
                     "max_tasks_per_worker",
                     "seed",
                     "options",
+                    "shards",
+                ]
+            },
+        ),
+        (
+            "Round",
+            {
+                "fields": [
+                    "next_round",
+                    "rounds_left",
+                    "target_posterior",
+                    "target_accuracy",
+                    "round_start",
+                    "handed_out_at",
+                    "withdrawn_at",
                 ]
             },
         ),
@@ -365,3 +447,6 @@ class AssignmentRunAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request):
         return run_list(queryset=super().get_queryset(request))
+
+    def rounds_in(self, objs) -> list[str]:
+        return _handed_out_refusals(AssignmentRun.objects.filter(pk__in=[run.pk for run in objs]))

@@ -747,7 +747,10 @@ class AssignmentRun(models.Model):
     comparison = models.ForeignKey(
         Comparison, on_delete=models.CASCADE, related_name="runs", null=True, blank=True
     )
-    quality_matrix = models.ForeignKey(QualityMatrix, on_delete=models.PROTECT, related_name="runs")
+    # A matrix is deleted only with the runs computed from it (a project's deletion).
+    quality_matrix = models.ForeignKey(
+        QualityMatrix, on_delete=models.RESTRICT, related_name="runs"
+    )
     method = models.CharField(max_length=20, choices=method_choices)
     budget = models.PositiveIntegerField(validators=COUNT_VALIDATORS)
     max_workers_per_task = models.PositiveIntegerField(validators=COUNT_VALIDATORS)

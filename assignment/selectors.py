@@ -523,9 +523,14 @@ def rounds_counted(*, project: Project) -> QuerySet[AssignmentRun]:
     (:func:`~assignment.services.run_withdraw`: not handed out after all). A comparison's other
     runs are alternatives side by side and a run on the whole project one of many tries, so
     neither counts (docs/design.md#rounds)."""
-    return AssignmentRun.objects.filter(
+    return runs_handed_out(queryset=AssignmentRun.objects.filter(project=project))
+
+
+def runs_handed_out(*, queryset: QuerySet[AssignmentRun]) -> QuerySet[AssignmentRun]:
+    """The runs of ``queryset`` whose pairs their project counts as handed out
+    (:func:`rounds_counted`, over any runs): deleting one would free pairs its workers have."""
+    return queryset.filter(
         Q(next_round=True, comparison__isnull=True) | Q(handed_out_at__isnull=False),
-        project=project,
         withdrawn_at__isnull=True,
     )
 

@@ -20,6 +20,7 @@ from assignment.services.projects import (
     project_data_import,
     project_delete,
     project_update,
+    project_update_check,
 )
 from assignment.services.quality import EM_MAX_ITERATIONS, quality_estimate
 from assignment.services.rounds import run_hand_out, run_withdraw
@@ -62,6 +63,7 @@ __all__ = [
     "project_data_import",
     "project_delete",
     "project_update",
+    "project_update_check",
     "quality_estimate",
     "round_preview",
     "run_cancel",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 from typing import BinaryIO
@@ -19,7 +20,6 @@ from assignment.errors import (
 from assignment.importers import KINDS, ImportResult, import_data_file
 from assignment.models import (
     Answer,
-    AssignmentRun,
     GoldAnswer,
     GoldItem,
     Project,
@@ -171,14 +171,30 @@ PROJECT_UPDATABLE_FIELDS = (
 def project_update(*, project: Project, **fields) -> Project:
     """Change some of :data:`PROJECT_UPDATABLE_FIELDS` of ``project`` and save it.
 
+    Raises what :func:`project_update_check` raises, and writes nothing then.
+    """
+    fields = project_update_check(project=project, **fields)
+    for name, value in fields.items():
+        setattr(project, name, value)
+    project.save(update_fields=[*fields, "updated_at"])
+    logger.info("updated project %s: %s", project.pk, ", ".join(sorted(fields)))
+    return project
+
+
+def project_update_check(*, project: Project, **fields) -> dict:
+    """The changes :func:`project_update` would make to ``project``, checked; writes nothing
+    (the admin's form checks with it before it saves).
+
     Raises :class:`ProjectAlreadyExistsError` if the new name is taken by another project of
     the owner, :class:`ProjectValidationError` for invalid values (a prior outside (0, 1), a
     negative cap, the prior of the other kind of label set: ``default_prior`` for more than
-    two labels, ``default_label_prior`` for two).
+    two labels, ``default_label_prior`` for two; a budget below the answers already
+    collected, which it counts).
     """
     unknown = sorted(set(fields) - set(PROJECT_UPDATABLE_FIELDS))
     if unknown:
         raise ValueError(f"cannot update {', '.join(unknown)} of a project")
+    fields = dict(fields)
     if "name" in fields:
         fields["name"] = fields["name"].strip()
         taken = Project.objects.filter(owner_id=project.owner_id, name=fields["name"])
@@ -198,16 +214,25 @@ def project_update(*, project: Project, **fields) -> Project:
         )
     if "default_label_prior" in fields:
         fields["default_label_prior"] = _label_prior(project, fields["default_label_prior"])
+    changed = copy.copy(project)
     for name, value in fields.items():
-        setattr(project, name, value)
-    try:
-        full_clean_or_raise(project, ProjectValidationError, validate_unique=False)
-    except ProjectValidationError:
-        project.refresh_from_db()
-        raise
-    project.save(update_fields=[*fields, "updated_at"])
-    logger.info("updated project %s: %s", project.pk, ", ".join(sorted(fields)))
-    return project
+        setattr(changed, name, value)
+    full_clean_or_raise(changed, ProjectValidationError, validate_unique=False)
+    _check_budget_covers_answers(project, fields.get("default_budget"))
+    return fields
+
+
+def _check_budget_covers_answers(project: Project, budget: int | None) -> None:
+    """Refuse a budget below the answers the project has: rounds count them as spent."""
+    if budget is None:
+        return
+    answers = Answer.objects.filter(task__project=project).count()
+    if budget < answers:
+        raise ProjectValidationError(
+            f"default_budget {budget:,} is below the {answers:,} answers already collected, "
+            "which the project's rounds count as spent: give at least that many pairs, or none "
+            "(as many as the caps allow)"
+        )
 
 
 def _label_prior(project: Project, value: dict[str, float] | None) -> list[float] | None:
@@ -228,12 +253,11 @@ def _label_prior(project: Project, value: dict[str, float] | None) -> list[float
 def project_delete(*, project: Project) -> None:
     """Delete ``project`` with everything in it: data, quality matrices, runs, comparisons.
 
-    Runs go first (they protect the quality matrices they were computed from). A run still
-    computing on a worker finds its row gone and stores nothing; cancel runs first to stop
-    their computations early.
+    A quality matrix that runs were computed from is deleted only with them (``RESTRICT``), as
+    here. A run still computing on a worker finds its row gone and stores nothing; cancel runs
+    first to stop their computations early.
     """
     project_id = project.pk
     with transaction.atomic():
-        AssignmentRun.objects.filter(project=project).delete()
         project.delete()
     logger.info("deleted project %s", project_id)

@@ -12,6 +12,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 from project_data import project_with_gold_and_answers
 
 from assignment import services
@@ -256,10 +257,139 @@ def test_the_quality_matrix_page_summarises_the_values_without_rendering_the_arr
     assert not response.context["has_change_permission"]
 
 
-def test_the_project_add_page_renders_without_statistics(admin_client, project_with_a_finished_run):
-    response = admin_client.get(admin_url(Project, "add"))
+def change_form_data(admin_client, model, pk, **changes) -> dict:
+    """The admin change form of ``model`` ``pk`` as it is shown, with ``changes``: a POST body."""
+    form = admin_client.get(admin_url(model, "change", pk)).context["adminform"].form
+    data = {}
+    for name, field in form.fields.items():
+        value = form.initial.get(name, field.initial)
+        if isinstance(value, bool):
+            if value:
+                data[name] = "on"
+        elif value is not None:
+            data[name] = field.prepare_value(value) if hasattr(field, "prepare_value") else value
+    data.update(changes)
+    return {name: value for name, value in data.items() if value is not None}
+
+
+def test_projects_are_added_on_the_site_and_their_owner_and_labels_stay_fixed(
+    admin_client, project_with_a_finished_run
+):
+    project = project_with_a_finished_run
+    assert admin_client.get(admin_url(Project, "add")).status_code == 403
+    form = admin_client.get(admin_url(Project, "change", project.pk)).context["adminform"].form
+    assert "labels" not in form.fields
+    assert "owner" not in form.fields
+    data = change_form_data(admin_client, Project, project.pk, labels='["1", "0"]')
+    response = admin_client.post(admin_url(Project, "change", project.pk), data)
+    assert response.status_code == 302
+    assert Project.objects.get(pk=project.pk).labels == project.labels
+
+
+def test_a_change_of_defaults_in_the_admin_is_checked_by_the_service_the_site_calls(
+    admin_client, project_with_a_finished_run
+):
+    project = project_with_a_finished_run
+    answers = Answer.objects.filter(task__project=project).count()
+    assert answers == 2
+    url = admin_url(Project, "change", project.pk)
+    data = change_form_data(admin_client, Project, project.pk, default_budget=answers - 1)
+    response = admin_client.post(url, data)
+    assert response.status_code == 200  # the form again, with the service's reason
+    assert "below the 2 answers already collected" in response.content.decode()
+    assert Project.objects.get(pk=project.pk).default_budget is None
+    data = change_form_data(admin_client, Project, project.pk, default_budget=answers)
+    assert admin_client.post(url, data).status_code == 302
+    assert Project.objects.get(pk=project.pk).default_budget == answers
+
+
+@pytest.mark.parametrize("model", [Answer, GoldItem, GoldAnswer], ids=lambda m: m.__name__)
+def test_labels_and_gold_enter_by_the_importers_only_and_are_viewed_in_the_admin(
+    admin_client, project_with_a_finished_run, model
+):
+    row = model.objects.order_by("pk").first()
+    assert admin_client.get(admin_url(model, "add")).status_code == 403
+    response = admin_client.get(admin_url(model, "change", row.pk))
     assert response.status_code == 200
-    assert "project_statistics" not in response.context
+    assert not response.context["has_change_permission"]
+    assert admin_client.post(admin_url(model, "change", row.pk), {}).status_code == 403
+
+
+def test_a_task_keeps_its_project_id_and_category_and_takes_a_cap_of_its_own(
+    admin_client, project_with_a_finished_run
+):
+    task = Task.objects.filter(project=project_with_a_finished_run).order_by("pk").first()
+    assert admin_client.get(admin_url(Task, "add")).status_code == 403
+    data = change_form_data(
+        admin_client, Task, task.pk, category="elsewhere", external_id="moved", max_workers=2
+    )
+    assert admin_client.post(admin_url(Task, "change", task.pk), data).status_code == 302
+    task_now = Task.objects.get(pk=task.pk)
+    assert (task_now.category, task_now.external_id) == (task.category, task.external_id)
+    assert task_now.max_workers == 2
+
+
+def handed_out_round(project) -> AssignmentRun:
+    return AssignmentRun.objects.create(
+        project=project,
+        quality_matrix=QualityMatrix.objects.get(project=project),
+        method=Method.GREEDY,
+        budget=2,
+        max_workers_per_task=2,
+        max_tasks_per_worker=3,
+        status=RunStatus.SUCCEEDED,
+        next_round=True,
+        n_assigned=0,
+    )
+
+
+def test_a_run_handed_out_to_the_workers_is_not_deleted_from_the_admin_until_withdrawn(
+    admin_client, project_with_a_finished_run
+):
+    run = handed_out_round(project_with_a_finished_run)
+    confirm = admin_client.get(admin_url(AssignmentRun, "delete", run.pk))
+    assert "withdraw it on its page first" in confirm.content.decode()
+    admin_client.post(admin_url(AssignmentRun, "delete", run.pk), {"post": "yes"})
+    bulk = {"action": "delete_selected", "_selected_action": [run.pk], "post": "yes"}
+    admin_client.post(admin_url(AssignmentRun, "changelist"), bulk)
+    assert AssignmentRun.objects.filter(pk=run.pk).exists()
+    services.run_withdraw(run=run)
+    admin_client.post(admin_url(AssignmentRun, "delete", run.pk), {"post": "yes"})
+    assert not AssignmentRun.objects.filter(pk=run.pk).exists()
+
+
+def test_a_comparison_whose_run_is_handed_out_is_not_deleted_from_the_admin(
+    admin_client, project_with_a_finished_run
+):
+    comparison = Comparison.objects.get(project=project_with_a_finished_run)
+    AssignmentRun.objects.filter(comparison=comparison).update(handed_out_at=timezone.now())
+    admin_client.post(admin_url(Comparison, "delete", comparison.pk), {"post": "yes"})
+    assert Comparison.objects.filter(pk=comparison.pk).exists()
+    AssignmentRun.objects.filter(comparison=comparison).update(withdrawn_at=timezone.now())
+    admin_client.post(admin_url(Comparison, "delete", comparison.pk), {"post": "yes"})
+    assert not Comparison.objects.filter(pk=comparison.pk).exists()
+
+
+def test_a_project_with_runs_is_deleted_from_the_admin_but_not_a_matrix_a_run_was_computed_from(
+    admin_client, project_with_a_finished_run
+):
+    project = project_with_a_finished_run
+    matrix = QualityMatrix.objects.get(project=project)
+    admin_client.post(admin_url(QualityMatrix, "delete", matrix.pk), {"post": "yes"})
+    assert QualityMatrix.objects.filter(pk=matrix.pk).exists()
+    admin_client.post(admin_url(Project, "delete", project.pk), {"post": "yes"})
+    assert not Project.objects.filter(pk=project.pk).exists()
+    assert not AssignmentRun.objects.exists()
+    assert not QualityMatrix.objects.exists()
+
+
+def test_a_user_whose_project_has_runs_is_deleted_from_the_admin_with_it(
+    admin_client, project_with_a_finished_run
+):
+    owner = project_with_a_finished_run.owner
+    admin_client.post(reverse("admin:auth_user_delete", args=[owner.pk]), {"post": "yes"})
+    assert not get_user_model().objects.filter(pk=owner.pk).exists()
+    assert not Project.objects.exists()
 
 
 @pytest.mark.parametrize("path", ["/admin/", "/admin/assignment/project/"])

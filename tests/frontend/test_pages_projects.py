@@ -74,10 +74,10 @@ def test_settings_change_only_what_was_changed(client, sample_project):
     url = reverse("frontend:project_settings", args=[sample_project.pk])
     form = client.get(url).context["form"]
     data = {name: "" if value is None else value for name, value in form.initial.items()}
-    response = client.post(url, {**data, "default_budget": "7", "description": "new"})
+    response = client.post(url, {**data, "default_budget": "12", "description": "new"})
     assert response.status_code == 302
     sample_project.refresh_from_db()
-    assert (sample_project.default_budget, sample_project.description) == (7, "new")
+    assert (sample_project.default_budget, sample_project.description) == (12, "new")
     assert sample_project.default_max_tasks_per_worker == 3
     refused = client.post(url, {**data, "default_prior": "0"})
     assert refused.status_code == 400
@@ -247,6 +247,6 @@ def test_a_project_without_a_budget_shows_how_many_pairs_its_caps_allow(client, 
     )
     page = client.get(url).content.decode()
     assert f'as many pairs as the caps allow: <span id="caps-allow">{allowed}</span>' in page
-    services.project_update(project=sample_project, default_budget=5)
+    services.project_update(project=sample_project, default_budget=20)
     page = client.get(url).content.decode()
     assert 'id="caps-allow"' not in page

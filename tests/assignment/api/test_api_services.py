@@ -13,6 +13,7 @@ from assignment.errors import (
     RunValidationError,
 )
 from assignment.models import (
+    Answer,
     AssignmentRun,
     Comparison,
     Project,
@@ -49,6 +50,22 @@ def test_project_update_rejects_a_taken_name_a_bad_prior_and_a_negative_cap(fill
         services.project_update(project=filled_project, default_budget=2**31)
     with pytest.raises(ValueError, match="cannot update labels"):
         services.project_update(project=filled_project, labels=["a", "b"])
+
+
+def test_a_budget_below_the_answers_collected_is_refused_over_the_api_and_none_is_taken(
+    api, filled_project
+):
+    answers = Answer.objects.filter(task__project=filled_project).count()
+    assert answers > 1
+    url = f"/api/projects/{filled_project.pk}/"
+    response = api.patch(url, {"default_budget": answers - 1}, format="json")
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith(
+        f"default_budget {answers - 1} is below the {answers} answers already collected"
+    )
+    assert Project.objects.get(pk=filled_project.pk).default_budget != answers - 1
+    assert api.patch(url, {"default_budget": answers}, format="json").status_code == 200
+    assert api.patch(url, {"default_budget": None}, format="json").status_code == 200
 
 
 def test_project_update_may_keep_the_name_of_the_project_itself(filled_project):
