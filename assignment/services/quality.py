@@ -236,6 +236,7 @@ def _quality_by_em(
     items = _collected_items(project=project, workers=workers, tasks=tasks, labels=labels)
     if use_gold:
         items = _with_gold_items(items, project=project, workers=workers, labels=labels)
+    _check_answers_overlap(items, project=project)
     categories = sorted(set(items.categories))
     category_index = {category: c for c, category in enumerate(categories)}
     estimate = estimate_from_answers(
@@ -264,6 +265,21 @@ def _quality_by_em(
     )
     _log_em(matrix=matrix, estimate=estimate, items=items, workers=workers, tasks=tasks)
     return matrix
+
+
+def _check_answers_overlap(items: _EMItems, *, project: Project) -> None:
+    """Refuse answers that cannot teach EM anything: with no task answered twice and no gold
+    item, nobody's answer can be checked against another's, and EM's fit calls every worker
+    right (a QA pass got a mean accuracy of 0.997 from 350 single answers, true mean 0.76)."""
+    answers_per_item = np.bincount(items.item_index, minlength=len(items.categories))
+    if (answers_per_item >= 2).any() or (items.truth[answers_per_item > 0] >= 0).any():
+        return
+    raise QualityEstimationError(
+        f"project {project.name!r}: no task has two answers and no gold item has one, so EM "
+        "cannot tell a worker's right answers from wrong ones (it would call every worker "
+        "right); collect a second answer on some tasks (a next round), or estimate from gold "
+        "answers (source 'gold' or 'both')"
+    )
 
 
 def _check_em_options(

@@ -252,6 +252,23 @@ def test_an_estimate_from_answers_needs_collected_answers():
     assert not QualityMatrix.objects.exists()
 
 
+def test_one_answer_a_task_and_no_gold_is_refused_for_em_would_call_every_worker_right():
+    project = make_project()
+    workers, _ = crowd(project, np.full(10, 0.7), n_tasks=60, answers_per_task=1)
+    with pytest.raises(QualityEstimationError, match="no task has two answers and no gold item"):
+        quality_estimate(project=project, source="answers")
+    assert not QualityMatrix.objects.exists()
+    # One gold item answered, or one task answered twice, is something to check answers by.
+    item = GoldItem.objects.create(project=project, external_id="g", category="c0", true_label="1")
+    GoldAnswer.objects.create(worker=workers[0], item=item, answer="1")
+    assert quality_estimate(project=project, source="both")
+    task = Task.objects.filter(project=project).order_by("pk").first()
+    answered = set(Answer.objects.filter(task=task).values_list("worker_id", flat=True))
+    other = next(worker for worker in workers if worker.pk not in answered)
+    Answer.objects.create(worker=other, task=task, label="0")
+    assert quality_estimate(project=project, source="answers")
+
+
 def test_an_estimate_from_both_needs_gold_answers_and_says_to_use_the_answers_alone():
     project = make_project()
     crowd(project, np.full(3, 0.8), n_tasks=5, answers_per_task=2)
@@ -532,7 +549,7 @@ def test_confusion_matrices_that_no_longer_fit_the_labels_leave_a_next_round_sym
 def test_a_dawid_skene_round_with_rounds_to_go_scores_the_layers_it_takes_under_the_matrices():
     project = make_project(labels=["cat", "dog", "bird"])
     accuracy = np.random.default_rng(12).uniform(0.5, 0.95, 12)
-    crowd(project, accuracy, n_tasks=40, answers_per_task=1, labels=("cat", "dog", "bird"))
+    crowd(project, accuracy, n_tasks=40, answers_per_task=2, labels=("cat", "dog", "bird"))
     matrix = quality_estimate(project=project, source="answers", model="dawid-skene")
     run = services.run_create(
         project=project, method="greedy", seed=0, next_round=True, rounds_left=3, enqueue=False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.cache import cache
-from project_data import executed, queued_round
+from project_data import answer_every_pair, executed, queued_round
 
 from assignment import services
 from assignment.models import Answer, Task
@@ -138,6 +138,8 @@ def test_an_unexpected_failure_is_a_message_and_is_not_cached(after_a_round, mon
 
 
 def test_on_dawid_skene_quality_the_preview_is_the_dawid_skene_greedy_round(after_a_round):
+    # A second round answered, so that tasks have two answers for EM to learn from.
+    answer_every_pair(executed(queued_round(after_a_round, budget=12)), seed=4)
     services.quality_estimate(project=after_a_round, source="answers", model="dawid-skene")
     preview = services.round_preview(project=after_a_round)
     assert preview.status == "ok", preview.message
