@@ -20,6 +20,7 @@ from django.urls import reverse
 
 from assignment.engine import METHODS, method_spec
 from assignment.engine.problem import QualityByCategory
+from assignment.engine.under_confusion import CHOSEN_UNDER_MATRICES
 
 #: Largest count a cap, a budget or a row number may be: a ``PositiveIntegerField`` holds it on
 #: every supported database.
@@ -902,6 +903,7 @@ class AssignmentRun(models.Model):
     #: The columns :attr:`chosen_under` reads (a read that defers columns keeps these).
     CHOSEN_UNDER_FIELDS = (
         "status",
+        "method",
         "dawid_skene_accuracy",
         "shards",
         "shard_state",
@@ -918,7 +920,9 @@ class AssignmentRun(models.Model):
         until the run has succeeded. The one rule the run's page and the API both read.
 
         A run without :attr:`dawid_skene_accuracy` (quality without confusion matrices, or
-        matrices that do not fit the labels) was chosen under the symmetric model. On
+        matrices that do not fit the labels) was chosen under the symmetric model, and so was a
+        run of a method that only scores its choice under the matrices (not in
+        :data:`~assignment.engine.under_confusion.CHOSEN_UNDER_MATRICES`: q-lp, random). On
         Dawid–Skene quality: a sharded run under the matrices if it was planned under them
         (``shard_state["dawid_skene"]``, absent for runs planned before shards were), a next
         round if its posteriors were theirs (``round_start["dawid_skene"]``, absent for rounds
@@ -926,7 +930,7 @@ class AssignmentRun(models.Model):
         """
         if self.status != RunStatus.SUCCEEDED:
             return None
-        if not self.dawid_skene_accuracy:
+        if not self.dawid_skene_accuracy or self.method not in CHOSEN_UNDER_MATRICES:
             return WorkerModel.SYMMETRIC
         if self.shards > 1:
             matrices = self.shard_state.get("dawid_skene")

@@ -560,11 +560,12 @@ class RunSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
         read_only=True,
         allow_null=True,
         help_text="The worker model the assignment was chosen under (null until the run has "
-        "succeeded): dawid_skene, the quality's Dawid-Skene confusion matrices (a run on "
-        "Dawid-Skene quality; a sharded one planned under them, shard_state's dawid_skene; a "
-        "next round with round_start.dawid_skene true), else symmetric, the symmetric model of "
-        "the quality (quality without confusion matrices, a sharded run planned before shards "
-        "were chosen under them, or a next round from before rounds were). The rule the run's "
+        "succeeded): dawid_skene, the quality's Dawid-Skene confusion matrices (a greedy or "
+        "tvcs-iht run on Dawid-Skene quality; a sharded one planned under them, shard_state's "
+        "dawid_skene; a next round with round_start.dawid_skene true), else symmetric, the "
+        "symmetric model of the quality (quality without confusion matrices; q-lp and random, "
+        "which are only scored under the matrices; a sharded run planned before shards were "
+        "chosen under them, or a next round from before rounds were). The rule the run's "
         "page follows (AssignmentRun.chosen_under).",
     )
 

@@ -69,6 +69,12 @@ def dawid_skene_accuracy(
     return result.expected_accuracy, (None if exact else result.standard_error)
 
 
+#: The methods that choose their assignment under the confusion matrices (greedy by the
+#: Dawid–Skene vote's exact accuracy, tvcs-iht by its final pass and choice under them); every
+#: other is chosen under the symmetric model and only scored under them.
+CHOSEN_UNDER_MATRICES = ("greedy", "tvcs-iht")
+
+
 def most_workers_a_task(method: str, *, n_labels: int, max_workers_per_task: int) -> int:
     """The most workers ``method`` may give one task under the matrices, given the largest
     task cap: greedy stops at :func:`~assignment.engine.greedy_confusion.max_confusion_workers`

@@ -609,6 +609,9 @@ _FIGURES = {
         ),
         # a next round on one-coin quality
         ({"next_round": True, "round_start": {"answers": 4, "dawid_skene": False}}, "symmetric"),
+        # q-lp and random choose under the symmetric model and are only scored under matrices
+        ({"dawid_skene_accuracy": _FIGURES, "method": "q-lp"}, "symmetric"),
+        ({"dawid_skene_accuracy": _FIGURES, "method": "random"}, "symmetric"),
     ],
 )
 def test_the_api_says_under_which_worker_model_the_assignment_was_chosen(columns, expected):
