@@ -32,6 +32,7 @@ from assignment.models import (
 )
 from assignment.priors import label_prior_mapping
 from assignment.selectors import RUN_STATUS_FIELDS
+from assignment.services.rounds import target_posterior_refusal
 
 
 # For a ModelSerializer: its fields are built from the model once per class, not for every
@@ -687,7 +688,15 @@ class HealthSerializer(serializers.Serializer):
     cache = serializers.ChoiceField(choices=HEALTH_STATES)
 
 
-class RoundPreviewQuerySerializer(serializers.Serializer):
+class RoundPreviewQuerySerializer(KnownFieldsOnlyMixin, serializers.Serializer):
+    """The preview's query; ``context["project"]`` the project previewed."""
+
+    refused = dict.fromkeys(
+        ("max_workers_per_task", "max_tasks_per_worker", "method", "shards"),
+        "Not taken: the preview plans with greedy under the project's defaults (change them in "
+        "its settings); it takes budget, rounds_left and target_posterior.",
+    )
+
     target_posterior = serializers.FloatField(
         required=False,
         min_value=0.0,
@@ -710,8 +719,10 @@ class RoundPreviewQuerySerializer(serializers.Serializer):
     )
 
     def validate_target_posterior(self, value: float) -> float:
-        if value <= 0:  # the bound of the project's label set is the service's to check
-            raise serializers.ValidationError("Ensure this value is greater than 0.")
+        labels = len(self.context["project"].labels)
+        refusal = target_posterior_refusal(value, n_labels=labels)
+        if refusal:
+            raise serializers.ValidationError(refusal)
         return value
 
 
@@ -724,20 +735,26 @@ class RoundPreviewSerializer(serializers.Serializer):
     )
     message = serializers.CharField(allow_blank=True)
     method = serializers.CharField(help_text="The method whose plan is previewed: greedy.")
-    answers = serializers.IntegerField(help_text="Answers in hand.")
-    tasks = serializers.IntegerField()
-    open_tasks = serializers.IntegerField(
-        help_text="Tasks the round may assign (below the target, room under their cap)."
+    answers = serializers.IntegerField(
+        allow_null=True,
+        help_text="Answers in hand (this and the counts below: null when the "
+        "round could not be read: status no-matrix, stale, error, or skipped for the matrix).",
     )
-    budget = serializers.IntegerField(help_text="Pairs the round may assign.")
+    tasks = serializers.IntegerField(allow_null=True)
+    open_tasks = serializers.IntegerField(
+        allow_null=True,
+        help_text="Tasks the round may assign (below the target, room under their cap).",
+    )
+    budget = serializers.IntegerField(allow_null=True, help_text="Pairs the round may assign.")
     rounds_left = serializers.IntegerField(
         help_text="Rounds to go the round was previewed for (1: the last round)."
     )
     pending = serializers.IntegerField(
+        allow_null=True,
         help_text="Pairs of earlier rounds awaiting their answers: counted as spent (budget, "
-        "caps, not assigned again) and left out of the expected accuracy (conservative)."
+        "caps, not assigned again) and left out of the expected accuracy (conservative).",
     )
-    n_assigned = serializers.IntegerField(help_text="Pairs greedy's plan assigns.")
+    n_assigned = serializers.IntegerField(allow_null=True, help_text="Pairs greedy's plan assigns.")
     accuracy_now = serializers.FloatField(
         allow_null=True, help_text="Expected accuracy of the labels from the answers in hand."
     )
@@ -754,3 +771,12 @@ class RoundPreviewSerializer(serializers.Serializer):
         help_text="Computed under the quality's Dawid-Skene matrices."
     )
     target_posterior = serializers.FloatField(allow_null=True)
+
+    #: The counts of the round, unknown (null) when it could not be read.
+    COUNTS = ("answers", "tasks", "open_tasks", "budget", "pending", "n_assigned")
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not instance.counted:
+            data.update(dict.fromkeys(self.COUNTS))
+        return data

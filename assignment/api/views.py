@@ -425,7 +425,9 @@ class ProjectRoundPreviewView(APIView):
     )
     def get(self, request, project_id: int):
         project = _project(request, project_id)
-        query = RoundPreviewQuerySerializer(data=request.query_params.dict())
+        query = RoundPreviewQuerySerializer(
+            data=request.query_params.dict(), context={"project": project}
+        )
         query.is_valid(raise_exception=True)
         preview = services.round_preview(project=project, **query.validated_data)
         return Response(RoundPreviewSerializer(preview).data)

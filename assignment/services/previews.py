@@ -72,6 +72,8 @@ class RoundPreview:
     dawid_skene: bool = False
     target_posterior: float | None = None
     rounds_left: int = 1  # above 1: this round's layers of a plan for all of them
+    #: Whether the round was read: the counts above are its (else they are not known).
+    counted: bool = False
 
     @property
     def gain(self) -> float | None:
@@ -169,6 +171,7 @@ def _preview_compute(
     nxt = plan.round
     round_budget = nxt.budget if budget is None else budget
     state = {
+        "counted": True,
         "answers": nxt.n_answers,
         "tasks": int(nxt.open_tasks.size),
         "open_tasks": int(nxt.open_tasks.sum()),

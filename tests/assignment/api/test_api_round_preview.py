@@ -38,9 +38,9 @@ def test_the_rounds_options_are_taken_and_checked(api, filled_project):
     assert "target_posterior" in bad.json()["detail"]
     assert "budget" in bad.json()["detail"]
     assert "rounds_left" in bad.json()["detail"]
-    at_half = api.get(url(filled_project), {"target_posterior": 0.5}).json()  # 1/K, K = 2
-    assert at_half["status"] == "error"
-    assert at_half["message"].startswith("target_posterior must be a number above 0.5, at most")
+    at_half = api.get(url(filled_project), {"target_posterior": 0.5})  # 1/K, K = 2
+    assert at_half.status_code == 400
+    assert "target_posterior must be a number above 0.5, at most" in at_half.json()["detail"]
 
 
 def test_a_preview_for_rounds_to_go_is_one_layer_of_their_plan(api, filled_project):
@@ -67,6 +67,23 @@ def test_a_stale_matrix_and_nothing_to_do_are_statuses_not_errors(api, filled_pr
     stale = api.get(url(filled_project)).json()
     assert stale["status"] == "stale"
     assert "late" in stale["message"]
+    # The round was not read: its counts are unknown, not 0.
+    assert done["answers"] == Answer.objects.filter(task__project=filled_project).count()
+    counts = ("answers", "tasks", "open_tasks", "budget", "pending", "n_assigned")
+    assert {name: stale[name] for name in counts} == dict.fromkeys(counts)
+
+
+def test_a_target_below_the_label_sets_bound_and_options_it_does_not_take_are_400s(
+    api, filled_project
+):
+    below = api.get(url(filled_project), {"target_posterior": 0.4})
+    assert below.status_code == 400
+    assert "target_posterior must be a number above 0.5" in below.json()["detail"]
+    caps = api.get(url(filled_project), {"max_tasks_per_worker": 60, "colour": "red"})
+    assert caps.status_code == 400
+    detail = caps.json()["detail"]
+    assert "max_tasks_per_worker: Not taken: the preview plans with greedy" in detail
+    assert "colour: Unknown field" in detail
 
 
 def test_another_users_project_is_not_found(other_api, filled_project):
