@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
+import signal
+import time
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -159,6 +162,25 @@ def test_ctrl_c_while_computing_cancels_the_run_instead_of_leaving_it_running(
             stderr=io.StringIO(),
         )  # fmt: skip
     assert list(AssignmentRun.objects.values_list("status", flat=True)) == [RunStatus.CANCELLED]
+
+
+def test_a_terminate_signal_while_computing_cancels_the_run_as_ctrl_c_does(
+    demo_project, monkeypatch
+):
+    def terminated(*, run_id):
+        os.kill(os.getpid(), signal.SIGTERM)  # what `kill PID` sends the command
+        time.sleep(5)  # the handler interrupts this
+        raise AssertionError("SIGTERM did not interrupt the computation")
+
+    monkeypatch.setattr(services, "run_execute", terminated)
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(CommandError, match=r"interrupted: run \d+ is cancelled"):
+        call_command(
+            "assign", project=demo_project.name, method="greedy", stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )  # fmt: skip
+    assert list(AssignmentRun.objects.values_list("status", flat=True)) == [RunStatus.CANCELLED]
+    assert signal.getsignal(signal.SIGTERM) is before  # the command's handler is gone
 
 
 def test_a_comparison_that_stops_midway_cancels_the_runs_it_did_not_compute(

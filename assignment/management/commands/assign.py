@@ -14,7 +14,9 @@ withdraws a round that was not handed out after all (``services.run_hand_out``,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import signal
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -106,6 +108,21 @@ def _caps_seed_and_round(options: dict) -> dict:
         "rounds_left": options["rounds_left"],
         "enqueue": False,
     }
+
+
+@contextlib.contextmanager
+def _terminate_interrupts():
+    """SIGTERM (``kill``, a stopped container or job) interrupts the computation as Ctrl-C
+    does: the run is cancelled, not left running for the stale-run sweep to hand to a worker."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _cancel_unfinished(runs: list[AssignmentRun]) -> list[int]:
@@ -295,7 +312,8 @@ class Command(BaseCommand):
             raise CommandError(f"run {run.pk} was taken by another process")
         self.stderr.write(f"computing {run.method} ...")
         try:
-            done = services.run_execute(run_id=run.pk)
+            with _terminate_interrupts():
+                done = services.run_execute(run_id=run.pk)
         except KeyboardInterrupt:  # Ctrl-C: no run left running for a worker to take over
             _cancel_unfinished([run])
             raise CommandError(f"interrupted: run {run.pk} is cancelled") from None
