@@ -9,6 +9,7 @@ and waits. Ctrl-C stops both.
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from assignment.services import DEMO_PASSWORD_FILE, demo_project_create, demo_user_ensure
 
@@ -33,6 +34,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-demo", action="store_true", help="skip the demo user and data")
 
     def handle(self, *args, host: str, port: int, concurrency: int, no_demo: bool, **options):
+        _check_port_free(host, port)
         self.stdout.write("Migrating the database ...")
         call_command("migrate", interactive=False, verbosity=0)
         base_url = f"http://{host}:{port}"
@@ -72,9 +74,17 @@ class Command(BaseCommand):
             while not stop and all(child.poll() is None for child in children):
                 time.sleep(0.5)
         except KeyboardInterrupt:
-            pass
+            stop.append(True)
         finally:
+            ended = [
+                f"{name} (exit status {child.returncode})"
+                for name, child in zip(("the Celery worker", "the web server"), children)
+                if child.poll() is not None
+            ]
             self._stop(children)
+        if not stop:  # a child ended on its own: the product is not running
+            names = ", ".join(ended)
+            raise CommandError(f"stopped: {names} ended on its own (its output is above)")
 
     def _demo(self, base_url: str) -> None:
         self.stdout.write("Preparing the demo project (Figure 4 shape, 100 x 1,000) ...")
@@ -99,3 +109,16 @@ class Command(BaseCommand):
                 child.kill()
                 child.wait()
         self.stdout.write("Stopped.")
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse to start when ``host:port`` is taken, before anything is started."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the web server does
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise CommandError(
+                f"cannot serve on {host}:{port}: {exc.strerror} (is tvcs-assign already "
+                "running there?); choose another with --port"
+            ) from None

@@ -1,0 +1,48 @@
+"""runproduct refuses a port already taken and fails when the server or the worker ends."""
+
+from __future__ import annotations
+
+import io
+import socket
+import subprocess
+import sys
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from assignment.management.commands import runproduct
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_port_already_taken_is_refused_before_anything_starts(monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("nothing may start")
+
+    monkeypatch.setattr(runproduct.subprocess, "Popen", never)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = io.StringIO()
+        with pytest.raises(CommandError, match=rf"cannot serve on 127.0.0.1:{port}: .*--port"):
+            call_command("runproduct", port=port, no_demo=True, stdout=out)
+    assert "running at" not in out.getvalue()
+
+
+def test_a_server_that_ends_on_its_own_makes_the_command_fail(monkeypatch):
+    started, popen = [], subprocess.Popen
+
+    def ends_at_once(args, **kwargs):  # a real child process that exits with status 3
+        started.append(args)
+        if "runserver" in args:
+            return popen([sys.executable, "-c", "raise SystemExit(3)"])
+        return popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+    monkeypatch.setattr(runproduct.subprocess, "Popen", ends_at_once)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(CommandError, match=r"the web server \(exit status 3\) ended on its own"):
+        call_command("runproduct", port=port, no_demo=True, stdout=io.StringIO())
+    assert len(started) == 2
