@@ -78,7 +78,9 @@ class Command(BaseCommand):
         finally:
             ended = [
                 f"{name} (exit status {child.returncode})"
-                for name, child in zip(("the Celery worker", "the web server"), children)
+                for name, child in zip(
+                    ("the Celery worker", "the web server"), children, strict=True
+                )
                 if child.poll() is not None
             ]
             self._stop(children)
