@@ -272,7 +272,9 @@ class _BoxSteps:
 
 def _largest(values: np.ndarray, k: int) -> np.ndarray:
     """Bool mask, shape (p,), of the positive ``values`` at least the ``k``-th largest (ties
-    at the threshold all in): every positive value when ``k >= p``."""
+    at the threshold all in): every positive value when ``k >= p``, none when ``k <= 0``."""
+    if k <= 0:
+        return np.zeros(values.shape[0], dtype=bool)
     if k >= values.shape[0]:
         return values > 0
     threshold = np.partition(values, values.shape[0] - k)[values.shape[0] - k]

@@ -20,6 +20,7 @@ import numpy as np
 
 from assignment.engine._sampled_votes import clip_to_support
 from assignment.engine.problem import AssignmentProblem
+from assignment.engine.rounds import next_round
 from assignment.engine.search_pairs import SearchPairs
 from assignment.engine.solve import METHODS, solve
 from assignment.engine.surrogate import Surrogate
@@ -62,12 +63,7 @@ def warm_up(*, methods=METHODS) -> WarmUpResult:
     """
     rng = np.random.default_rng(0)
     quality = rng.uniform(0.55, 0.95, (N_WORKERS, N_TASKS))
-    problem = AssignmentProblem(
-        quality,
-        max_workers_per_task=3,
-        max_tasks_per_worker=2 * N_TASKS // N_WORKERS,
-        budget=2 * N_TASKS,
-    )
+    problem = _problem(quality)
     seconds = {}
     for method in methods:
         started = time.perf_counter()
@@ -84,7 +80,51 @@ def warm_up(*, methods=METHODS) -> WarmUpResult:
         started = time.perf_counter()
         _step_over_candidates(problem, rng)
         seconds["step over candidate pairs"] = time.perf_counter() - started
+    started = time.perf_counter()
+    _solve_other_models(quality, methods, rng)
+    seconds["three labels and confusion matrices"] = time.perf_counter() - started
+    started = time.perf_counter()
+    _rounds(quality, rng)
+    seconds["next rounds"] = time.perf_counter() - started
     return WarmUpResult(seconds=seconds)
+
+
+def _solve_other_models(quality: np.ndarray, methods, rng: np.random.Generator) -> None:
+    """Every method on the same crowd with three labels, and under Dawid–Skene confusion
+    matrices with two and three labels: the multi-class and confusion kernels (a first such
+    run compiled for 11 to 24 s before they were warmed up here)."""
+    problems = [_problem(quality, n_labels=3)]
+    n = quality.shape[0]
+    for k in (2, 3):
+        confusion = rng.dirichlet(np.ones(k), size=(n, k)) + 3.0 * np.eye(k)
+        confusion /= confusion.sum(axis=2, keepdims=True)
+        problems.append(_problem(quality, n_labels=k, confusion=confusion))
+    for problem in problems:
+        for method in methods:
+            solve(problem, method=method, seed=0)
+
+
+def _rounds(quality: np.ndarray, rng: np.random.Generator) -> None:
+    """A next round after one answer per task, binary and over three labels, planned for
+    two rounds and taken in layers: the posterior and layer kernels of a round."""
+    n, m = quality.shape
+    workers = rng.integers(0, n, m)
+    for k in (2, 3):
+        nxt = next_round(
+            _problem(quality, n_labels=k),
+            worker_index=workers,
+            task_index=np.arange(m),
+            label=rng.integers(0, k, m),
+        )
+        nxt.solve_layered(lambda problem: solve(problem, method="greedy", seed=0), rounds_left=2)
+
+
+def _problem(quality: np.ndarray, **model) -> AssignmentProblem:
+    """The warm-up's problem on ``quality``: 3 workers a task, two answers a task in all."""
+    n, m = quality.shape
+    return AssignmentProblem(
+        quality, max_workers_per_task=3, max_tasks_per_worker=2 * m // n, budget=2 * m, **model
+    )
 
 
 def _project_twice(problem: AssignmentProblem, rng: np.random.Generator) -> None:

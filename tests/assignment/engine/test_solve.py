@@ -102,3 +102,28 @@ def test_progress_is_reported_and_ends_at_one():
 def test_bad_arguments_are_rejected_with_the_valid_choices(kwargs, message):
     with pytest.raises(ValueError, match=message):
         solve(make_problem(), **kwargs)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("n_labels", [2, 3])
+@pytest.mark.parametrize("under_confusion", [False, True], ids=["symmetric", "dawid-skene"])
+def test_a_budget_of_zero_assigns_nothing_under_every_model(method, n_labels, under_confusion):
+    # tvcs-iht under confusion matrices once failed here, ranking the top 0 pairs.
+    from assignment.engine import AssignmentProblem
+
+    rng = np.random.default_rng(3)
+    confusion = None
+    if under_confusion:
+        confusion = rng.dirichlet(np.ones(n_labels), size=(6, n_labels)) + np.eye(n_labels)
+        confusion /= confusion.sum(axis=2, keepdims=True)
+    problem = AssignmentProblem(
+        rng.uniform(0.5, 0.9, (6, 15)),
+        max_workers_per_task=3,
+        max_tasks_per_worker=5,
+        budget=0,
+        n_labels=n_labels,
+        confusion=confusion,
+    )
+    result = solve(problem, method=method, seed=1)
+    assert result.rows.size == 0
+    assert result.expected_accuracy == pytest.approx(1.0 / n_labels)

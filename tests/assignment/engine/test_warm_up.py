@@ -16,7 +16,8 @@ from assignment.engine.warm_up import warm_up
 # warm-up misses. Every numba dispatcher of the engine and of projections is listed with the
 # signatures it has compiled (or loaded from the cache) after the warm-up, and again after runs
 # of every method on problems of other sizes and shapes (arrays of caps and priors, an
-# eligibility mask, a budget above what the caps allow).
+# eligibility mask, a budget above what the caps allow; three labels, Dawid-Skene confusion
+# matrices; next rounds of each taken in layers).
 PROBE = textwrap.dedent(
     """
     import importlib, json, pkgutil
@@ -49,9 +50,25 @@ PROBE = textwrap.dedent(
                               budget=m, prior=rng.uniform(0.2, 0.8, m),
                               eligible=rng.random((n, m)) < 0.7),
         ]
+        # three labels, and Dawid-Skene confusion matrices over two and three labels
+        quality, caps = problems[1].quality, {"max_workers_per_task": 3,
+                                              "max_tasks_per_worker": m // 2, "budget": m}
+        problems.append(AssignmentProblem(quality, n_labels=3, **caps))
+        for k in (2, 3):
+            confusion = rng.dirichlet(np.ones(k), size=(n, k)) + 2.0 * np.eye(k)
+            confusion /= confusion.sum(axis=2, keepdims=True)
+            problems.append(AssignmentProblem(quality, n_labels=k, confusion=confusion, **caps))
         for problem in problems:
             for method in METHODS:
                 solve(problem, method=method, seed=1)
+        # a next round of each, planned for three rounds and taken in layers
+        from assignment.engine.rounds import next_round
+        for problem in problems:
+            k = problem.n_labels
+            nxt = next_round(problem, worker_index=rng.integers(0, n, m), task_index=np.arange(m),
+                             label=rng.integers(0, k, m))
+            for method in METHODS:
+                nxt.solve_layered(lambda p: solve(p, method=method, seed=1), rounds_left=3)
     # quality by category, and tvcs-iht's steps over candidate pairs (a large problem's)
     import assignment.engine.search_pairs as search_pairs
     search_pairs.MAX_SEARCH_PAIRS = 300
@@ -87,6 +104,8 @@ def test_warm_up_solves_with_every_method_and_says_how_long_each_took():
         *METHODS,
         "warm-started projection",
         "step over candidate pairs",
+        "three labels and confusion matrices",
+        "next rounds",
     }
     assert all(seconds >= 0 for seconds in result.seconds.values())
     assert result.total_seconds == pytest.approx(sum(result.seconds.values()))
