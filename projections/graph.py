@@ -239,6 +239,10 @@ def _trim(support: np.ndarray, forest_edges: np.ndarray, prizes, size: int) -> n
     return support
 
 
+#: The lowest edge price the search tries, relative to ``lam_max`` (:func:`_search`).
+_MIN_PRICE_RATIO = 1e-12
+
+
 def _search(prizes, graph: Graph, low: int, high: int, n_components: int, max_iter: int, start):
     """GraphDA's Algorithm 2: bisect the edge price until the forest has ``low..high`` nodes.
 
@@ -254,8 +258,12 @@ def _search(prizes, graph: Graph, low: int, high: int, n_components: int, max_it
     """
     total = float(prizes.sum())
     lam_max = 2.0 * total / float(graph.costs.min(initial=1.0))
+    # Below this price every edge is all but free: the forest no longer grows, and PCST on
+    # subnormal costs may never return. A warm start carried across calls that all fell short
+    # of ``low`` (fewer non-zero prizes than that) shrank by 4^max_iter a call until it hung.
+    lam_min = lam_max * _MIN_PRICE_RATIO
     lo, hi, below, above = 0.0, lam_max, None, None
-    lam = lam_max / 2 if start is None else min(lam_max, start * total)
+    lam = lam_max / 2 if start is None else min(lam_max, max(lam_min, start * total))
     for it in range(1, max_iter + 1):
         mask, edges = _forest(prizes, graph, lam, n_components)
         size = int(mask.sum())
@@ -268,7 +276,9 @@ def _search(prizes, graph: Graph, low: int, high: int, n_components: int, max_it
         if lo > 0 and below is None:
             lam = min(4.0 * lo, lam_max)
         elif lo == 0:
-            lam = hi / (4.0 if start is not None else 2.0)
+            if hi <= lam_min:  # as large a forest as any price gives, still short of low
+                break
+            lam = max(lam_min, hi / (4.0 if start is not None else 2.0))
         else:
             lam = math.sqrt(lo * hi)
     if below is None:
@@ -276,7 +286,7 @@ def _search(prizes, graph: Graph, low: int, high: int, n_components: int, max_it
     candidates = [_grow(below, prizes, graph, low)]
     if above is not None:
         candidates.append(_trim(above[0], above[1], prizes, high))
-    return candidates, hi, max_iter, False
+    return candidates, hi, it, False
 
 
 def _project(v, graph, kind, sparsity, n_components, tolerance, max_iter, warm_start):
@@ -356,8 +366,10 @@ def head_projection(
     ProjectionResult
         ``support`` (bool, the shape of ``v``): at most ``n_components`` trees of ``graph``, at
         most ``floor((1 + tolerance) * sparsity)`` nodes, empty when ``v == 0``; ``x`` is ``v``
-        on it; ``objective`` is ``||v_H||^2``; ``converged`` says whether the size landed in
-        the target range; ``iterations`` counts PCST calls; ``optimal`` is False.
+        on it; ``objective`` is ``||v_H||^2``; ``converged`` says whether a forest of the
+        bisection landed in the target range (if not, the support is its nearest forest grown
+        or trimmed into the range, ``details["stopped"]`` is ``"max_iter"``); ``iterations``
+        counts PCST calls; ``optimal`` is False.
 
     Raises
     ------

@@ -112,11 +112,11 @@ def iht(
     escape : int, default 8
         Escape from fixed points (see Notes): when an iteration barely moves (the ``tol``
         test) or, for a loss with ``minimize_on_support`` when minimising, keeps a support
-        it can debias (see ``DEBIAS_MAX_FRACTION``), try the steps ``step * 2^k`` for ``k =
-        1 .. escape``; the first whose candidate lowers ``phi`` (``f``, or ``-f`` when
-        maximising) by more than a relative ``1e-9`` becomes the next iterate and the run
-        goes on; if none does and the iteration barely moved, the run has converged. ``0``
-        turns it off (plain Algorithm 1).
+        it can debias (at most half as many elements as the loss has samples), try the
+        steps ``step * 2^k`` for ``k = 1 .. escape``; the first whose candidate lowers
+        ``phi`` (``f``, or ``-f`` when maximising) by more than a relative ``1e-9`` becomes
+        the next iterate and the run goes on; if none does and the iteration barely moved,
+        the run has converged. ``0`` turns it off (plain Algorithm 1).
 
     Returns
     -------

@@ -11,8 +11,9 @@ __all__ = ["SolverResult"]
 
 @dataclass(frozen=True, eq=False)
 class SolverResult:
-    """Outcome of :func:`~projections.solvers.iht`, :func:`~projections.solvers.stochastic_iht`
-    or :func:`~projections.solvers.gradmp`.
+    """Outcome of every solver of :mod:`projections.solvers` (:func:`~projections.solvers.iht`,
+    :func:`~projections.solvers.stochastic_iht`, :func:`~projections.solvers.gradmp`, the group,
+    dual-averaging and conditional-gradient solvers); each adds its own ``details``.
 
     Attributes
     ----------
@@ -58,8 +59,9 @@ class SolverResult:
     details : dict
         What the message says, as values: ``returned_iteration`` (int: the iteration of
         ``solution``, below ``iterations`` when an earlier best iterate was returned) for
-        every solver; :func:`~projections.solvers.iht` adds ``step_rule`` (``"constant"``,
-        ``"1/L"`` or ``"backtracking"``) and ``escapes`` (int: fixed-point escapes taken).
+        every solver; :func:`~projections.solvers.iht` adds ``step_rule`` (``"constant"``, a
+        step given, or ``"adaptive"``, the local ``1/L`` with backtracking) and ``escapes``
+        (int: fixed-point escapes taken).
     """
 
     solution: np.ndarray

@@ -215,3 +215,42 @@ def test_a_pcst_fast_build_that_returns_wrong_nodes_is_refused(monkeypatch):
             head_projection(np.ones(12), Graph.grid(3, 4), sparsity=2)
     finally:
         graph_module._pcst.cache_clear()
+
+
+@pytest.fixture
+def prices(monkeypatch):
+    """The edge prices the search tries, refusing a subnormal one (PCST may never return)."""
+    tried, real = [], graph_module._forest
+
+    def forest(prizes, graph, lam, n_components):
+        tried.append(lam / (2.0 * prizes.sum()))  # relative to lam_max on unit costs
+        if lam < 1e-200:
+            raise AssertionError(f"the search priced edges at {lam!r}")
+        return real(prizes, graph, lam, n_components)
+
+    monkeypatch.setattr(graph_module, "_forest", forest)
+    return tried
+
+
+def test_warm_starts_chained_short_of_the_size_keep_the_price_above_its_floor(prices):
+    grid = Graph.grid(4, 4)
+    v = np.zeros(16)
+    v[[5, 6]] = [1.0, -0.5]  # two non-zero prizes: no forest reaches 5 nodes
+    warm_start = None
+    for _ in range(60):  # each call used to start 4^20 lower than the last: call 29 hung
+        result = tail_projection(v, grid, sparsity=5, warm_start=warm_start)
+        warm_start = result.warm_start
+        assert result.support.sum() == 2
+        assert not result.converged
+    assert min(prices) >= graph_module._MIN_PRICE_RATIO * (1 - 1e-9)
+    assert tail_projection(v, grid, sparsity=5, warm_start=1e-310).support.sum() == 2
+
+
+def test_graph_da_with_a_head_smaller_than_its_tail_ends(prices):
+    from projections.solvers import Logistic, graph_da
+
+    rng = np.random.default_rng(0)
+    loss = Logistic(rng.standard_normal((40, 16)), rng.choice([-1.0, 1.0], 40))
+    result = graph_da(loss, Graph.grid(4, 4), sparsity=5, head_sparsity=2, gamma=1.0)
+    assert result.support.sum() <= 5
+    assert Graph.grid(4, 4).n_components(result.support) <= 1
