@@ -367,3 +367,16 @@ def test_a_bad_method_option_is_a_command_error_and_nothing_runs(demo_project, a
     with pytest.raises(CommandError, match=message):
         call_command("assign", "--project", demo_project.name, *arguments)
     assert not AssignmentRun.objects.filter(project=demo_project).exists()
+
+
+def test_the_help_lists_every_methods_options_with_defaults_and_bounds_from_the_registry():
+    from assignment.engine import METHODS, method_spec
+    from assignment.management.commands.assign import Command
+
+    text = Command().create_parser("manage.py", "assign").format_help()
+    flat = " ".join(text.split())
+    for method in METHODS:
+        assert f"{method}:" in flat
+        for option in method_spec(method).options:
+            assert f"{option.name} (" in flat
+            assert option.describe() in flat

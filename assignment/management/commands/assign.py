@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import math
 import signal
 
@@ -110,6 +111,16 @@ def _caps_seed_and_round(options: dict) -> dict:
     }
 
 
+def _options_help() -> str:
+    """Each method's options with their defaults and bounds, from the engine's registry."""
+    methods = []
+    for method in Method.values:
+        options = method_spec(method).options
+        listed = "; ".join(f"{o.name} ({json.dumps(o.default)}: {o.describe()})" for o in options)
+        methods.append(f"{method}: {listed or 'none'}")
+    return "Options (default: what it takes): " + ". ".join(methods).replace("%", "%%")
+
+
 @contextlib.contextmanager
 def _terminate_interrupts():
     """SIGTERM (``kill``, a stopped container or job) interrupts the computation as Ctrl-C
@@ -185,8 +196,7 @@ class Command(BaseCommand):
             metavar="NAME=VALUE",
             help="with --method: one of the method's options (repeat for more), e.g. "
             "--option max_iter=20 --option time_limit=60; true/false for a switch, null for "
-            "none. The options, their defaults and bounds: README, 'Methods', or the API's "
-            "schema",
+            f"none. {_options_help()}",
         )
         parser.add_argument(
             "--round",
