@@ -510,6 +510,11 @@ class ComparisonForm(_RoundForm, _CapsForm):
         if low > high:
             self.add_error("budget_to", "B must be at least A.")
             return []
+        if steps == 1 and low != high:
+            self.add_error(
+                "budget_steps", f"One budget cannot run from {low} to {high}: give 2 or more."
+            )
+            return []
         budgets = sorted(set(np.linspace(low, high, steps).round().astype(np.int64).tolist()))
         if len(budgets) < steps:
             self.note = (

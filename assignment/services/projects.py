@@ -188,7 +188,7 @@ def project_update_check(*, project: Project, **fields) -> dict:
     Raises :class:`ProjectAlreadyExistsError` if the new name is taken by another project of
     the owner, :class:`ProjectValidationError` for invalid values (a prior outside (0, 1), a
     negative cap, the prior of the other kind of label set: ``default_prior`` for more than
-    two labels, ``default_label_prior`` for two; a budget below the answers already
+    two labels, ``default_label_prior`` for two; a budget of 0, or below the answers already
     collected, which it counts).
     """
     unknown = sorted(set(fields) - set(PROJECT_UPDATABLE_FIELDS))
@@ -223,9 +223,15 @@ def project_update_check(*, project: Project, **fields) -> dict:
 
 
 def _check_budget_covers_answers(project: Project, budget: int | None) -> None:
-    """Refuse a budget below the answers the project has: rounds count them as spent."""
+    """Refuse a budget of 0 (no run or round could spend it) and a budget below the answers
+    the project has (rounds count them as spent)."""
     if budget is None:
         return
+    if budget == 0:
+        raise ProjectValidationError(
+            "default_budget 0 has nothing to spend: give at least 1 pair, or none (as many as "
+            "the caps allow)"
+        )
     answers = Answer.objects.filter(task__project=project).count()
     if budget < answers:
         raise ProjectValidationError(

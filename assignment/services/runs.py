@@ -389,6 +389,11 @@ def _run_new(
     of a next round, None for a run on the whole project; ``round_plan`` the answers in hand
     when the caller has read them already (a comparison's runs share them)."""
     requested_budget = budget
+    if budget == 0 and round_targets is None:  # (a round says so with what remains)
+        raise RunValidationError(
+            "a budget of 0 has nothing to spend: give a positive budget, or none for the "
+            "project's"
+        )
     per_task, per_worker = _caps_or_defaults(project, max_workers_per_task, max_tasks_per_worker)
     whole_budget = project_budget(
         project=project,

@@ -50,6 +50,10 @@ def test_a_list_of_budgets_is_taken_as_given(client, sample_project):
         ({"budget_mode": "list", "budgets": "3, x"}, "&#x27;x&#x27; is not an integer from 1"),
         ({"budget_mode": "list", "budgets": ""}, "Give at least one budget"),
         ({"budget_from": "9", "budget_to": "3", "budget_steps": "2"}, "B must be at least A"),
+        (
+            {"budget_from": "4", "budget_to": "16", "budget_steps": "1"},
+            "One budget cannot run from 4 to 16: give 2 or more.",
+        ),
         ({"budget_from": "1", "budget_to": "3"}, "Required for a range of budgets"),
         ({"budget_mode": "list", "budgets": "0"}, "&#x27;0&#x27; is not an integer from 1"),
         (  # the API's bound, which SQLite alone would not enforce

@@ -68,6 +68,18 @@ def test_a_budget_below_the_answers_collected_is_refused_over_the_api_and_none_i
     assert api.patch(url, {"default_budget": None}, format="json").status_code == 200
 
 
+def test_a_budget_of_zero_is_refused_for_a_run_and_as_the_projects_default(api, filled_project):
+    runs = f"/api/projects/{filled_project.pk}/runs/"
+    response = api.post(runs, {"method": "greedy", "budget": 0}, format="json")
+    assert response.status_code == 400
+    assert "a budget of 0 has nothing to spend" in response.json()["detail"]
+    project = f"/api/projects/{filled_project.pk}/"
+    response = api.patch(project, {"default_budget": 0}, format="json")
+    assert response.status_code == 400
+    assert "default_budget 0 has nothing to spend" in response.json()["detail"]
+    assert not AssignmentRun.objects.filter(project=filled_project).exists()
+
+
 def test_project_update_may_keep_the_name_of_the_project_itself(filled_project):
     services.project_update(project=filled_project, name="birds", description="new")
     assert Project.objects.get(pk=filled_project.pk).description == "new"
