@@ -70,6 +70,18 @@ class ImportResult:
     rows: int
     added: int | None = None
 
+    @property
+    def new_and_existing(self) -> str:
+        """Which rows were new and which already there, in words ("" for a quality file):
+        rows already there are set to the file's values, changed or not, so not "updated"
+        (read as "changed" when the same file comes back)."""
+        if self.added is None:
+            return ""
+        there = self.rows - self.added
+        if not there:
+            return f"all {self.added:,} new" if self.rows > 1 else "new"
+        return f"{self.added:,} new, {there:,} already there, set to the values in the file"
+
 
 class _Invalid(Exception):
     """A cell's problem; the row loop adds the file, the line and the column."""

@@ -666,7 +666,10 @@ class ComparisonSerializer(serializers.Serializer):
     methods = serializers.ListField(child=serializers.CharField())
     budgets = serializers.ListField(child=serializers.IntegerField())
     created_at = serializers.DateTimeField()
-    finished = serializers.BooleanField(help_text="Every run has ended.")
+    finished = serializers.BooleanField(
+        help_text="Every run has ended; the upper bound, computed after them, may still be "
+        "pending (upper_bound.status)."
+    )
     rows = ComparisonRowSerializer(many=True)
     curves = CurvesField()
     upper_bound = UpperBoundSerializer(

@@ -391,8 +391,7 @@ def _run_new(
     requested_budget = budget
     if budget == 0 and round_targets is None:  # (a round says so with what remains)
         raise RunValidationError(
-            "a budget of 0 has nothing to spend: give a positive budget, or none for the "
-            "project's"
+            "a budget of 0 has nothing to spend: give a positive budget, or none for the project's"
         )
     per_task, per_worker = _caps_or_defaults(project, max_workers_per_task, max_tasks_per_worker)
     whole_budget = project_budget(

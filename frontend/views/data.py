@@ -114,14 +114,8 @@ def _imported(result) -> str:
     rows = f"{result.rows:,} row{pluralize(result.rows)}"
     if result.added is None:
         return f"{result.file}: {rows} read into a new quality matrix."
-    there = result.rows - result.added
-    if not there:
-        how = f"all {result.added:,} new" if result.rows > 1 else "new"
-    else:
-        # Rows already there are set to the file's values, changed or not: "updated" read as
-        # "changed" when the same file came back.
-        how = f"{result.added:,} new, {there:,} already there, set to the values in the file"
-    return f"{result.file}: {rows} of {result.kind.replace('_', ' ')} imported ({how})."
+    kind = result.kind.replace("_", " ")
+    return f"{result.file}: {rows} of {kind} imported ({result.new_and_existing})."
 
 
 @login_required

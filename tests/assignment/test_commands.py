@@ -150,7 +150,10 @@ def test_import_data_imports_each_kind_and_says_how_many_rows(files):
     for kind in ("workers", "tasks", "gold_items", "gold_answers", "answers", "quality"):
         out = run("import_data", "--project", "demo", "--kind", kind, str(files[kind]))
         rows = ALL_CSV[kind].count("\n") - 1
-        assert out == f"Imported {rows:,} {kind} rows from {kind}.csv into project 'demo'.\n"
+        how = "" if kind == "quality" else f" (all {rows:,} new)"
+        assert out == f"Imported {rows:,} {kind} rows from {kind}.csv into project 'demo'{how}.\n"
+    again = run("import_data", "--project", "demo", "--kind", "workers", str(files["workers"]))
+    assert again.endswith("(0 new, 3 already there, set to the values in the file).\n")
     assert Worker.objects.count() == 3
     assert QualityMatrix.objects.count() == 1
 

@@ -44,6 +44,8 @@ class Command(BaseCommand):
                 result = project_data_import(
                     project=target, kind=kind, file=stream, file_name=file.name, format=format
                 )
+        how = f" ({result.new_and_existing})" if result.new_and_existing else ""
         self.stdout.write(
-            f"Imported {result.rows:,} {kind} rows from {result.file} into project {target.name!r}."
+            f"Imported {result.rows:,} {kind} rows from {result.file} into project "
+            f"{target.name!r}{how}."
         )
