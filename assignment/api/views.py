@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -21,7 +19,7 @@ from drf_spectacular.utils import (
 from drf_spectacular.views import SpectacularSwaggerView
 from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import NotAuthenticated
+from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -57,7 +55,7 @@ from assignment.api.serializers import (
 from assignment.downloads import file_response
 from assignment.exporters import EXPORT_KINDS, LABEL_AGGREGATIONS, export_data, write_pairs
 from assignment.importers import KINDS
-from assignment.models import AssignmentRun, Comparison, Project
+from assignment.models import MAX_ID, AssignmentRun, Comparison, Project
 from assignment.sign_in import client_address, lockout_message, sign_in_locked
 
 _NOT_FOUND = OpenApiResponse(ErrorSerializer, description="Not found, or not yours.")
@@ -102,25 +100,38 @@ def _paginated(view: APIView, queryset, serializer_class) -> Response:
     return paginator.get_paginated_response(serializer_class(page, many=True).data)
 
 
+def _yours(queryset, pk: int, what: str):
+    """The row ``pk`` of ``queryset`` (the user's own), else a 404 in the user's words: another
+    user's row is not found either, and says nothing of whether it exists."""
+    try:
+        key = int(pk)
+    except (TypeError, ValueError):
+        key = 0
+    row = queryset.filter(pk=key).first() if 0 < key <= MAX_ID else None
+    if row is None:
+        raise NotFound(f"You have no {what} {pk}.")
+    return row
+
+
 def _project(request, project_id: int) -> Project:
-    return get_object_or_404(selectors.project_list_for_user(user=request.user), pk=project_id)
+    return _yours(selectors.project_list_for_user(user=request.user), project_id, "project")
 
 
 def _run(request, run_id: int) -> AssignmentRun:
-    return get_object_or_404(selectors.run_list_for_user(user=request.user), pk=run_id)
+    return _yours(selectors.run_list_for_user(user=request.user), run_id, "run")
 
 
 def _run_status(request, run_id: int) -> AssignmentRun:
     """The run with only what :class:`RunSerializer` shows (the poll: one row of one table)."""
     run = selectors.run_status_for_user(user=request.user, run_id=run_id)
-    if run is None:  # in the words of get_object_or_404
-        raise Http404(f"No {AssignmentRun._meta.object_name} matches the given query.")
+    if run is None:
+        raise NotFound(f"You have no run {run_id}.")
     return run
 
 
 def _comparison(request, comparison_id: int) -> Comparison:
-    return get_object_or_404(
-        selectors.comparison_list_for_user(user=request.user), pk=comparison_id
+    return _yours(
+        selectors.comparison_list_for_user(user=request.user), comparison_id, "comparison"
     )
 
 

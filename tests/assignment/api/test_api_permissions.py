@@ -77,7 +77,7 @@ def test_another_users_objects_are_not_found_and_left_alone(other_api, objects, 
     before = snapshot()
     response = call(other_api, method, path, data, objects)
     assert response.status_code == 404
-    assert response.json()["detail"].startswith("No ")
+    assert response.json()["detail"].startswith("You have no ")
     assert snapshot() == before
 
 

@@ -76,7 +76,7 @@ def test_the_run_is_read_as_the_orm_reads_it(alice, running, django_assert_num_q
 def test_a_run_id_beyond_any_key_is_not_found(api):
     response = api.get(f"/api/runs/{2**64}/")
     assert response.status_code == 404
-    assert response.json() == {"detail": "No AssignmentRun matches the given query."}
+    assert response.json() == {"detail": f"You have no run {2**64}."}
 
 
 def test_another_users_run_is_not_found_in_as_many_queries(
@@ -85,7 +85,7 @@ def test_another_users_run_is_not_found_in_as_many_queries(
     with django_assert_max_num_queries(POLL_QUERIES):
         response = other_api.get(f"/api/runs/{running}/")
     assert response.status_code == 404
-    assert response.json() == {"detail": "No AssignmentRun matches the given query."}
+    assert response.json() == {"detail": f"You have no run {running}."}
 
 
 def test_a_list_of_runs_answers_as_the_whole_runs_would(api, running, succeeded):
