@@ -32,6 +32,7 @@ from assignment.models import (
 )
 from assignment.priors import label_prior_mapping
 from assignment.selectors import RUN_STATUS_FIELDS
+from assignment.services.comparisons import MAX_COMPARISON_RUNS
 from assignment.services.rounds import target_posterior_refusal
 
 
@@ -189,6 +190,23 @@ class ProjectSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
 class OpenProbabilityField(serializers.FloatField):
     """A probability strictly between 0 and 1, as the schema says (the services refuse the
     ends too, with their own message)."""
+
+
+@extend_schema_field({**_OPEN_PROBABILITY_SCHEMA, "exclusiveMaximum": False})
+class PositiveFractionField(serializers.FloatField):
+    """A number in (0, 1], as the schema says: a target accuracy, or a target posterior (whose
+    bound for the project's K labels, (1/K, 1], the service checks with its own message)."""
+
+    default_error_messages = {"not_positive": "Ensure this value is greater than 0."}
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(max_value=1.0, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value <= 0:
+            self.fail("not_positive")
+        return value
 
 
 class TextField(serializers.CharField):
@@ -451,17 +469,13 @@ class _RoundSerializer(serializers.Serializer):
         "posterior as its prior, answered pairs not again, caps counting the answers); budget "
         "is then this round's, by default what remains of the project's budget.",
     )
-    target_posterior = serializers.FloatField(
+    target_posterior = PositiveFractionField(
         required=False,
-        min_value=0.0,
-        max_value=1.0,
         help_text="Rounds only: tasks whose likeliest label has at least this posterior get "
         "nobody. In (1/K, 1] for K labels: above 0.5 for two, above 1/3 for three.",
     )
-    target_accuracy = serializers.FloatField(
+    target_accuracy = PositiveFractionField(
         required=False,
-        min_value=0.0,
-        max_value=1.0,
         help_text="Rounds only: refuse the round (400) once the answers' expected accuracy "
         "reaches this. In (0, 1].",
     )
@@ -474,16 +488,6 @@ class _RoundSerializer(serializers.Serializer):
         "of them with its budget and takes its share in layers (a first or a check answer for "
         "each open task before any task's next one); default 1, the last round.",
     )
-
-    def validate_target_posterior(self, value: float) -> float:
-        if value <= 0:  # the bound of the project's label set is the service's to check
-            raise serializers.ValidationError("Ensure this value is greater than 0.")
-        return value
-
-    def validate_target_accuracy(self, value: float) -> float:
-        if value <= 0.0:
-            raise serializers.ValidationError("Ensure this value is greater than 0.")
-        return value
 
 
 class _ShardsSerializer(serializers.Serializer):
@@ -595,6 +599,7 @@ class ComparisonCreateSerializer(
     budgets = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=MAX_COUNT),
         required=False,
+        max_length=MAX_COMPARISON_RUNS,
         help_text="One run per method and budget; default: one run per method, default budget.",
     )
 
@@ -700,10 +705,8 @@ class RoundPreviewQuerySerializer(KnownFieldsOnlyMixin, serializers.Serializer):
         "its settings); it takes budget, rounds_left and target_posterior.",
     )
 
-    target_posterior = serializers.FloatField(
+    target_posterior = PositiveFractionField(
         required=False,
-        min_value=0.0,
-        max_value=1.0,
         help_text="As a round's: tasks whose likeliest label has at least this posterior get "
         "nobody. In (1/K, 1] for K labels; default none.",
     )
