@@ -164,10 +164,17 @@ def _round_layers(nxt: NextRound, plan: np.ndarray, *, rounds_left: int, seed):
 def _layers_note(nxt: NextRound, plan: np.ndarray, take: np.ndarray, rounds_left: int) -> str:
     """What a round's message adds when it takes layers of a plan for ``rounds_left``
     rounds (with :func:`_pending_note`)."""
+    planned = plan & take
+    checks = int(take.sum() - planned.sum())
+    extra = (
+        f" and {checks:,} check answer{'s' * (checks != 1)} for open tasks the plan leaves out"
+        if checks
+        else ""
+    )
     return (
         f"; planned {int(plan.sum()):,} pairs for {rounds_left} rounds (the figures before "
-        f"this are that plan's), this one takes {int(take.sum()):,} of them in layers: the "
-        f"run's expected accuracy is after those alone{_pending_note(nxt)}"
+        f"this are that plan's), this one takes {int(planned.sum()):,} of them in layers"
+        f"{extra}: the run's expected accuracy is after those alone{_pending_note(nxt)}"
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -318,8 +319,16 @@ def test_a_round_with_rounds_to_go_takes_one_layer_of_its_plan_for_all_of_them(
     unanswered = ~answered.any(axis=0)
     assert x.sum() <= max(10, int(unanswered.sum()))
     assert x[:, unanswered].any(axis=0).all()
-    assert "this one takes" in layered.progress_message
     assert "the run's expected accuracy is after those alone" in layered.progress_message
+    # The plan's pairs it takes, and the check answers it adds, add up to the pairs it has.
+    said = re.search(
+        r"planned (\d+) pairs for 3 rounds .*this one takes (\d+) of them in layers"
+        r"(?: and (\d+) check answers?)?",
+        layered.progress_message,
+    )
+    planned, taken, checks = (int(group or 0) for group in said.groups())
+    assert taken <= planned
+    assert taken + checks == x.sum()
     q = first.quality_matrix.values
     posterior = aggregate(grid(first), q, prior=0.4).posterior
     assert layered.expected_accuracy == pytest.approx(
@@ -608,3 +617,18 @@ def test_only_a_succeeded_round_that_counts_can_be_withdrawn_once(
         services.run_withdraw(run=run)
     run.refresh_from_db()
     assert (run.withdrawn_at is not None) == (kind == "withdrawn")
+
+
+def test_a_layered_rounds_message_tells_the_plans_pairs_from_its_check_answers():
+    from types import SimpleNamespace
+
+    from assignment.services.runs import _layers_note
+
+    plan = np.zeros((3, 4), bool)
+    plan[0, :3] = True  # tasks 0-2 planned; task 3 left out of the plan
+    take = np.zeros((3, 4), bool)
+    take[0, :2] = True  # two of the plan's pairs
+    take[1, 3] = True  # and a check answer for task 3
+    note = _layers_note(SimpleNamespace(n_pending=0), plan, take, 2)
+    assert "planned 3 pairs for 2 rounds" in note
+    assert "this one takes 2 of them in layers and 1 check answer for open tasks" in note
