@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularAPIView
 
 from assignment.api import views
 from assignment.importers import KINDS
@@ -56,6 +55,6 @@ urlpatterns = [
         views.ComparisonDetailView.as_view(),
         name="comparison-detail",
     ),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", views.SchemaView.as_view(), name="schema"),
     path("docs/", views.DocsView.as_view(url_name="api:schema"), name="docs"),
 ]

@@ -16,13 +16,14 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
-from drf_spectacular.views import SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
@@ -593,9 +594,24 @@ class ComparisonDetailView(APIView):
         return Response(ComparisonSerializer(summary).data)
 
 
-class DocsView(SpectacularSwaggerView):
+class _JsonErrors:
+    """Errors as JSON, as everywhere under ``/api/``, whatever the view's own renderer (the
+    docs page's HTML, the schema's YAML)."""
+
+    def handle_exception(self, exc):
+        response = super().handle_exception(exc)
+        self.request.accepted_renderer = JSONRenderer()
+        self.request.accepted_media_type = JSONRenderer.media_type
+        return response
+
+
+class SchemaView(_JsonErrors, SpectacularAPIView):
+    """The OpenAPI schema: YAML, or JSON for ``Accept: application/json``."""
+
+
+class DocsView(_JsonErrors, SpectacularSwaggerView):
     """The API docs page. A browser that is not signed in is sent to the sign-in page and back
-    here, instead of a bare 401 (a client that does not ask for HTML still gets the 401)."""
+    here, instead of a bare 401 (a client that does not ask for HTML gets the 401 as JSON)."""
 
     def handle_exception(self, exc):
         browser = "text/html" in self.request.headers.get("Accept", "")

@@ -199,3 +199,19 @@ def test_the_schema_closes_the_request_bodies_that_refuse_unknown_fields(tmp_pat
     response = api.post("/api/projects/", {"name": "p", "colour": "red"}, format="json")
     assert response.status_code == 400
     assert "colour" in response.json()["fields"]
+
+
+@pytest.mark.parametrize("path", ["/api/schema/", "/api/docs/"])
+def test_a_client_not_signed_in_gets_a_json_401_from_the_schema_and_the_docs(client, path):
+    response = client.get(path, HTTP_ACCEPT="*/*")  # curl's
+    assert response.status_code == 401
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": "Authentication credentials were not provided."}
+
+
+def test_the_schema_comes_as_json_when_asked_for(alice):
+    api = APIClient()
+    api.force_authenticate(alice)
+    response = api.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    assert response.json()["openapi"].startswith("3.")
