@@ -197,24 +197,24 @@ def _round_refusal(
     nxt = plan.round
     if target_accuracy is not None and nxt.accuracy_now >= target_accuracy:
         return (
-            f"the {nxt.n_answers} answers in hand already give an expected accuracy of "
+            f"the {nxt.n_answers:,} answers in hand already give an expected accuracy of "
             f"{nxt.accuracy_now:.4f}, at least the target_accuracy {target_accuracy}: "
             "the project is done (or raise the target)"
         )
     if budget == 0:
         return (
             "a budget of 0 has nothing to spend: give this round a positive budget, or none "
-            f"to spend what remains of the project's ({nxt.budget} pairs)"
+            f"to spend what remains of the project's ({nxt.budget:,} pairs)"
         )
     if budget is None and nxt.budget == 0:
         pending = (
-            f" and {nxt.n_pending} pairs of earlier rounds await their answers"
+            f" and {nxt.n_pending:,} pairs of earlier rounds await their answers"
             if nxt.n_pending
             else ""
         )
         return (
-            f"nothing left to spend of the project's budget of {plan.project_budget} pairs: "
-            f"{nxt.n_answers} answers are in hand{pending}; give this round a budget of its "
+            f"nothing left to spend of the project's budget of {plan.project_budget:,} pairs: "
+            f"{nxt.n_answers:,} answers are in hand{pending}; give this round a budget of its "
             "own, or raise the project's"
         )
     if not nxt.open_tasks.any():
@@ -469,12 +469,12 @@ def _misfit(nxt: NextRound, matrix: QualityMatrix, rows, columns, default_budget
         )
     if rows.size > nxt.budget:
         budget = (
-            f"what remains of the project's budget is {nxt.budget} ({nxt.n_answers} answers "
-            f"in hand, {nxt.n_pending} pairs pending)"
+            f"what remains of the project's budget is {nxt.budget:,} ({nxt.n_answers:,} answers "
+            f"in hand, {nxt.n_pending:,} pairs pending)"
             if default_budget
-            else f"its budget is {nxt.budget}"
+            else f"its budget is {nxt.budget:,}"
         )
-        return f"it assigns {rows.size} pairs and {budget}"
+        return f"it assigns {rows.size:,} pairs and {budget}"
     return "its pairs do not fit the project's round plan now"
 
 

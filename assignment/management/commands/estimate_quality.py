@@ -123,10 +123,12 @@ class Command(BaseCommand):
                 f"get{'s' if summary.workers_without_gold == 1 else ''} the population estimate."
             )
             return
+        n = details["iterations"]
+        iterations = f"{n} iteration{'' if n == 1 else 's'}"
         if details["converged"]:
-            fit = f"converged in {details['iterations']} iterations"
+            fit = f"converged in {iterations}"
         else:
-            fit = f"did NOT converge in {details['iterations']} iterations (stored all the same)"
+            fit = f"did NOT converge in {iterations} (stored all the same)"
         self.stdout.write(
             f"{head}{details['n_answers']:,} answers and {details['n_gold_answers']:,} gold "
             f"answers by EM ({details['model']}): {fit}, log-likelihood "
