@@ -50,7 +50,10 @@ class Project(models.Model):
     labels = models.JSONField(
         default=default_labels, help_text="The label set; binary ['0', '1'] by default."
     )
-    default_prior = models.FloatField(default=0.5, help_text="P(label = 1) for tasks without one.")
+    default_prior = models.FloatField(
+        default=0.5,
+        help_text="Two labels: P(the second label) for tasks without a prior of their own.",
+    )
     default_label_prior = models.JSONField(
         null=True,
         blank=True,
@@ -125,7 +128,9 @@ class Task(models.Model):
         help_text="Own cap; empty = the project's default.",
     )
     prior = models.FloatField(
-        null=True, blank=True, help_text="P(label = 1); empty = the project's default."
+        null=True,
+        blank=True,
+        help_text="Two labels: P(the second label); empty = the project's default.",
     )
     label_prior = models.JSONField(
         null=True,
@@ -439,7 +444,7 @@ class QualityMatrix(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.project} quality ({self.source}, {self.n_workers}x{self.n_tasks})"
+        return f"{self.project} quality #{self.pk} ({self.source}, {self.n_workers}x{self.n_tasks})"
 
     def _set_keys(self, *, worker_ids, task_ids, gold_counts) -> None:
         self.worker_ids_blob = _array_bytes(np.asarray(worker_ids, dtype=np.int64))
