@@ -12,7 +12,7 @@ import numpy as np
 
 from projections.result import ProjectionResult
 from projections.structure import TVCSStructure
-from projections.tvcs import _check_values
+from projections.tvcs import _check_values, _energy, _for_squares
 
 __all__ = ["project_exclusive_groups", "project_top_k"]
 
@@ -33,7 +33,7 @@ def _result(arr, weights, chosen, method, start) -> ProjectionResult:
     return ProjectionResult(
         x=np.where(support, arr, np.zeros((), dtype=arr.dtype)),
         support=support,
-        objective=float(weights[chosen].sum()),
+        objective=_energy(arr.reshape(-1)[chosen]),
         method=method,
         optimal=True,
         message="optimal (matroid greedy)",
@@ -59,7 +59,7 @@ def project_top_k(v, *, k: int) -> ProjectionResult:
     if isinstance(k, bool) or not isinstance(k, Integral | np.integer) or k < 0:
         raise ValueError(f"k must be a non-negative integer, got {k!r}")
     arr = _check_values(v, np.size(v), np.shape(v))
-    weights = np.square(arr.reshape(-1), dtype=np.float64)
+    weights = np.square(_for_squares(arr.reshape(-1)), dtype=np.float64)
     chosen = _heaviest(weights, np.arange(weights.size), int(k))
     return _result(arr, weights, chosen, "top-k", start)
 
@@ -87,7 +87,7 @@ def project_exclusive_groups(v, labels, *, caps, total=None) -> ProjectionResult
         labels, np.full(np.shape(labels), -1), caps1=caps, caps2=np.zeros(0, np.int64), total=total
     )
     arr = _check_values(v, structure.n_elements, None)
-    weights = np.square(arr, dtype=np.float64)
+    weights = np.square(_for_squares(arr), dtype=np.float64)
     l1 = structure.labels1
     order = np.lexsort((np.arange(l1.size), -weights, l1))
     sorted_labels = l1[order]

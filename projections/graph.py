@@ -29,7 +29,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from projections.result import ProjectionResult
-from projections.tvcs import _check_values
+from projections.tvcs import _check_values, _energy, _for_squares
 
 __all__ = [
     "HEAD_FACTOR",
@@ -297,7 +297,7 @@ def _project(v, graph, kind, sparsity, n_components, tolerance, max_iter, warm_s
     shape, arr = arr.shape, arr.reshape(-1)
     if warm_start is not None and not (isinstance(warm_start, float) and warm_start > 0):
         raise ValueError(f"warm_start must be a positive float from a result, got {warm_start!r}")
-    prizes = np.square(arr, dtype=np.float64)
+    prizes = np.square(_for_squares(arr), dtype=np.float64)
     empty = np.zeros(graph.n_nodes, dtype=bool)
     candidates, lam, it, landed = [empty], None, 0, True
     if prizes.any():
@@ -311,7 +311,7 @@ def _project(v, graph, kind, sparsity, n_components, tolerance, max_iter, warm_s
     return ProjectionResult(
         x=np.where(support, arr, np.zeros((), dtype=arr.dtype)).reshape(shape),
         support=support.reshape(shape),
-        objective=float(prizes[support].sum()),
+        objective=_energy(arr[support]),
         method=kind,
         optimal=False,
         iterations=it,

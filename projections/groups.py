@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from projections.result import ProjectionResult
+from projections.tvcs import _energy, _for_squares
 
 __all__ = [
     "GroupProjectionResult",
@@ -198,11 +199,11 @@ def _top_sum(values: np.ndarray, count: int) -> float:
     return float(values[_top(values, count)].sum())
 
 
-def _finish(arr, energy, support, chosen, method, optimal, k, start) -> GroupProjectionResult:
+def _finish(arr, support, chosen, method, optimal, k, start) -> GroupProjectionResult:
     return GroupProjectionResult(
         x=np.where(support, arr, np.zeros((), dtype=arr.dtype)),
         support=support,
-        objective=float(energy[support].sum()),
+        objective=_energy(arr[support]),
         method=method,
         optimal=optimal,
         iterations=int(chosen.size),
@@ -247,9 +248,9 @@ def project_overlapping_groups(v, groups, *, k: int) -> GroupProjectionResult:
     """
     start = time.perf_counter()
     arr, groups, k = _check_inputs(v, groups, k)
-    energy = np.square(arr, dtype=np.float64)
+    energy = np.square(_for_squares(arr), dtype=np.float64)
     support, chosen = _greedy_cover(energy, groups, k, None)
-    return _finish(arr, energy, support, chosen, "greedy", not groups.overlapping, k, start)
+    return _finish(arr, support, chosen, "greedy", not groups.overlapping, k, start)
 
 
 def project_sparse_overlapping_groups(
@@ -287,6 +288,6 @@ def project_sparse_overlapping_groups(
     start = time.perf_counter()
     arr, groups, k = _check_inputs(v, groups, k)
     per_group = _check_count(per_group, "per_group", minimum=1)
-    energy = np.square(arr, dtype=np.float64)
+    energy = np.square(_for_squares(arr), dtype=np.float64)
     support, chosen = _greedy_cover(energy, groups, k, per_group)
-    return _finish(arr, energy, support, chosen, "greedy-sog", not groups.overlapping, k, start)
+    return _finish(arr, support, chosen, "greedy-sog", not groups.overlapping, k, start)

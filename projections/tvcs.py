@@ -26,6 +26,7 @@ Elements with ``v == 0`` are never selected: they add nothing to the objective.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -64,6 +65,30 @@ def _check_values(v, n_elements: int, shape, *, finite: bool = True) -> np.ndarr
     if finite and not np.all(np.isfinite(arr)):
         raise ValueError("v must be finite, got NaN or infinity")
     return arr
+
+
+#: Magnitudes whose squares float64 holds with room to sum them: a vector whose largest entry
+#: lies outside is scaled by a power of two before its squares are taken (:func:`_for_squares`).
+_SQUARE_SAFE = (2.0**-480, 2.0**480)
+
+
+def _for_squares(arr: np.ndarray) -> np.ndarray:
+    """``arr``, or ``arr`` times a power of two when its largest magnitude is beyond
+    :data:`_SQUARE_SAFE` (above about 1e144, squares overflow to infinity and ties; below about
+    1e-144, they underflow to zero, "nothing to select"). The order of the squares, hence every
+    projection's support, is the same; objectives are taken from ``arr`` itself."""
+    if arr.size == 0 or not np.issubdtype(arr.dtype, np.floating):
+        return arr
+    peak = max(abs(float(arr.max())), abs(float(arr.min())))
+    if peak == 0.0 or not math.isfinite(peak) or _SQUARE_SAFE[0] <= peak <= _SQUARE_SAFE[1]:
+        return arr
+    return np.ldexp(arr.astype(np.float64), -math.frexp(peak)[1])
+
+
+def _energy(values: np.ndarray) -> float:
+    """``sum(values ** 2)``, infinity without a warning when it overflows float64."""
+    with np.errstate(over="ignore"):
+        return float(np.square(values, dtype=np.float64).sum())
 
 
 @njit(cache=True)
@@ -134,9 +159,10 @@ def project(
     flat = arr.reshape(-1)
     start = time.perf_counter()
     if exact:
-        out: MethodOutput = solve(flat, structure, warm_start=warm_start, **options)
+        out: MethodOutput = solve(_for_squares(flat), structure, warm_start=warm_start, **options)
     else:
-        out = solve(np.square(flat, dtype=np.float64), structure, warm_start=warm_start, **options)
+        weights = np.square(_for_squares(flat), dtype=np.float64)
+        out = solve(weights, structure, warm_start=warm_start, **options)
     seconds = time.perf_counter() - start
     x = np.empty_like(flat)
     objective = _restrict(flat, out.support, x)

@@ -63,3 +63,22 @@ def test_top_k_works_on_matrices_and_breaks_ties_towards_the_lower_index():
 def test_top_k_rejects_a_negative_k():
     with pytest.raises(ValueError, match="k must be a non-negative integer"):
         project_top_k(np.ones(3), k=-1)
+
+
+@pytest.mark.parametrize("scale", [1e-170, 1e200])
+def test_magnitudes_whose_squares_float64_cannot_hold_still_project_right(scale):
+    from projections.groups import project_overlapping_groups
+    from projections.tvcs import project_matrix
+
+    top = project_top_k(np.array([1.0, -3.0, 2.0]) * scale, k=1)
+    assert top.support.tolist() == [False, True, False]
+    matrix = project_matrix(
+        np.array([[2.0, 1.0], [1.0, 3.0]]) * scale, max_per_row=1, max_per_col=1
+    )
+    assert matrix.support.tolist() == [[True, False], [False, True]]
+    groups = project_overlapping_groups(
+        np.array([1.0, 1.0, 5.0, 5.0]) * scale, [[0, 1], [2, 3]], k=1
+    )
+    assert groups.support.tolist() == [False, False, True, True]
+    # Objectives are those of the values themselves: 0 or infinity where float64 ends.
+    assert top.objective == (np.inf if scale > 1 else pytest.approx(9.0 * scale**2))
