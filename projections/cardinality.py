@@ -11,7 +11,7 @@ from numbers import Integral
 import numpy as np
 
 from projections.result import ProjectionResult
-from projections.structure import TVCSStructure
+from projections.structure import TVCSStructure, _as_caps, _as_labels
 from projections.tvcs import _check_values, _energy, _for_squares
 
 __all__ = ["project_exclusive_groups", "project_top_k"]
@@ -38,6 +38,22 @@ def _result(arr, weights, chosen, method, start) -> ProjectionResult:
         optimal=True,
         message="optimal (matroid greedy)",
         seconds=time.perf_counter() - start,
+    )
+
+
+def _exclusive_structure(labels, caps, total) -> TVCSStructure:
+    """One view of disjoint groups with ``caps`` and a ``total``, as a TVCS whose second view
+    is empty; errors name ``labels`` and ``caps`` (the caller's), not the structure's views."""
+    checked = _as_labels(labels, "labels")
+    n_groups = np.size(caps) if np.ndim(caps) == 1 else int(checked.max(initial=-1)) + 1
+    _as_caps(caps, n_groups, "caps")
+    if checked.size and checked.max() >= n_groups:
+        raise ValueError(
+            f"caps has {n_groups} groups but a label {int(checked.max())} refers to group "
+            f"{int(checked.max())}"
+        )
+    return TVCSStructure.from_labels(
+        checked, np.full(checked.shape, -1), caps1=caps, caps2=np.zeros(0, np.int64), total=total
     )
 
 
@@ -83,9 +99,7 @@ def project_exclusive_groups(v, labels, *, caps, total=None) -> ProjectionResult
         ties go to the lower index.
     """
     start = time.perf_counter()
-    structure = TVCSStructure.from_labels(
-        labels, np.full(np.shape(labels), -1), caps1=caps, caps2=np.zeros(0, np.int64), total=total
-    )
+    structure = _exclusive_structure(labels, caps, total)
     arr = _check_values(v, structure.n_elements, None)
     weights = np.square(_for_squares(arr), dtype=np.float64)
     l1 = structure.labels1

@@ -85,7 +85,7 @@ def _as_labels(labels, name: str) -> np.ndarray:
     arr = arr.astype(np.int64)
     if np.any(arr < -1):
         bad = int(np.flatnonzero(arr < -1)[0])
-        raise ValueError(f"{name} labels must be >= -1 (-1 = no group), got {arr[bad]} at {bad}")
+        raise ValueError(f"{name} must be >= -1 (-1 = no group), got {arr[bad]} at {bad}")
     return arr
 
 

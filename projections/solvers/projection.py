@@ -17,7 +17,7 @@ import dataclasses
 
 import numpy as np
 
-from projections.cardinality import project_exclusive_groups
+from projections.cardinality import _exclusive_structure, project_exclusive_groups
 from projections.result import ProjectionResult
 from projections.structure import TVCSStructure
 from projections.tvcs import METHODS, project
@@ -136,13 +136,7 @@ class ExclusiveGroupsProjection:
     """
 
     def __init__(self, labels, caps, total=None) -> None:
-        structure = TVCSStructure.from_labels(
-            labels,
-            np.full(np.shape(labels), -1),
-            caps1=caps,
-            caps2=np.zeros(0, np.int64),
-            total=total,
-        )
+        structure = _exclusive_structure(labels, caps, total)
         self.labels = structure.labels1
         self.caps = structure.caps1
         self.total = structure.total

@@ -82,3 +82,15 @@ def test_magnitudes_whose_squares_float64_cannot_hold_still_project_right(scale)
     assert groups.support.tolist() == [False, False, True, True]
     # Objectives are those of the values themselves: 0 or infinity where float64 ends.
     assert top.objective == (np.inf if scale > 1 else pytest.approx(9.0 * scale**2))
+
+
+def test_exclusive_groups_errors_name_the_callers_labels_and_caps():
+    from projections.solvers import exclusive_groups_projection
+
+    v, labels = np.ones(6), np.repeat(np.arange(2), 3)
+    with pytest.raises(ValueError, match=r"^caps must be non-negative, got -1 at group 0"):
+        project_exclusive_groups(v, labels, caps=-1)
+    with pytest.raises(ValueError, match=r"^labels must be >= -1 \(-1 = no group\), got -2"):
+        project_exclusive_groups(v, np.array([0, 0, -2, 1, 1, 1]), caps=1)
+    with pytest.raises(ValueError, match=r"^caps has 1 groups but a label 1"):
+        exclusive_groups_projection(labels, caps=[1])

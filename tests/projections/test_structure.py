@@ -69,7 +69,7 @@ def test_a_negative_or_fractional_shape_is_rejected():
     ("labels1", "labels2", "caps1", "message"),
     [
         ([0, 1], [0], [1, 1], "same length"),
-        ([0, -2], [0, 0], [1, 1], "labels1 labels must be >= -1"),
+        ([0, -2], [0, 0], [1, 1], "labels1 must be >= -1"),
         ([0, 0.5], [0, 0], [1, 1], "labels1 must hold integer group labels"),
         ([0, 3], [0, 0], [1, 1], "caps1 has 2 groups but a label 3"),
         ([[0, 1]], [0, 0], [1, 1], "labels1 must be a 1-D array"),

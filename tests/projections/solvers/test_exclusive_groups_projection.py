@@ -81,7 +81,7 @@ def test_the_solvers_recover_a_row_exclusive_model_through_it(solver):
 
 @pytest.mark.parametrize(
     ("args", "match"),
-    [(([0, 1], [1]), "caps1"), (([0, 1], [1, 1], -1), "total"), (([0, -2], [1]), "labels1")],
+    [(([0, 1], [1]), "caps"), (([0, 1], [1, 1], -1), "total"), (([0, -2], [1]), "labels")],
 )
 def test_bad_arguments_raise_value_errors_naming_them(args, match):
     with pytest.raises(ValueError, match=match):
