@@ -26,6 +26,7 @@ Elements with ``v == 0`` are never selected: they add nothing to the objective.
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 
@@ -52,6 +53,19 @@ def _kernel(method: str):
     else:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}")
     return solve
+
+
+def _check_method_options(method: str, solve, options: dict) -> None:
+    """Refuse an option ``method`` does not take, naming the ones it does."""
+    taken = [
+        name
+        for name, parameter in inspect.signature(solve).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name != "warm_start"
+    ]
+    unknown = sorted(set(options) - set(taken))
+    if unknown:
+        takes = ", ".join(taken) if taken else "no option"
+        raise ValueError(f"method {method!r} takes {takes}; got {', '.join(unknown)}")
 
 
 def _check_values(v, n_elements: int, shape, *, finite: bool = True) -> np.ndarray:
@@ -152,6 +166,7 @@ def project(
     if not isinstance(structure, TVCSStructure):
         raise ValueError(f"structure must be a TVCSStructure, got {type(structure).__name__}")
     solve = _kernel(method)
+    _check_method_options(method, solve, options)
     # "exact" squares v on the fly and checks finiteness in its first pass (one pass over the
     # input and one weights array fewer: at 10M entries, 80 MB each).
     exact = method == "exact"

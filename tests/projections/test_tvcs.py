@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from brute_force import brute_force_optimum, highs_optimum
@@ -263,3 +265,17 @@ def test_a_projection_has_a_status_in_the_solvers_words():
         details={"stopped": "time_limit"},
     )
     assert stopped.status == "time_limit"
+
+
+@pytest.mark.parametrize(
+    ("method", "option", "message"),
+    [
+        ("exact", "time_limit", "method 'exact' takes no option; got time_limit"),
+        ("lp", "max_iter", "method 'lp' takes time_limit; got max_iter"),
+    ],
+)
+def test_an_option_the_method_does_not_take_is_refused_naming_what_it_takes(
+    method, option, message
+):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        project_matrix(np.ones((2, 2)), max_per_row=1, max_per_col=1, method=method, **{option: 1})
