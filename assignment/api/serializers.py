@@ -33,6 +33,7 @@ from assignment.models import (
 from assignment.priors import label_prior_mapping
 from assignment.selectors import RUN_STATUS_FIELDS
 from assignment.services.comparisons import MAX_COMPARISON_RUNS
+from assignment.services.quality import EM_MAX_ITERATIONS
 from assignment.services.rounds import target_posterior_refusal
 
 
@@ -388,6 +389,14 @@ class QualityEstimateSerializer(KnownFieldsOnlyMixin, serializers.Serializer):
     )
     category_strength = StrengthField(
         required=False, help_text="Prior pseudo-answers pulling a category to the worker."
+    )
+    max_iterations = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_COUNT,
+        help_text=f"For source answers or both: at most this many EM iterations (default "
+        f"{EM_MAX_ITERATIONS}); an estimate that has not converged by then is stored all the "
+        "same, with converged false in its details.",
     )
 
 

@@ -251,3 +251,13 @@ def test_a_project_of_three_labels_refuses_the_binary_prior_and_writes_nothing(a
     with pytest.raises(ProjectValidationError, match="give default_label_prior"):
         services.project_update(project=project, default_prior=0.9)
     assert Project.objects.get(pk=project.pk).default_prior == 0.5
+
+
+def test_an_estimate_from_answers_over_the_api_takes_a_bound_on_em_iterations(api, filled_project):
+    url = f"/api/projects/{filled_project.pk}/quality/estimate/"
+    response = api.post(url, {"source": "both", "max_iterations": 1}, format="json")
+    assert response.status_code == 201, response.json()
+    assert response.json()["details"]["iterations"] <= 1
+    gold = api.post(url, {"source": "gold", "max_iterations": 1}, format="json")
+    assert gold.status_code == 400
+    assert "max_iterations 1 bounds the EM" in gold.json()["detail"]
