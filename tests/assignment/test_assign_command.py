@@ -149,30 +149,21 @@ def test_values_out_of_range_are_one_line_refusals_and_nothing_is_stored(
     assert not AssignmentRun.objects.exists()
 
 
-def test_ctrl_c_while_computing_cancels_the_run_instead_of_leaving_it_running(
-    demo_project, monkeypatch
+def _ctrl_c(*, run_id):
+    raise KeyboardInterrupt  # what Ctrl-C raises in the computation
+
+
+def _terminated(*, run_id):
+    os.kill(os.getpid(), signal.SIGTERM)  # what `kill PID` sends the command
+    time.sleep(5)  # the command's handler interrupts this
+    raise AssertionError("SIGTERM did not interrupt the computation")
+
+
+@pytest.mark.parametrize("interrupt", [_ctrl_c, _terminated], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_while_computing_cancels_the_run_instead_of_leaving_it_running(
+    demo_project, monkeypatch, interrupt
 ):
-    def interrupted(*, run_id):
-        raise KeyboardInterrupt  # what Ctrl-C raises in the computation
-
-    monkeypatch.setattr(services, "run_execute", interrupted)
-    with pytest.raises(CommandError, match=r"interrupted: run \d+ is cancelled"):
-        call_command(
-            "assign", project=demo_project.name, method="greedy", stdout=io.StringIO(),
-            stderr=io.StringIO(),
-        )  # fmt: skip
-    assert list(AssignmentRun.objects.values_list("status", flat=True)) == [RunStatus.CANCELLED]
-
-
-def test_a_terminate_signal_while_computing_cancels_the_run_as_ctrl_c_does(
-    demo_project, monkeypatch
-):
-    def terminated(*, run_id):
-        os.kill(os.getpid(), signal.SIGTERM)  # what `kill PID` sends the command
-        time.sleep(5)  # the handler interrupts this
-        raise AssertionError("SIGTERM did not interrupt the computation")
-
-    monkeypatch.setattr(services, "run_execute", terminated)
+    monkeypatch.setattr(services, "run_execute", interrupt)
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(CommandError, match=r"interrupted: run \d+ is cancelled"):
         call_command(
