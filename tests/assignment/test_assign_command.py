@@ -40,6 +40,17 @@ def test_one_method_is_computed_stored_and_printed(demo_project):
     assert f"Run {run.pk} (greedy): expected accuracy {run.expected_accuracy:.4f}" in out.getvalue()
 
 
+def test_a_run_that_assigns_fewer_pairs_than_its_budget_says_why(demo_project):
+    out = io.StringIO()
+    call_command(
+        "assign", project=demo_project.name, method="greedy", budget=10**7, stdout=out,
+        stderr=io.StringIO(),
+    )  # fmt: skip
+    run = AssignmentRun.objects.get(project=demo_project)
+    assert run.n_assigned < run.budget
+    assert f"Fewer pairs than the budget: {run.progress_message}\n" in out.getvalue()
+
+
 def test_compare_runs_every_method_as_one_comparison_and_prints_a_table(demo_project):
     out = io.StringIO()
     call_command(

@@ -259,6 +259,8 @@ class Command(BaseCommand):
             f"{run.n_assigned:,} assignments of budget {run.budget:,}, {run.seconds:.2f} s. "
             f"Download: python manage.py export_assignment --run {run.pk}"
         )
+        if run.n_assigned < run.budget:  # why fewer, in the method's words (as the API's)
+            self.stdout.write(f"Fewer pairs than the budget: {run.progress_message}")
 
     def _hand_out_or_withdraw(self, project, hand_out, withdraw, options) -> None:
         given = [name for name in _RUN_OPTIONS if options[name] not in (None, False, [])]
