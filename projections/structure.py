@@ -93,7 +93,9 @@ def _as_labels(labels, name: str) -> np.ndarray:
 class TVCSStructure:
     """Group membership and caps of a Three-view Cardinality Structure.
 
-    Build one with :meth:`from_matrix` or :meth:`from_labels`; the constructors validate.
+    Build one with :meth:`from_matrix` or :meth:`from_labels`, which validate every cap and
+    label (and name the caller's fields in their errors). Calling the class itself checks
+    nothing: it is how those two store what they validated, not a constructor for users.
 
     Attributes
     ----------
