@@ -227,12 +227,12 @@ def _check_budget_covers_answers(project: Project, budget: int | None) -> None:
     the project has (rounds count them as spent)."""
     if budget is None:
         return
-    if budget == 0:
+    answers = Answer.objects.filter(task__project=project).count()
+    if budget == 0 and not answers:
         raise ProjectValidationError(
             "default_budget 0 has nothing to spend: give at least 1 pair, or none (as many as "
             "the caps allow)"
         )
-    answers = Answer.objects.filter(task__project=project).count()
     if budget < answers:
         raise ProjectValidationError(
             f"default_budget {budget:,} is below the {answers:,} answers already collected, "

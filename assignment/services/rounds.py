@@ -417,6 +417,12 @@ def _hand_out_fit_check(run: AssignmentRun) -> None:
     except RunValidationError as exc:
         raise RunStateError(f"{refused}: {exc}") from exc
     counted = tuple(run.round_start.get("pending_runs", []))
+    if plan.pending_runs != counted and not run.next_round:
+        raise RunStateError(
+            f"{refused}: its comparison was on the whole project, not a next round, so its "
+            f"pairs count neither the answers in hand nor the pending pairs of "
+            f"{_rounds(plan.pending_runs)}; compare again as a next round"
+        )
     if plan.pending_runs != counted:
         raise RunStateError(
             f"{refused}: it was computed counting the pending pairs of {_rounds(counted)}, and "

@@ -167,7 +167,9 @@ def test_two_comparisons_from_the_same_state_cannot_both_be_handed_out(
     two = compared(project_with_round_defaults)["greedy"]
     services.run_hand_out(run=one)
     with pytest.raises(
-        RunStateError, match=rf"and the project now counts those of round #{one.pk}"
+        RunStateError,
+        match=rf"its comparison was on the whole project, not a next round, so its pairs count "
+        rf"neither the answers in hand nor the pending pairs of round #{one.pk}",
     ):
         services.run_hand_out(run=two)
     assert AssignmentRun.objects.get(pk=two.pk).handed_out_at is None

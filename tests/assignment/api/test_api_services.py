@@ -75,9 +75,13 @@ def test_a_budget_of_zero_is_refused_for_a_run_and_as_the_projects_default(api, 
     assert "a budget of 0 has nothing to spend" in response.json()["detail"]
     project = f"/api/projects/{filled_project.pk}/"
     response = api.patch(project, {"default_budget": 0}, format="json")
+    assert response.status_code == 400  # one floor, the answers in hand, not two messages
+    assert "default_budget 0 is below the" in response.json()["detail"]
+    assert not AssignmentRun.objects.filter(project=filled_project).exists()
+    Answer.objects.filter(task__project=filled_project).delete()
+    response = api.patch(project, {"default_budget": 0}, format="json")
     assert response.status_code == 400
     assert "default_budget 0 has nothing to spend" in response.json()["detail"]
-    assert not AssignmentRun.objects.filter(project=filled_project).exists()
 
 
 def test_project_update_may_keep_the_name_of_the_project_itself(filled_project):
