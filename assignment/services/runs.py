@@ -145,7 +145,8 @@ def _run_solve(run: AssignmentRun, progress) -> tuple[AssignmentProblem, SolveRe
         cols=cols,
         expected_accuracy=accuracy,
         accuracy_standard_error=error,
-        message=plan.message + _layers_note(nxt, plan.assignment, take, run.rounds_left),
+        message=plan.message
+        + _layers_note(nxt, plan.assignment, take, run.rounds_left, plan.expected_accuracy),
     )
     return nxt.problem, result
 
@@ -161,9 +162,13 @@ def _round_layers(nxt: NextRound, plan: np.ndarray, *, rounds_left: int, seed):
     return take, accuracy, error
 
 
-def _layers_note(nxt: NextRound, plan: np.ndarray, take: np.ndarray, rounds_left: int) -> str:
+def _layers_note(
+    nxt: NextRound, plan: np.ndarray, take: np.ndarray, rounds_left: int, planned_accuracy=None
+) -> str:
     """What a round's message adds when it takes layers of a plan for ``rounds_left``
-    rounds (with :func:`_pending_note`)."""
+    rounds (with :func:`_pending_note`): the plan's expected accuracy after all of them, when
+    given, beside the run's own (this round's pairs alone, often little above the accuracy now:
+    one more answer a task seldom turns a vote, the next rounds' do)."""
     planned = plan & take
     checks = int(take.sum() - planned.sum())
     extra = (
@@ -171,10 +176,16 @@ def _layers_note(nxt: NextRound, plan: np.ndarray, take: np.ndarray, rounds_left
         if checks
         else ""
     )
+    after = (
+        f", expected accuracy {planned_accuracy:.4f} after all of them"
+        if planned_accuracy is not None
+        else ""
+    )
     return (
-        f"; planned {int(plan.sum()):,} pairs for {rounds_left} rounds (the figures before "
-        f"this are that plan's), this one takes {int(planned.sum()):,} of them in layers"
-        f"{extra}: the run's expected accuracy is after those alone{_pending_note(nxt)}"
+        f"; planned {int(plan.sum()):,} pairs for {rounds_left} rounds{after} (the figures "
+        f"before this are that plan's), this one takes {int(planned.sum()):,} of them in layers"
+        f"{extra}: the run's expected accuracy is after those alone, before the next rounds' "
+        f"answers{_pending_note(nxt)}"
     )
 
 

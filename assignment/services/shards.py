@@ -375,7 +375,8 @@ def _finish(run: AssignmentRun, best, state: dict) -> str:
     if nxt is not None and (run.rounds_left or 1) > 1:
         take, expected, error = _round_layers(nxt, x, rounds_left=run.rounds_left, seed=run.seed)
         accuracy = (expected, error)
-        message += _layers_note(nxt, x, take, run.rounds_left)
+        planned = evaluate(nxt.problem, x, seed=run.seed)[0]
+        message += _layers_note(nxt, x, take, run.rounds_left, planned)
         x = take
     else:
         accuracy = evaluate(problem, x, seed=run.seed)

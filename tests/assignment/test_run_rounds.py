@@ -322,7 +322,8 @@ def test_a_round_with_rounds_to_go_takes_one_layer_of_its_plan_for_all_of_them(
     assert "the run's expected accuracy is after those alone" in layered.progress_message
     # The plan's pairs it takes, and the check answers it adds, add up to the pairs it has.
     said = re.search(
-        r"planned (\d+) pairs for 3 rounds .*this one takes (\d+) of them in layers"
+        r"planned (\d+) pairs for 3 rounds, expected accuracy 0\.\d{4} after all of them "
+        r".*this one takes (\d+) of them in layers"
         r"(?: and (\d+) check answers?)?",
         layered.progress_message,
     )

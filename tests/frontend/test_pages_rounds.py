@@ -57,7 +57,11 @@ def test_a_next_round_started_from_the_form_counts_the_answers_and_shows_its_gai
     gain = run.expected_accuracy - run.round_start["accuracy_now"]
     assert f"(expected gain {gain:.4f})" in page
     overview = client.get(reverse("frontend:project", args=[sample_project.pk])).content.decode()
-    assert f"was expected to gain {100 * gain:+.2f} points of accuracy" in overview
+    assert f"was expected to gain {100 * gain:+.2f} points of accuracy." in overview
+    # A round with rounds to go says its gain is its own pairs', the first of a plan.
+    AssignmentRun.objects.filter(pk=run.pk).update(rounds_left=3)
+    overview = client.get(reverse("frontend:project", args=[sample_project.pk])).content.decode()
+    assert "points of accuracy by its own pairs, the first of a plan for 3 rounds" in overview
 
 
 @pytest.mark.parametrize(
