@@ -88,7 +88,8 @@ class AnswerQuality:
     posterior : ndarray of float64, shape (n_tasks, n_labels)
         ``P(z_j = k | answers)`` under the fitted model; one-hot for gold tasks.
     labels : ndarray of int64, shape (n_tasks,)
-        The most probable label of each task (ties to the lowest label).
+        The most probable label of each task (ties to the highest tied label, as the Bayes
+        vote's).
     class_prior : ndarray of float64, shape (n_labels,)
         ``P(z_j = k)``: learnt, or the one given.
     population_accuracy : float
@@ -435,7 +436,8 @@ def _result(
     if confusion is None:
         confusion = _one_coin_confusion(params.accuracy, data.n_labels)
     best = posterior.max(axis=1, keepdims=True)
-    labels = np.argmax(posterior >= best - _TIE, axis=1).astype(np.int64)
+    tied = posterior >= best - _TIE
+    labels = (posterior.shape[1] - 1 - np.argmax(tied[:, ::-1], axis=1)).astype(np.int64)
     counts = np.bincount(data.worker, minlength=data.n_workers).astype(np.int64)
     fields = {
         "worker_accuracy": params.accuracy,

@@ -10,8 +10,11 @@ probability of label ``c`` and the answers is ``pi_c prod_{i in S} C_i[c, a_i]``
 * the **Dawid–Skene vote** (the posterior's argmax) is right with probability
   ``A = sum_a max_c pi_c prod_i C_i[c, a_i]``, the best any vote can do under the model;
 * the **Bayes vote of the symmetric model** with qualities ``q_i`` (the vote the labels export
-  uses: score ``log pi_c + sum_{i: a_i = c} log(q_i (K - 1) / (1 - q_i))``, ties split evenly)
-  is right with probability ``sum_a sum_{c in argmax} pi_c prod_i C_i[c, a_i] / |argmax|``.
+  uses: score ``log pi_c + sum_{i: a_i = c} log(q_i (K - 1) / (1 - q_i))``, ``q_i`` clipped
+  to ``[EPS, 1 - EPS]``, ties within the export's tolerance to the highest tied label ``v(a)``)
+  is right with probability ``sum_a pi_{v(a)} prod_i C_i[v(a), a_i]``: under the matrices the
+  labels a tie leaves in doubt are not equally likely, so the figure credits the label the
+  export gives, not a share of each.
 
 Both are sums over the ``K^|S|`` answer patterns: exact when ``K^|S| <= MAX_EXACT_PATTERNS``
 (tasks grouped by their number of workers, one array operation per group and worker slot),
@@ -26,6 +29,8 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
+
+from assignment.engine.accuracy import EPS, TIE_RTOL
 
 __all__ = [
     "DEFAULT_SAMPLES",
@@ -44,8 +49,6 @@ DEFAULT_SAMPLES = 2000
 
 #: Array elements per chunk of tasks (float64: 32 MB).
 _CHUNK = 1 << 22
-
-_EPS = 1e-12
 
 
 @dataclass(frozen=True)
@@ -268,8 +271,9 @@ def _vote_prior(vote_prior, vq, shape) -> np.ndarray:
 
 
 def _vote_weights(q: np.ndarray, k: int) -> np.ndarray:
-    """The symmetric model's vote weight of each answer, ``log(q (K - 1) / (1 - q))``."""
-    q = np.clip(q, _EPS, 1.0 - _EPS)
+    """The symmetric model's vote weight of each answer, ``log(q (K - 1) / (1 - q))``, with
+    ``q`` clipped as the labels export clips it (``[EPS, 1 - EPS]``)."""
+    q = np.clip(q, EPS, 1.0 - EPS)
     return np.log(q * (k - 1) / (1.0 - q))
 
 
@@ -309,9 +313,12 @@ def _right(joint, log_prior, answers, vote) -> np.ndarray:
     scores = np.repeat(log_prior[:, None, :], answers.shape[1], axis=1)
     for c in range(k):
         scores[:, :, c] += np.sum(np.where(answers == c, vote[:, None, :], 0.0), axis=2)
-    tol = 1e-9 * np.maximum(1.0, np.abs(scores).max(axis=2, keepdims=True))
-    winners = scores >= scores.max(axis=2, keepdims=True) - tol
-    return np.sum(joint * winners / winners.sum(axis=2, keepdims=True), axis=(1, 2))
+    # the export's tie rule (multiclass._tolerance and _vote): the highest label within
+    # TIE_RTOL (1 + range of the log prior + sum of |w|) of the best score
+    tol = TIE_RTOL * (1.0 + np.ptp(log_prior, axis=1) + np.abs(vote).sum(axis=1))
+    tied = scores >= scores.max(axis=2, keepdims=True) - tol[:, None, None]
+    chosen = k - 1 - np.argmax(tied[:, :, ::-1], axis=2)  # (T, A): the highest tied label
+    return np.take_along_axis(joint, chosen[:, :, None], axis=2)[:, :, 0].sum(axis=1)
 
 
 def _sampled(log_c, log_prior, w, vote_and_prior, n_samples, rng) -> tuple[np.ndarray, np.ndarray]:

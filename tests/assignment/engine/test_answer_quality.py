@@ -307,11 +307,15 @@ def test_without_shrinkage_each_em_iteration_does_not_lower_the_likelihood(model
     assert likelihoods[-1] > likelihoods[0]
 
 
-def test_a_tie_goes_to_the_lowest_label():
+def test_a_tie_goes_to_the_highest_label_as_in_the_bayes_vote():
     # Two identical workers who disagree on each of two tasks: every posterior is 1/2.
     est = fit([0, 1, 0, 1], [0, 0, 1, 1], [1, 0, 0, 1], 2, 2, 2)
     np.testing.assert_allclose(est.posterior, 0.5, rtol=1e-12)
-    assert est.labels.tolist() == [0, 0]
+    assert est.labels.tolist() == [1, 1]
+    # three labels, a tie between labels 0 and 1 only: the highest tied label, not label 2
+    est = fit([0, 1], [0, 0], [0, 1], 2, 1, 3, prior=[0.4, 0.4, 0.2])
+    assert est.posterior[0, 0] == pytest.approx(est.posterior[0, 1], rel=1e-12)
+    assert est.labels.tolist() == [1]
 
 
 def test_a_given_prior_is_kept_and_tips_an_even_vote():

@@ -12,7 +12,7 @@ from confusion_problems import one_coin
 from assignment.engine import confusion as confusion_module
 from assignment.engine.accuracy import task_accuracy_pairs
 from assignment.engine.confusion import confusion_accuracy
-from assignment.engine.multiclass import task_accuracy_multiclass
+from assignment.engine.multiclass import aggregate_multiclass, task_accuracy_multiclass
 
 
 def random_case(seed: int, *, n=6, m=5, k=3, per_task=3, concentration=3.0):
@@ -31,8 +31,10 @@ def random_case(seed: int, *, n=6, m=5, k=3, per_task=3, concentration=3.0):
 
 
 def enumerated(confusion, prior, workers, tasks, vote_quality=None, vote_prior=None) -> np.ndarray:
-    """Each task's accuracy by summing over its answer patterns one by one (the symmetric
-    vote's scores start from ``vote_prior``, default ``prior``)."""
+    """Each task's accuracy by summing over its answer patterns one by one: the Dawid-Skene
+    vote's (the largest joint probability), or with ``vote_quality`` that of the label the
+    labels export gives for the pattern (``aggregate_multiclass``, its scores starting from
+    ``vote_prior``, default ``prior``; its tie rule included)."""
     vote_prior = prior if vote_prior is None else vote_prior
     k = prior.shape[1]
     out = []
@@ -41,17 +43,19 @@ def enumerated(confusion, prior, workers, tasks, vote_quality=None, vote_prior=N
         total = 0.0
         for answers in itertools.product(range(k), repeat=on.size):
             joint = prior[j].copy()
-            scores = np.log(vote_prior[j])
             for e, a in zip(on, answers, strict=True):
                 joint = joint * confusion[workers[e], :, a]
-                if vote_quality is not None:
-                    q = vote_quality[e]
-                    scores[a] += np.log(q * (k - 1) / (1 - q))
             if vote_quality is None:
                 total += joint.max()
-            else:
-                winners = np.flatnonzero(scores >= scores.max() - 1e-9)
-                total += joint[winners].sum() / winners.size
+                continue
+            exported = aggregate_multiclass(
+                task_index=np.zeros(on.size, dtype=np.int64),
+                quality=vote_quality[on],
+                label=np.array(answers, dtype=np.int64),
+                prior=vote_prior[j][None, :],
+                n_labels=k,
+            ).labels[0]
+            total += joint[exported]
         out.append(total)
     return np.array(out)
 
@@ -185,3 +189,38 @@ def test_bad_input_is_refused_naming_the_argument(kwargs, match):
     } | kwargs
     with pytest.raises(ValueError, match=match):
         confusion_accuracy(args.pop("confusion"), args.pop("workers"), args.pop("tasks"), **args)
+
+
+def mirrored_workers():
+    """Two workers with the same one-coin quality whose confusion matrices are mirror images
+    (labels 1 and 2 swapped), on one task with a uniform prior: their answers tie the
+    symmetric vote whenever they disagree, yet the tied labels are not equally likely."""
+    c0 = np.array([[0.8, 0.15, 0.05], [0.3, 0.6, 0.1], [0.1, 0.3, 0.6]])
+    swap = [0, 2, 1]
+    c1 = c0[swap][:, swap]
+    confusion = np.stack([c0, c1])
+    prior = np.full((1, 3), 1.0 / 3.0)
+    workers, tasks = np.array([0, 1]), np.array([0, 0])
+    return confusion, prior, workers, tasks, np.array([0.6, 0.6])
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "monte carlo"])
+def test_the_symmetric_votes_accuracy_is_that_of_the_labels_the_export_gives_at_a_tie(
+    exact, monkeypatch
+):
+    confusion, prior, workers, tasks, q = mirrored_workers()
+    expected = enumerated(confusion, prior, workers, tasks, vote_quality=q)
+    # crediting each tied label a share, as an earlier version did, is another number
+    split = 0.0
+    for a0, a1 in itertools.product(range(3), repeat=2):
+        joint = prior[0] * confusion[0, :, a0] * confusion[1, :, a1]
+        winners = [a0, a1] if a0 != a1 else [a0]
+        split += joint[winners].sum() / len(winners)
+    assert abs(expected[0] - split) > 0.01
+    if not exact:
+        monkeypatch.setattr(confusion_module, "MAX_EXACT_PATTERNS", 1)  # every task sampled
+    result = confusion_accuracy(confusion, workers, tasks, prior=prior, vote_quality=q)
+    if exact:
+        np.testing.assert_allclose(result.task_accuracy, expected, atol=1e-12)
+    else:
+        assert abs(result.task_accuracy[0] - expected[0]) <= 5 * result.task_standard_error[0]
