@@ -25,13 +25,33 @@ from assignment.engine.multiclass import (
 )
 from assignment.engine.problem import AssignmentProblem
 
-__all__ = ["accuracy_bins", "accuracy_under_confusion", "assignment_distributions"]
+__all__ = [
+    "accuracy_bins",
+    "accuracy_histogram",
+    "accuracy_under_confusion",
+    "assignment_distributions",
+]
 
 
 def accuracy_bins(n_labels: int) -> np.ndarray:
     """Edges of the per-task accuracy histogram: 20 bins over ``[1/K, 1]``. A Bayes vote is
     right at least as often as the likeliest label alone, so accuracies lie there."""
     return np.linspace(1.0 / n_labels, 1.0, 21)
+
+
+#: An accuracy this close below a bin edge is counted from the edge up: a sum of products that
+#: is 0.8 in exact arithmetic may come out as 0.7999999999999999.
+_EDGE_SLACK = 1e-9
+
+
+def accuracy_histogram(values, n_labels: int) -> dict:
+    """The histogram of task accuracies ``values`` over :func:`accuracy_bins`:
+    ``{"edges": [...], "counts": [...]}``, edges rounded to 6 decimals. A value within
+    ``_EDGE_SLACK`` below an edge counts in the bin above it (rounding, not a lower accuracy);
+    values outside ``[1/K, 1]`` count in the end bins."""
+    bins = accuracy_bins(n_labels)
+    counts, _ = np.histogram(np.clip(np.asarray(values) + _EDGE_SLACK, bins[0], 1.0), bins=bins)
+    return {"edges": [round(float(edge), 6) for edge in bins], "counts": counts.tolist()}
 
 
 def assignment_distributions(problem: AssignmentProblem, assignment) -> dict:
@@ -69,12 +89,7 @@ def assignment_distributions(problem: AssignmentProblem, assignment) -> dict:
     accuracy = None
     values = _task_accuracies(problem, (workers, tasks), by_task, per_task)
     if values is not None:
-        bins = accuracy_bins(problem.n_labels)
-        counts, _ = np.histogram(np.clip(values, bins[0], 1.0), bins=bins)
-        accuracy = {
-            "edges": [round(float(edge), 6) for edge in bins],
-            "counts": counts.tolist(),
-        }
+        accuracy = accuracy_histogram(values, problem.n_labels)
     return {
         "workers_per_task": np.bincount(per_task).tolist(),
         "tasks_per_worker": np.bincount(per_worker).tolist(),
