@@ -473,7 +473,10 @@ class RoundOverview:
     """Where a project stands after the answers collected so far (its page's "Rounds").
 
     ``accuracy_now`` is the mean over the matrix's tasks of the likelier label's posterior
-    (a task without answers: its prior's); ``uncertain`` counts the tasks below
+    (a task without answers: its prior's); on Dawid–Skene quality that is the Dawid–Skene
+    labels' expected accuracy, and ``bayes_accuracy_now`` the Bayes labels' (the labels
+    export's default) under the same matrices (None on other quality, where the two are the
+    same labels); ``uncertain`` counts the tasks below
     :data:`UNCERTAIN_BELOW`. ``last_round`` is the latest succeeded round that counts
     (:func:`rounds_counted`), the last handed out, whose expected gain is its expected
     accuracy less the ``accuracy_now`` it started from (:attr:`last_gain`). ``pending`` counts
@@ -492,6 +495,7 @@ class RoundOverview:
     last_round: AssignmentRun | None
     pending: int = 0
     pending_runs: tuple[int, ...] = ()
+    bayes_accuracy_now: float | None = None
 
     @property
     def last_gain(self) -> float | None:
@@ -723,35 +727,45 @@ def largest_task_cap(*, project: Project, default: int) -> int:
     return max(default, own or 0)
 
 
-def _confidence_now(*, project: Project, matrix: QualityMatrix, answers) -> np.ndarray:
+def _confidence_now(
+    *, project: Project, matrix: QualityMatrix, answers
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Each matrix task's posterior of its likeliest label after ``answers``, shape (m,):
     under the tasks' priors (:func:`~assignment.priors.task_priors`), Dawid–Skene's posterior
     when the quality has confusion matrices that fit (:func:`fitting_confusion`), else the
-    Bayes vote's, binary or over K labels (:mod:`~assignment.engine.multiclass`)."""
+    Bayes vote's, binary or over K labels (:mod:`~assignment.engine.multiclass`). Beside it,
+    under the matrices only (else None), each task's Dawid–Skene posterior of the label the
+    Bayes vote gives (the labels export's default): its chance of being right, shape (m,)."""
     quality = matrix.quality_at(rows=answers.rows, columns=answers.columns)
     prior = task_priors(project=project, task_ids=matrix.task_ids)
     k = len(project.labels)
-    confusion = fitting_confusion(project=project, matrix=matrix)
-    if confusion is not None:
-        return confusion_posterior(
-            confusion,
-            worker_index=answers.rows,
-            task_index=answers.columns,
-            label=answers.label,
-            prior=np.column_stack([1.0 - prior, prior]) if k == 2 else prior,
-        ).max(axis=1)
+    distribution = np.column_stack([1.0 - prior, prior]) if k == 2 else prior
     if k != 2:
-        return aggregate_multiclass(
+        bayes = aggregate_multiclass(
             task_index=answers.columns,
             quality=quality,
             label=answers.label,
             prior=prior,
             n_labels=k,
-        ).posterior.max(axis=1)
-    posterior = aggregate_pairs(
-        task_index=answers.columns, quality=quality, said_one=answers.said_one, prior=prior
-    ).posterior
-    return np.maximum(posterior, 1.0 - posterior)
+        )
+        bayes_posterior, bayes_labels = bayes.posterior, bayes.labels
+    else:
+        binary = aggregate_pairs(
+            task_index=answers.columns, quality=quality, said_one=answers.said_one, prior=prior
+        )
+        bayes_posterior = np.column_stack([1.0 - binary.posterior, binary.posterior])
+        bayes_labels = binary.labels.astype(np.int64)
+    confusion = fitting_confusion(project=project, matrix=matrix)
+    if confusion is None:
+        return bayes_posterior.max(axis=1), None
+    posterior = confusion_posterior(
+        confusion,
+        worker_index=answers.rows,
+        task_index=answers.columns,
+        label=answers.label,
+        prior=distribution,
+    )
+    return posterior.max(axis=1), posterior[np.arange(posterior.shape[0]), bayes_labels]
 
 
 def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOverview | None:
@@ -764,7 +778,7 @@ def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOvervie
         answers = answers_in_hand(project=project, matrix=matrix)
     except AnswersError:
         return None
-    confidence = _confidence_now(project=project, matrix=matrix, answers=answers)
+    confidence, bayes_right = _confidence_now(project=project, matrix=matrix, answers=answers)
     succeeded = rounds_counted(project=project).filter(status=RunStatus.SUCCEEDED)
     # The last handed out: a round started on its own is handed out when it finishes.
     last_round = succeeded.order_by(
@@ -776,6 +790,7 @@ def round_overview(*, project: Project, readiness: RunReadiness) -> RoundOvervie
         answers=answers.count,
         tasks=int(confidence.size),
         accuracy_now=float(confidence.mean()),
+        bayes_accuracy_now=None if bayes_right is None else float(bayes_right.mean()),
         uncertain=int((confidence < UNCERTAIN_BELOW).sum()),
         uncertain_below=UNCERTAIN_BELOW,
         last_round=last_round,

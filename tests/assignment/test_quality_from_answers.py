@@ -452,6 +452,16 @@ def test_a_next_round_on_dawid_skene_quality_is_chosen_and_scored_under_the_conf
         project=project, readiness=selectors.run_readiness(project=project)
     )
     assert overview.accuracy_now == pytest.approx(run.round_start["accuracy_now"], abs=1e-12)
+    # Beside it, the Bayes labels' (the default download's) chance under the same matrices:
+    # the symmetric vote by hand (uniform prior, no ties here), scored by those posteriors.
+    q = np.clip(matrix.quality_at(rows=rows, columns=columns), 1e-6, 1 - 1e-6)
+    scores = np.zeros((60, 3))
+    np.add.at(scores, (columns, labels), np.log(q * 2 / (1 - q)))
+    bayes = scores.argmax(axis=1)
+    assert overview.bayes_accuracy_now == pytest.approx(
+        posterior[np.arange(60), bayes].mean(), abs=1e-12
+    )
+    assert overview.bayes_accuracy_now < overview.accuracy_now
     run = _executed(run)
     # Chosen by the Dawid-Skene greedy on the round's problem (those posteriors as priors).
     nxt = next_round(

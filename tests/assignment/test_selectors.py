@@ -198,4 +198,5 @@ def test_the_round_overview_uses_each_tasks_own_prior_and_the_answers_posteriors
     assert overview.answers == 2
     assert overview.tasks == 5
     assert overview.accuracy_now == pytest.approx(np.maximum(posterior, 1 - posterior).mean())
+    assert overview.bayes_accuracy_now is None  # no confusion matrices: one set of labels
     assert overview.uncertain == 5  # nothing is at 0.95 yet

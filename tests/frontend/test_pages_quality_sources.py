@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from page_helpers import fill_from_samples
 
-from assignment import services
+from assignment import selectors, services
 from assignment.engine.answer_quality import MODELS
 from assignment.models import EstimateSource, QualityMatrix, QualitySource
 
@@ -140,3 +140,27 @@ def test_a_fitted_strength_with_answers_is_refused_on_the_page(client, crowd):
     )
     assert response.status_code == 400
     assert "worker_strength &#x27;auto&#x27; is fitted only for" in response.content.decode()
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_the_project_page_gives_the_bayes_labels_accuracy_now_beside_dawid_skenes(
+    client, crowd, model
+):
+    client.post(
+        reverse("frontend:quality", args=[crowd.pk]),
+        {**ESTIMATE, "source": "answers", "model": model},
+    )
+    page = client.get(reverse("frontend:project", args=[crowd.pk])).content.decode()
+    overview = selectors.round_overview(
+        project=crowd, readiness=selectors.run_readiness(project=crowd)
+    )
+    votes = re.search(r'<span id="rounds-votes">(.*?)</span>', page, re.S)
+    if model == "one-coin":  # no confusion matrices: the two votes give the same labels
+        assert overview.bayes_accuracy_now is None
+        assert votes is None
+        return
+    assert f"<strong>{overview.accuracy_now:.4f}</strong>" in page
+    assert votes.group(1) == (
+        "with the Dawid\u2013Skene labels, under the quality's confusion matrices, and "
+        f"{overview.bayes_accuracy_now:.4f} with the Bayes labels (the default download)"
+    )
