@@ -175,6 +175,54 @@ def workers_by_gold_answers(
     return queryset.filter(has_gold if with_gold else ~has_gold)
 
 
+#: What a strength ``"auto"`` did not fit well means, by how it came out (the estimate's
+#: ``strength_fits``; ``fitted`` needs no word) and by strength.
+_STRENGTH_FIT_WARNINGS = {
+    ("floor", "worker"): "each worker's accuracy follows his own few gold answers",
+    (
+        "floor",
+        "category",
+    ): "a worker's accuracy in each category follows his few gold answers in it",
+    ("ceiling", "worker"): "every worker gets the population's accuracy",
+    ("ceiling", "category"): "every worker has one accuracy in all categories",
+    ("default", "worker"): "fewer than two workers with gold answers, or every answer the same",
+    ("default", "category"): (
+        "no worker with gold answers in two categories and more answers than categories"
+    ),
+}
+
+
+def quality_strength_warnings(*, matrix: QualityMatrix) -> list[tuple[str, str]]:
+    """``(strength, sentence)`` for each strength ``"auto"`` came out at its floor, at its
+    ceiling or at the default (the matrix's ``strength_fits``): what it means and what to do.
+    Empty for given strengths and good fits."""
+    warnings = []
+    for name, how in matrix.details.get("strength_fits", {}).items():
+        said = _STRENGTH_FIT_WARNINGS.get((how, name))
+        if said is None:
+            continue
+        asked = f'The {name} strength was to be fitted to the gold answers ("auto")'
+        if how == "floor":
+            text = (
+                f"{asked} and came out at its floor, 0.1: {said} almost alone, so that one "
+                "wrong answer can make him look worse than a guess. The fit needs dozens of "
+                "workers and a few hundred gold answers; with fewer, give a strength instead "
+                "(the defaults are 10 for workers, 5 for categories)."
+            )
+        elif how == "ceiling":
+            text = (
+                f"{asked} and came out at its ceiling, 10,000: the gold answers show no spread "
+                f"beyond chance, so {said}."
+            )
+        else:
+            text = (
+                f"{asked}, but the gold answers cannot identify it ({said}), so the default "
+                "was used."
+            )
+        warnings.append((name, text))
+    return warnings
+
+
 def quality_matrix_statistics(*, matrix: QualityMatrix) -> QualityMatrixStatistics:
     """Mean, population standard deviation, min and max of the values; workers without gold."""
     stats = matrix.value_statistics

@@ -30,6 +30,7 @@ from assignment.engine.problem import QualityByCategory
 __all__ = [
     "DEFAULT_CATEGORY_STRENGTH",
     "DEFAULT_WORKER_STRENGTH",
+    "STRENGTH_FITS",
     "QualityEstimate",
     "estimate_quality",
     "estimate_quality_from_counts",
@@ -56,6 +57,9 @@ DEFAULT_CATEGORY_STRENGTH = 5.0
 _AUTO_MIN_STRENGTH = 0.1
 _AUTO_MAX_STRENGTH = 1e4
 
+#: How a strength of :class:`QualityEstimate` was set (its ``strength_fits``).
+STRENGTH_FITS = ("given", "fitted", "floor", "ceiling", "default")
+
 
 @dataclass(frozen=True, eq=False)
 class QualityEstimate:
@@ -77,6 +81,12 @@ class QualityEstimate:
     strengths : tuple of (float, float)
         ``(worker_strength, category_strength)`` used: the given values, or the fitted ones when
         ``"auto"`` was asked for.
+    strength_fits : tuple of (str, str)
+        How each strength was set, one of :data:`STRENGTH_FITS`: ``"given"``; for ``"auto"``
+        ``"fitted"``, ``"floor"`` (fitted below 0.1 and raised to it: each worker's (or
+        category's) accuracy then follows its own gold answers almost alone, a sign of too few
+        of them), ``"ceiling"`` (no spread beyond chance: pooled completely, 1e4) or
+        ``"default"`` (the data cannot identify it: the default was used).
     task_categories : ndarray of int64, shape (m,)
         Each task's category.
     """
@@ -87,6 +97,7 @@ class QualityEstimate:
     gold_counts: np.ndarray
     strengths: tuple[float, float]
     task_categories: np.ndarray
+    strength_fits: tuple[str, str] = ("given", "given")
 
     @property
     def quality(self) -> QualityByCategory:
@@ -297,16 +308,13 @@ def _estimate_from_cells(n_ic, x_ic, tasks, s_arg, t_arg) -> QualityEstimate:
     ``x_ic`` correct ones (int64, shape (n_workers, n_categories)), and the task categories."""
     n_i = n_ic.sum(axis=1)
 
+    t, t_fit = t_arg, "given"
     if t_arg == "auto":
-        fitted = _fit_category_strength(n_ic, x_ic)
-        t = DEFAULT_CATEGORY_STRENGTH if fitted is None else fitted
-    else:
-        t = t_arg
+        t, t_fit = _how_fitted(_fit_category_strength(n_ic, x_ic), DEFAULT_CATEGORY_STRENGTH)
+    s, s_fit = s_arg, "given"
     if s_arg == "auto":
         fitted = _fit_worker_strength(n_ic, x_ic, rho_category=1.0 / (t + 1.0))
-        s = DEFAULT_WORKER_STRENGTH if fitted is None else fitted
-    else:
-        s = s_arg
+        s, s_fit = _how_fitted(fitted, DEFAULT_WORKER_STRENGTH)
 
     mu0, a, q = _shrink(n_ic, x_ic, s, t)
     for arr in (q, a, n_i, tasks):
@@ -318,7 +326,19 @@ def _estimate_from_cells(n_ic, x_ic, tasks, s_arg, t_arg) -> QualityEstimate:
         gold_counts=n_i.astype(np.int64, copy=False),
         strengths=(float(s), float(t)),
         task_categories=tasks,
+        strength_fits=(s_fit, t_fit),
     )
+
+
+def _how_fitted(fitted: float | None, default: float) -> tuple[float, str]:
+    """The strength ``"auto"`` uses and how it was set (:data:`STRENGTH_FITS`)."""
+    if fitted is None:
+        return default, "default"
+    if fitted <= _AUTO_MIN_STRENGTH:
+        return fitted, "floor"
+    if fitted >= _AUTO_MAX_STRENGTH:
+        return fitted, "ceiling"
+    return fitted, "fitted"
 
 
 # --------------------------------------------------------------------------------------------

@@ -178,6 +178,12 @@ def _quality_from_gold(
         details={
             "worker_strength": estimate.strengths[0],
             "category_strength": estimate.strengths[1],
+            # how "auto" set each strength (fitted, floor, ceiling, default), given ones left out
+            "strength_fits": {
+                name: how
+                for name, how in zip(("worker", "category"), estimate.strength_fits, strict=True)
+                if how != "given"
+            },
             "population_accuracy": estimate.population_accuracy,
             "gold_answers": int(answered.sum()),
             "categories": len(categories),

@@ -39,6 +39,7 @@ def quality(request: HttpRequest, project_id: int) -> HttpResponse:
     }
     if matrix is not None:
         context["summary"] = selectors.quality_matrix_statistics(matrix=matrix)
+        context["strength_warnings"] = selectors.quality_strength_warnings(matrix=matrix)
         data = selectors.quality_by_worker_and_category(matrix=matrix)
         if data is not None:
             context["quality_data"] = data

@@ -235,6 +235,17 @@ def test_estimate_quality_stores_a_matrix_and_summarises_it(imported):
 def test_estimate_quality_accepts_fitted_strengths_and_rejects_bad_ones(imported):
     run("estimate_quality", "--project", "demo", "--worker-strength", "auto")
     assert QualityMatrix.objects.get().details["category_strength"] == 5.0
+    # a strength "auto" could not fit well is a warning on stderr, with what to do
+    err = io.StringIO()
+    call_command(
+        "estimate_quality", "--project", "demo", "--category-strength", "auto",
+        stdout=io.StringIO(), stderr=err,
+    )  # fmt: skip
+    how = QualityMatrix.objects.latest("pk").details["strength_fits"]["category"]
+    assert how != "fitted"  # 6 gold answers
+    assert err.getvalue().startswith(
+        'Warning: The category strength was to be fitted to the gold answers ("auto")'
+    )
     with pytest.raises(CommandError, match="must be a positive number or 'auto'"):
         run("estimate_quality", "--project", "demo", "--category-strength", "-1")
 

@@ -200,3 +200,25 @@ def test_the_round_overview_uses_each_tasks_own_prior_and_the_answers_posteriors
     assert overview.accuracy_now == pytest.approx(np.maximum(posterior, 1 - posterior).mean())
     assert overview.bayes_accuracy_now is None  # no confusion matrices: one set of labels
     assert overview.uncertain == 5  # nothing is at 0.95 yet
+
+
+@pytest.mark.parametrize(
+    ("how", "says"),
+    [
+        ("floor", "came out at its floor, 0.1: "),
+        ("ceiling", "came out at its ceiling, 10,000: "),
+        ("default", "cannot identify it ("),
+    ],
+)
+@pytest.mark.parametrize("name", ["worker", "category"])
+def test_a_strength_auto_did_not_fit_well_gets_a_warning_and_a_good_fit_none(name, how, says):
+    from assignment.selectors import quality_strength_warnings
+
+    matrix = QualityMatrix(details={"strength_fits": {name: how}})
+    [(strength, text)] = quality_strength_warnings(matrix=matrix)
+    assert strength == name
+    assert text.startswith(f'The {name} strength was to be fitted to the gold answers ("auto")')
+    assert says in text
+    fitted = QualityMatrix(details={"strength_fits": {name: "fitted"}})
+    assert quality_strength_warnings(matrix=fitted) == []
+    assert quality_strength_warnings(matrix=QualityMatrix(details={})) == []

@@ -97,3 +97,22 @@ def test_estimating_without_gold_answers_says_what_to_upload(client, alice):
     response = client.post(url, {"worker_strength": "10", "category_strength": "5"})
     assert response.status_code == 400
     assert "has no gold answers" in response.content.decode()
+
+
+def test_a_strength_auto_could_not_fit_well_is_a_warning_that_says_what_to_do(client, alice):
+    project = services.project_create(owner=alice, name="gold")
+    fill_from_samples(project, kinds=("workers", "tasks", "gold_items", "gold_answers"))
+    url = reverse("frontend:quality", args=[project.pk])
+    client.post(url, {"worker_strength": "auto", "category_strength": "auto"})
+    matrix = QualityMatrix.objects.get(project=project)
+    fits = matrix.details["strength_fits"]
+    assert set(fits) == {"worker", "category"}
+    page = client.get(url).content.decode()
+    for name, how in fits.items():
+        shown = f'id="strength-fit-{name}"' in page
+        assert shown == (how != "fitted"), (name, how)
+    assert any(how != "fitted" for how in fits.values())  # 16 gold answers: too few to fit
+    # given strengths are not fitted: no warning
+    client.post(url, {"worker_strength": "10", "category_strength": "5"})
+    assert QualityMatrix.objects.latest("pk").details["strength_fits"] == {}
+    assert "strength-fit-" not in client.get(url).content.decode()

@@ -12,7 +12,7 @@ from assignment.engine.quality import DEFAULT_CATEGORY_STRENGTH, DEFAULT_WORKER_
 from assignment.lookups import project_get_by_name
 from assignment.management.commands._domain_errors import domain_errors_as_command_errors
 from assignment.models import EstimateSource
-from assignment.selectors import quality_matrix_statistics
+from assignment.selectors import quality_matrix_statistics, quality_strength_warnings
 from assignment.services import EM_MAX_ITERATIONS, quality_estimate
 
 
@@ -122,6 +122,8 @@ class Command(BaseCommand):
                 f"worker{'' if summary.workers_without_gold == 1 else 's'} without gold answers "
                 f"get{'s' if summary.workers_without_gold == 1 else ''} the population estimate."
             )
+            for _, text in quality_strength_warnings(matrix=matrix):
+                self.stderr.write(f"Warning: {text}")
             return
         n = details["iterations"]
         iterations = f"{n} iteration{'' if n == 1 else 's'}"

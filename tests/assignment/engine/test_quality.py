@@ -300,6 +300,7 @@ def test_auto_strengths_recover_the_priors_the_gold_answers_were_drawn_from(
     s, t = est.strengths
     assert s == pytest.approx(worker_strength, rel=0.35)
     assert t == pytest.approx(category_strength, rel=0.25)
+    assert est.strength_fits == ("fitted", "fitted")
 
 
 def test_auto_strengths_work_with_uneven_gold_counts_and_category_mixes():
@@ -356,6 +357,22 @@ def test_auto_strengths_fall_back_to_the_defaults_when_the_data_cannot_identify_
             worker_strength="auto", category_strength="auto",
         )  # fmt: skip
         assert est.strengths == defaults
+        assert est.strength_fits == ("default", "default")
+
+
+def test_auto_says_when_a_strength_came_out_at_its_floor_or_ceiling_and_given_ones_are_given():
+    # Each worker right on every gold answer of one category and wrong on every one of the
+    # other: categories differ far beyond chance, so the category strength hits its floor.
+    worker = [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
+    category = [0, 0, 1, 1] * 3
+    correct = [True, True, False, False, False, False, True, True, True, True, False, False]
+    est = estimate(worker, category, correct, 3, worker_strength=10.0, category_strength="auto")
+    assert est.strengths[1] == pytest.approx(0.1)
+    assert est.strength_fits == ("given", "floor")
+    # Workers exactly alike (each half right), so their spread is below chance: the ceiling.
+    est = estimate(worker, category, correct, 3, worker_strength="auto", category_strength=5.0)
+    assert est.strengths[0] == pytest.approx(1e4)
+    assert est.strength_fits == ("ceiling", "given")
 
 
 # --------------------------------------------------------------------------------------------
