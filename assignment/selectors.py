@@ -627,6 +627,39 @@ def _run_pending(matrix: QualityMatrix, run_ids: list[int], answers: AnswersInHa
     return out
 
 
+def pending_pair_count(*, project: Project) -> int:
+    """How many of the pairs that the project's counted rounds (:func:`rounds_counted`) that
+    succeeded assigned have no answer yet, each pair once: the rounds' *pending* pairs, as
+    :func:`pending_pairs` finds them, but by the workers' and tasks' primary keys instead of on
+    a quality matrix (so that it needs none; a worker or task deleted since is left out). With
+    the answers, what the rounds count as spent of the project's default budget."""
+    runs = rounds_counted(project=project).filter(
+        status=RunStatus.SUCCEEDED, assignment_blob__isnull=False
+    )
+    worker_pks = _pks(Worker.objects.filter(project=project))
+    task_pks = _pks(Task.objects.filter(project=project))
+
+    def flat(workers: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+        rows, columns = positions(worker_pks, workers), positions(task_pks, tasks)
+        kept = (rows >= 0) & (columns >= 0)
+        return rows[kept] * task_pks.size + columns[kept]
+
+    assigned = [np.zeros(0, dtype=np.int64)]
+    for run in runs.only("assignment_blob", "quality_matrix_id"):
+        matrix = QualityMatrix.objects.only("worker_ids_blob", "task_ids_blob").get(
+            pk=run.quality_matrix_id
+        )
+        rows, columns = run.pairs.astype(np.int64).T
+        assigned.append(flat(matrix.worker_ids[rows], matrix.task_ids[columns]))
+    answers = Answer.objects.filter(task__project=project).order_by()
+    answered = np.array(list(answers.values_list("worker_id", "task_id")), dtype=np.int64)
+    return int(np.setdiff1d(np.concatenate(assigned), flat(*answered.reshape(-1, 2).T)).size)
+
+
+def _pks(queryset: QuerySet) -> np.ndarray:
+    return np.fromiter(queryset.order_by().values_list("pk", flat=True), dtype=np.int64)
+
+
 def fitting_confusion(*, project: Project, matrix: QualityMatrix) -> np.ndarray | None:
     """The quality's Dawid–Skene confusion matrices, shape (n_workers, K, K), when they fit
     the project's K labels: what runs and next rounds are chosen under

@@ -28,6 +28,7 @@ from assignment.models import (
     default_labels,
 )
 from assignment.priors import label_prior_from_mapping
+from assignment.selectors import pending_pair_count
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +190,7 @@ def project_update_check(*, project: Project, **fields) -> dict:
     the owner, :class:`ProjectValidationError` for invalid values (a prior outside (0, 1), a
     negative cap, the prior of the other kind of label set: ``default_prior`` for more than
     two labels, ``default_label_prior`` for two; a budget of 0, or below the answers already
-    collected, which it counts).
+    collected and the pairs of earlier rounds awaiting answers, which it counts).
     """
     unknown = sorted(set(fields) - set(PROJECT_UPDATABLE_FIELDS))
     if unknown:
@@ -223,21 +224,25 @@ def project_update_check(*, project: Project, **fields) -> dict:
 
 
 def _check_budget_covers_answers(project: Project, budget: int | None) -> None:
-    """Refuse a budget of 0 (no run or round could spend it) and a budget below the answers
-    the project has (rounds count them as spent)."""
+    """Refuse a budget of 0 (no run or round could spend it) and a budget below what the
+    project's rounds count as spent: the answers and the pairs of earlier rounds awaiting
+    answers (:func:`~assignment.selectors.pending_pair_count`)."""
     if budget is None:
         return
     answers = Answer.objects.filter(task__project=project).count()
-    if budget == 0 and not answers:
+    pending = pending_pair_count(project=project)
+    if budget == 0 and not answers + pending:
         raise ProjectValidationError(
             "default_budget 0 has nothing to spend: give at least 1 pair, or none (as many as "
             "the caps allow)"
         )
-    if budget < answers:
+    if budget < answers + pending:
+        pairs = f"{pending:,} pair{'s' if pending != 1 else ''}"
+        awaiting = f" and {pairs} of earlier rounds awaiting answers" if pending else ""
         raise ProjectValidationError(
-            f"default_budget {budget:,} is below the {answers:,} answers already collected, "
-            "which the project's rounds count as spent: give at least that many pairs, or none "
-            "(as many as the caps allow)"
+            f"default_budget {budget:,} is below the {answers:,} answers already collected"
+            f"{awaiting}, which the project's rounds count as spent: give at least "
+            f"{answers + pending:,} pairs, or none (as many as the caps allow)"
         )
 
 

@@ -12,7 +12,7 @@ from project_data import answer_every_pair, executed, import_text, make_project,
 from assignment import selectors, services
 from assignment.engine import METHODS, expected_accuracy
 from assignment.engine.aggregate import aggregate
-from assignment.errors import RunStateError, RunValidationError
+from assignment.errors import ProjectValidationError, RunStateError, RunValidationError
 from assignment.models import (
     Answer,
     AssignmentRun,
@@ -563,6 +563,26 @@ def test_pending_pairs_of_a_round_on_an_older_quality_matrix_are_found_by_worker
     before = {(old.worker_ids[i], old.task_ids[j]) for i, j in first.pairs.tolist()}
     after = {(newer.worker_ids[i], newer.task_ids[j]) for i, j in second.pairs.tolist()}
     assert not before & after
+
+
+def test_the_default_budget_may_not_drop_below_the_answers_and_the_pairs_awaiting_them(
+    project_with_round_defaults,
+):
+    first = executed(queued_round(project_with_round_defaults, budget=20))
+    half = AssignmentRun.objects.get(pk=first.pk)
+    half.assignment_blob = None
+    half.set_pairs(*first.pairs[::2].T)
+    answer_every_pair(half, seed=2)  # 10 pairs answered, 10 pending
+    with pytest.raises(
+        ProjectValidationError,
+        match=r"^default_budget 19 is below the 10 answers already collected and 10 pairs of "
+        r"earlier rounds awaiting answers, .*: give at least 20 pairs",
+    ):
+        services.project_update(project=project_with_round_defaults, default_budget=19)
+    services.project_update(project=project_with_round_defaults, default_budget=20)
+    services.run_withdraw(run=first)  # its pending pairs stop counting
+    services.project_update(project=project_with_round_defaults, default_budget=10)
+    assert Project.objects.get(pk=project_with_round_defaults.pk).default_budget == 10
 
 
 def test_a_withdrawn_round_stops_counting_its_pairs_as_pending(project_with_round_defaults):

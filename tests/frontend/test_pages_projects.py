@@ -6,6 +6,7 @@ import io
 
 import pytest
 from django.urls import reverse
+from page_helpers import execute
 
 from assignment import services
 from assignment.models import Project, Worker
@@ -84,6 +85,27 @@ def test_settings_change_only_what_was_changed(client, sample_project):
     assert "strictly between 0 and 1" in refused.content.decode()
     sample_project.refresh_from_db()
     assert sample_project.default_prior == 0.5
+
+
+def test_settings_refuse_a_budget_below_the_answers_and_the_pairs_awaiting_answers(
+    client, sample_project
+):
+    services.project_update(project=sample_project, default_max_tasks_per_worker=6)
+    run = services.run_create(
+        project=sample_project, method="random", next_round=True, budget=3, seed=0, enqueue=False
+    )
+    execute(run.pk)  # its 3 pairs have no answer yet
+    url = reverse("frontend:project_settings", args=[sample_project.pk])
+    form = client.get(url).context["form"]
+    data = {name: "" if value is None else value for name, value in form.initial.items()}
+    refused = client.post(url, {**data, "default_budget": "11"})
+    assert refused.status_code == 400
+    assert (
+        "11 is below the 9 answers already collected and 3 pairs of earlier rounds awaiting "
+        "answers" in refused.content.decode()
+    )
+    assert "give at least 12 pairs" in refused.content.decode()
+    assert client.post(url, {**data, "default_budget": "12"}).status_code == 302
 
 
 def test_deleting_asks_first_and_then_removes_everything(client, sample_project):

@@ -68,6 +68,26 @@ def test_a_budget_below_the_answers_collected_is_refused_over_the_api_and_none_i
     assert api.patch(url, {"default_budget": None}, format="json").status_code == 200
 
 
+def test_the_budget_floor_counts_the_pairs_of_earlier_rounds_awaiting_answers_over_the_api(
+    api, filled_project
+):
+    answers = Answer.objects.filter(task__project=filled_project).count()
+    run = services.run_create(
+        project=filled_project, method="random", next_round=True, budget=3, seed=0, enqueue=False
+    )
+    execute(run.pk)  # its 3 pairs have no answer yet: pending, spent
+    url = f"/api/projects/{filled_project.pk}/"
+    response = api.patch(url, {"default_budget": answers + 2}, format="json")
+    assert response.status_code == 400
+    assert response.json()["detail"] == (
+        f"default_budget {answers + 2} is below the {answers} answers already collected and 3 "
+        "pairs of earlier rounds awaiting answers, which the project's rounds count as spent: "
+        f"give at least {answers + 3} pairs, or none (as many as the caps allow)"
+    )
+    assert Project.objects.get(pk=filled_project.pk).default_budget is None
+    assert api.patch(url, {"default_budget": answers + 3}, format="json").status_code == 200
+
+
 def test_a_budget_of_zero_is_refused_for_a_run_and_as_the_projects_default(api, filled_project):
     runs = f"/api/projects/{filled_project.pk}/runs/"
     response = api.post(runs, {"method": "greedy", "budget": 0}, format="json")
