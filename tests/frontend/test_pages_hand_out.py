@@ -83,7 +83,13 @@ def test_a_handed_out_run_is_withdrawn_from_its_page_and_another_may_go_out(clie
     response = client.post(reverse("frontend:run_withdraw", args=[greedy.pk]), follow=True)
     text = response.content.decode()
     assert f"Run #{greedy.pk} withdrawn: later rounds no longer count" in text
+    # Past for what happened, present for what it means now.
+    assert "</time>: the project counted it as a round until it was withdrawn.</p>" in text
     assert "This run was withdrawn on" in text
+    assert (
+        "</time>, its pairs not handed out after all: later rounds do not count them as "
+        "pending and may assign them; answers already in for them still count.</p>"
+    ) in text
     assert 'id="withdraw-round"' not in text
     assert 'id="hand-out-run"' not in text  # withdrawing is final
     assert 'id="hand-out-run"' in page(client, "run", random.pk)

@@ -195,6 +195,11 @@ def test_a_round_not_handed_out_is_withdrawn_from_its_page(client, sample_projec
     page = response.content.decode()
     assert f"Round #{run.pk} withdrawn" in page
     assert 'id="round-withdrawn"' in page
+    assert "This round was withdrawn on <time datetime=" in page
+    assert (
+        "</time>, its pairs not handed out after all: later rounds do not count them as "
+        "pending and may assign them; answers already in for them still count.</p>"
+    ) in page
     assert 'id="withdraw-round"' not in page
     run.refresh_from_db()
     assert run.withdrawn_at is not None
