@@ -19,6 +19,7 @@ import numpy as np
 
 __all__ = [
     "CATEGORICAL",
+    "MARKERS",
     "NARROW_WIDTH",
     "NO_DATA",
     "REFERENCE",
@@ -78,6 +79,12 @@ SEQUENTIAL = (
 NO_DATA = "#d9d9d9"
 #: The colour of a line chart's reference series (4.5:1 on white).
 REFERENCE = "#767676"
+#: The shapes of a line chart's point markers, one per series in turn (the reference's are
+#: small circles): with the colours, series stay apart in grey and where they cross.
+MARKERS = ("circle", "square", "triangle", "diamond", "triangle-down")
+#: The dash patterns of a series drawn over an earlier one it coincides with, in turn: the
+#: earlier line shows through the gaps (the reference keeps its own, in charts.css).
+_COINCIDING_DASHES = ("5 4", "1.5 3.5", "9 3 2 3")
 
 _FONT_SIZE = 12  # px, as in charts.css
 _CHAR_WIDTH = 0.6 * _FONT_SIZE  # rough average advance of a sans-serif character
@@ -189,34 +196,47 @@ class BarChart(_Chart):
 
 @dataclass(frozen=True, kw_only=True)
 class Point:
-    """One data point: ``(px, py)`` on the chart, ``(x, y)`` in data units, and its tooltip."""
+    """One data point: ``(px, py)`` on the chart, ``(x, y)`` in data units, its tooltip, and
+    its ``marker``: the SVG path of its series' shape around ``(px, py)``."""
 
     px: float
     py: float
     x: float
     y: float
     tooltip: str
+    marker: str
 
 
 @dataclass(frozen=True, kw_only=True)
 class LineSeries:
-    """A named line: its SVG ``path`` (``""`` when it has no point) through ``points``, by x."""
+    """A named line: its SVG ``path`` (``""`` when it has no point) through ``points``, by x,
+    their ``marker`` shape (one of :data:`MARKERS`), and the name of an earlier series it
+    coincides with (``same_as``, ``""`` if none), over which it is drawn with the dash
+    pattern ``dash`` (``""``: solid) and hollow markers, so that both show."""
 
     name: str
     colour: str
     path: str
     points: tuple[Point, ...]
+    marker: str = "circle"
+    same_as: str = ""
+    dash: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
 class LegendEntry:
-    """A legend item: a line ``swatch`` in ``colour`` (``dashed`` for the reference) and a label."""
+    """A legend item: a line ``swatch`` in ``colour`` (``dashed`` for the reference, else the
+    series' ``dash`` pattern), its series' ``marker`` path on it (``""`` for the reference),
+    ``hollow`` as the series' markers are, and a label."""
 
     name: str
     colour: str
     dashed: bool
     swatch: Segment
     label: Label
+    dash: str = ""
+    marker: str = ""
+    hollow: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,6 +249,11 @@ class LineChart(_Chart):
     series: tuple[LineSeries, ...]
     reference: LineSeries | None
     legend: tuple[LegendEntry, ...]
+
+    @property
+    def coinciding(self) -> tuple[LineSeries, ...]:
+        """The series drawn over an earlier one with the same points (``same_as``)."""
+        return tuple(line for line in self.series if line.same_as)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -707,13 +732,73 @@ def _padded_ticks(
     return (low - pad, high + pad), inside
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Style:
+    """How a line is drawn apart from its colour: its markers' ``shape`` and ``size`` (a
+    circle's radius; the other shapes have about its area), the earlier series it coincides
+    with (``same_as``) and its ``dash`` pattern; ``dashed`` for the reference."""
+
+    shape: str
+    size: float = 3.5
+    same_as: str = ""
+    dash: str = ""
+    dashed: bool = False
+
+
+#: The reference's style: small circles on a grey line dashed by charts.css.
+_REFERENCE_STYLE = _Style(shape="circle", size=2.5, dashed=True)
+
+#: Corners of each polygon marker around its centre, in units of the marker's size.
+_CORNERS = {
+    "square": ((-0.89, -0.89), (0.89, -0.89), (0.89, 0.89), (-0.89, 0.89)),
+    "triangle": ((0, -1.5), (1.3, 0.75), (-1.3, 0.75)),
+    "diamond": ((0, -1.25), (1.25, 0), (0, 1.25), (-1.25, 0)),
+    "triangle-down": ((0, 1.5), (1.3, -0.75), (-1.3, -0.75)),
+}
+
+
+def _marker(style: _Style, x: float, y: float) -> str:
+    """The SVG path of a marker of ``style`` centred on ``(x, y)``."""
+    if style.shape == "circle":
+        r, left, right, y = _svg(style.size), _svg(x - style.size), _svg(x + style.size), _svg(y)
+        return f"M{left} {y} A{r} {r} 0 1 0 {right} {y} A{r} {r} 0 1 0 {left} {y}Z"
+    corners = _CORNERS[style.shape]
+    size = style.size
+    return (
+        "M" + " L".join(f"{_svg(x + dx * size)} {_svg(y + dy * size)}" for dx, dy in corners) + "Z"
+    )
+
+
+def _same_points(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]) -> bool:
+    """Whether two sorted series have the same points to within floating-point rounding."""
+    return len(a) == len(b) and all(
+        math.isclose(xa, xb, rel_tol=1e-9) and math.isclose(ya, yb, rel_tol=1e-9, abs_tol=1e-12)
+        for (xa, ya), (xb, yb) in zip(a, b, strict=True)
+    )
+
+
+def _series_styles(lines: Sequence[tuple[str, str, list[tuple[float, float]]]]) -> list[_Style]:
+    """Each series' :class:`_Style`: the next of :data:`MARKERS`, and for one with the points
+    of an earlier series the first such one's name and the next of the coinciding dashes."""
+    styles, coinciding = [], 0
+    for i, (_, _, points) in enumerate(lines):
+        same = (name for name, _, other in lines[:i] if points and _same_points(points, other))
+        same_as = next(same, "")
+        dash = _COINCIDING_DASHES[coinciding % len(_COINCIDING_DASHES)] if same_as else ""
+        coinciding += bool(same_as)
+        styles.append(_Style(shape=MARKERS[i % len(MARKERS)], same_as=same_as, dash=dash))
+    return styles
+
+
 def _legend(
-    keys: Sequence[tuple[str, str, bool]], *, left: float, right: float, top: float
+    keys: Sequence[tuple[str, str, _Style]], *, left: float, right: float, top: float
 ) -> tuple[tuple[LegendEntry, ...], float]:
-    """Legend entries for ``(name, colour, dashed)`` in rows from ``top``; and the rows' bottom."""
+    """Legend entries for ``(name, colour, style)`` in rows from ``top``; and the rows'
+    bottom. A series that coincides with an earlier one says so: "b (same as a)"."""
     x, y, entries = left, top + 8, []
-    for name, colour, dashed in keys:
-        text = _shorten(name, limit=_LEGEND_CHARS)
+    for name, colour, style in keys:
+        text = f"{name} (same as {style.same_as})" if style.same_as else name
+        text = _shorten(text, limit=_LEGEND_CHARS)
         size = 26 + _text_width(text) + 18
         if x > left and x + size > right:
             x, y = left, y + 18
@@ -721,9 +806,12 @@ def _legend(
             LegendEntry(
                 name=name,
                 colour=colour,
-                dashed=dashed,
+                dashed=style.dashed,
                 swatch=Segment(x1=_svg(x), y1=_svg(y), x2=_svg(x + 20), y2=_svg(y)),
                 label=Label(text=text, x=_svg(x + 26), y=_svg(y + 4), anchor="start"),
+                dash=style.dash,
+                marker="" if style.dashed else _marker(style, x + 10, y),
+                hollow=bool(style.same_as),
             )
         )
         x += size
@@ -731,7 +819,13 @@ def _legend(
 
 
 def _line_series(
-    name: str, colour: str, points: Sequence[tuple[float, float]], *, x: _Scale, y: _Scale
+    name: str,
+    colour: str,
+    points: Sequence[tuple[float, float]],
+    style: _Style,
+    *,
+    x: _Scale,
+    y: _Scale,
 ) -> LineSeries:
     drawn = tuple(
         Point(
@@ -740,16 +834,28 @@ def _line_series(
             x=px,
             y=py,
             tooltip=f"{name} — {format_number(px)}: {format_number(py)}",
+            marker=_marker(style, x(px), y(py)),
         )
         for px, py in points
     )
     path = "M" + " L".join(f"{point.px} {point.py}" for point in drawn) if drawn else ""
-    return LineSeries(name=name, colour=colour, path=path, points=drawn)
+    return LineSeries(
+        name=name,
+        colour=colour,
+        path=path,
+        points=drawn,
+        marker=style.shape,
+        same_as=style.same_as,
+        dash=style.dash,
+    )
 
 
 def _line_description(x_label: str, y_label: str, drawn: Sequence[LineSeries], count: int) -> str:
     names = ", ".join(line.name for line in drawn[:count]) or "no series"
-    text = f"Line chart of {y_label} against {x_label}: {names}"
+    same = "".join(
+        f"; {line.name} is the same as {line.same_as}" for line in drawn[:count] if line.same_as
+    )
+    text = f"Line chart of {y_label} against {x_label}: {names}{same}"
     return f"{text}; dashed: {drawn[count].name}." if len(drawn) > count else f"{text}."
 
 
@@ -778,7 +884,11 @@ def line_chart(
     series : mapping of str to sequence of (float, float)
         Each name's finite points, in any order (they are joined by increasing x). A series
         with one point shows just that point; an empty one only its legend entry. Colours
-        follow :data:`CATEGORICAL` in the mapping's order (and repeat after eight series).
+        follow :data:`CATEGORICAL` in the mapping's order (and repeat after eight series),
+        marker shapes :data:`MARKERS`. A series with the points of an earlier one (to within
+        floating-point rounding: two methods of the same accuracy at every x) is drawn over it
+        dashed, with hollow markers, and its legend entry and the description say "same as"
+        the earlier one, so that neither hides the other.
     title, x_label, y_label : str
         The chart's accessible name and the axis titles.
     reference : (str, sequence of (float, float)), optional
@@ -800,9 +910,11 @@ def line_chart(
         (str(name), CATEGORICAL[i % len(CATEGORICAL)], _sorted_points(str(name), points))
         for i, (name, points) in enumerate(series.items())
     ]
+    styles = _series_styles(lines)
     if reference is not None:
         name = str(reference[0])
         lines.append((name, REFERENCE, _sorted_points(name, reference[1])))
+        styles.append(_REFERENCE_STYLE)
     count = len(series)  # lines[count], if any, is the reference
     x_domain, x_ticks = _padded_ticks(
         [x for *_, points in lines for x, _ in points], count=_x_tick_count(width)
@@ -810,7 +922,7 @@ def line_chart(
     y_domain, y_ticks = _padded_ticks([y for *_, points in lines for _, y in points])
     left = _left_margin([text for _, text in y_ticks])
     legend, legend_bottom = _legend(
-        [(name, colour, i == count) for i, (name, colour, _) in enumerate(lines)],
+        [(name, colour, style) for (name, colour, _), style in zip(lines, styles, strict=True)],
         left=left,
         right=width - 12,
         top=4,
@@ -821,7 +933,9 @@ def line_chart(
     )
     x = _Scale(x_domain, (plot.left, plot.right))
     y = _Scale(y_domain, (plot.bottom, plot.top))
-    drawn = [_line_series(*line, x=x, y=y) for line in lines]
+    drawn = [
+        _line_series(*line, style, x=x, y=y) for line, style in zip(lines, styles, strict=True)
+    ]
     return LineChart(
         id=_chart_id(title, chart_id),
         title=title,

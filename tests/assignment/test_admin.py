@@ -492,13 +492,14 @@ def test_the_comparison_page_draws_a_line_per_method_and_the_upper_bound(
     svg = svg_of(html)
 
     series = svg.findall(f".//{SVG}g[@class='chart-series']")
-    assert {s.get("data-series"): len(s.findall(f"{SVG}circle")) for s in series} == {
+    points = f"{SVG}path[@class='chart-point']"
+    assert {s.get("data-series"): len(s.findall(points)) for s in series} == {
         "greedy": 3,
         "random": 3,
     }
     bound = svg.findall(f".//{SVG}g[@class='chart-reference']")
     assert len(bound) == 1
-    assert len(bound[0].findall(f"{SVG}circle")) == 3
+    assert len(bound[0].findall(points)) == 3
     assert "upper bound is pending" not in html
 
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from charts.geometry import (
     CATEGORICAL,
+    MARKERS,
     NARROW_WIDTH,
     NO_DATA,
     REFERENCE,
@@ -255,6 +256,53 @@ def test_the_reference_is_drawn_apart_dashed_and_grey():
         ("upper bound", True),
     ]
     assert "dashed: upper bound" in chart.description
+
+
+def test_each_series_has_a_marker_shape_of_its_own():
+    chart = accuracy_chart(a=[(1, 0.5)], b=[(1, 0.6)], c=[(1, 0.7)], d=[(1, 0.8)], e=[(1, 0.9)])
+    assert [series.marker for series in chart.series] == list(MARKERS[:5])
+    assert len({series.points[0].marker.split()[0][0] for series in chart.series}) == 1  # "M"
+    assert len({entry.marker for entry in chart.legend}) == 5  # the legend shows each shape
+    assert [series.dash for series in chart.series] == [""] * 5  # lines apart stay solid
+
+
+def test_a_series_that_coincides_with_an_earlier_one_is_dashed_hollow_and_says_so():
+    same = [(100, 0.8), (200, 0.9)]
+    chart = accuracy_chart(
+        greedy=same,
+        tvcs=[(200, 0.9), (100, 0.1 + 0.7)],  # 0.7999999999999999: equal but for rounding
+        random=[(100, 0.6), (200, 0.7)],
+        lp=list(same),
+    )
+    greedy, tvcs, random, lp = chart.series
+    assert [series.same_as for series in chart.series] == ["", "greedy", "", "greedy"]
+    assert greedy.dash == random.dash == ""
+    assert "" not in (tvcs.dash, lp.dash)  # the earlier line shows through the gaps
+    assert tvcs.dash != lp.dash
+    assert [entry.label.text for entry in chart.legend] == [
+        "greedy",
+        "tvcs (same as greedy)",
+        "random",
+        "lp (same as greedy)",
+    ]
+    assert [entry.dash for entry in chart.legend] == ["", tvcs.dash, "", lp.dash]
+    assert "tvcs is the same as greedy; lp is the same as greedy" in chart.description
+    assert [point.py for point in tvcs.points] == [point.py for point in greedy.points]
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        [(100, 0.8), (200, 0.9001)],  # apart at one budget
+        [(100, 0.8)],  # fewer budgets
+        [(100, 0.8), (300, 0.9)],  # other budgets
+        [],
+    ],
+)
+def test_series_that_differ_anywhere_are_not_the_same(other):
+    chart = accuracy_chart(greedy=[(100, 0.8), (200, 0.9)], other=other, none=[])
+    assert [series.same_as for series in chart.series] == ["", "", ""]
+    assert "same as" not in chart.description
 
 
 def test_a_series_with_a_single_point_still_has_that_point():

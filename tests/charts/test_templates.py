@@ -90,26 +90,60 @@ def test_numbers_are_short_and_never_localised(engine, name):
         for attribute in NUMERIC & set(element.keys()):
             assert re.fullmatch(r"-?\d+(\.\d{1,2})?", element.get(attribute)), element.attrib
     for path in svg.iter(f"{SVG}path"):
-        assert re.fullmatch(r"M-?\d+(\.\d\d?)? -?\d+(\.\d\d?)?( L[-\d. ]+)*", path.get("d"))
+        if path.get("class") == "chart-line":
+            assert re.fullmatch(r"M-?\d+(\.\d\d?)? -?\d+(\.\d\d?)?( L[-\d. ]+)*", path.get("d"))
+        for number in re.findall(r"[-\d.]+", path.get("d")):
+            assert re.fullmatch(r"-?\d+(\.\d{1,2})?", number), path.get("d")
 
 
-def test_a_line_chart_has_a_group_per_series_with_a_circle_per_point(engine):
+def points_of(group) -> list:
+    """The point markers of a series' group."""
+    return [e for e in group if "chart-point" in e.get("class", "").split()]
+
+
+def test_a_line_chart_has_a_group_per_series_with_a_marker_per_point(engine):
     chart = a_line_chart()
     svg = ET.fromstring(render(engine, "line_chart", chart))
     groups = svg.findall(f".//{SVG}g[@class='chart-series']")
     assert [group.get("data-series") for group in groups] == ["exact", "single", "none"]
-    assert [len(group.findall(f"{SVG}circle")) for group in groups] == [3, 1, 0]
-    assert [len(group.findall(f"{SVG}path")) for group in groups] == [1, 1, 0]
-    circle = groups[0].find(f"{SVG}circle")
-    assert circle.find(f"{SVG}title").text == "exact — 100: 0.7"
+    assert [len(points_of(group)) for group in groups] == [3, 1, 0]
+    assert [len(group.findall(f"{SVG}path[@class='chart-line']")) for group in groups] == [1, 1, 0]
+    marker = points_of(groups[0])[0]
+    assert marker.get("d") == chart.series[0].points[0].marker
+    assert marker.find(f"{SVG}title").text == "exact — 100: 0.7"
     assert groups[0].find(f"{SVG}path").get("d") == chart.series[0].path
+    assert points_of(groups[1])[0].get("d") == chart.series[1].points[0].marker  # another shape
+
+
+def test_a_series_that_coincides_with_another_is_drawn_dashed_with_hollow_markers(engine):
+    chart = line_chart(
+        series={"greedy": [(1, 0.7), (2, 0.8)], "tvcs-iht": [(1, 0.7), (2, 0.8)]},
+        title="T",
+        x_label="x",
+        y_label="y",
+    )
+    svg = ET.fromstring(render(engine, "line_chart", chart))
+    greedy, tvcs = svg.findall(f".//{SVG}g[@class='chart-series']")
+    assert greedy.find(f"{SVG}path").get("stroke-dasharray") is None
+    assert tvcs.find(f"{SVG}path").get("stroke-dasharray") == chart.series[1].dash
+    assert {e.get("class") for e in points_of(greedy)} == {"chart-point"}
+    assert {e.get("class") for e in points_of(tvcs)} == {"chart-point chart-point-hollow"}
+    legend = svg.find(f".//{SVG}g[@class='chart-legend']")
+    assert [text.text for text in legend.iter(f"{SVG}text")] == [
+        "greedy",
+        "tvcs-iht (same as greedy)",
+    ]
+    swatches = legend.findall(f"{SVG}line")
+    assert [line.get("stroke-dasharray") for line in swatches] == [None, chart.series[1].dash]
+    assert len(legend.findall(f"{SVG}path")) == 2  # each entry shows its marker
 
 
 def test_the_reference_is_drawn_in_a_group_of_its_own(engine):
     svg = ET.fromstring(render(engine, "line_chart", a_line_chart()))
     (group,) = svg.findall(f".//{SVG}g[@class='chart-reference']")
     assert group.get("data-series") == "upper bound"
-    assert len(group.findall(f"{SVG}path")) == 1
+    assert len(group.findall(f"{SVG}path[@class='chart-line']")) == 1
+    assert len(points_of(group)) == 2
     assert len(svg.findall(f".//{SVG}g[@class='chart-legend']/{SVG}text")) == 4
 
 

@@ -87,6 +87,42 @@ def chart(page: str) -> ET.Element:
     return ET.fromstring(page[start : page.index("</svg>", start) + len("</svg>")])
 
 
+def points_of(group: ET.Element) -> list[ET.Element]:
+    """The point markers of a line's group."""
+    return [e for e in group if "chart-point" in e.get("class", "").split()]
+
+
+def test_two_methods_of_the_same_accuracy_at_every_budget_stay_apart_on_the_plot(
+    client, sample_project, queued
+):
+    comparison = services.comparison_create(
+        project=sample_project, methods=["greedy", "tvcs-iht"], budgets=[2, 4, 6], seed=1
+    )
+    for run in AssignmentRun.objects.filter(comparison=comparison):
+        execute(run.pk)
+    accuracy = {
+        (run.method, run.budget): run.expected_accuracy
+        for run in AssignmentRun.objects.filter(comparison=comparison)
+    }
+    for budget in (2, 4, 6):  # tvcs-iht starts from greedy and finds nothing better here
+        assert accuracy["greedy", budget] == pytest.approx(accuracy["tvcs-iht", budget])
+    page = client.get(reverse("frontend:comparison", args=[comparison.pk])).content.decode()
+    svg = chart(page)
+    first, second = svg.findall(f".//{SVG}g[@class='chart-series']")
+    assert (first.get("data-series"), second.get("data-series")) == ("tvcs-iht", "greedy")
+    assert first.find(f"{SVG}path").get("stroke-dasharray") is None
+    assert second.find(f"{SVG}path").get("stroke-dasharray")  # dashed over tvcs-iht's line
+    assert points_of(first)[0].get("d") != points_of(second)[0].get("d")  # other shapes
+    legend = [text.text for text in svg.iter(f"{SVG}text")]
+    assert "greedy (same as tvcs-iht)" in legend
+    assert "greedy is the same as tvcs-iht" in svg.find(f"{SVG}desc").text
+    assert (
+        "greedy has the same accuracy as tvcs-iht at every budget: its line is drawn dashed "
+        "over tvcs-iht's, with hollow markers." in page
+    )
+    assert page.count("<td>greedy</td>") == page.count("<td>tvcs-iht</td>") == 3  # the table
+
+
 def test_the_plot_has_one_line_per_method_with_a_point_per_finished_budget_and_the_bound(
     client, sample_project, queued
 ):
@@ -98,7 +134,7 @@ def test_the_plot_has_one_line_per_method_with_a_point_per_finished_budget_and_t
     assert "data-live-final" not in page
     series = chart(page).findall(f".//{SVG}g[@class='chart-series']")
     assert [s.get("data-series") for s in series] == ["random", "greedy"]
-    assert all(not s.findall(f"{SVG}circle") for s in series)
+    assert all(not points_of(s) for s in series)
     runs = AssignmentRun.objects.filter(comparison=comparison).order_by("pk")
     for run in runs:
         execute(run.pk)
@@ -107,13 +143,14 @@ def test_the_plot_has_one_line_per_method_with_a_point_per_finished_budget_and_t
     assert "data-live-final" in page
     svg = chart(page)
     series = svg.findall(f".//{SVG}g[@class='chart-series']")
-    assert {s.get("data-series"): len(s.findall(f"{SVG}circle")) for s in series} == {
+    assert {s.get("data-series"): len(points_of(s)) for s in series} == {
         "greedy": 3,
         "random": 3,
     }
+    assert "same as" not in page  # greedy and random differ
     bound = svg.findall(f".//{SVG}g[@class='chart-reference']")
     assert len(bound) == 1
-    assert len(bound[0].findall(f"{SVG}circle")) == 3
+    assert len(points_of(bound[0])) == 3
     for run in runs.all():
         assert f'href="/runs/{run.pk}/">#{run.pk}</a>' in page
         assert f"{run.expected_accuracy:.4f}" in page
