@@ -1117,6 +1117,24 @@ def project_labels(*, project: Project, aggregation: str = "bayes") -> list[Task
     return [TaskLabel(*row) for row in EXPORT_KINDS[kind].rows(project)]
 
 
+#: Decimals of a posterior that order labels by confidence: posteriors equal but for
+#: floating-point rounding (two ways to 3/4) tie, and ties come in task-id order.
+CONFIDENCE_DECIMALS = 12
+
+
+def project_labels_by_confidence(
+    *, project: Project, aggregation: str = "bayes", most_confident_first: bool = False
+) -> list[TaskLabel]:
+    """:func:`project_labels`, least confident first (most with ``most_confident_first``): by
+    the posterior to :data:`CONFIDENCE_DECIMALS` decimals, then by task id, so that the order
+    never depends on floating-point noise. Raises what :func:`project_labels` raises."""
+    sign = -1 if most_confident_first else 1
+    return sorted(
+        project_labels(project=project, aggregation=aggregation),
+        key=lambda row: (sign * round(row.posterior, CONFIDENCE_DECIMALS), row.task_id),
+    )
+
+
 def api_token_of(*, user) -> Token | None:
     """``user``'s API token (expired or not), or None if they have none yet."""
     return Token.objects.filter(user=user).first()

@@ -43,11 +43,12 @@ def labels(request: HttpRequest, project_id: int) -> HttpResponse:
         "tab": "labels",
     }
     try:
-        rows = selectors.project_labels(project=project, aggregation=aggregation)
+        rows = selectors.project_labels_by_confidence(
+            project=project, aggregation=aggregation, most_confident_first=ORDERS[order]
+        )
     except ExportError as exc:
         context["problem"] = str(exc)
     else:
-        rows.sort(key=lambda row: (row.posterior, row.task_id), reverse=ORDERS[order])
         context["page"] = Paginator(rows, LABELS_PER_PAGE).get_page(request.GET.get("page"))
         context["total"] = len(rows)
         if aggregation == "dawid-skene":

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from django.db.models import Count
 from django.urls import reverse
 from page_helpers import fill_from_samples
 
-from assignment import services
+from assignment import selectors, services
 from assignment.models import Answer
 
 pytestmark = pytest.mark.django_db
@@ -32,6 +34,28 @@ def test_labels_come_least_confident_first_and_can_be_turned_around(client, samp
     most = rows(client.get(url, {"order": "-confidence"}).content.decode())
     assert [p for _, p in most] == sorted((p for _, p in least), reverse=True)
     assert rows(client.get(url, {"order": "nonsense"}).content.decode()) == least
+
+
+def test_tasks_as_confident_as_each_other_but_for_rounding_come_in_task_id_order(client, alice):
+    project = services.project_create(owner=alice, name="ties")
+    files = {
+        "workers": "worker_id\nw1\nw2\n",
+        "tasks": "task_id,category,prior\nt1,c,0.25\nt2,c,\n",
+        "quality": "worker_id,category,quality\nw1,c,0.9\nw2,c,0.75\n",
+        "answers": "worker_id,task_id,answer\nw1,t1,1\nw2,t2,1\n",
+    }
+    for kind, text in files.items():
+        services.project_data_import(
+            project=project, kind=kind, file=io.BytesIO(text.encode()), file_name=f"{kind}.csv"
+        )
+    # P(1) is 3/4 on both: t1's prior odds 1:3 times w1's 9:1, t2's 1:1 times w2's 3:1. In
+    # floating point the two differ in the last bit, t2's the lower.
+    posterior = {row.task_id: row.posterior for row in selectors.project_labels(project=project)}
+    assert posterior["t2"] < posterior["t1"] == pytest.approx(0.75, abs=1e-15)
+    url = reverse("frontend:labels", args=[project.pk])
+    for order in ("confidence", "-confidence"):
+        page = client.get(url, {"order": order}).content.decode()
+        assert [task for task, _ in rows(page)] == ["t1", "t2"], order
 
 
 def test_labels_are_paginated(client, sample_project, monkeypatch):
