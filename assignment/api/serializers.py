@@ -210,6 +210,18 @@ class PositiveFractionField(serializers.FloatField):
         return value
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """JSON true or false, and only those: DRF's BooleanField would take "yes", "on", "1" or 1
+    too, which the schema (type boolean) refuses."""
+
+    default_error_messages = {"invalid": "Must be true or false."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
 class TextField(serializers.CharField):
     """A string, and only a string: DRF's CharField would take 5 or true as "5" and "True",
     which the schema (type string) refuses."""
@@ -470,7 +482,7 @@ class OptionsField(serializers.DictField):
 
 
 class _RoundSerializer(serializers.Serializer):
-    round = serializers.BooleanField(
+    round = StrictBooleanField(
         required=False,
         default=False,
         source="next_round",

@@ -72,6 +72,25 @@ def test_a_number_where_the_schema_says_string_is_a_400(api, body):
     assert "Must be a string" in response.json()["detail"]
 
 
+@pytest.mark.parametrize("value", ["yes", "true", "1", "on", 1, 0])
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [("runs", {"method": "greedy"}), ("comparisons", {"methods": ["greedy"], "budgets": [3]})],
+)
+def test_round_takes_only_json_true_or_false_and_anything_else_is_a_400_naming_it(
+    api, filled_project, path, body, value
+):
+    from assignment.models import AssignmentRun
+
+    url = f"/api/projects/{filled_project.pk}/{path}/"
+    response = api.post(url, {**body, "round": value}, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["fields"] == {"round": ["Must be true or false."]}
+    assert not AssignmentRun.objects.exists()
+    assert api.post(url, {**body, "round": False}, format="json").status_code == 202
+    assert AssignmentRun.objects.get().next_round is False
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body", "field", "message"),
     [

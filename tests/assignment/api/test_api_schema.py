@@ -62,6 +62,15 @@ def test_the_schema_says_which_endpoints_need_a_token(tmp_path):
     assert list(upload["requestBody"]["content"]) == ["multipart/form-data"]
 
 
+def test_the_schema_says_round_is_a_boolean(tmp_path):
+    path = tmp_path / "schema.yml"
+    call_command("spectacular", "--file", str(path))
+    components = yaml.safe_load(path.read_text(encoding="utf-8"))["components"]["schemas"]
+    for name in ("RunCreateRequest", "ComparisonCreateRequest"):
+        assert components[name]["properties"]["round"]["type"] == "boolean", name
+        assert components[name]["properties"]["round"]["default"] is False, name
+
+
 def test_the_schema_is_served_to_a_token_holder(api):
     response = api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert response.status_code == 200
