@@ -1,4 +1,4 @@
-"""The data page's sample files, written in the project's own labels.
+"""The data page's sample files, CSV and JSON, written in the project's own labels.
 
 One small project in every kind, consistent across kinds (4 workers, 6 tasks in 2 categories,
 4 gold items answered by every worker), so that a project manager can upload the six files in
@@ -7,6 +7,10 @@ project's label set; a position past its end (the third label, in a binary proje
 label, so a binary project's samples use ``labels[0]`` and ``labels[1]`` alone and a project of
 more labels sees a third one too. A task's own prior is P(second label) in a binary project and
 a distribution over every label in a project of more (:mod:`assignment.priors`).
+
+The rows are built once with typed values (None for a blank cell, numbers, objects) and written
+as the importer reads each format: CSV cells as text (an object as its JSON text), JSON as a
+list of objects with the same keys, one a line, numbers as numbers and blanks as null.
 """
 
 from __future__ import annotations
@@ -15,18 +19,19 @@ import csv
 import io
 import json
 
+from assignment.data_files import FORMATS
 from assignment.importers import KINDS
 
-_WORKERS = [("w1", "Ana", ""), ("w2", "Ben", "3"), ("w3", "Chen", ""), ("w4", "Dara", "2")]
+_WORKERS = [("w1", "Ana", None), ("w2", "Ben", 3), ("w3", "Chen", None), ("w4", "Dara", 2)]
 #: (task, category, max_workers, (position of the label it leans to, its probability) or None,
 #: payload)
 _TASKS = [
-    ("t1", "birds", "", None, {"url": "https://example.org/images/1.jpg"}),
-    ("t2", "birds", "2", None, None),
-    ("t3", "birds", "", (0, 0.7), None),
-    ("t4", "cars", "", None, None),
-    ("t5", "cars", "", None, None),
-    ("t6", "cars", "1", (1, 0.6), None),
+    ("t1", "birds", None, None, {"url": "https://example.org/images/1.jpg"}),
+    ("t2", "birds", 2, None, None),
+    ("t3", "birds", None, (0, 0.7), None),
+    ("t4", "cars", None, None, None),
+    ("t5", "cars", None, None, None),
+    ("t6", "cars", 1, (1, 0.6), None),
 ]
 _GOLD_ITEMS = [("g1", "birds", 1), ("g2", "birds", 0), ("g3", "cars", 1), ("g4", "cars", 2)]
 _GOLD_ANSWERS = [
@@ -58,27 +63,27 @@ def _label(labels: list[str], position: int) -> str:
     return labels[position] if position < len(labels) else labels[0]
 
 
-def _prior(labels: list[str], leaning) -> str:
-    """A task's own prior cell: empty, P(second label), or a JSON distribution."""
+def _prior(labels: list[str], leaning) -> float | dict[str, float] | None:
+    """A task's own prior: none, P(second label), or a distribution over the labels."""
     if leaning is None:
-        return ""
+        return None
     position, probability = leaning
     if len(labels) == 2:
-        return f"{probability if position == 1 else round(1.0 - probability, 4):g}"
+        return probability if position == 1 else round(1.0 - probability, 4)
     share = round((1.0 - probability) / (len(labels) - 1), 4)
     others = [label for label in labels if label != labels[position]]
     shares = {label: share for label in others[:-1]}
     shares[others[-1]] = round(1.0 - probability - share * (len(others) - 1), 4)
-    return json.dumps({labels[position]: probability, **shares})
+    return {labels[position]: probability, **shares}
 
 
 def _rows(kind: str, labels: list[str]) -> tuple[list[str], list[tuple]]:
-    """The header and rows of ``kind``'s sample in ``labels``."""
+    """The header and rows of ``kind``'s sample in ``labels``, with typed values."""
     if kind == "workers":
         return ["worker_id", "name", "max_tasks"], _WORKERS
     if kind == "tasks":
         rows = [
-            (task, category, cap, _prior(labels, leaning), json.dumps(payload) if payload else "")
+            (task, category, cap, _prior(labels, leaning), payload)
             for task, category, cap, leaning, payload in _TASKS
         ]
         return ["task_id", "category", "max_workers", "prior", "payload"], rows
@@ -99,7 +104,7 @@ def _rows(kind: str, labels: list[str]) -> tuple[list[str], list[tuple]]:
     if kind == "quality":
         categories = ("birds", "cars")
         rows = [
-            (worker, category, f"{q:g}")
+            (worker, category, q)
             for worker, qualities in _QUALITY.items()
             for category, q in zip(categories, qualities, strict=True)
         ]
@@ -107,11 +112,28 @@ def _rows(kind: str, labels: list[str]) -> tuple[list[str], list[tuple]]:
     raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
 
 
-def sample_csv(kind: str, labels: list[str]) -> str:
-    """The sample file of ``kind`` for a project whose label set is ``labels``, as CSV text."""
+def _csv_cell(value: object) -> str:
+    """A typed value as the CSV importer reads it: blank, a number, an object's JSON text."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return json.dumps(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def sample_text(kind: str, labels: list[str], *, format: str) -> str:
+    """The sample file of ``kind`` for a project whose label set is ``labels``, as text in
+    ``format`` (``"csv"`` or ``"json"``)."""
     header, rows = _rows(kind, labels)
+    if format == "json":
+        objects = (json.dumps(dict(zip(header, row, strict=True))) for row in rows)
+        return "[\n" + ",\n".join(objects) + "\n]\n"
+    if format != "csv":
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows([_csv_cell(value) for value in row] for row in rows)
     return text.getvalue()

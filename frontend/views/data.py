@@ -22,7 +22,7 @@ from assignment.models import Project
 from frontend.access import user_project
 from frontend.forms import UploadForm
 from frontend.rates import rate_refusal
-from frontend.samples import sample_csv
+from frontend.samples import sample_text
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class KindPanel:
     description: str
     columns: tuple[str, ...]
     stored: int
-    sample_url: str
+    sample_urls: tuple[tuple[str, str], ...]  # (format, address): a sample file in each
     form: UploadForm
     error: DomainError | None
 
@@ -54,7 +54,10 @@ def _panels(project: Project, *, failed_kind: str = "", form=None, error=None) -
             description=EXPORT_KINDS[kind].description,
             columns=EXPORT_KINDS[kind].columns,
             stored=_stored(stats, kind),
-            sample_url=reverse("frontend:data_sample", args=[project.pk, kind]),
+            sample_urls=tuple(
+                (format, reverse("frontend:data_sample", args=[project.pk, kind, format]))
+                for format in FORMATS
+            ),
             form=form if kind == failed_kind else UploadForm(auto_id=f"id_{kind}_%s"),
             error=error if kind == failed_kind else None,
         )
@@ -138,10 +141,13 @@ def data_download(request: HttpRequest, project_id: int, kind: str, format: str)
 
 @login_required
 @require_GET
-def data_sample(request: HttpRequest, project_id: int, kind: str) -> HttpResponse:
-    """A sample file of ``kind`` in the project's own labels (:mod:`frontend.samples`)."""
+def data_sample(request: HttpRequest, project_id: int, kind: str, format: str) -> HttpResponse:
+    """A sample file of ``kind`` as ``format`` in the project's own labels
+    (:mod:`frontend.samples`)."""
     project = user_project(request, project_id)
-    if kind not in KINDS:
-        raise Http404(f"no data kind {kind!r}")
-    text = sample_csv(kind, list(project.labels))
-    return file_response(write=lambda file: file.write(text), format="csv", filename=f"{kind}.csv")
+    if kind not in KINDS or format not in FORMATS:
+        raise Http404("no such sample file")
+    text = sample_text(kind, list(project.labels), format=format)
+    return file_response(
+        write=lambda file: file.write(text), format=format, filename=f"{kind}.{format}"
+    )

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from page_helpers import execute, sample_bytes
+from page_helpers import execute, fill_from_samples, sample_bytes
 
 from assignment import services
 from assignment.importers import KINDS
-from assignment.models import Answer, QualityMatrix, Task, Worker
+from assignment.models import Answer, GoldAnswer, GoldItem, QualityMatrix, Task, Worker
 
 pytestmark = pytest.mark.django_db
 
@@ -23,18 +24,18 @@ def upload(client, project, kind: str, content: bytes, name: str | None = None, 
     return client.post(url, {"file": file, **extra})
 
 
+@pytest.mark.parametrize("format", ["csv", "json"])
 @pytest.mark.parametrize("labels", [["0", "1"], ["no bird", "bird"], ["cat", "dog", "bird"]])
 def test_the_samples_downloaded_from_the_page_fill_a_project_of_its_labels_that_runs(
-    client, alice, queued, labels
+    client, alice, queued, labels, format
 ):
     project = services.project_create(owner=alice, name="samples", labels=labels)
     for kind in KINDS:
-        response = client.get(reverse("frontend:data_sample", args=[project.pk, kind]))
+        response = client.get(reverse("frontend:data_sample", args=[project.pk, kind, format]))
         assert response.status_code == 200
-        assert response["Content-Disposition"] == f'attachment; filename="{kind}.csv"'
-        assert (
-            upload(client, project, kind, b"".join(response.streaming_content)).status_code == 302
-        )
+        assert response["Content-Disposition"] == f'attachment; filename="{kind}.{format}"'
+        content = b"".join(response.streaming_content)
+        assert upload(client, project, kind, content, name=f"{kind}.{format}").status_code == 302
     assert (Worker.objects.count(), Task.objects.count(), Answer.objects.count()) == (4, 6, 9)
     assert set(Answer.objects.values_list("label", flat=True)) == set(labels)  # every label
     services.quality_estimate(project=project)
@@ -44,20 +45,75 @@ def test_the_samples_downloaded_from_the_page_fill_a_project_of_its_labels_that_
     assert run.status == "succeeded"
 
 
-def test_a_sample_of_an_unknown_kind_or_of_another_users_project_is_a_404(client, alice, bob):
+def imported(project) -> dict:
+    """What the imports stored in ``project``, by external ids (comparable across projects)."""
+    matrix = QualityMatrix.objects.get(project=project)
+    workers = dict(Worker.objects.filter(project=project).values_list("pk", "external_id"))
+    tasks = dict(Task.objects.filter(project=project).values_list("pk", "external_id"))
+    rows = {
+        "workers": Worker.objects.filter(project=project).values_list(
+            "external_id", "name", "max_tasks"
+        ),
+        "tasks": Task.objects.filter(project=project).values_list(
+            "external_id", "category", "max_workers", "prior", "label_prior", "payload"
+        ),
+        "gold_items": GoldItem.objects.filter(project=project).values_list(
+            "external_id", "category", "true_label"
+        ),
+        "gold_answers": GoldAnswer.objects.filter(worker__project=project).values_list(
+            "worker__external_id", "item__external_id", "answer"
+        ),
+        "answers": Answer.objects.filter(task__project=project).values_list(
+            "worker__external_id", "task__external_id", "label"
+        ),
+    }
+    quality = [
+        (workers[int(w)], tasks[int(t)], float(matrix.values[i, j]))
+        for i, w in enumerate(matrix.worker_ids)
+        for j, t in enumerate(matrix.task_ids)
+    ]
+    return {kind: sorted(map(repr, found)) for kind, found in rows.items()} | {
+        "quality": sorted(quality)
+    }
+
+
+@pytest.mark.parametrize("labels", [["0", "1"], ["cat", "dog", "bird"]])
+def test_the_json_samples_import_through_the_real_importer_as_the_csv_ones_do(alice, labels):
+    """Each kind's sample.json, imported into a fresh project, stores what its sample.csv does
+    (the same rows, caps, priors, payloads, quality and answers, in the project's labels)."""
+    projects = {}
+    for format in ("csv", "json"):
+        project = services.project_create(owner=alice, name=f"from {format}", labels=labels)
+        fill_from_samples(project, format=format)
+        projects[format] = project
+    assert imported(projects["json"]) == imported(projects["csv"])
+    assert len(imported(projects["json"])["quality"]) == 4 * 6
+    assert json.loads(sample_bytes("tasks", labels, format="json"))[0] == {
+        "task_id": "t1",
+        "category": "birds",
+        "max_workers": None,
+        "prior": None,
+        "payload": {"url": "https://example.org/images/1.jpg"},
+    }
+
+
+def test_a_sample_of_an_unknown_kind_or_format_or_of_another_users_project_is_a_404(
+    client, alice, bob
+):
     project = services.project_create(owner=bob, name="bobs")
-    url = reverse("frontend:data_sample", args=[project.pk, "workers"])
+    url = reverse("frontend:data_sample", args=[project.pk, "workers", "csv"])
     assert client.get(url).status_code == 404
     mine = services.project_create(owner=alice, name="mine")
-    assert (
-        client.get(reverse("frontend:data_sample", args=[mine.pk, "nonsense"])).status_code == 404
-    )
+    for kind, format in (("nonsense", "csv"), ("workers", "xlsx")):
+        url = reverse("frontend:data_sample", args=[mine.pk, kind, format])
+        assert client.get(url).status_code == 404
 
 
 def test_the_data_page_links_every_sample_and_offers_one_form_per_kind(client, sample_project):
     page = client.get(reverse("frontend:data", args=[sample_project.pk])).content.decode()
     for kind in KINDS:
-        assert f'href="/projects/{sample_project.pk}/data/{kind}/sample.csv"' in page
+        for format in ("csv", "json"):
+            assert f'href="/projects/{sample_project.pk}/data/{kind}/sample.{format}"' in page
         assert f'action="/projects/{sample_project.pk}/data/{kind}/"' in page
     assert page.count('enctype="multipart/form-data"') == len(KINDS)
 
