@@ -28,7 +28,17 @@ from typing import BinaryIO
 
 from assignment.errors import ImportValidationError
 
-__all__ = ["FORMATS", "FORMULA_TRIGGERS", "MAX_LINE_BYTES", "DataFile", "Row", "open_data_file"]
+__all__ = [
+    "FORMATS",
+    "FORMULA_TRIGGERS",
+    "MAX_LINE_BYTES",
+    "DataFile",
+    "Row",
+    "open_data_file",
+    "parse_json_text",
+    "quote_formula",
+    "unquote_formula",
+]
 
 FORMATS = ("csv", "json")
 
@@ -37,9 +47,29 @@ FORMATS = ("csv", "json")
 MAX_LINE_BYTES = 1 << 20
 
 #: First characters that make a spreadsheet read a CSV cell as a formula (OWASP CSV injection;
-#: ASVS V1.2.10). Exports prefix such user-given cells with a single quote; imports of CSV files
-#: remove that quote again, so that an export imports back unchanged.
+#: ASVS V1.2.10). Exports prefix such user-given cells with a single quote
+#: (:func:`quote_formula`); imports of CSV files remove that quote again
+#: (:func:`unquote_formula`), so that an export imports back unchanged.
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "\x00")
+
+
+def _formula_like(text: str) -> bool:
+    """Whether ``text``, its leading single quotes aside, starts with a formula trigger."""
+    return text.lstrip("'")[:1] in FORMULA_TRIGGERS and text.lstrip("'") != ""
+
+
+def quote_formula(text: str) -> str:
+    """``text`` with a ``'`` in front if a spreadsheet would take it for a formula, or if it
+    is such a text quoted already (``'=x`` becomes ``''=x``), so that :func:`unquote_formula`
+    gives back every text exactly: ``unquote_formula(quote_formula(t)) == t`` for every ``t``.
+    """
+    return "'" + text if _formula_like(text) else text
+
+
+def unquote_formula(text: str) -> str:
+    """Undo :func:`quote_formula`: drop one leading ``'`` before a formula-like rest."""
+    return text[1:] if text.startswith("'") and _formula_like(text[1:]) else text
+
 
 _CHUNK_BYTES = 1 << 16
 _UTF8_BOM = codecs.BOM_UTF8
@@ -355,6 +385,37 @@ _DECODER = json.JSONDecoder(
 )
 
 
+#: Python refuses to read an integer of more digits than this (``sys.get_int_max_str_digits``).
+_MAX_INT_DIGITS = 4300
+
+
+def parse_json_text(text: str) -> object:
+    """The JSON value of ``text`` (a CSV cell holding JSON), read as JSON files are read: a
+    key twice in one object, ``NaN`` and ``Infinity``, nesting too deep for the parser and
+    integers of more than 4,300 digits are refused.
+
+    Raises
+    ------
+    ValueError
+        Saying what is wrong, in words meant for the file's author.
+    """
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"is not valid JSON: {exc.msg} at character {exc.pos + 1}") from None
+    except _DuplicateKeyError as exc:
+        raise ValueError(f"the key {exc.args[0]!r} appears twice in one object") from None
+    except _ConstantError as exc:
+        raise ValueError(f"{exc.args[0]} is not a JSON number; write a finite number") from None
+    except RecursionError:
+        raise ValueError("is nested too deeply") from None
+    except ValueError:  # the only other: an integer longer than Python reads
+        raise ValueError(_TOO_MANY_DIGITS) from None
+
+
+_TOO_MANY_DIGITS = f"is not valid JSON here: a number has more than {_MAX_INT_DIGITS:,} digits"
+
+
 class _JsonObjects:
     """The objects of a top-level JSON list, parsed one at a time from a sliding buffer.
 
@@ -484,6 +545,8 @@ class _JsonObjects:
                 ) from None
             except RecursionError:
                 raise self._error("is nested too deeply") from None
+            except ValueError:  # not a JSONDecodeError: an integer longer than Python reads
+                raise self._error(_TOO_MANY_DIGITS) from None
         if not isinstance(value, dict):
             raise self._error(
                 f"each element of the list must be a JSON object, got {_json_type(value)}"

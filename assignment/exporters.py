@@ -30,7 +30,7 @@ from typing import TextIO, TypeVar
 import numpy as np
 
 from assignment.answers import answers_in_hand, labelled_answers
-from assignment.data_files import FORMATS, FORMULA_TRIGGERS
+from assignment.data_files import FORMATS, quote_formula
 from assignment.engine.aggregate import aggregate_pairs
 from assignment.engine.answer_quality import estimate_from_answers
 from assignment.engine.multiclass import aggregate_multiclass
@@ -51,7 +51,7 @@ __all__ = [
     "FORMATS",
     "ExportKind",
     "export_data",
-    "neutralise_formula",
+    "quote_formula",
     "write_pairs",
     "write_when_complete",
 ]
@@ -76,13 +76,6 @@ class ExportKind:
     columns: tuple[str, ...]
     rows: Callable[[Project], Rows]
     description: str
-
-
-def neutralise_formula(text: str) -> str:
-    """``text`` with a ``'`` in front if a spreadsheet would take it for a formula."""
-    if text and text[0] in FORMULA_TRIGGERS:
-        return "'" + text
-    return text
 
 
 # --------------------------------------------------------------------------------------------
@@ -319,7 +312,7 @@ def _csv_cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return neutralise_formula(value)
+        return quote_formula(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -327,7 +320,7 @@ def _csv_cell(value: object) -> str:
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, dict):
-        return neutralise_formula(json.dumps(value, ensure_ascii=False, allow_nan=False))
+        return quote_formula(json.dumps(value, ensure_ascii=False, allow_nan=False))
     raise TypeError(f"cannot write {type(value).__name__} to CSV")
 
 
@@ -390,14 +383,13 @@ def write_when_complete(path: Path | str, write: Callable[[TextIO], _T]) -> _T:
 
 def write_pairs(rows: Iterable[tuple[str, str]], format: str, out: TextIO) -> None:
     """(worker_id, task_id) rows as the exports write tables: CSV with CRLF line ends and
-    formula-like cells quoted (:func:`neutralise_formula`), or a JSON list
+    formula-like cells quoted (:func:`quote_formula`), or a JSON list
     of objects."""
     if format == "csv":
         writer = csv.writer(out, lineterminator="\r\n")
         writer.writerow(("worker_id", "task_id"))
         writer.writerows(
-            (neutralise_formula(worker_id), neutralise_formula(task_id))
-            for worker_id, task_id in rows
+            (quote_formula(worker_id), quote_formula(task_id)) for worker_id, task_id in rows
         )
         return
     first = True

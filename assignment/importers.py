@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import re
+import unicodedata
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import models
 
-from assignment.data_files import FORMULA_TRIGGERS, DataFile, Row
+from assignment.data_files import DataFile, Row, parse_json_text, unquote_formula
 from assignment.errors import ImportValidationError
 from assignment.models import (
     MAX_COUNT,
@@ -91,11 +92,23 @@ class _Invalid(Exception):
 # Cells
 
 
+#: Longest quotation of a bad value in a message; a longer one is cut and its length said.
+_SHOWN = 80
+
+
 def _show(value: object) -> str:
-    """A value as the message quotes it: 'text' for strings, JSON for the rest."""
+    """A value as the message quotes it: 'text' for strings, JSON for the rest; cut to
+    :data:`_SHOWN` characters, with the whole length said, when longer."""
     if isinstance(value, str):
-        return repr(value)
-    return json.dumps(value)
+        text = repr(value)
+    else:
+        try:
+            text = json.dumps(value)
+        except (ValueError, RecursionError):  # nested too deeply to write back
+            return f"a JSON {type(value).__name__} too deep to quote"
+    if len(text) <= _SHOWN:
+        return text
+    return f"{text[:_SHOWN]}… ({len(text):,} characters)"
 
 
 def _is_blank(value: object) -> bool:
@@ -116,8 +129,8 @@ class _Cells:
             text = ""
         elif isinstance(value, str):
             text = value.strip()
-            if self._csv and len(text) > 1 and text[0] == "'" and text[1] in FORMULA_TRIGGERS:
-                text = text[1:]  # undo the formula neutralisation of our own exports
+            if self._csv:
+                text = unquote_formula(text)  # undo the formula quoting of our own exports
         elif isinstance(value, int) and not isinstance(value, bool):
             text = str(value)
         else:
@@ -128,6 +141,23 @@ class _Cells:
             raise _Invalid("must not contain the NUL character")
         if len(text) > max_length:
             raise _Invalid(f"must be at most {max_length} characters long, got {len(text)}")
+        return text
+
+    def key(self, value: object) -> str:
+        """:meth:`text` that names a row of another file or a category (an id, a category):
+        without invisible format characters (a byte order mark, a zero-width space), which
+        would make it differ from the same id typed elsewhere while looking the same."""
+        text = self.text(value)
+        hidden = next(
+            (k for k, char in enumerate(text) if unicodedata.category(char) == "Cf"), None
+        )
+        if hidden is not None:
+            char = text[hidden]
+            name = unicodedata.name(char, "a format character")
+            raise _Invalid(
+                f"contains an invisible character, U+{ord(char):04X} ({name}), at position "
+                f"{hidden + 1}: remove it, or the id will not match the same id elsewhere"
+            )
         return text
 
     def label(self, value: object) -> str:
@@ -160,15 +190,18 @@ class _Cells:
         """A finite number, or None when blank."""
         if _is_blank(value):
             return None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            number = float(value)
-        elif isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):
-            number = float(value.strip())
-        else:
-            raise _Invalid(f"must be a finite number, got {_show(value)}")
+        try:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                number = float(value)
+            elif isinstance(value, str) and _DECIMAL.fullmatch(value.strip()):
+                number = float(value.strip())
+            else:
+                raise _Invalid(f"must be a finite number, got {_show(value)}")
+        except OverflowError:  # an integer beyond the largest float
+            number = math.inf
         if not math.isfinite(number):
             raise _Invalid(f"must be a finite number, got {_show(value)}")
-        return number
+        return number + 0.0  # -0 is 0
 
     def prior(self, value: object) -> float | None:
         """P(label = the second label) of a binary project's task, strictly inside (0, 1), or
@@ -187,10 +220,11 @@ class _Cells:
         given = value
         if isinstance(value, str) and self._csv:
             try:
-                value = json.loads(value, parse_constant=_reject_constant)
-            except (ValueError, _Invalid):
+                value = parse_json_text(value)
+            except ValueError as exc:
                 raise _Invalid(
-                    f"must be a JSON object giving each label its probability, got {_show(given)}"
+                    f"must be a JSON object giving each label its probability, got "
+                    f"{_show(given)} ({exc})"
                 ) from None
         try:
             return label_prior_from_mapping(value, self._labels)
@@ -213,18 +247,14 @@ class _Cells:
         given = value
         if isinstance(value, str) and self._csv:
             try:
-                value = json.loads(value, parse_constant=_reject_constant)
-            except (ValueError, _Invalid) as exc:
+                value = parse_json_text(value)
+            except ValueError as exc:
                 raise _Invalid(f"must be a JSON object, got {_show(given)} ({exc})") from None
         if not isinstance(value, dict):
             raise _Invalid(f"must be a JSON object, got {_show(given)}")
         if "\\u0000" in json.dumps(value):  # PostgreSQL's jsonb cannot hold NUL
             raise _Invalid("must not contain the NUL character")
         return value
-
-
-def _reject_constant(name: str) -> object:
-    raise _Invalid(f"{name} is not a JSON number")
 
 
 # --------------------------------------------------------------------------------------------
@@ -341,12 +371,13 @@ def _import_entities(
     rows = 0
     unique_fields = ["project", "external_id"]
     for row in data.rows():
-        external_id = _cell(data, row, id_column, cells.text)
-        first = seen.setdefault(external_id, row.line)
-        if first != row.line:
+        external_id = _cell(data, row, id_column, cells.key)
+        first = seen.get(external_id)  # by row, not by line: a JSON line may hold several
+        if first is not None:
             raise data.error(
                 row.line, id_column, f"{external_id!r} appears twice (first on line {first})"
             )
+        seen[external_id] = row.line
         values = {}
         for f in present:
             try:
@@ -377,7 +408,7 @@ def _task_fields(labels: list[str]) -> tuple[_Field, ...]:
         else _Field("prior", "label_prior", _Cells.label_prior)
     )
     return (
-        _Field("category", "category", _Cells.text),
+        _Field("category", "category", _Cells.key),
         _Field("max_workers", "max_workers", _Cells.count),
         prior,
         _Field("payload", "payload", _Cells.payload),
@@ -385,7 +416,7 @@ def _task_fields(labels: list[str]) -> tuple[_Field, ...]:
 
 
 _GOLD_ITEM_FIELDS = (
-    _Field("category", "category", _Cells.text),
+    _Field("category", "category", _Cells.key),
     _Field("true_label", "true_label", _Cells.label),
 )
 
@@ -433,19 +464,20 @@ def _import_pairs(
         values = row.values
         column = "worker_id"
         try:
-            worker_id = cells.text(values["worker_id"])
+            worker_id = cells.key(values["worker_id"])
             w = workers.find(worker_id, project)
             column = right_column
-            right_id = cells.text(values[right_column])
+            right_id = cells.key(values[right_column])
             r = right.find(right_id, project)
             column = value_column
             value = cells.label(values[value_column])
         except _Invalid as exc:
             raise data.error(row.line, column, str(exc)) from None
         key = w * n_right + r
-        first = batch_lines.setdefault(key, row.line)
-        if first != row.line:
+        first = batch_lines.get(key)  # by row, not by line: a JSON line may hold several
+        if first is not None:
             raise _duplicate_pair(data, row.line, first, right_column, worker_id, right_id)
+        batch_lines[key] = row.line
         keys.append(key)
         lines.append(row.line)
         batch.append(
@@ -531,10 +563,10 @@ def _import_quality(*, project: Project, data: DataFile, labels: list[str]) -> i
         values_of_row = row.values
         column = "worker_id"
         try:
-            worker_id = cells.text(values_of_row["worker_id"])
+            worker_id = cells.key(values_of_row["worker_id"])
             w = workers.find(worker_id, project)
             column = by
-            column_id = cells.text(values_of_row[by])
+            column_id = cells.key(values_of_row[by])
             c = columns.find(column_id, project)
             column = "quality"
             value = cells.quality(values_of_row["quality"])

@@ -58,11 +58,13 @@ def label_prior_from_mapping(value: object, labels: list[str]) -> list[float]:
     probabilities = []
     for label in labels:
         p = value[label]
-        if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p):
+        if isinstance(p, bool) or not isinstance(p, int | float):
+            raise ValueError(f"the probability of {label!r} must be a number, got {_short(p)}")
+        if isinstance(p, float) and not math.isfinite(p):
             raise ValueError(f"the probability of {label!r} must be a number, got {p!r}")
-        if not 0.0 < p < 1.0:
+        if not 0.0 < p < 1.0:  # compares an integer of any size without converting it
             raise ValueError(
-                f"the probability of {label!r} must be strictly between 0 and 1, got {p!r}"
+                f"the probability of {label!r} must be strictly between 0 and 1, got {_short(p)}"
             )
         probabilities.append(float(p))
     total = math.fsum(probabilities)
@@ -121,3 +123,13 @@ def _example(labels: list[str]) -> str:
     rest = round(1.0 - share * (len(labels) - 1), 4)
     parts = [f'"{label}": {share}' for label in labels[:-1]] + [f'"{labels[-1]}": {rest}']
     return "{" + ", ".join(parts) + "}"
+
+
+def _short(value: object, limit: int = 40) -> str:
+    """``repr(value)``, cut to ``limit`` characters with the length said when longer."""
+    if isinstance(value, int) and abs(value) >= 10**limit:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"

@@ -306,6 +306,14 @@ class UploadSerializer(KnownFieldsOnlyMixin, serializers.Serializer):
         help_text="Default: from the file name's suffix, else JSON if it starts with '['.",
     )
 
+    def validate_file(self, value):
+        given = getattr(self.initial_data, "getlist", lambda name: [value])("file")
+        if len(given) > 1:
+            raise serializers.ValidationError(
+                f"Give one file per upload; got {len(given)} parts named file."
+            )
+        return value
+
 
 class ImportResultSerializer(serializers.Serializer):
     kind = serializers.CharField()

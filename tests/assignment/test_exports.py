@@ -19,7 +19,7 @@ from assignment.errors import ExportError
 from assignment.exporters import (
     EXPORT_KINDS,
     export_data,
-    neutralise_formula,
+    quote_formula,
     write_when_complete,
 )
 from assignment.models import Answer, QualityMatrix, QualitySource, Task, Worker
@@ -155,10 +155,23 @@ def test_numbers_the_exporter_writes_itself_are_never_prefixed(tricky):
         ("plain", "plain"),
         ("a=b", "a=b"),
         ("", ""),
+        ("'=x", "''=x"),  # quoted already: quoted again, so that the import gives it back
+        ("''-5", "'''-5"),
+        ("'plain", "'plain"),
+        ("'", "'"),
     ],
 )
-def test_neutralise_formula_prefixes_exactly_the_dangerous_first_characters(text, expected):
-    assert neutralise_formula(text) == expected
+def test_quote_formula_prefixes_exactly_the_dangerous_first_characters(text, expected):
+    assert quote_formula(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["=x", "'=x", "''=x", "-5", "'-5", "'", "''", "'a", "a'", "", "@", "'@", "x=1"]
+)
+def test_a_quoted_text_unquotes_to_itself_whatever_its_quotes(text):
+    from assignment.data_files import unquote_formula
+
+    assert unquote_formula(quote_formula(text)) == text
 
 
 def test_json_exports_keep_user_text_as_it_is_and_numbers_as_numbers(tricky):
@@ -474,4 +487,15 @@ def test_labels_of_three_classes_weigh_each_tasks_prior_and_the_tasks_file_gives
     import_text(again, "tasks", exported(project, "tasks", "csv"))  # the export imports back
     assert models.Task.objects.get(project=again, external_id="t1").label_prior == pytest.approx(
         [0.8, 0.1, 0.1]
+    )
+
+
+def test_ids_that_look_quoted_already_come_back_from_a_csv_export_unchanged():
+    project = make_project("quotes")
+    ids = ["-5", "'-5", "''=w", "'plain"]
+    import_text(project, "workers", json.dumps([{"worker_id": i} for i in ids]), "workers.json")
+    again = make_project("again")
+    import_text(again, "workers", exported(project, "workers", "csv"))
+    assert sorted(Worker.objects.filter(project=again).values_list("external_id", flat=True)) == (
+        sorted(ids)
     )

@@ -710,6 +710,49 @@ BAD_FILES = [
         '[{"worker_id": "w\\u0000"}]',
         "workers.json, line 1, column worker_id: must not contain the NUL character",
     ),
+    # hostile files from a fuzzing pass: each was a 500 or silently accepted
+    (
+        "workers",
+        "workers.json",
+        '[{"worker_id": "w1", "max_tasks": 1}, {"worker_id": "w1", "max_tasks": 2}]',
+        "workers.json, line 1, column worker_id: 'w1' appears twice (first on line 1)",
+    ),
+    (
+        "gold_answers",
+        "gold.json",
+        '[{"worker_id": "w1", "item_id": "g1", "answer": "1"}, '
+        '{"worker_id": "w1", "item_id": "g1", "answer": "0"}]',
+        "gold.json, line 1, column item_id: the pair (worker_id 'w1', item_id 'g1') appears "
+        "twice (first on line 1)",
+    ),
+    (
+        "tasks",
+        "tasks.json",
+        '[{"task_id": "t9", "category": "x", "prior": 1' + "0" * 400 + "}]",
+        "tasks.json, line 1, column prior: must be a finite number, got "
+        "1" + "0" * 79 + "… (401 characters)",
+    ),
+    (
+        "workers",
+        "workers.json",
+        '[{"worker_id": "w9", "max_tasks": ' + "1" * 4301 + "}]",
+        "workers.json, line 1: is not valid JSON here: a number has more than 4,300 digits",
+    ),
+    (
+        "tasks",
+        "tasks.csv",
+        'task_id,category,payload\nt9,x,"{""a"": ' + "[" * 50000 + "]" * 50000 + '}"\n',
+        'tasks.csv, line 2, column payload: must be a JSON object, got \'{"a": '
+        + "[" * 73
+        + "… (100,009 characters) (is nested too deeply)",
+    ),
+    (
+        "tasks",
+        "tasks.csv",
+        'task_id,category,payload\nt9,x,"{""a"": 1, ""a"": 2}"\n',
+        'tasks.csv, line 2, column payload: must be a JSON object, got \'{"a": 1, "a": 2}\' '
+        "(the key 'a' appears twice in one object)",
+    ),
 ]
 
 
@@ -858,6 +901,11 @@ def test_a_task_of_three_labels_takes_a_distribution_as_its_prior_in_csv_and_jso
         ('"{""cat"": 0.5, ""dog"": 0.3, ""fish"": 0.2}"', "'fish' is not one of the project's"),
         ('"{""cat"": 0.5, ""dog"": ""a lot"", ""bird"": 0.2}"', "of 'dog' must be a number"),
         ("{cat: 0.5}", "must be a JSON object giving each label its probability"),
+        (
+            '"{""cat"": 1' + "0" * 400 + ', ""dog"": 0.3, ""bird"": 0.2}"',
+            "an integer of about 401 digits",
+        ),
+        ('"{""cat"": 0.5, ""cat"": 0.3, ""bird"": 0.2}"', "the key 'cat' appears twice"),
     ],
 )
 def test_a_wrong_distribution_of_three_labels_is_a_line_error_and_writes_nothing(cell, message):
@@ -869,3 +917,31 @@ def test_a_wrong_distribution_of_three_labels_is_a_line_error_and_writes_nothing
     assert (error.line, error.column) == (3, "prior")
     assert message in str(error)
     assert not Task.objects.filter(project=project).exists()
+
+
+def test_a_quality_of_minus_zero_is_stored_as_zero(filled):
+    text = "worker_id,category,quality\n" + "".join(
+        f"w{i},{c},{'-0' if (i, c) == (1, 'birds') else '0.5'}\n"
+        for i in (1, 2, 3)
+        for c in ("birds", "cars")
+    )
+    import_text(filled, "quality", text)
+    values = QualityMatrix.objects.get(project=filled).values
+    assert values.min() == 0.0
+    assert not np.signbit(values).any()
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "code"),
+    [
+        ("worker_id\nw1\n\ufeffw5\n", 3, "U+FEFF"),  # a byte order mark inside the file
+        ("worker_id\nw\u200b6\n", 2, "U+200B"),  # a zero-width space
+    ],
+)
+def test_an_id_with_an_invisible_character_is_a_line_error(filled, content, line, code):
+    before = project_snapshot(filled)
+    with pytest.raises(ImportValidationError) as caught:
+        import_text(filled, "workers", content)
+    assert (caught.value.line, caught.value.column) == (line, "worker_id")
+    assert f"contains an invisible character, {code}" in caught.value.message
+    assert project_snapshot(filled) == before

@@ -169,3 +169,18 @@ def test_an_assignment_download_neutralises_formula_ids_in_csv_but_not_in_json(a
     assert text == "worker_id,task_id\r\n'-w1,'=t1\r\n"
     objects = json.loads(body(api.get(f"/api/runs/{run['id']}/assignment/", {"format": "json"})))
     assert objects == [{"worker_id": "-w1", "task_id": "=t1"}]
+
+
+def test_an_upload_of_two_files_under_one_name_is_a_400_and_writes_nothing(api, empty):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    files = [
+        SimpleUploadedFile("a.csv", b"worker_id\nw1\n"),
+        SimpleUploadedFile("b.csv", b"worker_id\nw2\n"),
+    ]
+    response = api.post(f"/api/projects/{empty}/data/workers/", {"file": files}, format="multipart")
+    assert response.status_code == 400
+    assert response.json()["fields"]["file"] == [
+        "Give one file per upload; got 2 parts named file."
+    ]
+    assert not Worker.objects.exists()
