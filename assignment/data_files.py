@@ -85,6 +85,12 @@ class Row:
 
     line: int
     values: dict[str, object]
+    item: int | None = None  # the object's number in a JSON file (1-based); None in CSV
+
+    @property
+    def where(self) -> str:
+        """Where the row is, as a message says it: ``line 7``, ``line 1, object 3``."""
+        return f"line {self.line}" + ("" if self.item is None else f", object {self.item}")
 
 
 class _LimitedReader:
@@ -156,6 +162,10 @@ class DataFile:
     def error(self, line: int | None, column: str | None, message: str) -> ImportValidationError:
         """An :class:`ImportValidationError` about this file."""
         return ImportValidationError(self.name, line, column, message)
+
+    def row_error(self, row: Row, column: str | None, message: str) -> ImportValidationError:
+        """An :class:`ImportValidationError` about ``row``: its line, and its object in JSON."""
+        return ImportValidationError(self.name, row.line, column, message, item=row.item)
 
 
 def open_data_file(
@@ -583,8 +593,8 @@ def _open_json(name: str, head: bytes, reader: _LimitedReader) -> DataFile:
     expected = set(columns)
 
     def rows() -> Iterator[Row]:
-        yield Row(first_line, first_object)
-        for line, obj in parsed:
+        yield Row(first_line, first_object, item=1)
+        for item, (line, obj) in enumerate(parsed, start=2):
             if obj.keys() != expected:
                 extra = [key for key in obj if key not in expected]
                 if extra:
@@ -593,6 +603,7 @@ def _open_json(name: str, head: bytes, reader: _LimitedReader) -> DataFile:
                         line,
                         extra[0],
                         "is not a key of the first object; every object must have the same keys",
+                        item=item,
                     )
                 missing = next(key for key in columns if key not in obj)
                 raise ImportValidationError(
@@ -600,7 +611,8 @@ def _open_json(name: str, head: bytes, reader: _LimitedReader) -> DataFile:
                     line,
                     missing,
                     "is missing; every object must have the same keys as the first",
+                    item=item,
                 )
-            yield Row(line, obj)
+            yield Row(line, obj, item=item)
 
     return DataFile(name=name, format="json", columns=columns, header_line=first_line, rows=rows())

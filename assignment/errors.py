@@ -35,22 +35,37 @@ class ImportValidationError(DomainError):
     ``line`` (1-based, the line the row starts on) and ``column`` (the column's name in the
     header, or the JSON key) are None when the problem is not in one line or one column (an
     encoding, the size, a missing column of the header, pairs missing from a quality matrix).
+    ``item`` is the row's object in a JSON file (1-based, in file order), which tells rows apart
+    on one line (``json.dumps`` writes a whole list on one); None for CSV and outside rows.
 
     >>> str(ImportValidationError("workers.csv", 7, "max_tasks", "must be a non-negative integer"))
     'workers.csv, line 7, column max_tasks: must be a non-negative integer'
+    >>> str(ImportValidationError("w.json", 1, "max_tasks", "must be ...", item=3))
+    'w.json, line 1, object 3, column max_tasks: must be ...'
     """
 
-    def __init__(self, file: str, line: int | None, column: str | None, message: str) -> None:
+    def __init__(
+        self,
+        file: str,
+        line: int | None,
+        column: str | None,
+        message: str,
+        *,
+        item: int | None = None,
+    ) -> None:
         self.file = file
         self.line = line
         self.column = column
         self.message = message
+        self.item = item
         super().__init__(str(self))
 
     def __str__(self) -> str:
         where = [self.file]
         if self.line is not None:
             where.append(f"line {self.line}")
+        if self.item is not None:
+            where.append(f"object {self.item}")
         if self.column is not None:
             where.append(f"column {self.column}")
         return f"{', '.join(where)}: {self.message}"

@@ -288,7 +288,7 @@ def _cell(data: DataFile, row: Row, column: str, parse: Callable[[object], objec
     try:
         return parse(row.values[column])
     except _Invalid as exc:
-        raise data.error(row.line, column, str(exc)) from None
+        raise data.row_error(row, column, str(exc)) from None
 
 
 def _upsert(
@@ -374,16 +374,16 @@ def _import_entities(
         external_id = _cell(data, row, id_column, cells.key)
         first = seen.get(external_id)  # by row, not by line: a JSON line may hold several
         if first is not None:
-            raise data.error(
-                row.line, id_column, f"{external_id!r} appears twice (first on line {first})"
+            raise data.row_error(
+                row, id_column, f"{external_id!r} appears twice (first on {first})"
             )
-        seen[external_id] = row.line
+        seen[external_id] = row.where
         values = {}
         for f in present:
             try:
                 values[f.field] = f.parse(cells, row.values[f.column])
             except _Invalid as exc:
-                raise data.error(row.line, f.column, str(exc)) from None
+                raise data.row_error(row, f.column, str(exc)) from None
         batch.append(model(project=project, external_id=external_id, **values))
         rows += 1
         if len(batch) >= BATCH_SIZE:
@@ -442,11 +442,13 @@ def _import_pairs(
     cells = _Cells(data, labels)
     workers = _Ids(Worker.objects.filter(project=project), "worker", "workers")
     n_right = max(len(right), 1)
-    # Every row's (worker, right) key and line, 12 bytes a row, to find duplicates across batches.
+    # Every row's (worker, right) key, line and JSON object number (0 in CSV), 20 bytes a row,
+    # to find duplicates across batches.
     keys = array("q")
     lines = array("l")
+    items = array("l")
     batch: list[models.Model] = []
-    batch_lines: dict[int, int] = {}
+    batch_lines: dict[int, str] = {}  # pair key -> where it was first given
     rows = 0
 
     def flush() -> None:
@@ -472,14 +474,17 @@ def _import_pairs(
             column = value_column
             value = cells.label(values[value_column])
         except _Invalid as exc:
-            raise data.error(row.line, column, str(exc)) from None
+            raise data.row_error(row, column, str(exc)) from None
         key = w * n_right + r
         first = batch_lines.get(key)  # by row, not by line: a JSON line may hold several
         if first is not None:
-            raise _duplicate_pair(data, row.line, first, right_column, worker_id, right_id)
-        batch_lines[key] = row.line
+            raise _duplicate_pair(
+                data, row.line, first, right_column, worker_id, right_id, item=row.item
+            )
+        batch_lines[key] = row.where
         keys.append(key)
         lines.append(row.line)
+        items.append(row.item or 0)
         batch.append(
             model(worker_id=workers.pks[w], **{right_fk: right.pks[r], value_field: value})
         )
@@ -491,34 +496,45 @@ def _import_pairs(
     # Duplicates in different batches: the later row has overwritten the earlier one, but the
     # caller's transaction is rolled back by the error.
     key_array = np.frombuffer(keys, dtype=np.int64)
-    line_array = np.frombuffer(lines, dtype=np.dtype(f"i{lines.itemsize}"))
-    order = np.lexsort((line_array, key_array))
+    order = np.argsort(key_array, kind="stable")  # by key, then by row
     sorted_keys = key_array[order]
     repeated = np.flatnonzero(sorted_keys[1:] == sorted_keys[:-1]) + 1
     if repeated.size:
-        second = order[repeated[np.argmin(line_array[order[repeated]])]]
+        second = int(order[repeated].min())  # the first row that repeats an earlier one
         key = int(key_array[second])
-        first = int(line_array[order[np.searchsorted(sorted_keys, key)]])
+        first = int(order[np.searchsorted(sorted_keys, key)])
         w, r = divmod(key, n_right)
         raise _duplicate_pair(
             data,
-            int(line_array[second]),
-            first,
+            lines[second],
+            Row(lines[first], {}, items[first] or None).where,
             right_column,
             workers.external_ids[w],
             right.external_ids[r],
+            item=items[second] or None,
         )
     return rows
 
 
 def _duplicate_pair(
-    data: DataFile, line: int, first: int, column: str, worker_id: str, right_id: str
+    data: DataFile,
+    line: int,
+    first: str,
+    column: str,
+    worker_id: str,
+    right_id: str,
+    *,
+    item: int | None = None,
 ) -> ImportValidationError:
-    return data.error(
+    """The error of a pair given again on ``line`` (object ``item`` of a JSON file), first
+    given on ``first`` (``line 3``, ``line 1, object 2``)."""
+    return ImportValidationError(
+        data.name,
         line,
         column,
         f"the pair (worker_id {worker_id!r}, {column} {right_id!r}) appears twice "
-        f"(first on line {first})",
+        f"(first on {first})",
+        item=item,
     )
 
 
@@ -571,10 +587,10 @@ def _import_quality(*, project: Project, data: DataFile, labels: list[str]) -> i
             column = "quality"
             value = cells.quality(values_of_row["quality"])
         except _Invalid as exc:
-            raise data.error(row.line, column, str(exc)) from None
+            raise data.row_error(row, column, str(exc)) from None
         if given_on[w, c]:
-            raise data.error(
-                row.line,
+            raise data.row_error(
+                row,
                 by,
                 f"the pair (worker_id {worker_id!r}, {by} {column_id!r}) appears twice "
                 f"(first on line {given_on[w, c]})",

@@ -55,7 +55,13 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     """DRF's handler, plus domain errors and one shape for invalid requests."""
     if isinstance(exc, ImportValidationError):
         return Response(
-            {"file": exc.file, "line": exc.line, "column": exc.column, "detail": str(exc)},
+            {
+                "file": exc.file,
+                "line": exc.line,
+                "object": exc.item,
+                "column": exc.column,
+                "detail": str(exc),
+            },
             status=status.HTTP_400_BAD_REQUEST,
         )
     if isinstance(exc, RunStateError):

@@ -344,6 +344,12 @@ class ImportErrorSerializer(serializers.Serializer):
     line = serializers.IntegerField(
         required=False, allow_null=True, help_text="Where the problem's row starts."
     )
+    object = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="The row's object in a JSON file (1-based), null for CSV: several objects "
+        "may share a line.",
+    )
     column = serializers.CharField(required=False, allow_null=True)
     detail = serializers.CharField()
     fields = serializers.DictField(

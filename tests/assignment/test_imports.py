@@ -619,15 +619,15 @@ BAD_FILES = [
         "workers",
         "workers.json",
         '[\n  {"worker_id": "w1", "name": "Ann"},\n  {"worker_id": "w2"}\n]',
-        "workers.json, line 3, column name: is missing; every object must have the same keys "
-        "as the first",
+        "workers.json, line 3, object 2, column name: is missing; every object must have the "
+        "same keys as the first",
     ),
     (
         "workers",
         "workers.json",
         '[\n  {"worker_id": "w1"},\n  {"worker_id": "w2", "nmae": "Bob"}\n]',
-        "workers.json, line 3, column nmae: is not a key of the first object; every object "
-        "must have the same keys",
+        "workers.json, line 3, object 2, column nmae: is not a key of the first object; every "
+        "object must have the same keys",
     ),
     (
         "workers",
@@ -646,19 +646,20 @@ BAD_FILES = [
         "workers",
         "workers.json",
         '[{"worker_id": "w1", "max_tasks": true}]',
-        "workers.json, line 1, column max_tasks: must be a non-negative integer, got true",
+        "workers.json, line 1, object 1, column max_tasks: must be a non-negative integer, "
+        "got true",
     ),
     (
         "workers",
         "workers.json",
         '[{"worker_id": "w1", "max_tasks": 3.5}]',
-        "workers.json, line 1, column max_tasks: must be a non-negative integer, got 3.5",
+        "workers.json, line 1, object 1, column max_tasks: must be a non-negative integer, got 3.5",
     ),
     (
         "workers",
         "workers.json",
         '[{"worker_id": 1.5}]',
-        "workers.json, line 1, column worker_id: must be a string, got 1.5",
+        "workers.json, line 1, object 1, column worker_id: must be a string, got 1.5",
     ),
     (
         "tasks",
@@ -670,7 +671,7 @@ BAD_FILES = [
         "tasks",
         "tasks.json",
         '[{"task_id": "t1", "category": "a", "prior": "0.5x"}]',
-        'tasks.json, line 1, column prior: must be a finite number, got "0.5x"'.replace(
+        'tasks.json, line 1, object 1, column prior: must be a finite number, got "0.5x"'.replace(
             '"0.5x"', "'0.5x'"
         ),
     ),
@@ -678,7 +679,7 @@ BAD_FILES = [
         "tasks",
         "tasks.json",
         '[{"task_id": "t1", "category": "a", "payload": "{}"}]',
-        "tasks.json, line 1, column payload: must be a JSON object, got '{}'",
+        "tasks.json, line 1, object 1, column payload: must be a JSON object, got '{}'",
     ),
     (
         "workers",
@@ -708,28 +709,29 @@ BAD_FILES = [
         "workers",
         "workers.json",
         '[{"worker_id": "w\\u0000"}]',
-        "workers.json, line 1, column worker_id: must not contain the NUL character",
+        "workers.json, line 1, object 1, column worker_id: must not contain the NUL character",
     ),
     # hostile files from a fuzzing pass: each was a 500 or silently accepted
     (
         "workers",
         "workers.json",
         '[{"worker_id": "w1", "max_tasks": 1}, {"worker_id": "w1", "max_tasks": 2}]',
-        "workers.json, line 1, column worker_id: 'w1' appears twice (first on line 1)",
+        "workers.json, line 1, object 2, column worker_id: 'w1' appears twice (first on line "
+        "1, object 1)",
     ),
     (
         "gold_answers",
         "gold.json",
         '[{"worker_id": "w1", "item_id": "g1", "answer": "1"}, '
         '{"worker_id": "w1", "item_id": "g1", "answer": "0"}]',
-        "gold.json, line 1, column item_id: the pair (worker_id 'w1', item_id 'g1') appears "
-        "twice (first on line 1)",
+        "gold.json, line 1, object 2, column item_id: the pair (worker_id 'w1', item_id 'g1') "
+        "appears twice (first on line 1, object 1)",
     ),
     (
         "tasks",
         "tasks.json",
         '[{"task_id": "t9", "category": "x", "prior": 1' + "0" * 400 + "}]",
-        "tasks.json, line 1, column prior: must be a finite number, got "
+        "tasks.json, line 1, object 1, column prior: must be a finite number, got "
         "1" + "0" * 79 + "… (401 characters)",
     ),
     (

@@ -36,6 +36,7 @@ def test_a_bad_row_is_a_400_with_file_line_and_column_and_nothing_is_written(api
     assert response.json() == {
         "file": "more-workers.csv",
         "line": 4,
+        "object": None,
         "column": "max_tasks",
         "detail": "more-workers.csv, line 4, column max_tasks: "
         "must be a non-negative integer, got '-3'",
@@ -184,3 +185,13 @@ def test_an_upload_of_two_files_under_one_name_is_a_400_and_writes_nothing(api, 
         "Give one file per upload; got 2 parts named file."
     ]
     assert not Worker.objects.exists()
+
+
+def test_a_bad_row_of_a_one_line_json_file_is_told_apart_by_its_object(api, empty):
+    rows = [{"worker_id": f"w{k}", "max_tasks": 3} for k in range(5)]
+    rows[3]["max_tasks"] = -1
+    response = upload(api, empty, "workers", json.dumps(rows), name="w.json")
+    assert response.status_code == 400
+    body = response.json()
+    assert (body["line"], body["object"], body["column"]) == (1, 4, "max_tasks")
+    assert body["detail"].startswith("w.json, line 1, object 4, column max_tasks: ")
