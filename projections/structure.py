@@ -89,13 +89,23 @@ def _as_labels(labels, name: str) -> np.ndarray:
     return arr
 
 
+def _is_count(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, Integral | np.integer) and value >= 0
+
+
+def _is_int_array(value) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype == np.int64
+
+
 @dataclass(frozen=True, eq=False)
 class TVCSStructure:
     """Group membership and caps of a Three-view Cardinality Structure.
 
-    Build one with :meth:`from_matrix` or :meth:`from_labels`, which validate every cap and
-    label (and name the caller's fields in their errors). Calling the class itself checks
-    nothing: it is how those two store what they validated, not a constructor for users.
+    Build one with :meth:`from_matrix` or :meth:`from_labels`, which take caps and labels in
+    any array-like form, validate them and name the caller's fields in their errors. Calling
+    the class itself takes the stored form only (int64 arrays, ``total`` at most
+    ``n_elements``, either ``shape`` or both label arrays) and refuses anything else with a
+    ``ValueError`` that says which of the two to use.
 
     Attributes
     ----------
@@ -119,6 +129,50 @@ class TVCSStructure:
     shape: tuple[int, int] | None = None
     _labels1: np.ndarray | None = None
     _labels2: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        """Check the stored form (O(groups), and O(p) for a general structure's labels)."""
+        use = "build it with TVCSStructure.from_matrix or TVCSStructure.from_labels"
+        if not _is_count(self.n_elements) or not _is_count(self.total):
+            raise ValueError(f"n_elements and total must be non-negative integers; {use}")
+        if self.total > self.n_elements:
+            raise ValueError(
+                f"total {self.total} exceeds n_elements {self.n_elements} (from_matrix and "
+                f"from_labels lower it to p); {use}"
+            )
+        for name, caps in (("caps1", self.caps1), ("caps2", self.caps2)):
+            if not _is_int_array(caps) or caps.ndim != 1 or (caps.size and caps.min() < 0):
+                raise ValueError(f"{name} must be a 1-D int64 array of non-negative caps; {use}")
+        if self.shape is not None:
+            self._check_matrix(use)
+        else:
+            self._check_labels(use)
+
+    def _check_matrix(self, use: str) -> None:
+        n_rows, n_cols = self.shape
+        if n_rows * n_cols != self.n_elements or (self.caps1.size, self.caps2.size) != (
+            n_rows,
+            n_cols,
+        ):
+            raise ValueError(
+                f"shape {self.shape} must have n_elements entries and one cap a row and a "
+                f"column; {use}"
+            )
+        if self._labels1 is not None or self._labels2 is not None:
+            raise ValueError(f"a matrix structure has no labels (its rows and columns); {use}")
+
+    def _check_labels(self, use: str) -> None:
+        for name, labels, caps in (
+            ("labels1", self._labels1, self.caps1),
+            ("labels2", self._labels2, self.caps2),
+        ):
+            if not _is_int_array(labels) or labels.shape != (self.n_elements,):
+                raise ValueError(
+                    f"a structure without shape needs {name}, an int64 array of n_elements "
+                    f"group labels; {use}"
+                )
+            if labels.size and (labels.min() < -1 or labels.max() >= caps.size):
+                raise ValueError(f"{name} must be in [-1, len(caps)) (-1 = no group); {use}")
 
     @classmethod
     def from_matrix(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -113,3 +115,26 @@ def test_from_matrix_names_the_callers_fields_in_its_errors():
         TVCSStructure.from_matrix((2, 3), max_per_row=1, max_per_col=1, names=names)
     with pytest.raises(ValueError, match="names has unknown keys"):
         TVCSStructure.from_matrix((2, 3), max_per_row=1, max_per_col=1, names={"rows": "x"})
+
+
+def test_the_class_itself_takes_only_the_stored_form_and_says_how_to_build_one():
+    caps = np.array([1, 2], dtype=np.int64)
+    good = TVCSStructure(6, caps, np.array([1, 1, 1], dtype=np.int64), 3, (2, 3))
+    assert good.is_feasible(np.zeros(6, dtype=bool))
+    bad = [
+        ((6, [1, 2], np.array([1, 1, 1]), 3, (2, 3)), "caps1 must be a 1-D int64 array"),
+        ((6, caps, np.array([1, 1, 1], dtype=np.int64), 7, (2, 3)), "total 7 exceeds"),
+        ((6, caps, np.array([1, 1], dtype=np.int64), 3, (2, 3)), "shape (2, 3) must have"),
+        ((5, caps, np.array([1, 1, 1], dtype=np.int64), 3, (2, 3)), "shape (2, 3) must have"),
+        ((6, caps, np.array([-1, 1, 1], dtype=np.int64), 3, (2, 3)), "non-negative caps"),
+        ((6, caps, caps, 3, None), "needs labels1"),
+        (
+            (3, caps, caps, 3, None, np.array([0, 1, 2]), np.array([0, 1, 1])),
+            "labels1 must be in [-1, len(caps))",
+        ),
+        ((-1, caps, caps, 0, None), "must be non-negative integers"),
+    ]
+    for args, message in bad:
+        with pytest.raises(ValueError, match=re.escape(message)) as caught:
+            TVCSStructure(*args)
+        assert "from_matrix or TVCSStructure.from_labels" in str(caught.value)
