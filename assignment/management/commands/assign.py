@@ -136,6 +136,19 @@ def _terminate_interrupts():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C or SIGTERM (:func:`_terminate_interrupts`), also when it
+    reached us wrapped: raised inside a numba kernel it comes out as a ``SystemError`` whose
+    cause is the ``KeyboardInterrupt``."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
 def _cancel_unfinished(runs: list[AssignmentRun]) -> list[int]:
     """Cancel those of ``runs`` still queued or running (the command computes them here, so
     nobody else will): their ids."""
@@ -225,7 +238,23 @@ class Command(BaseCommand):
             help="with --round: refuse the round once the answers' expected accuracy is A",
         )
 
-    def handle(self, *args, project, owner, method, compare, hand_out, withdraw, **options):
+    def handle(self, *args, **options):
+        self._runs: list[AssignmentRun] = []  # the runs this command created, to cancel
+        try:
+            with _terminate_interrupts():
+                self._handle(**options)
+        except BaseException as exc:  # Ctrl-C or SIGTERM anywhere: no run left for a worker
+            if not _interrupted(exc):
+                raise
+            cancelled = _cancel_unfinished(self._runs)
+            said = ", ".join(str(pk) for pk in cancelled)
+            raise CommandError(
+                "interrupted"
+                + (f": run {said} is cancelled" if len(cancelled) == 1 else "")
+                + (f": runs {said} are cancelled" if len(cancelled) > 1 else "")
+            ) from None
+
+    def _handle(self, *, project, owner, method, compare, hand_out, withdraw, **options):
         with domain_errors_as_command_errors():
             target = project_get_by_name(name=project, owner_username=owner)
             if hand_out is not None or withdraw is not None:
@@ -287,13 +316,15 @@ class Command(BaseCommand):
         )
 
     def _create(self, project, method, options, method_options) -> AssignmentRun:
-        return services.run_create(
+        run = services.run_create(
             project=project,
             method=method,
             options=method_options,
             budget=options["budget"],
             **_caps_seed_and_round(options),
         )
+        self._runs.append(run)
+        return run
 
     def _compare(self, project, options) -> tuple[Comparison, list[AssignmentRun]]:
         """Every method side by side as one comparison (the pages' and the API's): with
@@ -306,6 +337,7 @@ class Command(BaseCommand):
             **_caps_seed_and_round(options),
         )
         runs = list(comparison.runs.order_by("pk"))
+        self._runs.extend(runs)
         try:
             runs = [self._computed(run) for run in runs]
         except CommandError:
@@ -323,12 +355,7 @@ class Command(BaseCommand):
         if not services.run_claim(run_id=run.pk):
             raise CommandError(f"run {run.pk} was taken by another process")
         self.stderr.write(f"computing {run.method} ...")
-        try:
-            with _terminate_interrupts():
-                done = services.run_execute(run_id=run.pk)
-        except KeyboardInterrupt:  # Ctrl-C: no run left running for a worker to take over
-            _cancel_unfinished([run])
-            raise CommandError(f"interrupted: run {run.pk} is cancelled") from None
+        done = services.run_execute(run_id=run.pk)  # Ctrl-C: handle() cancels the run
         if done is None or done.status != RunStatus.SUCCEEDED:
             reason = "deleted" if done is None else f"{done.status}: {done.error}"
             raise CommandError(f"the {run.method} run did not succeed ({reason})")
