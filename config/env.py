@@ -51,6 +51,20 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return value
 
 
+def env_dir(name: str, default: Path) -> Path:
+    """The folder ``name`` names (``default`` when unset), created (mode 0700) if missing;
+    :class:`ImproperlyConfigured` naming the variable if it cannot be."""
+    path = Path(env_str(name, str(default)))
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ImproperlyConfigured(
+            f"{name} must be a folder tvcs-assign can create and write, got {str(path)!r}: "
+            f"{exc.strerror}"
+        ) from None
+    return path
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     """A comma-separated list; blanks are dropped."""
     raw = os.environ.get(name)

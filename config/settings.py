@@ -11,11 +11,18 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import cache_from_url, database_from_url, env_bool, env_int, env_list, env_str
+from config.env import (
+    cache_from_url,
+    database_from_url,
+    env_bool,
+    env_dir,
+    env_int,
+    env_list,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-DATA_DIR = Path(env_str("TVCS_DATA_DIR", str(BASE_DIR / "var")))
-DATA_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+DATA_DIR = env_dir("TVCS_DATA_DIR", BASE_DIR / "var")
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 

@@ -330,3 +330,36 @@ def test_a_project_is_found_by_its_name_as_create_project_stored_it(files):
     assert Project.objects.get().name == "spaced"
     out = run("import_data", "--project", "  spaced  ", "--kind", "workers", str(files["workers"]))
     assert "into project 'spaced'" in out
+
+
+def test_import_data_says_a_read_error_or_an_interrupt_in_one_line_and_imports_nothing(
+    files, monkeypatch
+):
+    from assignment.management.commands import import_data
+
+    make_project()
+    for raised, message in (
+        (OSError(5, "Input/output error"), "cannot read .*: Input/output error"),
+        (KeyboardInterrupt(), "interrupted: nothing of the file was imported"),
+    ):
+
+        def failing(raised=raised, **kwargs):
+            raise raised
+
+        monkeypatch.setattr(import_data, "project_data_import", failing)
+        with pytest.raises(CommandError, match=message):
+            run("import_data", "--project", "demo", "--kind", "workers", str(files["workers"]))
+    assert not Worker.objects.exists()
+
+
+def test_export_data_interrupted_says_so_and_leaves_no_file(imported, tmp_path, monkeypatch):
+    from assignment.management.commands import export_data
+
+    def interrupted(**kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(export_data, "export_data", interrupted)
+    target = tmp_path / "exported-workers.csv"
+    with pytest.raises(CommandError, match=f"interrupted: {target} not written"):
+        run("export_data", "--project", "demo", "--kind", "workers", "--output", str(target))
+    assert not target.exists()

@@ -46,3 +46,25 @@ def test_a_server_that_ends_on_its_own_makes_the_command_fail(monkeypatch):
     with pytest.raises(CommandError, match=r"the web server \(exit status 3\) ended on its own"):
         call_command("runproduct", port=port, no_demo=True, stdout=io.StringIO())
     assert len(started) == 2
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--port", "99999", "must be a port from 1 to 65535, got 99999"),
+        ("--port", "-1", "must be a port from 1 to 65535, got -1"),
+        ("--port", "http", "must be a whole number, got 'http'"),
+        ("--concurrency", "-2", "must be at least 1, got -2"),
+    ],
+)
+def test_a_bad_port_or_concurrency_is_an_argument_error_before_anything_starts(
+    monkeypatch, capsys, flag, value, message
+):
+    def never(*args, **kwargs):
+        raise AssertionError("nothing may start")
+
+    monkeypatch.setattr(runproduct.subprocess, "Popen", never)
+    with pytest.raises(SystemExit) as caught:
+        runproduct.Command().run_from_argv(["manage.py", "runproduct", flag, value, "--no-demo"])
+    assert caught.value.code == 2
+    assert f"argument {flag}: {message}" in capsys.readouterr().err

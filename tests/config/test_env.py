@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import cache_from_url, database_from_url, env_bool, env_int, env_list
+from config.env import cache_from_url, database_from_url, env_bool, env_dir, env_int, env_list
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("1", True), ("TRUE", True), ("off", False)])
@@ -100,3 +103,29 @@ def test_the_cache_is_redis_by_url_else_files_every_process_shares(tmp_path):
 def test_the_throttles_count_in_a_cache_shared_by_processes(settings):
     # Not the per-process memory cache, which restarts forget and WSGI workers multiply.
     assert "locmem" not in settings.CACHES["default"]["BACKEND"].lower()
+
+
+def test_a_data_folder_is_created_and_one_that_cannot_be_fails_loudly(monkeypatch, tmp_path):
+    monkeypatch.setenv("X_DIR", str(tmp_path / "a" / "b"))
+    made = env_dir("X_DIR", tmp_path / "default")
+    assert made.is_dir()
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("X_DIR", str(tmp_path / "file" / "under"))
+    with pytest.raises(ImproperlyConfigured, match="X_DIR must be a folder tvcs-assign can"):
+        env_dir("X_DIR", tmp_path)
+
+
+def test_manage_py_says_a_bad_setting_in_one_line_without_a_traceback(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    env = {"PATH": "/usr/bin:/bin", "TVCS_DATA_DIR": str(tmp_path), "TVCS_MAX_IMPORT_BYTES": "abc"}
+    done = subprocess.run(
+        [sys.executable, str(root / "manage.py"), "check"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr == "Error: TVCS_MAX_IMPORT_BYTES must be a whole number, got 'abc'\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from assignment.exporters import EXPORT_KINDS, FORMATS, export_data
 from assignment.lookups import project_get_by_name
@@ -34,10 +34,14 @@ class Command(BaseCommand):
         format = output_format(format, output)
         with domain_errors_as_command_errors():
             target = project_get_by_name(name=project, owner_username=owner)
-            rows = write_output(
-                self,
-                output,
-                lambda out: export_data(project=target, kind=kind, format=format, out=out),
-            )
+            try:
+                rows = write_output(
+                    self,
+                    output,
+                    lambda out: export_data(project=target, kind=kind, format=format, out=out),
+                )
+            except KeyboardInterrupt:
+                written = "" if output is None or str(output) == "-" else f": {output} not written"
+                raise CommandError(f"interrupted{written}") from None
         if output is not None and str(output) != "-":
             self.stdout.write(f"Wrote {rows:,} {kind} rows to {output}.")

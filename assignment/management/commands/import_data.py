@@ -40,10 +40,17 @@ class Command(BaseCommand):
                 stream = file.open("rb")
             except OSError as exc:
                 raise CommandError(f"cannot read {file}: {exc.strerror}") from exc
-            with stream:
-                result = project_data_import(
-                    project=target, kind=kind, file=stream, file_name=file.name, format=format
-                )
+            try:
+                with stream:
+                    result = project_data_import(
+                        project=target, kind=kind, file=stream, file_name=file.name, format=format
+                    )
+            except OSError as exc:  # the file failed while being read (a disk, a device)
+                raise CommandError(f"cannot read {file}: {exc.strerror or exc}") from None
+            except KeyboardInterrupt:
+                raise CommandError(
+                    "interrupted: nothing of the file was imported (all or nothing)"
+                ) from None
         how = f" ({result.new_and_existing})" if result.new_and_existing else ""
         self.stdout.write(
             f"Imported {result.rows:,} {kind} rows from {result.file} into project "

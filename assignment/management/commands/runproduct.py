@@ -8,6 +8,7 @@ and waits. Ctrl-C stops both.
 
 from __future__ import annotations
 
+import argparse
 import signal
 import socket
 import subprocess
@@ -24,13 +25,37 @@ from assignment.services import DEMO_PASSWORD_FILE, demo_project_create, demo_us
 MANAGE = Path(__file__).resolve().parents[3] / "manage.py"
 
 
+def _port(text: str) -> int:
+    """A TCP port to listen on, 1-65535, for argparse."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port from 1 to 65535, got {port}")
+    return port
+
+
+def _positive(text: str) -> int:
+    """A whole number of at least 1, for argparse."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
 class Command(BaseCommand):
     help = "Run tvcs-assign locally: migrate, demo data, web server and Celery worker."
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
-        parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--concurrency", type=int, default=1, help="Celery worker processes")
+        parser.add_argument("--port", type=_port, default=8000, help="1-65535 (default 8000)")
+        parser.add_argument(
+            "--concurrency", type=_positive, default=1, help="Celery worker processes (>= 1)"
+        )
         parser.add_argument("--no-demo", action="store_true", help="skip the demo user and data")
 
     def handle(self, *args, host: str, port: int, concurrency: int, no_demo: bool, **options):
