@@ -85,10 +85,10 @@ class Option:
         if self.nullable and word in ("null", "none"):
             return None
         try:
-            if self.kind is bool:
-                value = {"true": True, "yes": True, "1": True}.get(word)
-                if value is None and word in ("false", "no", "0"):
-                    value = False
+            if self.kind is bool:  # as JSON spells them, as the API takes them
+                value = {"true": True, "false": False}.get(word, ValueError)
+                if value is ValueError:
+                    raise ValueError(word)
             else:
                 value = self.kind(word)
         except ValueError:

@@ -57,7 +57,7 @@ def test_compare_runs_every_method_as_one_comparison_and_prints_a_table(demo_pro
         "assign", project=demo_project.name, compare=True, stdout=out, stderr=io.StringIO()
     )
     lines = out.getvalue().splitlines()
-    assert lines[0].split()[:2] == ["method", "accuracy"]
+    assert lines[0].split() == ["method", "accuracy", "assigned", "budget", "seconds", "run"]
     assert sorted(line.split()[0] for line in lines[1:5]) == [
         "greedy",
         "q-lp",
@@ -74,14 +74,26 @@ def test_compare_runs_every_method_as_one_comparison_and_prints_a_table(demo_pro
     assert budget == runs[0].budget
     assert lines[5].split() == ["bound", f"{bound:.4f}"]
     assert max(run.expected_accuracy for run in runs) <= bound + 1e-9
-    assert f"Comparison {comparison.pk}: none of its runs is handed out" in lines[6]
+    assert f"Comparison {comparison.pk}: none of its runs is handed out" in lines[-1]
+    for line in lines[1:5]:
+        run = runs.get(pk=int(line.split()[-1]))
+        assert line.split()[1:4] == [
+            f"{run.expected_accuracy:.4f}",
+            f"{run.n_assigned:,}",
+            f"{run.budget:,}",
+        ]
 
 
 def test_compare_as_a_round_counts_none_of_its_runs_until_one_is_handed_out(demo_project):
     from assignment import selectors
 
     quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
-    call_command("assign", project=demo_project.name, compare=True, round=True, budget=6, **quiet)
+    out = io.StringIO()
+    call_command(
+        "assign", project=demo_project.name, compare=True, round=True, budget=6, stdout=out,
+        stderr=io.StringIO(),
+    )  # fmt: skip
+    assert out.getvalue().startswith("Next round from 0 answers: expected accuracy ")
     runs = list(AssignmentRun.objects.filter(project=demo_project))
     assert len(runs) == 4
     assert all(run.next_round and run.n_assigned == 6 for run in runs)
@@ -399,8 +411,19 @@ def test_method_options_are_parsed_by_the_registry_and_reach_the_run(demo_projec
         (["--method", "q-lp", "--option", "target_error=1"], "target_error must be a number"),
         (["--compare", "--option", "max_iter=3"], "--option is for one --method"),
         (["--withdraw", "1", "--option", "max_iter=3"], "take no run options: --option"),
+        (["--withdraw", "1", "--seed", "5"], "take no run options: --seed"),
+        (["--method", "tvcs-iht", "--option", "refine=yes"], "refine must be true or false"),
     ],
-    ids=["not the method's", "no value", "not an integer", "out of bounds", "compare", "withdraw"],
+    ids=[
+        "not the method's",
+        "no value",
+        "not an integer",
+        "out of bounds",
+        "compare",
+        "withdraw",
+        "withdraw with a seed",
+        "a switch not true or false",
+    ],
 )
 def test_a_bad_method_option_is_a_command_error_and_nothing_runs(demo_project, arguments, message):
     with pytest.raises(CommandError, match=message):

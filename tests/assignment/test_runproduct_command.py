@@ -68,3 +68,13 @@ def test_a_bad_port_or_concurrency_is_an_argument_error_before_anything_starts(
         runproduct.Command().run_from_argv(["manage.py", "runproduct", flag, value, "--no-demo"])
     assert caught.value.code == 2
     assert f"argument {flag}: {message}" in capsys.readouterr().err
+
+
+def test_a_host_that_is_no_address_is_refused_as_such_not_as_a_taken_port(monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("nothing may start")
+
+    monkeypatch.setattr(runproduct.subprocess, "Popen", never)
+    with pytest.raises(CommandError, match="give --host an address of this machine") as caught:
+        call_command("runproduct", host="256.1.1.1", port=8799, no_demo=True, stdout=io.StringIO())
+    assert "already running" not in str(caught.value)

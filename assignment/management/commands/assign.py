@@ -70,6 +70,7 @@ _RUN_OPTIONS = (
     "rounds_left",
     "target_accuracy",
     "option",
+    "seed",
 )
 
 
@@ -102,7 +103,7 @@ def _caps_seed_and_round(options: dict) -> dict:
     return {
         "max_workers_per_task": options["max_workers_per_task"],
         "max_tasks_per_worker": options["max_tasks_per_worker"],
-        "seed": options["seed"],
+        "seed": 0 if options["seed"] is None else options["seed"],
         "next_round": options["round"],
         "target_posterior": options["target_posterior"],
         "target_accuracy": options["target_accuracy"],
@@ -201,7 +202,7 @@ class Command(BaseCommand):
         parser.add_argument("--budget", type=_non_negative)
         parser.add_argument("--max-workers-per-task", type=_non_negative)
         parser.add_argument("--max-tasks-per-worker", type=_non_negative)
-        parser.add_argument("--seed", type=_non_negative, default=0)
+        parser.add_argument("--seed", type=_non_negative, help="default 0")
         parser.add_argument(
             "--option",
             action="append",
@@ -270,19 +271,7 @@ class Command(BaseCommand):
         if compare:
             self._print_comparison(comparison, runs)
             return
-        if run.next_round:
-            start = run.round_start
-            self.stdout.write(
-                f"Next round from {start['answers']:,} answers: expected accuracy "
-                f"{start['accuracy_now']:.4f} now, {start['open_tasks']:,} of "
-                f"{start['tasks']:,} tasks open."
-            )
-            if start.get("pending"):
-                self.stdout.write(
-                    f"{start['pending']:,} pairs of earlier rounds await their answers: counted "
-                    "as spent (budget, caps, not assigned again); the expected accuracy leaves "
-                    "their answers out, so it is conservative."
-                )
+        self._print_round_start(run)
         self.stdout.write(
             f"Run {run.pk} ({run.method}): expected accuracy {run.expected_accuracy:.4f}, "
             f"{run.n_assigned:,} assignments of budget {run.budget:,}, {run.seconds:.2f} s. "
@@ -361,16 +350,41 @@ class Command(BaseCommand):
             raise CommandError(f"the {run.method} run did not succeed ({reason})")
         return done
 
+    def _print_round_start(self, run: AssignmentRun) -> None:
+        """What a next round started from (nothing for a whole-project run)."""
+        if not run.next_round:
+            return
+        start = run.round_start
+        self.stdout.write(
+            f"Next round from {start['answers']:,} answers: expected accuracy "
+            f"{start['accuracy_now']:.4f} now, {start['open_tasks']:,} of "
+            f"{start['tasks']:,} tasks open."
+        )
+        if start.get("pending"):
+            self.stdout.write(
+                f"{start['pending']:,} pairs of earlier rounds await their answers: counted "
+                "as spent (budget, caps, not assigned again); the expected accuracy leaves "
+                "their answers out, so it is conservative."
+            )
+
     def _print_comparison(self, comparison: Comparison, runs: list[AssignmentRun]) -> None:
-        self.stdout.write(f"{'method':<10} {'accuracy':>10} {'assigned':>9} {'seconds':>8}  run")
+        self._print_round_start(runs[0])  # every run of a comparison starts from the same
+        self.stdout.write(
+            f"{'method':<10} {'accuracy':>10} {'assigned':>9} {'budget':>9} {'seconds':>8}  run"
+        )
         for run in runs:
             self.stdout.write(
                 f"{run.method:<10} {run.expected_accuracy:>10.4f} {run.n_assigned:>9,} "
-                f"{run.seconds:>8.2f}  {run.pk}"
+                f"{run.budget:>9,} {run.seconds:>8.2f}  {run.pk}"
             )
         bound = comparison.upper_bound
         if bound.get("status") == "done":
             self.stdout.write(f"{'bound':<10} {bound['points'][0][1]:>10.4f}")
+        for run in runs:
+            if run.n_assigned < run.budget:
+                self.stdout.write(
+                    f"{run.method}: fewer pairs than the budget: {run.progress_message}"
+                )
         self.stdout.write(
             f"Comparison {comparison.pk}: none of its runs is handed out; give one to the "
             "workers with --hand-out RUN_ID (the project then counts it as a round)."

@@ -75,15 +75,16 @@ class Command(BaseCommand):
             "--worker-strength",
             type=_strength,
             default=DEFAULT_WORKER_STRENGTH,
-            help="pseudo-counts pulling a worker's accuracy to the population, or 'auto' "
-            f"(default {DEFAULT_WORKER_STRENGTH:g})",
+            help="pseudo-counts pulling a worker's accuracy to the population, or 'auto' to "
+            f"fit it (with --source gold only) (default {DEFAULT_WORKER_STRENGTH:g})",
         )
         parser.add_argument(
             "--category-strength",
             type=_strength,
             default=DEFAULT_CATEGORY_STRENGTH,
             help="pseudo-counts pulling a worker's accuracy on a category to its overall "
-            f"accuracy, or 'auto' (default {DEFAULT_CATEGORY_STRENGTH:g})",
+            f"accuracy, or 'auto' to fit it (with --source gold only) (default "
+            f"{DEFAULT_CATEGORY_STRENGTH:g})",
         )
 
     def handle(

@@ -15,8 +15,10 @@ from assignment.management.commands._output import output_format, write_output
 class Command(BaseCommand):
     help = (
         "Export a project's data as CSV or JSON (to stdout, or to --output). Every importable "
-        "kind exports in its import format; 'labels' gives the Bayes-vote label of every "
-        "answered task with its posterior."
+        "kind exports in its import format (a kind without rows exports as a header alone or "
+        "[], which an import refuses as empty). Kinds: "
+        + "; ".join(f"{name}: {kind.description}" for name, kind in EXPORT_KINDS.items())
+        + "."
     )
 
     def add_arguments(self, parser):

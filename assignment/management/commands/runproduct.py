@@ -144,6 +144,11 @@ def _check_port_free(host: str, port: int) -> None:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the web server does
         try:
             probe.bind((host, port))
+        except socket.gaierror as exc:  # not an address, nor a name that resolves to one
+            raise CommandError(
+                f"cannot serve on {host}:{port}: {exc.strerror}; give --host an address of "
+                "this machine, such as 127.0.0.1 or 0.0.0.0"
+            ) from None
         except OSError as exc:
             raise CommandError(
                 f"cannot serve on {host}:{port}: {exc.strerror} (is tvcs-assign already "

@@ -73,7 +73,7 @@ def test_every_default_spelt_as_text_parses_back_to_itself(method):
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("20", 20), (" 3 ", 3), ("True", True), ("no", False), ("0", False), ("NULL", None)],
+    [("20", 20), (" 3 ", 3), ("True", True), ("false", False), ("NULL", None)],
 )
 def test_text_parses_to_the_options_kind(text, value):
     options = {o.name: o for o in method_spec("tvcs-iht").options}
@@ -91,6 +91,8 @@ def test_text_parses_to_the_options_kind(text, value):
         ("max_iter", "-1"),
         ("max_iter", "null"),
         ("refine", "maybe"),
+        ("refine", "yes"),  # JSON's true and false only, as the API takes them
+        ("refine", "0"),
         ("step", "nan"),
         ("step", "0"),
     ],
