@@ -48,6 +48,7 @@ from assignment.selectors import (
     fitting_confusion,
     largest_task_cap,
     project_budget,
+    project_pair_capacity,
     project_problem,
     run_readiness,
 )
@@ -345,6 +346,20 @@ def _quality_matrix_for_runs(*, project: Project) -> QualityMatrix:
     return readiness.matrix
 
 
+def _check_some_capacity(matrix: QualityMatrix, per_task: int, per_worker: int) -> None:
+    """Refuse caps that leave no pair to assign (a run of 0 pairs is no answer); a round says
+    so in its own words, with what its answers in hand leave."""
+    capacity = project_pair_capacity(
+        matrix=matrix, max_workers_per_task=per_task, max_tasks_per_worker=per_worker
+    )
+    if capacity == 0:
+        raise RunValidationError(
+            f"the caps leave no pair to assign (max_workers_per_task {per_task}, "
+            f"max_tasks_per_worker {per_worker}, every worker's and task's own cap counted, "
+            "inactive workers left out): raise a cap"
+        )
+
+
 def _caps_or_defaults(
     project: Project, max_workers_per_task: int | None, max_tasks_per_worker: int | None
 ) -> tuple[int, int]:
@@ -412,6 +427,8 @@ def _run_new(
             "a budget of 0 has nothing to spend: give a positive budget, or none for the project's"
         )
     per_task, per_worker = _caps_or_defaults(project, max_workers_per_task, max_tasks_per_worker)
+    if round_targets is None:
+        _check_some_capacity(matrix, per_task, per_worker)
     whole_budget = project_budget(
         project=project,
         matrix=matrix,

@@ -285,3 +285,13 @@ def test_an_estimate_from_answers_over_the_api_takes_a_bound_on_em_iterations(ap
     gold = api.post(url, {"source": "gold", "max_iterations": 1}, format="json")
     assert gold.status_code == 400
     assert "max_iterations 1 bounds the EM" in gold.json()["detail"]
+
+
+@pytest.mark.parametrize("cap", ["max_workers_per_task", "max_tasks_per_worker"])
+def test_caps_that_leave_no_pair_are_refused_rather_than_run_empty(api, filled_project, cap):
+    runs = f"/api/projects/{filled_project.pk}/runs/"
+    response = api.post(runs, {"method": "greedy", cap: 0}, format="json")
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("the caps leave no pair to assign (")
+    assert f"{cap} 0" in response.json()["detail"]
+    assert not AssignmentRun.objects.filter(project=filled_project).exists()
