@@ -558,7 +558,10 @@ class _Heartbeat(threading.Thread):
 
 
 def run_execute(
-    *, run_id: int, should_stop: Callable[[], bool] | None = None
+    *,
+    run_id: int,
+    should_stop: Callable[[], bool] | None = None,
+    on_progress: Callable[[int, str], None] | None = None,
 ) -> AssignmentRun | None:
     """Compute a claimed (running) run and store its result with one conditional UPDATE.
 
@@ -566,6 +569,7 @@ def run_execute(
     meanwhile (cancelled, or handed back by :func:`runs_hand_back`), the computation stops and
     nothing is stored. So it does, leaving the row as it is, at the first progress report after
     ``should_stop()`` turns true (its worker is shutting down: the worker hands the run back).
+    ``on_progress(percent, message)`` hears each report the row stores (a command prints it).
     An engine error marks the run failed with the error's text. Returns the run as stored, or
     None if it was deleted (with its project) while computing.
     """
@@ -591,6 +595,8 @@ def run_execute(
         )
         if not alive:
             raise _RunStopped
+        if on_progress is not None:
+            on_progress(max(0, min(99, int(100 * fraction))), message)
 
     if run.shards > 1:
         from assignment.services.shards import run_shards_start

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import signal
 import time
 
@@ -172,17 +173,17 @@ def test_values_out_of_range_are_one_line_refusals_and_nothing_is_stored(
     assert not AssignmentRun.objects.exists()
 
 
-def _ctrl_c(*, run_id):
+def _ctrl_c(*, run_id, **kwargs):
     raise KeyboardInterrupt  # what Ctrl-C raises in the computation
 
 
-def _terminated(*, run_id):
+def _terminated(*, run_id, **kwargs):
     os.kill(os.getpid(), signal.SIGTERM)  # what `kill PID` sends the command
     time.sleep(5)  # the command's handler interrupts this
     raise AssertionError("SIGTERM did not interrupt the computation")
 
 
-def _inside_numba(*, run_id):
+def _inside_numba(*, run_id, **kwargs):
     # Ctrl-C inside a numba kernel comes out as a SystemError whose context is the interrupt
     try:
         raise KeyboardInterrupt
@@ -212,11 +213,11 @@ def test_a_comparison_that_stops_midway_cancels_the_runs_it_did_not_compute(
 ):
     real, calls = services.run_execute, []
 
-    def second_interrupted(*, run_id):
+    def second_interrupted(*, run_id, **kwargs):
         calls.append(run_id)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return real(run_id=run_id)
+        return real(run_id=run_id, **kwargs)
 
     monkeypatch.setattr(services, "run_execute", second_interrupted)
     err = io.StringIO()
@@ -244,7 +245,7 @@ def test_an_interrupt_before_the_computation_leaves_no_run_queued(demo_project, 
 
 
 def test_an_error_that_is_not_an_interrupt_is_not_taken_for_one(demo_project, monkeypatch):
-    def broken(*, run_id):
+    def broken(*, run_id, **kwargs):
         raise SystemError("a real bug")
 
     monkeypatch.setattr(services, "run_execute", broken)
@@ -442,3 +443,21 @@ def test_the_help_lists_every_methods_options_with_defaults_and_bounds_from_the_
         for option in method_spec(method).options:
             assert f"{option.name} (" in flat
             assert option.describe() in flat
+
+
+def test_a_long_computation_prints_its_progress_to_stderr(demo_project, monkeypatch):
+    from assignment.management.commands import assign
+
+    monkeypatch.setattr(assign, "PROGRESS_EVERY", 0.0)  # every report the run stores
+    err = io.StringIO()
+    call_command(
+        "assign", "--project", demo_project.name, "--method", "tvcs-iht",
+        "--option", "search_when_spent=true", "--option", "max_iter=5",
+        stdout=io.StringIO(), stderr=err,
+    )  # fmt: skip
+    lines = err.getvalue().splitlines()
+    assert lines[0] == "computing tvcs-iht ..."
+    progress = [line for line in lines[1:] if re.fullmatch(r"  +\d+% .+", line)]
+    assert progress, lines
+    run = AssignmentRun.objects.get(project=demo_project)
+    assert run.status == RunStatus.SUCCEEDED

@@ -18,6 +18,7 @@ import contextlib
 import json
 import math
 import signal
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -59,6 +60,9 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
     return value
 
+
+#: Seconds between two progress lines of a long computation.
+PROGRESS_EVERY = 5.0
 
 #: The options of a run to compute, which --hand-out and --withdraw do not take.
 _RUN_OPTIONS = (
@@ -168,7 +172,8 @@ class Command(BaseCommand):
         "Compute an assignment of the project now, in this process and in one piece (runs in "
         "shards are the API's and the pages'), and print it: one method, or --compare for all "
         "of them side by side; or hand out a comparison's run (--hand-out) or withdraw a round "
-        "(--withdraw). Ctrl-C cancels the run it is computing."
+        "(--withdraw). Ctrl-C cancels the run it is computing; a long one prints its progress "
+        "every few seconds."
     )
 
     def add_arguments(self, parser):
@@ -344,11 +349,26 @@ class Command(BaseCommand):
         if not services.run_claim(run_id=run.pk):
             raise CommandError(f"run {run.pk} was taken by another process")
         self.stderr.write(f"computing {run.method} ...")
-        done = services.run_execute(run_id=run.pk)  # Ctrl-C: handle() cancels the run
+        done = services.run_execute(  # Ctrl-C: handle() cancels the run
+            run_id=run.pk, on_progress=self._progress_printer()
+        )
         if done is None or done.status != RunStatus.SUCCEEDED:
             reason = "deleted" if done is None else f"{done.status}: {done.error}"
             raise CommandError(f"the {run.method} run did not succeed ({reason})")
         return done
+
+    def _progress_printer(self):
+        """A progress hook that prints the run's progress to stderr at most every
+        :data:`PROGRESS_EVERY` seconds: long runs say how far they are, short ones stay quiet."""
+        last = [time.monotonic()]
+
+        def printed(percent: int, message: str) -> None:
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_EVERY:
+                last[0] = now
+                self.stderr.write(f"  {percent:>2}% {message}")
+
+        return printed
 
     def _print_round_start(self, run: AssignmentRun) -> None:
         """What a next round started from (nothing for a whole-project run)."""
