@@ -70,7 +70,7 @@ def test_without_a_source_the_estimate_is_from_gold():
         (("--model", "dawid-skene"), "model 'dawid-skene' is the worker model of an estimate"),
         (("--max-iterations", "0"), "max_iterations 0 bounds the EM of an estimate from answers"),
         (("--source", "answers", "--worker-strength", "auto"), "worker_strength 'auto' is"),
-        (("--source", "answers", "--max-iterations", "-1"), "must be a non-negative integer"),
+        (("--source", "answers", "--max-iterations", "-1"), "must be at least 0, got -1"),
     ],
 )
 def test_a_bad_source_model_or_combination_fails_clearly(args, message):

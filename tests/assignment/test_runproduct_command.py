@@ -51,8 +51,8 @@ def test_a_server_that_ends_on_its_own_makes_the_command_fail(monkeypatch):
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
-        ("--port", "99999", "must be a port from 1 to 65535, got 99999"),
-        ("--port", "-1", "must be a port from 1 to 65535, got -1"),
+        ("--port", "99999", "must be from 1 to 65535, got 99999"),
+        ("--port", "-1", "must be from 1 to 65535, got -1"),
         ("--port", "http", "must be a whole number, got 'http'"),
         ("--concurrency", "-2", "must be at least 1, got -2"),
     ],

@@ -26,28 +26,9 @@ from assignment import services
 from assignment.engine import method_spec
 from assignment.errors import RunStateError
 from assignment.lookups import project_get_by_name
+from assignment.management.commands._arguments import non_negative, positive
 from assignment.management.commands._domain_errors import domain_errors_as_command_errors
 from assignment.models import AssignmentRun, Comparison, Method, RunStatus
-
-
-def _whole(text: str, least: int) -> int:
-    """``text`` as an integer of at least ``least``, or argparse's one-line error saying so
-    (the upper bounds are the services': they name the field)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < least:
-        raise argparse.ArgumentTypeError(f"must be at least {least}, got {text}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    return _whole(text, 0)
-
-
-def _positive(text: str) -> int:
-    return _whole(text, 1)
 
 
 def _number(text: str) -> float:
@@ -191,7 +172,7 @@ class Command(BaseCommand):
         )
         which.add_argument(
             "--hand-out",
-            type=_positive,
+            type=positive,
             metavar="RUN_ID",
             help="hand out the project's comparison run RUN_ID: the project counts it as a "
             "round from now on (its unanswered pairs pending: budget, caps, never assigned "
@@ -199,15 +180,15 @@ class Command(BaseCommand):
         )
         which.add_argument(
             "--withdraw",
-            type=_positive,
+            type=positive,
             metavar="RUN_ID",
             help="withdraw the project's round RUN_ID (or comparison run handed out) whose pairs "
             "were not handed out after all: later rounds stop counting them as pending",
         )
-        parser.add_argument("--budget", type=_non_negative)
-        parser.add_argument("--max-workers-per-task", type=_non_negative)
-        parser.add_argument("--max-tasks-per-worker", type=_non_negative)
-        parser.add_argument("--seed", type=_non_negative, help="default 0")
+        parser.add_argument("--budget", type=non_negative)
+        parser.add_argument("--max-workers-per-task", type=non_negative)
+        parser.add_argument("--max-tasks-per-worker", type=non_negative)
+        parser.add_argument("--seed", type=non_negative, help="default 0")
         parser.add_argument(
             "--option",
             action="append",
@@ -232,7 +213,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--rounds-left",
-            type=_positive,
+            type=positive,
             metavar="R",
             help="with --round: rounds to go, this one included; above 1 the round plans them "
             "all with --budget and takes its share in layers (default 1: the last round)",

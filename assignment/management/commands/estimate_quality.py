@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand
 from assignment.engine.answer_quality import MODELS
 from assignment.engine.quality import DEFAULT_CATEGORY_STRENGTH, DEFAULT_WORKER_STRENGTH
 from assignment.lookups import project_get_by_name
+from assignment.management.commands._arguments import non_negative
 from assignment.management.commands._domain_errors import domain_errors_as_command_errors
 from assignment.models import EstimateSource
 from assignment.selectors import quality_matrix_statistics, quality_strength_warnings
@@ -25,16 +26,6 @@ def _strength(text: str) -> float | str:
         value = float("nan")
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number or 'auto', got {text!r}")
-    return value
-
-
-def _iterations(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
     return value
 
 
@@ -65,7 +56,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--max-iterations",
-            type=_iterations,
+            type=non_negative,
             metavar="N",
             help="with --source answers or both: at most N EM iterations; an estimate that has "
             f"not converged by then is stored all the same, saying so (default "

@@ -8,7 +8,6 @@ and waits. Ctrl-C stops both.
 
 from __future__ import annotations
 
-import argparse
 import signal
 import socket
 import subprocess
@@ -20,31 +19,10 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from assignment.management.commands._arguments import port, positive
 from assignment.services import DEMO_PASSWORD_FILE, demo_project_create, demo_user_ensure
 
 MANAGE = Path(__file__).resolve().parents[3] / "manage.py"
-
-
-def _port(text: str) -> int:
-    """A TCP port to listen on, 1-65535, for argparse."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if not 1 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"must be a port from 1 to 65535, got {port}")
-    return port
-
-
-def _positive(text: str) -> int:
-    """A whole number of at least 1, for argparse."""
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
-    return number
 
 
 class Command(BaseCommand):
@@ -52,9 +30,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
-        parser.add_argument("--port", type=_port, default=8000, help="1-65535 (default 8000)")
+        parser.add_argument("--port", type=port, default=8000, help="1-65535 (default 8000)")
         parser.add_argument(
-            "--concurrency", type=_positive, default=1, help="Celery worker processes (>= 1)"
+            "--concurrency", type=positive, default=1, help="Celery worker processes (>= 1)"
         )
         parser.add_argument("--no-demo", action="store_true", help="skip the demo user and data")
 
