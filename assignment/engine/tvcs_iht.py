@@ -580,6 +580,12 @@ def _single_worker_outcome(problem, optimum) -> MethodOutput:
         "at most one worker per task, so accuracy is a sum of per-pair gains: one exact "
         f"projection of them gives the optimum {accuracy:.4f}"
     )
+    if not optimum.any():
+        message = (
+            "at most one worker per task, and no pair the caps allow has a positive gain (one "
+            f"more answer would change no task's vote): nobody is assigned, {accuracy:.4f} "
+            "is the optimum"
+        )
     history = [(0, accuracy)]
     return _outcome(problem, optimum, accuracy, accuracy, 0, history, message, "single_worker")
 

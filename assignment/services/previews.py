@@ -52,7 +52,8 @@ class RoundPreview:
     * ``ok``: ``gain`` (``expected_accuracy - accuracy_now``) is set;
     * ``no-matrix`` or ``stale``: runs cannot start yet (``message`` says what to do);
     * ``done``: the round would have nothing to do (no budget left, every task at its target
-      or its cap, no worker with room; ``message`` says which);
+      or its cap, no worker with room, no pair that gains by greedy's plan; ``message`` says
+      which);
     * ``skipped``: the round's problem is above :data:`PREVIEW_MAX_PAIRS`;
     * ``error``: the answers or the quality could not be read (``message``).
     """
@@ -201,6 +202,17 @@ def _preview_compute(
     start = time.perf_counter()
     result = solve(nxt.problem, method=PREVIEW_METHOD, seed=0)
     accuracy, n_assigned = float(result.expected_accuracy), int(result.rows.size)
+    if n_assigned == 0:
+        why = (
+            "every worker with room has answered, or awaits, every open task"
+            if result.message == "no feasible addition"
+            else "one more answer would change no open task's vote"
+        )
+        return RoundPreview(
+            status="done",
+            message=f"greedy's plan assigns nobody ({result.message}): {why}",
+            **state,
+        )
     if rounds_left > 1:
         take, accuracy, _ = _round_layers(nxt, result.assignment, rounds_left=rounds_left, seed=0)
         n_assigned = int(take.sum())

@@ -158,6 +158,26 @@ def answer_every_pair(run: AssignmentRun, *, seed: int = 0) -> None:
         )
 
 
+def project_nearly_settled(*, answers_per_task: int = 2) -> Project:
+    """:func:`project_with_random_quality` of 6 workers of quality U[0.99, 0.995] and 10 tasks
+    (3 workers a task, a default budget of 40) whose every task has ``answers_per_task``
+    answers of its second label, by workers ``w0``, ``w1``, …: two agreeing answers outweigh
+    any one answer more, so no pair a next round may assign changes a vote."""
+    project = project_with_random_quality(
+        n_workers=6,
+        n_tasks=10,
+        max_tasks_per_worker=10,
+        name="settled",
+        quality=(0.99, 0.995),
+        default_budget=40,
+    )
+    workers = list(project.workers.order_by("pk")[:answers_per_task])
+    for task in project.tasks.all():
+        for worker in workers:
+            Answer.objects.create(worker=worker, task=task, label=project.labels[1])
+    return project
+
+
 def project_with_gold_and_answers(
     owner,
     name: str,

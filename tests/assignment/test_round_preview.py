@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.cache import cache
-from project_data import answer_every_pair, executed, queued_round
+from project_data import answer_every_pair, executed, project_nearly_settled, queued_round
 
 from assignment import services
 from assignment.models import Answer, Task
@@ -105,6 +105,15 @@ def test_every_task_at_the_target_is_said(after_a_round):
     preview = services.round_preview(project=after_a_round, target_posterior=0.5000001)
     assert preview.status == "done"
     assert "every task is at its target_posterior" in preview.message
+
+
+def test_a_round_that_would_assign_nobody_is_said_with_why():
+    preview = services.round_preview(project=project_nearly_settled(), target_posterior=1.0)
+    assert preview.status == "done"
+    assert preview.gain is None
+    assert preview.open_tasks == 10
+    assert "greedy's plan assigns nobody (no positive gain)" in preview.message
+    assert "one more answer would change no open task's vote" in preview.message
 
 
 def test_no_matrix_and_a_stale_matrix_say_what_to_do(after_a_round):

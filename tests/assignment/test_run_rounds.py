@@ -7,7 +7,14 @@ import re
 
 import numpy as np
 import pytest
-from project_data import answer_every_pair, executed, import_text, make_project, queued_round
+from project_data import (
+    answer_every_pair,
+    executed,
+    import_text,
+    make_project,
+    project_nearly_settled,
+    queued_round,
+)
 
 from assignment import selectors, services
 from assignment.engine import METHODS, expected_accuracy
@@ -178,6 +185,23 @@ def test_a_round_with_the_budget_spent_is_refused_unless_given_one(project_with_
     project_with_round_defaults.refresh_from_db()
     extra = queued_round(project_with_round_defaults, budget=5)
     assert extra.budget == 5
+
+
+@pytest.mark.parametrize("method", ["tvcs-iht", "greedy"])
+@pytest.mark.parametrize("target_posterior", [None, 1.0])
+def test_a_round_where_one_more_answer_changes_no_vote_assigns_nobody_and_says_why(
+    method, target_posterior
+):
+    project = project_nearly_settled()
+    run = executed(queued_round(project, method=method, target_posterior=target_posterior))
+    assert run.round_start["open_tasks"] == 10  # below 1, so open even at the target 1
+    assert run.n_assigned == 0
+    assert run.expected_accuracy == pytest.approx(run.round_start["accuracy_now"], abs=1e-12)
+    reason = {
+        "tvcs-iht": "no pair the caps allow has a positive gain",
+        "greedy": "no positive gain",
+    }
+    assert reason[method] in run.progress_message
 
 
 def test_targets_without_a_round_are_refused(project_with_round_defaults):
