@@ -603,57 +603,68 @@ def pending_pairs(
 
 
 def _run_pending(matrix: QualityMatrix, run_ids: list[int], answers: AnswersInHand) -> dict:
-    """Each succeeded run of ``run_ids`` -> its pairs without an answer, as flat positions
-    ``row * n_tasks + column`` of ``matrix`` (a run on another matrix mapped by primary keys;
-    a worker or task ``matrix`` does not have left out)."""
-    m = matrix.n_tasks
-    answered = answers.rows * m + answers.columns
-    runs = AssignmentRun.objects.filter(
-        pk__in=list(run_ids), status=RunStatus.SUCCEEDED, assignment_blob__isnull=False
-    ).only("assignment_blob", "quality_matrix_id")
-    out = {}
-    for run in runs:
-        rows, columns = run.pairs.astype(np.int64).T
-        if run.quality_matrix_id != matrix.pk:
-            other = QualityMatrix.objects.only("worker_ids_blob", "task_ids_blob").get(
-                pk=run.quality_matrix_id
-            )
-            rows = positions(matrix.worker_ids, other.worker_ids[rows])
-            columns = positions(matrix.task_ids, other.task_ids[columns])
-            kept = (rows >= 0) & (columns >= 0)
-            rows, columns = rows[kept], columns[kept]
-        flat = rows * m + columns
-        out[run.pk] = flat[~np.isin(flat, answered)]
-    return out
+    """Each succeeded run of ``run_ids`` -> its pairs without an answer among ``answers``, as
+    flat positions ``row * n_tasks + column`` of ``matrix`` (:func:`_runs_pending`)."""
+    return _runs_pending(
+        run_ids,
+        worker_pks=matrix.worker_ids,
+        task_pks=matrix.task_ids,
+        answered=answers.rows * matrix.n_tasks + answers.columns,
+    )
 
 
 def pending_pair_count(*, project: Project) -> int:
     """How many of the pairs that the project's counted rounds (:func:`rounds_counted`) that
-    succeeded assigned have no answer yet, each pair once: the rounds' *pending* pairs, as
-    :func:`pending_pairs` finds them, but by the workers' and tasks' primary keys instead of on
-    a quality matrix (so that it needs none; a worker or task deleted since is left out). With
+    succeeded assigned have no answer yet, each pair once: the rounds' *pending* pairs, found
+    as :func:`pending_pairs` finds them (:func:`_runs_pending`) but over the project's workers
+    and tasks instead of a quality matrix's (a worker or task deleted since is left out). With
     the answers, what the rounds count as spent of the project's default budget."""
-    runs = rounds_counted(project=project).filter(
-        status=RunStatus.SUCCEEDED, assignment_blob__isnull=False
-    )
     worker_pks = _pks(Worker.objects.filter(project=project))
     task_pks = _pks(Task.objects.filter(project=project))
-
-    def flat(workers: np.ndarray, tasks: np.ndarray) -> np.ndarray:
-        rows, columns = positions(worker_pks, workers), positions(task_pks, tasks)
-        kept = (rows >= 0) & (columns >= 0)
-        return rows[kept] * task_pks.size + columns[kept]
-
-    assigned = [np.zeros(0, dtype=np.int64)]
-    for run in runs.only("assignment_blob", "quality_matrix_id"):
-        matrix = QualityMatrix.objects.only("worker_ids_blob", "task_ids_blob").get(
-            pk=run.quality_matrix_id
-        )
-        rows, columns = run.pairs.astype(np.int64).T
-        assigned.append(flat(matrix.worker_ids[rows], matrix.task_ids[columns]))
     answers = Answer.objects.filter(task__project=project).order_by()
     answered = np.array(list(answers.values_list("worker_id", "task_id")), dtype=np.int64)
-    return int(np.setdiff1d(np.concatenate(assigned), flat(*answered.reshape(-1, 2).T)).size)
+    rows = positions(worker_pks, answered.reshape(-1, 2)[:, 0])
+    columns = positions(task_pks, answered.reshape(-1, 2)[:, 1])
+    runs = rounds_counted(project=project).filter(status=RunStatus.SUCCEEDED)
+    per_run = _runs_pending(
+        list(runs.values_list("pk", flat=True)),
+        worker_pks=worker_pks,
+        task_pks=task_pks,
+        answered=rows * task_pks.size + columns,  # an answer's pair is never deleted alone
+    )
+    return int(np.unique(np.concatenate([np.zeros(0, dtype=np.int64), *per_run.values()])).size)
+
+
+def _runs_pending(
+    run_ids: list[int], *, worker_pks: np.ndarray, task_pks: np.ndarray, answered: np.ndarray
+) -> dict[int, np.ndarray]:
+    """Each succeeded run of ``run_ids`` -> its pairs that are not ``answered``, as flat
+    positions ``row * len(task_pks) + column`` over the workers ``worker_pks`` and tasks
+    ``task_pks`` (primary keys, distinct; ``answered`` in the same positions): each run's
+    pairs are read on its own quality matrix and mapped by primary key, a worker or task not
+    among ``worker_pks`` or ``task_pks`` left out. The one rule for the rounds' *pending*
+    pairs."""
+    runs = AssignmentRun.objects.filter(
+        pk__in=list(run_ids), status=RunStatus.SUCCEEDED, assignment_blob__isnull=False
+    ).only("assignment_blob", "quality_matrix_id")
+    ids: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # a quality matrix's worker and task pks
+    out = {}
+    for run in runs:
+        if run.quality_matrix_id not in ids:
+            matrix = QualityMatrix.objects.only("worker_ids_blob", "task_ids_blob").get(
+                pk=run.quality_matrix_id
+            )
+            ids[run.quality_matrix_id] = (matrix.worker_ids, matrix.task_ids)
+        run_workers, run_tasks = ids[run.quality_matrix_id]
+        rows, columns = run.pairs.astype(np.int64).T
+        rows, columns = (
+            positions(worker_pks, run_workers[rows]),
+            positions(task_pks, run_tasks[columns]),
+        )
+        kept = (rows >= 0) & (columns >= 0)
+        flat = rows[kept] * len(task_pks) + columns[kept]
+        out[run.pk] = flat[~np.isin(flat, answered)]
+    return out
 
 
 def _pks(queryset: QuerySet) -> np.ndarray:
