@@ -53,10 +53,10 @@ def test_a_run_that_assigns_fewer_pairs_than_its_budget_says_why(demo_project):
 
 
 def test_compare_runs_every_method_as_one_comparison_and_prints_a_table(demo_project):
-    out = io.StringIO()
-    call_command(
-        "assign", project=demo_project.name, compare=True, stdout=out, stderr=io.StringIO()
-    )
+    out, err = io.StringIO(), io.StringIO()
+    call_command("assign", project=demo_project.name, compare=True, stdout=out, stderr=err)
+    # Each step of the work is announced, the upper bound last.
+    assert err.getvalue().splitlines()[-1] == "computing the upper bound ..."
     lines = out.getvalue().splitlines()
     assert lines[0].split() == ["method", "accuracy", "assigned", "budget", "seconds", "run"]
     assert sorted(line.split()[0] for line in lines[1:5]) == [

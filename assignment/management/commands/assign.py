@@ -321,6 +321,7 @@ class Command(BaseCommand):
                 ids = ", ".join(str(pk) for pk in left)
                 self.stderr.write(f"cancelled the comparison's runs not computed: {ids}")
             raise
+        self.stderr.write("computing the upper bound ...")
         services.comparison_upper_bound_compute(comparison_id=comparison.pk)
         comparison.refresh_from_db()
         return comparison, runs
