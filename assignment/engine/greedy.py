@@ -59,6 +59,7 @@ __all__ = [
     "PAIR_TOP_RELIABLE",
     "GreedyState",
     "fill",
+    "fill_message",
     "greedy_assignment",
     "greedy_pairs",
     "greedy_run",
@@ -729,6 +730,21 @@ def why_fill_stopped(state) -> str:
     return "no positive gain" if state.any_feasible() else "no feasible addition"
 
 
+def fill_message(problem: AssignmentProblem, state, stopped: str) -> str:
+    """:func:`why_fill_stopped`'s ``stopped``, and when no addition was feasible because some
+    task's cap is above the most workers the state scores exactly (``state.task_cap``), that
+    limit: otherwise "no feasible addition" under a cap the user set higher reads false."""
+    lowered = problem.max_workers_per_task > state.task_cap
+    if stopped != "no feasible addition" or not lowered.any():
+        return stopped
+    limit = int(state.task_cap[lowered].max())
+    return (
+        f"{stopped} within {limit} workers per task, the most whose answers greedy scores "
+        f"exactly with {problem.n_labels} labels ({int(lowered.sum()):,} task(s) have a higher "
+        "cap; tvcs-iht tops such tasks up to their cap)"
+    )
+
+
 def greedy_pairs(
     problem: AssignmentProblem,
     *,
@@ -807,7 +823,8 @@ def greedy_run(
         "evaluations": state.evaluations,
         "seconds": time.perf_counter() - start,
     }
-    output = MethodOutput(workers, tasks, problem.shape, stopped, steps, details=details)
+    message = fill_message(problem, state, stopped)
+    output = MethodOutput(workers, tasks, problem.shape, message, steps, details=details)
     return output, state
 
 
@@ -834,11 +851,12 @@ def greedy_assignment(
     MethodOutput
         The assignment's pairs, feasible for ``problem`` and sorted by worker, then task
         (:attr:`~MethodOutput.assignment` is its (n, m) matrix); ``message`` is why it
-        stopped (``"budget spent"``, ``"no positive gain"`` or ``"no feasible addition"``),
-        ``iterations`` the moves made. ``details``: ``steps`` (moves made),
-        ``singles_added``, ``pairs_added``, ``assigned`` (pairs (worker, task) in the
-        assignment), ``stopped`` (the message), ``initial_accuracy`` and ``accuracy`` (exact
-        expected accuracy of the empty and the returned assignment,
+        stopped (``"budget spent"``, ``"no positive gain"`` or ``"no feasible addition"``,
+        with the exact limit of workers per task when it lowered a cap,
+        :func:`fill_message`), ``iterations`` the moves made. ``details``: ``steps`` (moves
+        made), ``singles_added``, ``pairs_added``, ``assigned`` (pairs (worker, task) in the
+        assignment), ``stopped`` (why, one of the three), ``initial_accuracy`` and
+        ``accuracy`` (exact expected accuracy of the empty and the returned assignment,
         :func:`~assignment.engine.accuracy.expected_accuracy`, or
         :func:`~assignment.engine.multiclass.expected_accuracy_multiclass` for ``K > 2``
         labels), ``evaluations`` (task evaluations, a measure of work) and ``seconds``.

@@ -28,6 +28,7 @@ from assignment.engine.greedy import (
     PAIR_TOP_RELIABLE,
     GreedyState,
     fill,
+    fill_message,
     why_fill_stopped,
 )
 from assignment.engine.method_output import MethodOutput
@@ -449,10 +450,12 @@ def greedy_confusion(
     -------
     MethodOutput
         Feasible pairs; ``message`` why it stopped (``"budget spent"``, ``"no positive gain"``
-        or ``"no feasible addition"``); ``details``: ``steps``, ``singles_added``,
-        ``pairs_added``, ``assigned``, ``stopped``, ``accuracy`` (the Dawid–Skene vote's exact
-        accuracy of the pairs, :func:`~assignment.engine.confusion.confusion_accuracy`),
-        ``worker_limit`` (workers a task takes at most here), ``evaluations`` and ``seconds``.
+        or ``"no feasible addition"``, with the exact limit of workers per task when it
+        lowered a cap, :func:`~assignment.engine.greedy.fill_message`); ``details``:
+        ``steps``, ``singles_added``, ``pairs_added``, ``assigned``, ``stopped``,
+        ``accuracy`` (the Dawid–Skene vote's exact accuracy of the pairs,
+        :func:`~assignment.engine.confusion.confusion_accuracy`), ``worker_limit`` (workers
+        a task takes at most here), ``evaluations`` and ``seconds``.
 
     Raises
     ------
@@ -477,4 +480,5 @@ def greedy_confusion(
         "evaluations": state.evaluations,
         "seconds": time.perf_counter() - start,
     }
-    return MethodOutput(workers, tasks, problem.shape, stopped, steps, details=details)
+    message = fill_message(problem, state, stopped)
+    return MethodOutput(workers, tasks, problem.shape, message, steps, details=details)

@@ -10,8 +10,8 @@ greedy's assignment (:func:`~assignment.engine.greedy.greedy_run`, ``X`` its sup
 TVCS projection of ``sqrt(gain(Y))``), and clip ``Y`` to ``[0, 1]`` on it. The loop is
 :func:`projections.solvers.stochastic_iht`; the best support by exact accuracy is kept, so the
 result is never below greedy's. A final pass (:func:`assignment.engine.local_search.improve`)
-repairs what the surrogate cannot see, and tasks capped at ``MAX_EXACT_WORKERS`` during the
-search are topped up afterwards (two labels).
+repairs what the surrogate cannot see, and tasks capped at the exact limit of workers during
+the search (``MAX_EXACT_WORKERS`` for two labels, fewer for more) are topped up afterwards.
 
 No steps are taken (``details["stopped"]``, :data:`STOPPED_BEFORE_STEPS`) when every task takes
 at most one worker (one exact projection is the optimum, :mod:`assignment.engine.single_worker`),
@@ -38,7 +38,7 @@ from assignment.engine.local_search import improve, prune
 from assignment.engine.method_output import MethodOutput
 from assignment.engine.options import Option
 from assignment.engine.problem import AssignmentProblem
-from assignment.engine.search_pairs import search_pairs
+from assignment.engine.search_pairs import exact_workers_limit, search_pairs
 from assignment.engine.single_worker import single_worker_optimum
 from assignment.engine.surrogate import Surrogate
 from assignment.engine.surrogate_multiclass import MulticlassSurrogate
@@ -98,16 +98,20 @@ def _greedy_only(problem: AssignmentProblem, progress) -> MethodOutput:
     )
 
 
-def _top_up(problem: AssignmentProblem, assignment: np.ndarray) -> tuple[np.ndarray, int]:
-    """Spend left-over budget on tasks at ``MAX_EXACT_WORKERS`` whose cap allows more."""
+def _top_up(
+    problem: AssignmentProblem, assignment: np.ndarray, limit: int
+) -> tuple[np.ndarray, int]:
+    """Spend left-over budget on tasks at the exact ``limit`` of workers whose cap allows
+    more, the most informative workers first (``|K Q - 1| / (K - 1)``, the rounds' order):
+    an extra answer never lowers the Bayes vote's expected accuracy."""
     counts = assignment.sum(axis=0)
-    room = np.where(counts >= MAX_EXACT_WORKERS, problem.max_workers_per_task - counts, 0).clip(
-        min=0
-    )
+    room = np.where(counts >= limit, problem.max_workers_per_task - counts, 0).clip(min=0)
     left = problem.budget - int(counts.sum())
     if left <= 0 or not room.any():
         return assignment, 0
-    weights = np.where(assignment, 0.0, np.abs(2.0 * problem.quality - 1.0))
+    k = problem.n_labels
+    informative = np.abs(k * problem.quality - 1.0) / (k - 1.0)
+    weights = np.where(assignment, 0.0, informative)
     extra = project(
         problem.mask(weights),
         TVCSStructure.from_matrix(
@@ -425,13 +429,14 @@ def tvcs_iht(
     -------
     MethodOutput
         ``details`` holds ``accuracy`` (exact for the searched support, before any top-up
-        beyond ``MAX_EXACT_WORKERS`` workers per task), ``start_accuracy`` (greedy's),
+        beyond the exact limit of workers per task), ``start_accuracy`` (greedy's),
         ``stopped`` (str: why the search ended, one of :data:`STOPPED_BEFORE_STEPS` or the
-        steps' status), ``topped_up`` (int: pairs added beyond ``MAX_EXACT_WORKERS``
-        workers per task) and ``final_pass`` (bool: the final pass scored by exact accuracy
-        ran, whether or not it improved the support; False with ``refine=False``, past the
-        time limit for ``K > 2``, for two labels when the steps kept greedy's start, or when
-        the run stopped before the steps) and ``searched_pairs`` (int or None: the number of
+        steps' status), ``topped_up`` (int: pairs added beyond the exact limit,
+        :func:`~assignment.engine.search_pairs.exact_workers_limit`, of workers per task)
+        and ``final_pass`` (bool: the final pass scored by exact accuracy ran, whether or not
+        it improved the support; False with ``refine=False``, past the time limit for
+        ``K > 2``, for two labels when the steps kept greedy's start, or when the run
+        stopped before the steps) and ``searched_pairs`` (int or None: the number of
         candidate pairs the steps searched, None when they searched every pair or took no
         step); ``history`` the
         exact accuracy of the support along the run. The message says the same for people.
@@ -603,14 +608,19 @@ def _outcome(
     final_pass=False,
     searched_pairs=None,
 ) -> MethodOutput:
-    """The outcome, after topping up tasks at ``MAX_EXACT_WORKERS`` when caps allow more (two
-    labels only: K-class tasks stay within the exact limit, as greedy's); ``stopped``,
-    ``final_pass`` and ``searched_pairs`` are the ``details`` of those names."""
+    """The outcome, after topping up tasks at the exact limit of workers
+    (:func:`~assignment.engine.search_pairs.exact_workers_limit`: 20 for two labels, 3 for
+    sixty) when caps allow more; ``stopped``, ``final_pass`` and ``searched_pairs`` are the
+    ``details`` of those names."""
     added = 0
-    if problem.n_labels == 2 and problem.max_workers_per_task.max(initial=0) > MAX_EXACT_WORKERS:
-        best, added = _top_up(problem, best)
+    limit = exact_workers_limit(problem)
+    if problem.max_workers_per_task.max(initial=0) > limit:
+        best, added = _top_up(problem, best, limit)
         if added:
-            message += f"; {added} pair(s) added beyond {MAX_EXACT_WORKERS} workers per task"
+            message += (
+                f"; {added} pair(s) added beyond {limit} workers per task, the most whose "
+                "answers the search scores exactly, to the most informative workers"
+            )
     details = {
         "accuracy": best_acc,
         "start_accuracy": start_acc,

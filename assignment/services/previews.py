@@ -205,7 +205,7 @@ def _preview_compute(
     if n_assigned == 0:
         why = (
             "every worker with room has answered, or awaits, every open task"
-            if result.message == "no feasible addition"
+            if result.details.get("stopped") == "no feasible addition"
             else "one more answer would change no open task's vote"
         )
         return RoundPreview(

@@ -136,6 +136,38 @@ def test_tvcs_iht_searches_with_twenty_workers_per_task_and_then_tops_up_when_ca
     assert result.accuracy_standard_error is not None  # a Monte Carlo estimate
 
 
+def sixty_labels_problem() -> AssignmentProblem:
+    """Sixty labels: the exact K-class accuracy takes at most 3 workers a task (60 ** 3 answer
+    states), below the cap of 5."""
+    rng = np.random.default_rng(0)
+    q = rng.uniform(0.6, 0.95, (20, 20))
+    return AssignmentProblem(
+        q, max_workers_per_task=5, max_tasks_per_worker=20, budget=100, n_labels=60
+    )
+
+
+def test_greedy_says_when_the_exact_limit_of_workers_stops_it_below_a_tasks_cap():
+    result = solve(sixty_labels_problem(), method="greedy")
+    assert result.n_assigned == 60  # 3 a task
+    assert result.details["stopped"] == "no feasible addition"
+    assert "within 3 workers per task" in result.message
+    assert "20 task(s) have a higher cap" in result.message
+
+
+def test_tvcs_iht_tops_k_label_tasks_up_beyond_the_exact_limit_when_caps_allow():
+    problem = sixty_labels_problem()
+    result = solve(problem, method="tvcs-iht", seed=0)
+    greedy = solve(problem, method="greedy")
+    assert problem.is_feasible(result.assignment)
+    assert result.n_assigned == 100
+    assert result.details["topped_up"] == 40
+    assert "40 pair(s) added beyond 3 workers per task" in result.message
+    # A Monte Carlo estimate beyond the limit, far above greedy's exact 60 pairs.
+    assert result.accuracy_standard_error is not None
+    gain = result.expected_accuracy - greedy.expected_accuracy
+    assert gain > 5 * result.accuracy_standard_error
+
+
 @pytest.mark.parametrize("case", ["uniform", *ROBUSTNESS])
 @pytest.mark.parametrize("budget_share", [0.2, 0.8])
 def test_tvcs_iht_is_never_less_accurate_than_greedy(case, budget_share):
