@@ -32,7 +32,12 @@ import numpy as np
 from assignment.answers import answers_in_hand, labelled_answers
 from assignment.data_files import FORMATS, quote_formula
 from assignment.engine.aggregate import aggregate_pairs
-from assignment.engine.answer_quality import estimate_from_answers
+from assignment.engine.answer_quality import (
+    answers_overlap,
+    estimate_from_answers,
+    likeliest_labels,
+)
+from assignment.engine.confusion import confusion_posterior
 from assignment.engine.multiclass import aggregate_multiclass
 from assignment.errors import AnswersError, ExportError
 from assignment.models import (
@@ -232,11 +237,58 @@ def _label_rows(project: Project) -> Rows:
 def _dawid_skene_label_rows(project: Project) -> Rows:
     """Dawid–Skene's label of every task with answers, with the posterior of that label.
 
-    Expectation–maximisation over the collected answers alone (Dawid & Skene 1979: a confusion
-    matrix per worker and the label set's class prior, learnt together with the labels; no
-    gold, no quality matrix, no per-task prior), by
-    :func:`~assignment.engine.answer_quality.estimate_from_answers`; any number of labels.
+    Under the latest quality matrix's confusion matrices when it has some that fit the labels
+    (a Dawid–Skene estimate, from answers, gold or both): the posterior of the answers under
+    them and the tasks' priors, the labels the project page and the runs' "Dawid–Skene vote"
+    describe. Otherwise expectation–maximisation over the collected answers alone (Dawid &
+    Skene 1979: a confusion matrix per worker and the label set's class prior, learnt together
+    with the labels; no gold, no per-task prior), by
+    :func:`~assignment.engine.answer_quality.estimate_from_answers`, refused as the estimate
+    from answers is when no task has two answers. Any number of labels; ties go to the highest
+    label (:func:`~assignment.engine.answer_quality.likeliest_labels`).
     """
+    from assignment.selectors import fitting_confusion  # selectors import this module
+
+    matrix = QualityMatrix.objects.latest_of(project)
+    confusion = None if matrix is None else fitting_confusion(project=project, matrix=matrix)
+    if confusion is not None:
+        return _confusion_label_rows(project, matrix, confusion)
+    return _em_label_rows(project)
+
+
+def _confusion_label_rows(project: Project, matrix: QualityMatrix, confusion) -> Rows:
+    """The Dawid–Skene labels under ``matrix``'s ``confusion`` matrices (n_workers, K, K)."""
+    labels = list(project.labels)
+    try:
+        answers = answers_in_hand(project=project, matrix=matrix)
+    except AnswersError as exc:
+        raise ExportError(str(exc)) from exc
+    if not answers.count:
+        return iter(())
+    answered, task_of_answer = np.unique(answers.columns, return_inverse=True)
+    task_ids = matrix.task_ids[answered]
+    prior = task_priors(project=project, task_ids=task_ids)
+    posterior = confusion_posterior(
+        confusion,
+        worker_index=answers.rows,
+        task_index=task_of_answer,
+        label=answers.label,
+        prior=np.column_stack([1.0 - prior, prior]) if len(labels) == 2 else prior,
+    )
+    chosen = likeliest_labels(posterior)
+    counts = np.bincount(task_of_answer, minlength=len(answered))
+    external_ids = _external_ids(Task, project)
+
+    def generate() -> Iterator[tuple]:
+        for k, pk in enumerate(task_ids.tolist()):
+            label = int(chosen[k])
+            yield external_ids[pk], labels[label], float(posterior[k, label]), int(counts[k])
+
+    return generate()
+
+
+def _em_label_rows(project: Project) -> Rows:
+    """The Dawid–Skene labels of EM over the collected answers alone."""
     labels = list(project.labels)
     answers = Answer.objects.filter(worker__project=project, task__project=project)
     try:
@@ -249,6 +301,14 @@ def _dawid_skene_label_rows(project: Project) -> Rows:
         return iter(())
     workers, worker_index = np.unique(worker_pk, return_inverse=True)
     tasks, task_index = np.unique(task_pk, return_inverse=True)
+    if not answers_overlap(task_index, np.full(len(tasks), -1)):
+        raise ExportError(
+            f"project {project.name!r}: no task has two answers, so Dawid\u2013Skene's EM cannot "
+            "tell a worker's right answers from wrong ones (it would call every worker right); "
+            "collect a second answer on some tasks (a next round), or estimate the quality "
+            "with the Dawid\u2013Skene model from gold and answers (source 'both'): the labels "
+            "then follow its confusion matrices"
+        )
     fit = estimate_from_answers(
         worker_index=worker_index,
         task_index=task_index,
@@ -295,7 +355,8 @@ EXPORT_KINDS: dict[str, ExportKind] = {
     "labels_dawid_skene": ExportKind(
         ("task_id", "label", "posterior", "n_answers"),
         _dawid_skene_label_rows,
-        "Dawid-Skene labels of the collected answers (EM over the answers alone)",
+        "Dawid\u2013Skene labels of the collected answers (under the quality's confusion matrices "
+        "when it has them, else EM over the answers alone)",
     ),
 }
 

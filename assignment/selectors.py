@@ -683,6 +683,14 @@ def fitting_confusion(*, project: Project, matrix: QualityMatrix) -> np.ndarray 
     return confusion
 
 
+def labels_under_confusion(*, project: Project) -> bool:
+    """Whether the project's Dawid–Skene labels (the ``labels_dawid_skene`` export) follow its
+    latest quality matrix's confusion matrices (:func:`fitting_confusion`), rather than EM over
+    the collected answers alone."""
+    matrix = QualityMatrix.objects.latest_of(project)
+    return matrix is not None and fitting_confusion(project=project, matrix=matrix) is not None
+
+
 #: The columns of a project's workers that its problem reads (:func:`project_problem`), and of
 #: its tasks but their prior (:func:`_problem_task_columns`): a column added to what the problem
 #: reads belongs here too, for :func:`project_problem_inputs`.

@@ -333,7 +333,9 @@ class LabelsDownloadSerializer(DownloadSerializer):
         choices=list(LABEL_AGGREGATIONS),
         default="bayes",
         help_text="bayes: the Bayes vote under the latest quality matrix (two labels); "
-        "dawid-skene: Dawid-Skene's EM over the answers alone (any number of labels).",
+        "dawid-skene: Dawid-Skene's labels (any number of labels): under the latest quality "
+        "matrix's confusion matrices when it was estimated with that model, else EM over the "
+        "answers alone.",
     )
 
 

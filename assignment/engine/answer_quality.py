@@ -43,7 +43,9 @@ __all__ = [
     "DEFAULT_PRIOR_SMOOTHING",
     "MODELS",
     "AnswerQuality",
+    "answers_overlap",
     "estimate_from_answers",
+    "likeliest_labels",
 ]
 
 logger = logging.getLogger(__name__)
@@ -435,9 +437,7 @@ def _result(
     confusion = params.confusion
     if confusion is None:
         confusion = _one_coin_confusion(params.accuracy, data.n_labels)
-    best = posterior.max(axis=1, keepdims=True)
-    tied = posterior >= best - _TIE
-    labels = (posterior.shape[1] - 1 - np.argmax(tied[:, ::-1], axis=1)).astype(np.int64)
+    labels = likeliest_labels(posterior)
     counts = np.bincount(data.worker, minlength=data.n_workers).astype(np.int64)
     fields = {
         "worker_accuracy": params.accuracy,
@@ -464,6 +464,25 @@ def _result(
 
 # --------------------------------------------------------------------------------------------
 # Validation at the edge
+
+
+def answers_overlap(task_index: np.ndarray, truth: np.ndarray) -> bool:
+    """Whether EM can tell right answers from wrong: some task, of ``truth`` (shape
+    (n_tasks,), the known label or -1), is answered twice, or an answered task's truth is
+    known. Without either, nobody's answer can be checked against another's, and the fit calls
+    every worker right (a QA pass got a mean accuracy of 0.997 from 350 single answers, true
+    mean 0.76)."""
+    counts = np.bincount(task_index, minlength=truth.size)
+    return bool((counts >= 2).any() or (truth[counts > 0] >= 0).any())
+
+
+def likeliest_labels(posterior: np.ndarray) -> np.ndarray:
+    """Each row's likeliest label, shape (n_tasks,) int64, of ``posterior`` (n_tasks, K):
+    among labels within ``1e-12`` of the largest (equal evidence rounded), the highest, as the
+    Bayes vote breaks ties. The Dawid–Skene labels' rule, with or without a fit."""
+    best = posterior.max(axis=1, keepdims=True)
+    tied = posterior >= best - _TIE
+    return (posterior.shape[1] - 1 - np.argmax(tied[:, ::-1], axis=1)).astype(np.int64)
 
 
 def _validate_answers(worker_index, task_index, label, n_workers, n_tasks, n_labels) -> _Answers:

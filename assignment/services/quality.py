@@ -12,7 +12,7 @@ from assignment.answers import labelled_answers
 from assignment.engine import (
     estimate_from_answers,
 )
-from assignment.engine.answer_quality import MODELS
+from assignment.engine.answer_quality import MODELS, answers_overlap
 from assignment.engine.quality import (
     DEFAULT_CATEGORY_STRENGTH,
     DEFAULT_WORKER_STRENGTH,
@@ -274,11 +274,9 @@ def _quality_by_em(
 
 
 def _check_answers_overlap(items: _EMItems, *, project: Project) -> None:
-    """Refuse answers that cannot teach EM anything: with no task answered twice and no gold
-    item, nobody's answer can be checked against another's, and EM's fit calls every worker
-    right (a QA pass got a mean accuracy of 0.997 from 350 single answers, true mean 0.76)."""
-    answers_per_item = np.bincount(items.item_index, minlength=len(items.categories))
-    if (answers_per_item >= 2).any() or (items.truth[answers_per_item > 0] >= 0).any():
+    """Refuse answers that cannot teach EM anything
+    (:func:`~assignment.engine.answer_quality.answers_overlap`)."""
+    if answers_overlap(items.item_index, items.truth):
         return
     raise QualityEstimationError(
         f"project {project.name!r}: no task has two answers and no gold item has one, so EM "

@@ -38,6 +38,8 @@ def labels(request: HttpRequest, project_id: int) -> HttpResponse:
         "order": order,
         "aggregation": aggregation,
         "kind": LABEL_AGGREGATIONS[aggregation],
+        "dawid_skene_quality": aggregation == "dawid-skene"
+        and selectors.labels_under_confusion(project=project),
         "extra": f"aggregation={aggregation}&order={order}",
         "formats": FORMATS,
         "tab": "labels",

@@ -1,4 +1,5 @@
-"""Labels by Dawid-Skene: EM over the collected answers alone, any number of labels."""
+"""Labels by Dawid-Skene: under the quality's confusion matrices when it has them, else EM over
+the collected answers alone; any number of labels."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 from project_data import import_text, make_project
 
-from assignment import selectors
+from assignment import selectors, services
+from assignment.engine.confusion import confusion_posterior
 from assignment.errors import ExportError
 from assignment.exporters import export_data
 from assignment.models import Answer, Task, Worker
@@ -83,3 +85,43 @@ def test_an_answer_outside_the_label_set_is_an_export_error_naming_it(crowd):
         selectors.project_labels(project=project, aggregation="dawid-skene")
     assert Worker.objects.exists()
     assert Task.objects.exists()
+
+
+def test_on_dawid_skene_quality_the_labels_are_those_the_project_page_describes(crowd):
+    project, _ = crowd
+    alone = selectors.project_labels(project=project, aggregation="dawid-skene")
+    matrix = services.quality_estimate(project=project, source="answers", model="dawid-skene")
+    labels = selectors.project_labels(project=project, aggregation="dawid-skene")
+    # The posterior under the stored matrices and the tasks' priors, row by row.
+    task_pk = dict(Task.objects.values_list("external_id", "pk"))
+    column = {int(pk): j for j, pk in enumerate(matrix.task_ids)}
+    row = {int(pk): i for i, pk in enumerate(matrix.worker_ids)}
+    answers = list(Answer.objects.values_list("worker_id", "task_id", "label"))
+    posterior = confusion_posterior(
+        matrix.confusion,
+        worker_index=np.array([row[w] for w, _, _ in answers]),
+        task_index=np.array([column[t] for _, t, _ in answers]),
+        label=np.array([LABELS.index(a) for _, _, a in answers]),
+        prior=np.full((len(column), 3), 1 / 3),
+    )
+    for label in labels:
+        j = column[task_pk[label.task_id]]
+        assert label.posterior == pytest.approx(posterior[j].max(), abs=1e-12)
+        assert posterior[j, LABELS.index(label.label)] == pytest.approx(posterior[j].max())
+    # Every task is answered, so their mean is the project page's expected accuracy now.
+    overview = selectors.round_overview(
+        project=project, readiness=selectors.run_readiness(project=project)
+    )
+    mean = np.mean([label.posterior for label in labels])
+    assert overview.accuracy_now == pytest.approx(mean, abs=1e-12)
+    # Not EM over the answers alone again (no gold here, but the matrices are shrunk).
+    assert [label.posterior for label in labels] != [label.posterior for label in alone]
+
+
+def test_single_answers_without_confusion_matrices_are_refused_as_the_estimate_is():
+    project = make_project(labels=LABELS)
+    import_text(project, "workers", "worker_id\nw0\nw1\n")
+    import_text(project, "tasks", "task_id,category\nt0,c\nt1,c\n")
+    import_text(project, "answers", "worker_id,task_id,answer\nw0,t0,cat\nw1,t1,dog\n")
+    with pytest.raises(ExportError, match="no task has two answers"):
+        selectors.project_labels(project=project, aggregation="dawid-skene")

@@ -90,6 +90,22 @@ def test_the_labels_page_switches_to_dawid_skene_and_its_downloads_follow(client
     assert "Bayes vote of its collected answers" in client.get(url).content.decode()
 
 
+def test_on_dawid_skene_quality_the_page_says_the_labels_follow_its_matrices(
+    client, sample_project
+):
+    url = reverse("frontend:labels", args=[sample_project.pk]) + "?aggregation=dawid-skene"
+    assert "over the collected answers alone" in client.get(url).content.decode()
+    services.quality_estimate(project=sample_project, source="both", model="dawid-skene")
+    page = client.get(url).content.decode()
+    assert "under the latest quality matrix's confusion matrices" in page
+    assert "over the collected answers alone" not in page
+    shown = dict(rows(page))
+    labels = selectors.project_labels(project=sample_project, aggregation="dawid-skene")
+    assert {row.task_id: round(row.posterior, 4) for row in labels if row.task_id in shown} == {
+        task: pytest.approx(value, abs=6e-5) for task, value in shown.items()
+    }
+
+
 def test_dawid_skene_labels_of_tasks_with_few_answers_come_with_a_warning(client, sample_project):
     url = reverse("frontend:labels", args=[sample_project.pk])
     page = client.get(url + "?aggregation=dawid-skene").content.decode()
