@@ -257,7 +257,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],  # uploads: multipart
+    "DEFAULT_PARSER_CLASSES": ["assignment.api.parsers.JSONParser"],  # uploads: multipart
     "DEFAULT_PAGINATION_CLASS": "assignment.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": env_int("TVCS_API_PAGE_SIZE", 50, minimum=1),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

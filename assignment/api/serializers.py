@@ -494,7 +494,7 @@ def _options_schema() -> dict:
 class OptionsField(serializers.DictField):
     """A run's method options; the engine checks them against the chosen method."""
 
-    child = serializers.JSONField()
+    child = serializers.JSONField(allow_null=True)  # a nullable option (the engine checks)
 
 
 class _RoundSerializer(serializers.Serializer):

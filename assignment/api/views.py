@@ -21,7 +21,7 @@ from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import NotAuthenticated, NotFound
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.parsers import MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -31,6 +31,7 @@ from rest_framework.views import APIView
 from assignment import selectors, services
 from assignment.api import health
 from assignment.api.pagination import BoundedLimitOffsetPagination
+from assignment.api.parsers import JSONParser
 from assignment.api.serializers import (
     ComparisonCreateSerializer,
     ComparisonSerializer,
@@ -160,6 +161,8 @@ class TokenView(ObtainAuthToken):
 
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "token"
+    # ObtainAuthToken's parsers, with the API's JSON parser (a body nested too deeply is a 400).
+    parser_classes = [FormParser, MultiPartParser, JSONParser]
 
     def post(self, request, *args, **kwargs):
         # A locked account or address says so, as the sign-in page does, instead of the

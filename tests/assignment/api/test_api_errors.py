@@ -109,3 +109,13 @@ def test_a_busy_database_is_a_503_on_the_pages_too(alice, monkeypatch):
     )
     assert response.status_code == 503
     assert response["Retry-After"] == "5"
+
+
+@pytest.mark.parametrize("path", ["/api/token/", "/api/projects/"])
+def test_a_body_nested_too_deeply_for_the_decoder_is_a_json_400(api, path):
+    response = api.generic(
+        "POST", path, "[" * 100_000 + "]" * 100_000, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert "nested too deeply" in response.json()["detail"]

@@ -237,6 +237,7 @@ def test_the_assignment_of_a_run_that_has_not_succeeded_is_a_conflict(api, fille
             "detail",
             "refine_rounds must be an integer in [0, 1000], got -1",
         ),
+        ({"method": "tvcs-iht", "options": {"max_iter": None}}, "detail", "max_iter must be"),
     ],
 )
 def test_an_invalid_run_request_is_a_400_that_says_why(
@@ -246,6 +247,15 @@ def test_an_invalid_run_request_is_a_400_that_says_why(
     assert response.status_code == 400
     assert message in str(response.json().get(field) or response.json()["fields"][field])
     assert not AssignmentRun.objects.exists()
+
+
+def test_a_nullable_option_takes_null_for_none(api, filled_project, queued):
+    response = api.post(
+        f"/api/projects/{filled_project.pk}/runs/",
+        {"method": "tvcs-iht", "options": {"time_limit": None}},
+    )
+    assert response.status_code == 202, response.json()
+    assert AssignmentRun.objects.get().options == {"time_limit": None}
 
 
 def test_a_run_of_a_project_without_a_quality_matrix_is_a_400(api, queued):
