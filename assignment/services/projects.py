@@ -23,12 +23,13 @@ from assignment.models import (
     GoldAnswer,
     GoldItem,
     Project,
+    RunStatus,
     Task,
     Worker,
     default_labels,
 )
 from assignment.priors import label_prior_from_mapping
-from assignment.selectors import pending_pair_count
+from assignment.selectors import pending_pair_count, rounds_counted
 
 logger = logging.getLogger(__name__)
 
@@ -225,24 +226,39 @@ def project_update_check(*, project: Project, **fields) -> dict:
 
 def _check_budget_covers_answers(project: Project, budget: int | None) -> None:
     """Refuse a budget of 0 (no run or round could spend it) and a budget below what the
-    project's rounds count as spent: the answers and the pairs of earlier rounds awaiting
-    answers (:func:`~assignment.selectors.pending_pair_count`)."""
+    project's rounds count as spent: the answers, the pairs of earlier rounds awaiting
+    answers (:func:`~assignment.selectors.pending_pair_count`) and the budgets of rounds
+    queued or computing (their pairs are not known yet; they will be pending)."""
     if budget is None:
         return
     answers = Answer.objects.filter(task__project=project).count()
     pending = pending_pair_count(project=project)
-    if budget == 0 and not answers + pending:
+    computing = dict(
+        rounds_counted(project=project)
+        .filter(status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+        .values_list("pk", "budget")
+    )
+    if budget == 0 and not answers + pending + sum(computing.values()):
         raise ProjectValidationError(
             "default_budget 0 has nothing to spend: give at least 1 pair, or none (as many as "
             "the caps allow)"
         )
-    if budget < answers + pending:
-        pairs = f"{pending:,} pair{'s' if pending != 1 else ''}"
-        awaiting = f" and {pairs} of earlier rounds awaiting answers" if pending else ""
+    floor = answers + pending + sum(computing.values())
+    if budget < floor:
+        parts = [f"the {answers:,} answers already collected"]
+        if pending:
+            parts.append(
+                f"{pending:,} pair{'s' if pending != 1 else ''} of earlier rounds awaiting answers"
+            )
+        if computing:
+            ids = ", ".join(f"#{pk}" for pk in sorted(computing))
+            parts.append(
+                f"the {sum(computing.values()):,} pairs round {ids} may assign (computing now)"
+            )
         raise ProjectValidationError(
-            f"default_budget {budget:,} is below the {answers:,} answers already collected"
-            f"{awaiting}, which the project's rounds count as spent: give at least "
-            f"{answers + pending:,} pairs, or none (as many as the caps allow)"
+            f"default_budget {budget:,} is below {' and '.join(parts)}, which the project's "
+            f"rounds count as spent: give at least {floor:,} pairs, or none (as many as the "
+            "caps allow)"
         )
 
 

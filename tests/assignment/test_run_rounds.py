@@ -609,6 +609,24 @@ def test_the_default_budget_may_not_drop_below_the_answers_and_the_pairs_awaitin
     assert Project.objects.get(pk=project_with_round_defaults.pk).default_budget == 10
 
 
+def test_the_default_budget_may_not_drop_below_what_a_round_computing_now_may_assign(
+    project_with_round_defaults,
+):
+    first = executed(queued_round(project_with_round_defaults, budget=10))
+    answer_every_pair(first, seed=2)
+    second = queued_round(project_with_round_defaults, budget=12)
+    with pytest.raises(
+        ProjectValidationError,
+        match=rf"^default_budget 21 is below the 10 answers already collected and the 12 pairs "
+        rf"round #{second.pk} may assign \(computing now\), .*: give at least 22 pairs",
+    ):
+        services.project_update(project=project_with_round_defaults, default_budget=21)
+    services.project_update(project=project_with_round_defaults, default_budget=22)
+    executed(second)  # its pairs are now pending, as the floor counted them
+    with pytest.raises(ProjectValidationError, match="give at least"):
+        services.project_update(project=project_with_round_defaults, default_budget=21)
+
+
 def test_a_withdrawn_round_stops_counting_its_pairs_as_pending(project_with_round_defaults):
     first = executed(queued_round(project_with_round_defaults, budget=40))
     with pytest.raises(RunValidationError, match="nothing left to spend"):
