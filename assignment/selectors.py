@@ -962,6 +962,7 @@ class ComparisonSummary:
     comparison_id: int
     project_id: int
     methods: list[str]
+    #: The budgets of its runs, ascending (the project's default budget when none was given).
     budgets: list[int]
     created_at: datetime
     #: True when every run has ended (succeeded, failed or cancelled).
@@ -1025,7 +1026,8 @@ def comparison_summary(*, comparison: Comparison) -> ComparisonSummary:
         comparison_id=comparison.pk,
         project_id=comparison.project_id,
         methods=list(comparison.methods),
-        budgets=list(comparison.budgets),
+        # The budgets its runs have: the project's default when none was asked for.
+        budgets=sorted({row.budget for row in rows}) or list(comparison.budgets),
         created_at=comparison.created_at,
         finished=all(row.status in _ENDED for row in rows),
         rows=rows,

@@ -706,7 +706,10 @@ class ComparisonSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="comparison_id")
     project = serializers.IntegerField(source="project_id")
     methods = serializers.ListField(child=serializers.CharField())
-    budgets = serializers.ListField(child=serializers.IntegerField())
+    budgets = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="The budgets of its runs, ascending (the project's default when none was given).",
+    )
     created_at = serializers.DateTimeField()
     finished = serializers.BooleanField(
         help_text="Every run has ended; the upper bound, computed after them, may still be "

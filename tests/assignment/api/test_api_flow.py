@@ -161,6 +161,7 @@ def test_a_comparison_queues_a_run_per_method_and_budget_and_reports_curves(
         ("greedy", 10, "queued"),
     ]
     assert sorted(queued) == sorted(r["run_id"] for r in comparison["rows"])
+    assert comparison["budgets"] == [5, 10]
     assert comparison["curves"] == {"random": [], "greedy": []}
     assert comparison["finished"] is False
 
@@ -184,6 +185,19 @@ def test_a_comparison_queues_a_run_per_method_and_budget_and_reports_curves(
     )
     listed = api.get(f"/api/projects/{filled_project.pk}/comparisons/").json()
     assert [c["id"] for c in listed["results"]] == [comparison["id"]]
+
+
+@pytest.mark.parametrize("payload", [{}, {"budgets": []}])
+def test_a_comparison_at_the_default_budget_says_which_budget_that_is(
+    api, filled_project, queued, payload
+):
+    response = api.post(
+        f"/api/projects/{filled_project.pk}/comparisons/", {"methods": ["random"], **payload}
+    )
+    assert response.status_code == 202, response.json()
+    (row,) = response.json()["rows"]
+    assert response.json()["budgets"] == [row["budget"]]
+    assert row["budget"] > 0
 
 
 def test_a_comparison_with_an_unknown_method_queues_nothing(api, filled_project, queued):
