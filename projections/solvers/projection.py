@@ -75,12 +75,27 @@ class TVCSProjection:
     ``projections.tvcs.project(v, structure, method=method, warm_start=warm_start, **options)``.
     Build one with :func:`tvcs_projection`.
 
+    Parameters
+    ----------
+    structure : TVCSStructure
+        Groups and caps.
+    method : {"exact", "lp", "pgd", "greedy"}, default "exact"
+        Projection method (see :mod:`projections.tvcs`).
+    **options
+        Passed to :func:`projections.tvcs.project` on every call (e.g. ``pgd``'s
+        ``max_iter``); checked on the first call.
+
     Attributes
     ----------
     structure : TVCSStructure
     method : str
     options : dict
         Extra keyword options for :func:`projections.tvcs.project`.
+
+    Raises
+    ------
+    ValueError
+        ``structure`` not a :class:`TVCSStructure`, or an unknown ``method``.
     """
 
     def __init__(self, structure: TVCSStructure, method: str = "exact", **options) -> None:
@@ -144,6 +159,22 @@ class ExclusiveGroupsProjection:
     :func:`projections.cardinality.project_exclusive_groups` on ``v`` flattened, with ``x`` and
     ``support`` given back in ``v``'s shape (so a matrix ``w`` works with row or column labels).
     Build one with :func:`exclusive_groups_projection`.
+
+    Parameters
+    ----------
+    labels : array-like of int, shape (p,)
+        Group of each element; ``-1`` = no group. With one ``caps`` for all groups the
+        labels are only names (renumbered densely).
+    caps : int or array-like of int, shape (n_groups,)
+        At most this many elements per group; a cap above its group's size binds nothing.
+    total : int or None, default None
+        At most this many elements in all; ``None`` means no total cap.
+
+    Raises
+    ------
+    ValueError
+        Naming ``labels``, ``caps`` or ``total`` (see
+        :func:`~projections.cardinality.project_exclusive_groups`).
 
     Attributes
     ----------
