@@ -11,7 +11,7 @@ from numbers import Integral
 import numpy as np
 
 from projections.result import ProjectionResult
-from projections.structure import TVCSStructure, _as_total, _labels_and_caps
+from projections.structure import TVCSStructure, _as_total, _frozen, _labels_and_caps
 from projections.tvcs import _check_values, _energy, _for_squares
 
 __all__ = ["project_exclusive_groups", "project_top_k"]
@@ -47,7 +47,7 @@ def _exclusive_structure(labels, caps, total) -> TVCSStructure:
     A scalar ``caps`` renumbers the labels densely, as :meth:`TVCSStructure.from_labels` does."""
     checked, caps1 = _labels_and_caps(labels, caps, "labels", "caps")
     p = checked.shape[0]
-    no_group = np.full(p, -1, dtype=np.int64)
+    no_group = _frozen(np.full(p, -1, dtype=np.int64))  # fresh: kept without a copy
     return TVCSStructure(
         p, caps1, np.zeros(0, np.int64), min(_as_total(total, p), p), None, checked, no_group
     )

@@ -118,7 +118,8 @@ def _dense_codes(labels: np.ndarray) -> np.ndarray:
 
 
 def _labels_and_caps(labels, caps, labels_name: str, caps_name: str):
-    """One view's labels (int64, shape (p,)) and caps (int64, clipped to the group sizes).
+    """One view's labels (int64, shape (p,)) and caps (int64, clipped to the group sizes),
+    both fresh and read-only.
 
     With one cap for every group (a scalar ``caps``) the labels only name groups, and are
     renumbered by :func:`_dense_codes`; with one cap per group they index ``caps``.
@@ -134,7 +135,7 @@ def _labels_and_caps(labels, caps, labels_name: str, caps_name: str):
             f"group {int(checked.max())}"
         )
     sizes = np.bincount(checked[checked >= 0], minlength=n_groups)
-    return checked, _as_caps(caps, sizes, caps_name)
+    return _frozen(checked), _frozen(_as_caps(caps, sizes, caps_name))
 
 
 def _group_sizes(structure: TVCSStructure) -> tuple[np.ndarray, np.ndarray]:
@@ -151,13 +152,17 @@ def _group_sizes(structure: TVCSStructure) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
+def _frozen(fresh: np.ndarray) -> np.ndarray:
+    """``fresh`` (an array no one else holds) made read-only, as every array a structure gives
+    out is (the kernels then see one array type whichever way the structure was built)."""
+    fresh.setflags(write=False)
+    return fresh
+
+
 def _read_only(arr: np.ndarray) -> np.ndarray:
     """``arr`` itself when it is already read-only, else a read-only copy (the caller's array
     stays writeable and no longer reaches the structure)."""
-    if arr.flags.writeable:
-        arr = arr.copy()
-        arr.setflags(write=False)
-    return arr
+    return _frozen(arr.copy()) if arr.flags.writeable else arr
 
 
 def _is_count(value) -> bool:
@@ -340,26 +345,24 @@ class TVCSStructure:
                 "labels1 and labels2 must have the same length, "
                 f"got {l1.shape[0]} and {l2.shape[0]}"
             )
-        for fresh in (l1, c1, l2, c2):
-            fresh.setflags(write=False)  # ours alone: the structure keeps them without a copy
         p = int(l1.shape[0])
         return cls(p, c1, c2, min(_as_total(total, p), p), None, l1, l2)
 
     @property
     def labels1(self) -> np.ndarray:
-        """View-1 group of every element, shape (p,), ``-1`` = no group."""
+        """View-1 group of every element, shape (p,), ``-1`` = no group; read-only."""
         if self._labels1 is not None:
             return self._labels1
         n_rows, n_cols = self.shape
-        return np.repeat(np.arange(n_rows, dtype=np.int64), n_cols)
+        return _frozen(np.repeat(np.arange(n_rows, dtype=np.int64), n_cols))
 
     @property
     def labels2(self) -> np.ndarray:
-        """View-2 group of every element, shape (p,), ``-1`` = no group."""
+        """View-2 group of every element, shape (p,), ``-1`` = no group; read-only."""
         if self._labels2 is not None:
             return self._labels2
         n_rows, n_cols = self.shape
-        return np.tile(np.arange(n_cols, dtype=np.int64), n_rows)
+        return _frozen(np.tile(np.arange(n_cols, dtype=np.int64), n_rows))
 
     def is_feasible(self, support) -> bool:
         """Whether a support (bool, shape (p,) or the matrix shape) satisfies every cap."""
