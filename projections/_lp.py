@@ -8,6 +8,9 @@ independent reference for ``"exact"``.
 
 from __future__ import annotations
 
+import math
+from numbers import Real
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
@@ -39,12 +42,25 @@ def _stopped(res) -> str:
     return "breakdown"  # infeasible, unbounded or numerical trouble: none should happen here
 
 
+def _check_time_limit(time_limit) -> None:
+    """Refuse a ``time_limit`` that is not a positive number of seconds or None (a string,
+    a bool, NaN, zero or a negative number) with a ValueError naming it."""
+    if time_limit is None:
+        return
+    if (
+        isinstance(time_limit, bool)
+        or not isinstance(time_limit, Real)
+        or math.isnan(time_limit)
+        or not time_limit > 0
+    ):
+        raise ValueError(
+            f"time_limit must be a positive number of seconds or None, got {time_limit!r}"
+        )
+
+
 def solve(weights, structure, *, warm_start=None, time_limit: float | None = None) -> MethodOutput:
     """Solve the LP with HiGHS' dual simplex and round its (integral) vertex solution."""
-    if time_limit is not None and not time_limit > 0:
-        raise ValueError(
-            f"time_limit must be a positive number of seconds or None, got {time_limit}"
-        )
+    _check_time_limit(time_limit)
     support = np.zeros(weights.shape[0], dtype=bool)
     elements = np.flatnonzero(weights > 0)
     if elements.size == 0:

@@ -11,7 +11,7 @@ from numbers import Integral
 import numpy as np
 
 from projections.result import ProjectionResult
-from projections.structure import TVCSStructure, _as_caps, _as_labels
+from projections.structure import TVCSStructure, _as_total, _frozen, _labels_and_caps
 from projections.tvcs import _check_values, _energy, _for_squares
 
 __all__ = ["project_exclusive_groups", "project_top_k"]
@@ -43,17 +43,13 @@ def _result(arr, weights, chosen, method, start) -> ProjectionResult:
 
 def _exclusive_structure(labels, caps, total) -> TVCSStructure:
     """One view of disjoint groups with ``caps`` and a ``total``, as a TVCS whose second view
-    is empty; errors name ``labels`` and ``caps`` (the caller's), not the structure's views."""
-    checked = _as_labels(labels, "labels")
-    n_groups = np.size(caps) if np.ndim(caps) == 1 else int(checked.max(initial=-1)) + 1
-    _as_caps(caps, n_groups, "caps")
-    if checked.size and checked.max() >= n_groups:
-        raise ValueError(
-            f"caps has {n_groups} groups but a label {int(checked.max())} refers to group "
-            f"{int(checked.max())}"
-        )
-    return TVCSStructure.from_labels(
-        checked, np.full(checked.shape, -1), caps1=caps, caps2=np.zeros(0, np.int64), total=total
+    is empty; errors name ``labels`` and ``caps`` (the caller's), not the structure's views.
+    A scalar ``caps`` renumbers the labels densely, as :meth:`TVCSStructure.from_labels` does."""
+    checked, caps1 = _labels_and_caps(labels, caps, "labels", "caps")
+    p = checked.shape[0]
+    no_group = _frozen(np.full(p, -1, dtype=np.int64))  # fresh: kept without a copy
+    return TVCSStructure(
+        p, caps1, np.zeros(0, np.int64), min(_as_total(total, p), p), None, checked, no_group
     )
 
 
@@ -63,6 +59,7 @@ def project_top_k(v, *, k: int) -> ProjectionResult:
     Parameters
     ----------
     v : array-like of float
+        The vector to project (integers or floats, any shape). Not modified.
     k : int
         Non-negative; ``k >= v.size`` keeps every non-zero entry.
 
@@ -70,6 +67,16 @@ def project_top_k(v, *, k: int) -> ProjectionResult:
     -------
     ProjectionResult
         ``x`` and ``support`` have the shape of ``v``. Ties go to the lower flat index.
+
+    Raises
+    ------
+    ValueError
+        Naming ``k`` (negative or not an integer) or ``v`` (not real-valued or not finite).
+
+    References
+    ----------
+    Yang, Gui, Ke, Stefankovic, Fujimaki & Liu, "On the projection operator to a three-view
+    cardinality constrained set", ICML 2017: the TVCS with the total cap alone.
     """
     start = time.perf_counter()
     if isinstance(k, bool) or not isinstance(k, Integral | np.integer) or k < 0:
@@ -86,9 +93,13 @@ def project_exclusive_groups(v, labels, *, caps, total=None) -> ProjectionResult
     Parameters
     ----------
     v : array-like of float, shape (p,)
+        The vector to project (integers or floats). Not modified.
     labels : array-like of int, shape (p,)
-        Group of each element, ``-1`` = no group (limited by ``total`` only).
+        Group of each element, ``-1`` = no group (limited by ``total`` only). With an array
+        of ``caps`` they index it; with one ``caps`` for all groups they are only names (ids
+        such as ``10**12`` are fine: they are renumbered densely).
     caps : int or array-like of int, shape (n_groups,)
+        At most this many entries per group; a cap above its group's size binds nothing.
     total : int or None
         ``None`` means no total cap.
 
@@ -97,9 +108,27 @@ def project_exclusive_groups(v, labels, *, caps, total=None) -> ProjectionResult
     ProjectionResult
         Each group keeps its heaviest entries, then the heaviest ``total`` of those survive;
         ties go to the lower index.
+
+    Raises
+    ------
+    ValueError
+        Naming ``labels``, ``caps``, ``total`` or ``v``: labels of another length than ``v``,
+        below ``-1`` or beyond ``len(caps)``; negative or fractional caps; a ``v`` that is
+        not real-valued or not finite.
+
+    References
+    ----------
+    Yang, Gui, Ke, Stefankovic, Fujimaki & Liu, "On the projection operator to a three-view
+    cardinality constrained set", ICML 2017: this is its TVCS with one view of groups and
+    the total, a laminar matroid.
     """
     start = time.perf_counter()
     structure = _exclusive_structure(labels, caps, total)
+    if np.ndim(v) == 1 and np.shape(v)[0] != structure.n_elements:
+        raise ValueError(
+            f"labels has {structure.n_elements} entries but v has {np.shape(v)[0]}: give one "
+            "group label per element of v"
+        )
     arr = _check_values(v, structure.n_elements, None)
     weights = np.square(_for_squares(arr), dtype=np.float64)
     l1 = structure.labels1

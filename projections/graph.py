@@ -81,50 +81,98 @@ def _pcst():
     return pcst_fast
 
 
+def _checked_edges(edges, n_nodes: int) -> np.ndarray:
+    """``edges`` as int64 of shape (n_edges, 2), joining distinct nodes in ``[0, n_nodes)``."""
+    arr = np.asarray(edges)
+    if arr.size == 0:
+        return np.zeros((0, 2), dtype=np.int64)  # [] is float64: no edge, whatever its dtype
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"edges must be integers of shape (n_edges, 2), got shape {arr.shape} and dtype "
+            f"{arr.dtype}"
+        )
+    if arr.min() < 0 or arr.max() >= n_nodes:
+        raise ValueError(f"edges must join nodes in [0, {n_nodes}), got {arr.min()}..{arr.max()}")
+    if np.any(arr[:, 0] == arr[:, 1]):
+        bad = int(np.flatnonzero(arr[:, 0] == arr[:, 1])[0])
+        raise ValueError(f"edges must not be self-loops, got {arr[bad].tolist()} at edge {bad}")
+    return arr.astype(np.int64)
+
+
+def _checked_costs(costs, n_edges: int) -> np.ndarray:
+    """``costs`` as float64 of shape (n_edges,), positive and finite; ones when None."""
+    if costs is None:
+        return np.ones(n_edges)
+    arr = np.asarray(costs)
+    if arr.dtype.kind not in "iuf" or arr.shape != (n_edges,):
+        raise ValueError(f"costs must be {n_edges} positive finite numbers, got {costs!r}")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"costs must be {n_edges} positive finite numbers, got {costs!r}")
+    return arr
+
+
 @dataclass(frozen=True, eq=False)
 class Graph:
     """An undirected graph on nodes ``0 .. n_nodes - 1`` with positive edge costs.
+
+    ``Graph(n_nodes, edges, costs)``, :meth:`from_edges` and :meth:`grid` all validate: edges
+    and costs may be given as any array-like and are stored as the arrays below.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Number of nodes, ``>= 1``.
+    edges : array-like of int, shape (n_edges, 2)
+        Endpoints of each edge, in ``[0, n_nodes)``; no self-loops. ``[]`` is no edge.
+    costs : array-like of float, shape (n_edges,), optional
+        Positive finite cost of each edge; None (the default) gives every edge cost 1.
 
     Attributes
     ----------
     n_nodes : int
     edges : ndarray of int64, shape (n_edges, 2)
-        Endpoints of each edge; no self-loops.
     costs : ndarray of float64, shape (n_edges,)
-        Positive cost of each edge (the ``c`` of the weighted graph model; 1 by default).
+        The ``c`` of the weighted graph model.
+
+    Raises
+    ------
+    ValueError
+        ``n_nodes`` not a positive integer, ``edges`` not of shape ``(n_edges, 2)`` with
+        integer endpoints in range and no self-loop, ``costs`` of another length or not
+        positive and finite.
     """
 
     n_nodes: int
     edges: np.ndarray
-    costs: np.ndarray
+    costs: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n_nodes = self.n_nodes
+        if isinstance(n_nodes, bool) or not isinstance(n_nodes, Integral) or n_nodes < 1:
+            raise ValueError(f"n_nodes must be a positive integer, got {n_nodes!r}")
+        edges = _checked_edges(self.edges, int(n_nodes))
+        costs = _checked_costs(self.costs, edges.shape[0])
+        object.__setattr__(self, "n_nodes", int(n_nodes))
+        object.__setattr__(self, "edges", edges)
+        object.__setattr__(self, "costs", costs)
 
     @classmethod
     def from_edges(cls, n_nodes, edges, costs=None) -> Graph:
-        """Validate and build a graph; ``costs=None`` gives every edge cost 1.
+        """The graph of ``edges`` on ``n_nodes`` nodes; ``costs=None`` gives every edge cost 1.
+
+        The same as ``Graph(n_nodes, edges, costs)`` (see the class for the parameters).
+
+        Returns
+        -------
+        Graph
 
         Raises
         ------
         ValueError
-            ``n_nodes`` not a positive integer, ``edges`` not of shape ``(n_edges, 2)`` with
-            endpoints in range and no self-loop, ``costs`` of another length or not positive.
+            As the class does.
         """
-        if isinstance(n_nodes, bool) or not isinstance(n_nodes, Integral) or n_nodes < 1:
-            raise ValueError(f"n_nodes must be a positive integer, got {n_nodes!r}")
-        arr = np.asarray(edges)
-        if arr.size == 0:
-            arr = arr.reshape(0, 2)
-        if arr.ndim != 2 or arr.shape[1] != 2 or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"edges must be integers of shape (n_edges, 2), got {arr.shape}")
-        if arr.size and (arr.min() < 0 or arr.max() >= n_nodes):
-            raise ValueError(
-                f"edges must join nodes in [0, {n_nodes}), got {arr.min()}..{arr.max()}"
-            )
-        if np.any(arr[:, 0] == arr[:, 1]):
-            raise ValueError("edges must not be self-loops")
-        c = np.ones(len(arr)) if costs is None else np.asarray(costs, dtype=np.float64)
-        if c.shape != (len(arr),) or not np.all(np.isfinite(c)) or np.any(c <= 0):
-            raise ValueError(f"costs must be {len(arr)} positive finite numbers, got {c!r}")
-        return cls(int(n_nodes), arr.astype(np.int64), c)
+        return cls(n_nodes, edges, costs)
 
     @classmethod
     def grid(cls, rows: int, cols: int) -> Graph:
@@ -164,6 +212,10 @@ def _check_options(graph, sparsity, n_components, tolerance, max_iter) -> tuple[
     if not isinstance(graph, Graph):
         raise ValueError(f"graph must be a projections.graph.Graph, got {type(graph).__name__}")
     sparsity = _check_int(sparsity, "sparsity", 1)
+    if sparsity > graph.n_nodes:
+        raise ValueError(
+            f"sparsity ({sparsity}) must not exceed the graph's n_nodes ({graph.n_nodes})"
+        )
     n_components = _check_int(n_components, "n_components", 1)
     if n_components > sparsity:
         raise ValueError(f"n_components ({n_components}) must not exceed sparsity ({sparsity})")
@@ -306,8 +358,6 @@ def _project(v, graph, kind, sparsity, n_components, tolerance, max_iter, warm_s
         )
         candidates.append(_grow(empty, prizes, graph, low))
     support = max(candidates, key=lambda m: prizes[m].sum())
-    where = "landed in" if landed else "missed"
-    after = "" if landed else " (its nearest forests grown or trimmed)"
     return ProjectionResult(
         x=np.where(support, arr, np.zeros((), dtype=arr.dtype)).reshape(shape),
         support=support.reshape(shape),
@@ -316,11 +366,23 @@ def _project(v, graph, kind, sparsity, n_components, tolerance, max_iter, warm_s
         optimal=False,
         iterations=it,
         converged=landed,
-        message=f"{kind} projection: {int(support.sum())} nodes; the bisection {where} "
-        f"[{low}, {high}] after {it} PCST calls{after}",
+        message=_message(kind, int(support.sum()), (low, high), it, landed, lam is not None),
         seconds=time.perf_counter() - start,
         warm_start=None if lam is None else lam / float(prizes.sum()),
         details={} if landed else {"stopped": "max_iter"},
+    )
+
+
+def _message(kind: str, size: int, target, calls: int, landed: bool, searched: bool) -> str:
+    """How the search ended, in words: landed in the target range, missed it, or never ran
+    (``searched`` False: ``v`` is 0, the support is empty)."""
+    if not searched:
+        return f"{kind} projection: v is 0, nothing to select (empty support, no PCST call)"
+    where = "landed in" if landed else "missed"
+    after = "" if landed else " (its nearest forests grown or trimmed)"
+    return (
+        f"{kind} projection: {size} nodes; the bisection {where} [{target[0]}, {target[1]}] "
+        f"after {calls} PCST calls{after}"
     )
 
 
@@ -350,7 +412,7 @@ def head_projection(
         (node ``i`` is the flat index ``i``, e.g. ``r * cols + c`` on :meth:`Graph.grid`).
     graph : Graph
     sparsity : int
-        Target number of nodes ``s`` (``>= n_components``).
+        Target number of nodes ``s``, in ``[n_components, graph.n_nodes]``.
     n_components : int, default 1
         Number of trees of the forest (``g`` of the weighted graph model).
     tolerance : float, default 0.1
@@ -374,8 +436,8 @@ def head_projection(
     Raises
     ------
     ValueError
-        A bad ``v``, ``graph``, ``sparsity``, ``n_components``, ``tolerance``, ``max_iter`` or
-        ``warm_start`` (the message names it).
+        A bad ``v``, ``graph``, ``sparsity`` (above ``graph.n_nodes`` included),
+        ``n_components``, ``tolerance``, ``max_iter`` or ``warm_start`` (the message names it).
     ImportError
         ``pcst_fast`` is missing or broken (see the module docstring).
     """
@@ -394,11 +456,48 @@ def tail_projection(
 ) -> ProjectionResult:
     """Tail projection: a connected support that leaves a small residual ``||v - v_T||^2``.
 
-    The same search as :func:`head_projection` (see it for the parameters and the result),
-    asked for the tail guarantee (Assumption 2, ``||v - v_T||^2 <= c_T min_S ||v - v_S||^2``
-    over supports ``S`` of at most ``sparsity`` nodes in ``n_components`` components). GraphDA
-    projects its primal iterate with it, so the iterate always lies in the model: at most
-    ``n_components`` trees with at most ``floor((1 + tolerance) * sparsity)`` nodes.
+    The same search as :func:`head_projection`, asked for the tail guarantee (Assumption 2,
+    ``||v - v_T||^2 <= c_T min_S ||v - v_S||^2`` over supports ``S`` of at most ``sparsity``
+    nodes in ``n_components`` components). GraphDA projects its primal iterate with it, so
+    the iterate always lies in the model: at most ``n_components`` trees with at most
+    ``floor((1 + tolerance) * sparsity)`` nodes.
+
+    Parameters
+    ----------
+    v : array-like of float, shape (n_nodes,) or any shape with ``n_nodes`` elements
+        The vector to project (node ``i`` is the flat index ``i``). Not modified.
+    graph : Graph
+    sparsity : int
+        Target number of nodes ``s``, in ``[n_components, graph.n_nodes]``.
+    n_components : int, default 1
+        Number of trees of the forest (``g`` of the weighted graph model).
+    tolerance : float, default 0.1
+        The output may have up to ``floor((1 + tolerance) * sparsity)`` nodes.
+    max_iter : int, default 20
+        PCST calls of the bisection.
+    warm_start : float, optional
+        ``result.warm_start`` of an earlier call, where the search starts.
+
+    Returns
+    -------
+    ProjectionResult
+        As for :func:`head_projection`: ``support`` in the model, ``converged`` whether the
+        bisection landed in the target range, ``iterations`` its PCST calls (0 for ``v == 0``,
+        whose support is empty).
+
+    Raises
+    ------
+    ValueError
+        A bad ``v``, ``graph``, ``sparsity`` (above ``graph.n_nodes`` included),
+        ``n_components``, ``tolerance``, ``max_iter`` or ``warm_start``; the message names it.
+    ImportError
+        ``pcst_fast`` is missing or broken (see the module docstring).
+
+    References
+    ----------
+    Hegde, Indyk & Schmidt, "A nearly-linear time framework for graph-structured sparsity",
+    ICML 2015. Zhou, Chen & Ying, "Dual averaging method for online graph-structured
+    sparsity", KDD 2019, Algorithm 2.
     """
     return _project(v, graph, "tail", sparsity, n_components, tolerance, max_iter, warm_start)
 
@@ -408,12 +507,41 @@ class GraphProjection:
 
     ``GraphProjection(graph, sparsity, kind="tail")(v, warm_start=None)`` is
     ``tail_projection(v, graph, sparsity=sparsity, warm_start=warm_start, **options)``; the
-    solvers thread ``result.warm_start`` from one call to the next.
+    solvers thread ``result.warm_start`` from one call to the next. Everything is checked
+    here, at construction, not at the first call.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph whose connected supports the projection keeps.
+    sparsity : int
+        Target number of nodes, in ``[n_components, graph.n_nodes]``.
+    kind : {"head", "tail"}, default "tail"
+        :func:`head_projection` or :func:`tail_projection`.
+    **options
+        ``n_components`` (default 1), ``tolerance`` (default 0.1) and ``max_iter`` (default
+        20), as for :func:`head_projection`.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``kind`` or option (a misspelt ``tolerence`` included), or a bad
+        ``graph``, ``sparsity`` or option value; the message names it.
     """
+
+    #: The options :func:`head_projection` and :func:`tail_projection` take besides ``v``,
+    #: ``graph``, ``sparsity`` and ``warm_start``.
+    OPTIONS = ("n_components", "tolerance", "max_iter")
 
     def __init__(self, graph: Graph, sparsity: int, kind: str = "tail", **options) -> None:
         if kind not in ("head", "tail"):
             raise ValueError(f"kind must be 'head' or 'tail', got {kind!r}")
+        unknown = sorted(set(options) - set(self.OPTIONS))
+        if unknown:
+            raise ValueError(
+                f"GraphProjection takes the options {', '.join(self.OPTIONS)}; got "
+                f"{', '.join(unknown)}"
+            )
         _check_options(
             graph,
             sparsity,
@@ -424,6 +552,20 @@ class GraphProjection:
         self.graph, self.sparsity, self.kind, self.options = graph, sparsity, kind, options
 
     def __call__(self, v, warm_start=None) -> ProjectionResult:
+        """Project ``v`` with the bound graph, sparsity and options.
+
+        Parameters
+        ----------
+        v : array-like of float, shape (n_nodes,) or any shape with ``n_nodes`` elements
+            The vector to project. Not modified.
+        warm_start : float, optional
+            ``result.warm_start`` of the previous call, where the price search starts.
+
+        Returns
+        -------
+        ProjectionResult
+            As :func:`head_projection` or :func:`tail_projection` returns it.
+        """
         fn = head_projection if self.kind == "head" else tail_projection
         return fn(v, self.graph, sparsity=self.sparsity, warm_start=warm_start, **self.options)
 

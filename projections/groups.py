@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from numbers import Integral
 
@@ -21,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from projections.result import ProjectionResult
-from projections.tvcs import _energy, _for_squares
+from projections.tvcs import _as_real, _energy, _for_squares
 
 __all__ = [
     "GroupProjectionResult",
@@ -66,18 +67,10 @@ class OverlappingGroups:
 
     def __init__(self, members, n_features) -> None:
         n_features = _check_count(n_features, "n_features", minimum=1)
-        checked = []
-        for g, group in enumerate(members):
-            idx = np.asarray(group)
-            if idx.ndim != 1 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer):
-                raise ValueError(f"groups[{g}] must be a non-empty 1-D array of integer indices")
-            if idx.min() < 0 or idx.max() >= n_features:
-                raise ValueError(f"groups[{g}] has an index outside [0, {n_features})")
-            if np.unique(idx).size != idx.size:
-                raise ValueError(f"groups[{g}] repeats an index")
-            checked.append(np.sort(idx).astype(np.int64))
-        if not checked:
-            raise ValueError("groups must hold at least one group")
+        self._store(_checked_members(members, n_features, "members"), n_features)
+
+    def _store(self, checked: list[np.ndarray], n_features: int) -> None:
+        """Keep checked members and build the incidence matrix."""
         rows = np.repeat(np.arange(len(checked)), [c.size for c in checked])
         cols = np.concatenate(checked)
         incidence = sp.csr_matrix(
@@ -112,11 +105,37 @@ class OverlappingGroups:
         return bool(np.any(np.asarray(self.incidence.sum(axis=0)).ravel() > 1))
 
     def union(self, chosen) -> np.ndarray:
-        """Boolean mask, shape (n_features,), of the coordinates covered by groups ``chosen``."""
+        """Boolean mask of the coordinates covered by the groups ``chosen``.
+
+        Parameters
+        ----------
+        chosen : iterable of int
+            Group indices, each in ``[0, n_groups)``.
+
+        Returns
+        -------
+        ndarray of bool, shape (n_features,)
+
+        Raises
+        ------
+        ValueError
+            An index that is not an integer (a bool included), negative or ``>= n_groups``:
+            ``-1`` does not mean the last group.
+        """
         mask = np.zeros(self.n_features, dtype=bool)
         for g in chosen:
-            mask[self.members[g]] = True
+            mask[self.members[self._group_index(g)]] = True
         return mask
+
+    def _group_index(self, g) -> int:
+        """``g`` as an int in ``[0, n_groups)``, else a ValueError naming it and ``n_groups``."""
+        if isinstance(g, bool | np.bool_) or not isinstance(g, Integral | np.integer):
+            raise ValueError(f"chosen must hold group indices (integers), got {g!r}")
+        if not 0 <= g < self.n_groups:
+            raise ValueError(
+                f"chosen holds group index {int(g)}, outside [0, n_groups) = [0, {self.n_groups})"
+            )
+        return int(g)
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +152,46 @@ class GroupProjectionResult(ProjectionResult):
     groups: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
+def _checked_members(members, n_features: int, name: str) -> list[np.ndarray]:
+    """Each group of ``members`` as sorted int64 indices; the errors call the argument
+    ``name`` (``members`` for :class:`OverlappingGroups`, ``groups`` for the functions)."""
+    if (
+        not isinstance(members, Iterable)
+        or isinstance(members, str | bytes)
+        or getattr(members, "ndim", 1) == 0
+    ):
+        raise ValueError(f"{name} must be a sequence of index lists, got {members!r}")
+    checked = []
+    for g, group in enumerate(members):
+        idx = np.asarray(group)
+        if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu":
+            raise ValueError(
+                f"{name}[{g}] must be a non-empty 1-D array of integer indices, got {group!r}"
+            )
+        if idx.min() < 0 or idx.max() >= n_features:
+            raise ValueError(
+                f"{name}[{g}] has an index outside [0, {n_features}): "
+                f"{int(idx.min())}..{int(idx.max())}"
+            )
+        if np.unique(idx).size != idx.size:
+            raise ValueError(f"{name}[{g}] repeats an index: {idx.tolist()}")
+        checked.append(np.sort(idx).astype(np.int64))
+    if not checked:
+        raise ValueError(f"{name} must hold at least one group")
+    return checked
+
+
+def _as_groups(groups, n_features: int) -> OverlappingGroups:
+    """``groups`` itself if it is an :class:`OverlappingGroups`, else the groups it lists over
+    ``n_features`` coordinates, checked; the errors name the argument ``groups``."""
+    if isinstance(groups, OverlappingGroups):
+        return groups
+    n_features = _check_count(n_features, "n_features", minimum=1)
+    built = object.__new__(OverlappingGroups)
+    built._store(_checked_members(groups, n_features, "groups"), n_features)
+    return built
+
+
 def greedy_guarantee(k_greedy: int, k: int) -> float:
     """The fraction of the best ``k``-group energy that ``k_greedy`` greedy picks reach.
 
@@ -140,6 +199,28 @@ def greedy_guarantee(k_greedy: int, k: int) -> float:
     ||g_{supp(u*)}||^2 + ||u* - g||^2``, i.e. the kept energy is at least ``(1 -
     exp(-k_greedy / k))`` times the optimum over ``k`` groups. ``1 - 1/e ~ 0.632`` at
     ``k_greedy = k``.
+
+    Parameters
+    ----------
+    k_greedy : int
+        Number of groups the greedy projection picks, ``>= 0``.
+    k : int
+        Number of groups of the optimum it is compared with, ``>= 1``.
+
+    Returns
+    -------
+    float
+        ``1 - exp(-k_greedy / k)``, in ``[0, 1)``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``k_greedy`` or ``k`` when it is not an integer in range.
+
+    References
+    ----------
+    Jain, Rao & Dhillon, "Structured sparse regression via greedy hard-thresholding",
+    NIPS 2016, Lemma 2.2.
     """
     k_greedy = _check_count(k_greedy, "k_greedy", minimum=0)
     k = _check_count(k, "k", minimum=1)
@@ -147,13 +228,10 @@ def greedy_guarantee(k_greedy: int, k: int) -> float:
 
 
 def _check_inputs(v, groups, k):
-    arr = np.asarray(v)
-    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise ValueError(f"v must be a real-valued array, got dtype {arr.dtype}")
+    arr = _as_real(v)
     if arr.ndim != 1:
         raise ValueError(f"v must be a 1-D array of shape (p,), got shape {arr.shape}")
-    if not isinstance(groups, OverlappingGroups):
-        groups = OverlappingGroups(groups, max(arr.size, 1))
+    groups = _as_groups(groups, max(arr.size, 1))
     if arr.shape != (groups.n_features,):
         raise ValueError(f"v has shape {arr.shape}, the groups expect ({groups.n_features},)")
     if not np.all(np.isfinite(arr)):

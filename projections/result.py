@@ -45,8 +45,9 @@ class ProjectionResult:
         there was nothing to select. ``"pgd"``: ``stopped`` (``"converged"``, ``"max_iter"``
         or ``"time_limit"``), ``duality_gap`` (float: the relative duality gap reached) and
         ``rounding_feasible`` (bool: the last rounding was feasible before repair); none when
-        there was nothing to select. ``"lp"`` and the graph projections: ``stopped`` when they
-        did not converge (``"max_iter"``, ``"time_limit"``, ``"breakdown"``).
+        there was nothing to select or no cap binds (every element is then selected).
+        ``"lp"`` and the graph projections: ``stopped`` when they did not converge
+        (``"max_iter"``, ``"time_limit"``, ``"breakdown"``).
     """
 
     x: np.ndarray

@@ -13,6 +13,7 @@ that side by the total only. The matrix case puts rows in view 1 and columns in 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -21,16 +22,19 @@ import numpy as np
 __all__ = ["TVCSStructure"]
 
 
-def _as_caps(value, length: int, name: str, per: str = "group") -> np.ndarray:
-    """Validate caps given as a scalar or one per group; return an int64 array of ``length``.
+def _as_caps(value, sizes: np.ndarray, name: str, per: str = "group") -> np.ndarray:
+    """Validate caps given as a scalar or one per group; return them as int64, clipped.
 
-    ``name`` is the caller's field and ``per`` what one entry belongs to (``"worker"``,
-    ``"task"``, ``"row"``, ...): both appear in the error messages.
+    ``sizes`` (int array, one entry per group) are the groups' sizes: a cap above its group's
+    size binds nothing, so it is lowered to the size before the cast to int64. Caps meaning
+    "no cap" (``1e30``, ``2**63``, ``2**70``, ...) thus neither wrap around nor overflow when
+    doubled (:func:`~projections.solvers.double_caps`). ``name`` is the caller's field and
+    ``per`` what one entry belongs to (``"worker"``, ``"task"``, ``"row"``, ...): both appear
+    in the error messages.
     """
-    arr = np.asarray(value)
-    if arr.dtype == np.bool_ or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
+    arr = _whole_numbers(np.asarray(value))
+    length = sizes.shape[0]
+    if arr.dtype.kind not in "iuf":
         raise ValueError(f"{name} must be a non-negative integer or one per {per}, got {value!r}")
     if arr.ndim == 0:
         arr = np.full(length, arr)
@@ -39,21 +43,33 @@ def _as_caps(value, length: int, name: str, per: str = "group") -> np.ndarray:
             f"{name} must be a non-negative integer or one per {per} (length {length}), "
             f"got shape {np.shape(value)}"
         )
-    if np.issubdtype(arr.dtype, np.floating):
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(
-                f"{name} must be finite, got NaN or infinity at {per} "
-                f"{int(np.flatnonzero(~np.isfinite(arr))[0])}"
-            )
-        if np.any(arr != np.round(arr)):
-            bad = int(np.flatnonzero(arr != np.round(arr))[0])
-            raise ValueError(
-                f"{name} must be whole numbers, got {arr[bad].item()!r} at {per} {bad}"
-            )
+    if arr.dtype.kind == "f":
+        _check_whole(arr, name, per)
     if np.any(arr < 0):
         bad = int(np.flatnonzero(arr < 0)[0])
         raise ValueError(f"{name} must be non-negative, got {arr[bad].item()!r} at {per} {bad}")
-    return arr.astype(np.int64)
+    return np.minimum(arr, sizes).astype(np.int64)
+
+
+def _whole_numbers(arr: np.ndarray) -> np.ndarray:
+    """``arr``, or as float64 when it holds Python ints too large for int64 (``2**70``)."""
+    if arr.dtype != object or not all(
+        isinstance(x, Integral) and not isinstance(x, bool) for x in arr.flat
+    ):
+        return arr
+    return arr.astype(np.float64)
+
+
+def _check_whole(arr: np.ndarray, name: str, per: str) -> None:
+    """Raise a ValueError naming ``name`` and the ``per`` of a non-finite or fractional cap."""
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(
+            f"{name} must be finite, got NaN or infinity at {per} "
+            f"{int(np.flatnonzero(~np.isfinite(arr))[0])}"
+        )
+    if np.any(arr != np.round(arr)):
+        bad = int(np.flatnonzero(arr != np.round(arr))[0])
+        raise ValueError(f"{name} must be whole numbers, got {arr[bad].item()!r} at {per} {bad}")
 
 
 def _as_total(total, n_elements: int, name: str = "total", *, optional: bool = True) -> int:
@@ -76,17 +92,77 @@ def _as_total(total, n_elements: int, name: str = "total", *, optional: bool = T
 
 
 def _as_labels(labels, name: str) -> np.ndarray:
+    """Validate one group label per element (``-1`` = no group); return them as int64."""
     arr = np.asarray(labels)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of group labels, got shape {arr.shape}")
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        if not np.issubdtype(arr.dtype, np.floating) or np.any(arr != np.round(arr)):
-            raise ValueError(f"{name} must hold integer group labels (-1 = no group)")
+    if arr.size and arr.dtype.kind not in "iu":
+        if arr.dtype.kind != "f" or np.any(arr != np.round(arr)):
+            raise ValueError(
+                f"{name} must hold integer group labels (-1 = no group), got dtype {arr.dtype}"
+            )
     arr = arr.astype(np.int64)
     if np.any(arr < -1):
         bad = int(np.flatnonzero(arr < -1)[0])
         raise ValueError(f"{name} must be >= -1 (-1 = no group), got {arr[bad]} at {bad}")
     return arr
+
+
+def _dense_codes(labels: np.ndarray) -> np.ndarray:
+    """``labels`` renumbered ``0 .. n_groups - 1`` in increasing order, ``-1`` kept: labels that
+    are ids (``10**12``) then index arrays of ``n_groups`` entries, not of ``max + 1``."""
+    grouped = labels >= 0
+    codes = np.full(labels.shape, -1, dtype=np.int64)
+    codes[grouped] = np.unique(labels[grouped], return_inverse=True)[1]
+    return codes
+
+
+def _labels_and_caps(labels, caps, labels_name: str, caps_name: str):
+    """One view's labels (int64, shape (p,)) and caps (int64, clipped to the group sizes),
+    both fresh and read-only.
+
+    With one cap for every group (a scalar ``caps``) the labels only name groups, and are
+    renumbered by :func:`_dense_codes`; with one cap per group they index ``caps``.
+    """
+    checked = _as_labels(labels, labels_name)
+    per_group = np.ndim(caps) == 1
+    if not per_group:
+        checked = _dense_codes(checked)
+    n_groups = np.size(caps) if per_group else int(checked.max(initial=-1)) + 1
+    if checked.size and checked.max() >= n_groups:
+        raise ValueError(
+            f"{caps_name} has {n_groups} groups but a label {int(checked.max())} refers to "
+            f"group {int(checked.max())}"
+        )
+    sizes = np.bincount(checked[checked >= 0], minlength=n_groups)
+    return _frozen(checked), _frozen(_as_caps(caps, sizes, caps_name))
+
+
+def _group_sizes(structure: TVCSStructure) -> tuple[np.ndarray, np.ndarray]:
+    """The number of elements of every view-1 and every view-2 group."""
+    if structure.shape is not None:
+        n_rows, n_cols = structure.shape
+        return np.full(n_rows, n_cols, dtype=np.int64), np.full(n_cols, n_rows, dtype=np.int64)
+    return tuple(
+        np.bincount(labels[labels >= 0], minlength=caps.shape[0])
+        for labels, caps in (
+            (structure.labels1, structure.caps1),
+            (structure.labels2, structure.caps2),
+        )
+    )
+
+
+def _frozen(fresh: np.ndarray) -> np.ndarray:
+    """``fresh`` (an array no one else holds) made read-only, as every array a structure gives
+    out is (the kernels then see one array type whichever way the structure was built)."""
+    fresh.setflags(write=False)
+    return fresh
+
+
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    """``arr`` itself when it is already read-only, else a read-only copy (the caller's array
+    stays writeable and no longer reaches the structure)."""
+    return _frozen(arr.copy()) if arr.flags.writeable else arr
 
 
 def _is_count(value) -> bool:
@@ -107,12 +183,17 @@ class TVCSStructure:
     ``n_elements``, either ``shape`` or both label arrays) and refuses anything else with a
     ``ValueError`` that says which of the two to use.
 
+    A structure cannot change once validated: its caps and label arrays are read-only (the
+    class keeps a read-only copy of any writeable array it is given).
+
     Attributes
     ----------
     n_elements : int
         Number of elements ``p``.
     caps1 : ndarray of int64, shape (n_groups1,)
-        Cap of each view-1 group (rows in the matrix case).
+        Cap of each view-1 group (rows in the matrix case). :meth:`from_matrix` and
+        :meth:`from_labels` lower a cap above its group's size to that size (it binds
+        nothing), so a huge cap such as ``2**63`` or ``1e30`` means "no cap".
     caps2 : ndarray of int64, shape (n_groups2,)
         Cap of each view-2 group (columns in the matrix case).
     total : int
@@ -147,6 +228,9 @@ class TVCSStructure:
             self._check_matrix(use)
         else:
             self._check_labels(use)
+        for name in ("caps1", "caps2", "_labels1", "_labels2"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, _read_only(getattr(self, name)))
 
     def _check_matrix(self, use: str) -> None:
         n_rows, n_cols = self.shape
@@ -184,7 +268,9 @@ class TVCSStructure:
         ----------
         shape : tuple of two non-negative ints
         max_per_row : int or array-like of int, shape (n_rows,)
+            At most this many entries of each row; a cap above ``n_cols`` is lowered to it.
         max_per_col : int or array-like of int, shape (n_cols,)
+            At most this many entries of each column; a cap above ``n_rows`` is lowered to it.
         total : int or None
             Cap on the number of selected entries; ``None`` means no total cap.
         names : dict of str, optional
@@ -202,8 +288,13 @@ class TVCSStructure:
             Naming the field (and the row or column) of a cap or total that is negative,
             fractional, not finite, of the wrong length or not a number.
         """
-        if len(shape) != 2 or any(
-            isinstance(s, bool) or not isinstance(s, Integral | np.integer) or s < 0 for s in shape
+        if (
+            not isinstance(shape, Sequence | np.ndarray)
+            or len(shape) != 2
+            or any(
+                isinstance(s, bool) or not isinstance(s, Integral | np.integer) or s < 0
+                for s in shape
+            )
         ):
             raise ValueError(f"shape must be two non-negative integers, got {shape!r}")
         unknown = set(names or ()) - {"max_per_row", "max_per_col", "total", "row", "col"}
@@ -212,8 +303,10 @@ class TVCSStructure:
         label = {"max_per_row": "max_per_row", "max_per_col": "max_per_col", "total": "total"}
         label |= {"row": "row", "col": "column"} | dict(names or {})
         n_rows, n_cols = int(shape[0]), int(shape[1])
-        caps1 = _as_caps(max_per_row, n_rows, label["max_per_row"], label["row"])
-        caps2 = _as_caps(max_per_col, n_cols, label["max_per_col"], label["col"])
+        row_sizes = np.full(n_rows, n_cols, dtype=np.int64)
+        col_sizes = np.full(n_cols, n_rows, dtype=np.int64)
+        caps1 = _as_caps(max_per_row, row_sizes, label["max_per_row"], label["row"])
+        caps2 = _as_caps(max_per_col, col_sizes, label["max_per_col"], label["col"])
         p = n_rows * n_cols
         value = _as_total(total, p, label["total"], optional=not names or "total" not in names)
         return cls(p, caps1, caps2, min(value, p), (n_rows, n_cols))
@@ -225,50 +318,51 @@ class TVCSStructure:
         Parameters
         ----------
         labels1, labels2 : array-like of int, shape (p,)
-            Group of each element in view 1 / view 2, numbered from 0; ``-1`` = no group.
+            Group of each element in view 1 / view 2; ``-1`` = no group.
         caps1 : int or array-like of int, shape (n_groups1,)
-            Cap of each view-1 group; ``n_groups1`` is ``len(caps1)`` when an array is given,
-            else ``max(labels1) + 1``.
+            Cap of each view-1 group. An array gives one cap per group: ``labels1`` then
+            index it (``0 .. len(caps1) - 1``). A single int caps every group alike: the
+            labels are then only names (any non-negative integers, e.g. ids such as
+            ``10**12``) and are renumbered ``0 .. n_groups1 - 1`` in increasing order, as
+            ``np.unique(..., return_inverse=True)`` does; ``labels1`` of the structure holds
+            these codes. A cap above its group's size is lowered to that size.
         caps2 : int or array-like of int, shape (n_groups2,)
             The same for view 2.
         total : int or None
             Cap on the whole support; ``None`` means no total cap.
+
+        Raises
+        ------
+        ValueError
+            Naming ``labels1``, ``labels2``, ``caps1``, ``caps2`` or ``total``: labels not 1-D,
+            of different lengths, fractional or below ``-1``, a label beyond ``len(caps)``,
+            caps or a total that are negative, fractional or not finite.
         """
-        l1 = _as_labels(labels1, "labels1")
-        l2 = _as_labels(labels2, "labels2")
+        l1, c1 = _labels_and_caps(labels1, caps1, "labels1", "caps1")
+        l2, c2 = _labels_and_caps(labels2, caps2, "labels2", "caps2")
         if l1.shape != l2.shape:
             raise ValueError(
                 "labels1 and labels2 must have the same length, "
                 f"got {l1.shape[0]} and {l2.shape[0]}"
             )
-        caps = []
-        for labels, value, name in ((l1, caps1, "caps1"), (l2, caps2, "caps2")):
-            n_groups = np.size(value) if np.ndim(value) == 1 else int(labels.max(initial=-1)) + 1
-            arr = _as_caps(value, n_groups, name)
-            if labels.size and labels.max() >= n_groups:
-                raise ValueError(
-                    f"{name} has {n_groups} groups but a label {int(labels.max())} refers to "
-                    f"group {int(labels.max())}"
-                )
-            caps.append(arr)
         p = int(l1.shape[0])
-        return cls(p, caps[0], caps[1], min(_as_total(total, p), p), None, l1, l2)
+        return cls(p, c1, c2, min(_as_total(total, p), p), None, l1, l2)
 
     @property
     def labels1(self) -> np.ndarray:
-        """View-1 group of every element, shape (p,), ``-1`` = no group."""
+        """View-1 group of every element, shape (p,), ``-1`` = no group; read-only."""
         if self._labels1 is not None:
             return self._labels1
         n_rows, n_cols = self.shape
-        return np.repeat(np.arange(n_rows, dtype=np.int64), n_cols)
+        return _frozen(np.repeat(np.arange(n_rows, dtype=np.int64), n_cols))
 
     @property
     def labels2(self) -> np.ndarray:
-        """View-2 group of every element, shape (p,), ``-1`` = no group."""
+        """View-2 group of every element, shape (p,), ``-1`` = no group; read-only."""
         if self._labels2 is not None:
             return self._labels2
         n_rows, n_cols = self.shape
-        return np.tile(np.arange(n_cols, dtype=np.int64), n_rows)
+        return _frozen(np.tile(np.arange(n_cols, dtype=np.int64), n_rows))
 
     def is_feasible(self, support) -> bool:
         """Whether a support (bool, shape (p,) or the matrix shape) satisfies every cap."""

@@ -68,10 +68,27 @@ def _check_method_options(method: str, solve, options: dict) -> None:
         raise ValueError(f"method {method!r} takes {takes}; got {', '.join(unknown)}")
 
 
-def _check_values(v, n_elements: int, shape, *, finite: bool = True) -> np.ndarray:
+def _as_real(v, name: str = "v") -> np.ndarray:
+    """``v`` as an array of a dtype the numba kernels take, refusing what is not real.
+
+    Native integers, float32 and float64 are kept as they are (results keep their dtype); a
+    non-native byte order (``">f8"``, ``">i4"``) becomes the native one, and any other real
+    dtype (float16, longdouble) becomes float64. Booleans, complex numbers, timedeltas,
+    datetimes and objects are refused with a ValueError naming ``name`` and the dtype.
+    """
     arr = np.asarray(v)
-    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise ValueError(f"v must be a real-valued array, got dtype {arr.dtype}")
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(
+            f"{name} must be a real-valued (integer or float) array, got dtype {arr.dtype}"
+        )
+    native = arr.dtype.newbyteorder("=")
+    if native.kind == "f" and native not in (np.float32, np.float64):
+        native = np.dtype(np.float64)
+    return arr if native == arr.dtype else arr.astype(native)
+
+
+def _check_values(v, n_elements: int, shape, *, finite: bool = True) -> np.ndarray:
+    arr = _as_real(v)
     allowed = [(n_elements,)] + ([tuple(shape)] if shape is not None else [])
     if arr.shape not in allowed:
         want = " or ".join(str(s) for s in allowed)
@@ -141,7 +158,7 @@ def project(
     Parameters
     ----------
     v : array-like of float, shape (p,) or the structure's matrix shape
-        The vector to project. Not modified.
+        The vector to project, of integers or floats. Not modified.
     structure : TVCSStructure
         Groups and caps.
     method : {"exact", "lp", "pgd", "greedy"}, default "exact"
@@ -150,18 +167,30 @@ def project(
         ``result.warm_start`` of an earlier ``"exact"`` projection with the same structure;
         makes a projection of a nearby ``v`` cheaper. Ignored by the other methods.
     **options
-        Method options (``"pgd"``: ``max_iter``, ``time_limit``, ``seed``; ``"lp"``:
-        ``time_limit``).
+        Method options. ``"pgd"``: ``max_iter`` (default 20000), ``time_limit`` (seconds,
+        default 10), ``tol`` (relative duality gap, default 1e-9), ``seed`` (of the
+        perturbation, default 0), ``check_every`` (iterations between roundings, default 50)
+        and ``accelerated`` (FISTA momentum, default False); see
+        :func:`projections._pgd.solve`. ``"lp"``: ``time_limit`` (seconds or None).
 
     Returns
     -------
     ProjectionResult
-        ``x`` and ``support`` have the shape of ``v``.
+        ``x`` and ``support`` have the shape of ``v``; ``x`` has ``v``'s dtype when it is a
+        native integer, float32 or float64 dtype, the native one for another byte order, and
+        float64 for other floats (float16, longdouble).
 
     Raises
     ------
     ValueError
-        Unknown method, wrong shape, or non-finite values.
+        Unknown method or option, a ``structure`` that is not a :class:`TVCSStructure`, a
+        ``v`` of the wrong shape, not real-valued (complex, bool, timedelta, ...) or not
+        finite.
+
+    References
+    ----------
+    Yang, Gui, Ke, Stefankovic, Fujimaki & Liu, "On the projection operator to a three-view
+    cardinality constrained set", ICML 2017 (Lemma 1, Theorem 2; ``"pgd"`` is its §4.2).
     """
     if not isinstance(structure, TVCSStructure):
         raise ValueError(f"structure must be a TVCSStructure, got {type(structure).__name__}")
@@ -217,6 +246,18 @@ def project_matrix(
     -------
     ProjectionResult
         ``x`` and ``support`` have shape (n_rows, n_cols).
+
+    Raises
+    ------
+    ValueError
+        ``V`` not 2-D, or whatever :meth:`TVCSStructure.from_matrix` (naming ``max_per_row``,
+        ``max_per_col`` or ``total``) or :func:`project` refuses. A cap above its row's or
+        column's size binds nothing: huge caps (``2**63``, ``1e30``) mean "no cap".
+
+    References
+    ----------
+    Yang, Gui, Ke, Stefankovic, Fujimaki & Liu, "On the projection operator to a three-view
+    cardinality constrained set", ICML 2017: rows and columns are its views 1 and 2.
     """
     arr = np.asarray(V)
     if arr.ndim != 2:

@@ -98,6 +98,9 @@ def load(values, structure) -> Problem | None:
     caps2 = structure.caps2
     if structure.shape is not None and structure._labels1 is None:
         labels = np.empty(0, dtype=np.int64)  # matrix: groups from the index
+        # read-only like a general structure's labels: the kernels see one array type, so a
+        # matrix and a general structure share their compiled signatures
+        labels.setflags(write=False)
         groups = Groups(labels, labels, structure.shape[1], caps1, caps2)
     else:
         groups = Groups(structure.labels1, structure.labels2, 0, caps1, caps2)

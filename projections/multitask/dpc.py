@@ -53,7 +53,8 @@ def dpc_screen(
     ----------
     problem : MultiTaskProblem
     lam : float
-        The ``λ`` to screen for, ``0 < lam <= lam0``.
+        The ``λ`` to screen for, ``0 < lam <= lam0``; any ``lam >= problem.lambda_max`` is
+        allowed too, where ``W* = 0`` and every feature is discarded.
     lam0 : float, optional
         A ``λ₀`` whose solution is known; ``problem.lambda_max`` (where ``W* = 0``) when None.
     coef0 : ndarray of float, shape (n_features, n_tasks), optional
@@ -68,14 +69,19 @@ def dpc_screen(
     Raises
     ------
     ValueError
-        Naming the argument: ``lam`` or ``lam0`` not positive, ``lam > lam0``, ``coef0``
-        missing or of the wrong shape.
+        Naming the argument: ``lam`` or ``lam0`` not positive, ``lam > lam0`` below
+        ``lambda_max``, ``coef0`` missing or of the wrong shape.
+
+    References
+    ----------
+    Wang & Ye, "Safe screening for multi-task feature learning with multiple data
+    matrices", ICML 2015 (Theorems 4, 6 and 7; Corollary 8 along a path).
     """
     if not isinstance(problem, MultiTaskProblem):
         raise ValueError(f"problem must be a MultiTaskProblem, got {type(problem).__name__}")
     lam = check_positive(lam, "lam")
     lam0 = problem.lambda_max if lam0 is None else check_positive(lam0, "lam0")
-    if lam > lam0:
+    if lam > lam0 and lam < problem.lambda_max:  # above lambda_max, W* = 0 whatever lam0
         raise ValueError(f"lam must be <= lam0 (screening goes down the path), got {lam} > {lam0}")
     theta0 = None
     if lam0 < problem.lambda_max:

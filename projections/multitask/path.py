@@ -29,12 +29,37 @@ SCREENINGS = ("dpc", None)
 
 def lambda_grid(lambda_max: float, n_lambdas: int = 100, min_ratio: float = 0.01) -> np.ndarray:
     """``n_lambdas`` values from ``lambda_max`` down to ``min_ratio * lambda_max``, evenly
-    spaced in ``log λ`` (the paper's 100 values of ``λ/λ_max`` from 1 to 0.01, §5)."""
+    spaced in ``log λ`` (the paper's 100 values of ``λ/λ_max`` from 1 to 0.01, §5).
+
+    Parameters
+    ----------
+    lambda_max : float
+        The largest ``λ``, ``> 0`` (usually ``problem.lambda_max``).
+    n_lambdas : int, default 100
+        Number of values, ``>= 1``.
+    min_ratio : float, default 0.01
+        The smallest ``λ / λ_max``: in ``(0, 1)``, or ``(0, 1]`` for a single value (a
+        ratio of 1 would repeat ``λ_max``, as ``lambdas=`` with duplicates, which
+        :func:`mtfl_path` refuses).
+
+    Returns
+    -------
+    ndarray of float, shape (n_lambdas,)
+        Strictly decreasing when ``n_lambdas > 1``, first ``lambda_max``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``lambda_max``, ``n_lambdas`` or ``min_ratio``.
+    """
     lambda_max = check_positive(lambda_max, "lambda_max")
     n_lambdas = check_int(n_lambdas, "n_lambdas", minimum=1)
     min_ratio = check_positive(min_ratio, "min_ratio")
-    if min_ratio > 1.0:
-        raise ValueError(f"min_ratio must be in (0, 1], got {min_ratio}")
+    if min_ratio > 1.0 or (min_ratio == 1.0 and n_lambdas > 1):
+        raise ValueError(
+            f"min_ratio must be in (0, 1) for n_lambdas = {n_lambdas} > 1 (1 repeats "
+            f"lambda_max), or in (0, 1] for one value; got {min_ratio}"
+        )
     return lambda_max * np.logspace(0.0, math.log10(min_ratio), n_lambdas)
 
 
@@ -74,6 +99,11 @@ def mtfl_path(
     ValueError
         Naming the argument: ``lambdas`` not positive and strictly decreasing, ``screening``
         unknown, or any argument :func:`lambda_grid` or :func:`mtfl` refuses.
+
+    References
+    ----------
+    Wang & Ye, "Safe screening for multi-task feature learning with multiple data
+    matrices", ICML 2015 (§5: the grid; Corollary 8: sequential DPC).
     """
     start = time.perf_counter()
     if not isinstance(problem, MultiTaskProblem):

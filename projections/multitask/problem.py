@@ -100,8 +100,25 @@ class MultiTaskProblem:
         return reduced
 
     def predict(self, W: np.ndarray) -> np.ndarray:
-        """``X_t w_t`` for every task, shape (n_tasks, max n_t), from ``W`` of shape (d, T)."""
+        """``X_t w_t`` for every task, shape (n_tasks, max n_t), from ``W`` of shape (d, T).
+
+        Raises
+        ------
+        ValueError
+            ``W`` of another shape than ``(n_features, n_tasks)``, naming both shapes.
+        """
+        W = self._check_weights(W)
         return np.matmul(self.X, W.T[:, :, None])[:, :, 0]
+
+    def _check_weights(self, W) -> np.ndarray:
+        """``W`` as an array of shape (n_features, n_tasks), else a ValueError naming both."""
+        arr = np.asarray(W)
+        expected = (self.n_features, self.n_tasks)
+        if arr.shape != expected:
+            raise ValueError(
+                f"W must have shape (n_features, n_tasks) = {expected}, got shape {arr.shape}"
+            )
+        return arr
 
     def correlations(self, R: np.ndarray) -> np.ndarray:
         """``X_tᵀ R_t`` for every task, shape (d, T), from ``R`` of shape (T, max n_t)."""
@@ -126,7 +143,13 @@ class MultiTaskProblem:
         return float(np.max(np.linalg.eigvalsh(gram)[:, -1]))
 
     def certificate(self, W: np.ndarray, lam: float) -> Certificate:
-        """Primal value, dual feasible point and duality gap at ``W`` (shape (d, T))."""
+        """Primal value, dual feasible point and duality gap at ``W`` (shape (d, T)).
+
+        Raises
+        ------
+        ValueError
+            ``W`` of another shape than ``(n_features, n_tasks)``, naming both shapes.
+        """
         R = self.y - self.predict(W)
         C = self.correlations(R)
         row_norms = np.linalg.norm(C, axis=1)

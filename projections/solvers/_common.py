@@ -10,6 +10,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from projections.tvcs import _as_real
+
 logger = logging.getLogger("projections.solvers")
 
 #: Halvings tried by the backtracking rule before giving up and accepting the last trial.
@@ -110,11 +112,7 @@ def initial_point(loss, w0) -> np.ndarray:
                 f"w0 is required: {type(loss).__name__} has no feature_shape to start from zero"
             )
         return np.zeros(tuple(shape), dtype=np.float64)
-    arr = np.asarray(w0)
-    if arr.dtype == np.bool_ or not (
-        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-    ):
-        raise ValueError(f"w0 must be a real-valued array, got dtype {arr.dtype}")
+    arr = _as_real(w0, "w0")
     if shape is not None:
         shape = tuple(shape)
         allowed = {shape, (math.prod(shape),)}

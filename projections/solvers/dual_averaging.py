@@ -103,9 +103,16 @@ def dual_averaging(
     Raises
     ------
     ValueError
-        Bad ``gamma``, ``max_iter``, ``eval_every``, ``warm_start``, or a gradient of the wrong
-        shape. TypeError: a ``loss`` without ``sample_gradient``, or a projection, head or
-        callback that is not callable.
+        Bad ``gamma``, ``max_iter``, ``eval_every``, ``warm_start``, ``loss.n_samples`` or
+        ``loss.feature_shape`` (missing included), or a gradient of the wrong shape.
+    TypeError
+        A ``loss`` without ``sample_gradient``, or a projection, head or callback that is not
+        callable.
+
+    References
+    ----------
+    Zhou, Chen & Ying, "Dual averaging method for online graph-structured sparsity",
+    KDD 2019 (Algorithm 1, Theorems 1 and 2).
     """
     check_methods(loss, "loss", ("sample_gradient",))
     gamma = _check_gamma(gamma)
@@ -121,12 +128,28 @@ def dual_averaging(
     head_proj = (
         None if head is None else Projector(head, warm_start=warm_start, counters=proj.counters)
     )
-    w = np.zeros(tuple(loss.feature_shape), dtype=np.float64)
+    w = np.zeros(_feature_shape(loss), dtype=np.float64)
     deadline = Deadline(time_limit)
     steps = _DualAveragingSteps(
         loss, proj, head_proj, w, gamma=gamma, eval_every=eval_every, max_iter=max_iter
     )
     return run(steps, w, max_iter=max_iter, callback=callback, deadline=deadline)
+
+
+def _feature_shape(loss) -> tuple[int, ...]:
+    """``loss.feature_shape`` (the shape of ``w``, which starts at 0), checked: a ValueError
+    naming it when it is missing or not a tuple of non-negative integers."""
+    shape = getattr(loss, "feature_shape", None)
+    try:
+        dims = tuple(check_int(d, "loss.feature_shape", minimum=0) for d in shape)
+    except (TypeError, ValueError):
+        dims = None
+    if shape is None or dims is None:
+        raise ValueError(
+            f"loss.feature_shape must be the shape of w (a tuple of non-negative integers): "
+            f"dual averaging starts from w = 0; {type(loss).__name__} has {shape!r}"
+        )
+    return dims
 
 
 class _DualAveragingSteps(Steps):
@@ -220,6 +243,28 @@ def graph_da(
         ``support[-1]`` is True.
     **options
         Passed to :func:`dual_averaging` (``max_iter``, ``eval_every``, ...).
+
+    Returns
+    -------
+    SolverResult
+        As :func:`dual_averaging` returns it: ``solution`` is the last iterate, its
+        ``support`` at most ``n_components`` trees of ``graph`` (plus the intercept with
+        ``fit_intercept``); ``converged`` is False (an online method has no stopping test).
+
+    Raises
+    ------
+    ValueError
+        ``graph`` not a :class:`~projections.graph.Graph`; ``loss.feature_shape`` without
+        ``graph.n_nodes`` elements (``+ 1`` with ``fit_intercept``); a bad ``sparsity``,
+        ``head_sparsity`` or ``n_components`` (above ``graph.n_nodes`` included), or what
+        :func:`dual_averaging` refuses.
+    TypeError
+        As for :func:`dual_averaging`.
+
+    References
+    ----------
+    Zhou, Chen & Ying, "Dual averaging method for online graph-structured sparsity",
+    KDD 2019, Algorithm 1.
     """
     if not isinstance(graph, Graph):
         raise ValueError(f"graph must be a projections.graph.Graph, got {type(graph).__name__}")

@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from projections.groups import OverlappingGroups
+from projections.groups import OverlappingGroups, _as_groups
 from projections.solvers._common import (
     Deadline,
     Objective,
@@ -51,6 +51,8 @@ from projections.solvers._common import (
 )
 from projections.solvers._loop import Steps, run
 from projections.solvers.result import SolverResult
+from projections.structure import _dense_codes
+from projections.tvcs import _as_real
 
 __all__ = [
     "exclusive_lasso",
@@ -61,30 +63,70 @@ __all__ = [
 ]
 
 
-def _check_labels(labels, size: int) -> np.ndarray:
+#: The hint of every label error: a list of groups is not a label array.
+_GROUPS_HINT = "(groups given as index lists go through views_from_groups(groups, p))"
+
+
+def _check_labels(labels, shape: tuple[int, ...]) -> np.ndarray:
+    """One view: integer labels of shape ``(p,)`` or ``shape``, ``-1`` = no group; returned
+    flat, int64, renumbered ``0 .. n_groups - 1`` (ids such as ``10**12`` index nothing)."""
     arr = np.asarray(labels)
-    if arr.size != size or not np.issubdtype(arr.dtype, np.integer):
+    p = math.prod(shape)
+    if arr.shape not in ((p,), tuple(shape)) or arr.dtype.kind not in "iu":
         raise ValueError(
-            f"labels must be integer group labels, one per coefficient ({size}), "
-            f"got shape {arr.shape} and dtype {arr.dtype}"
+            f"labels must be integer group labels of shape ({p},) or {tuple(shape)}, one per "
+            f"coefficient, got shape {arr.shape} and dtype {arr.dtype} {_GROUPS_HINT}"
         )
     arr = arr.reshape(-1).astype(np.int64)
     if np.any(arr < -1):
         raise ValueError(f"labels must be >= -1 (-1 = no group), got {int(arr.min())}")
-    return arr
+    return _dense_codes(arr)
 
 
-def _check_views(labels, size: int) -> tuple[np.ndarray, ...]:
-    """The views of ``labels`` (label arrays, or one :class:`OverlappingGroups`), checked."""
-    if len(labels) == 1 and isinstance(labels[0], OverlappingGroups):
-        if labels[0].n_features != size:
+def _is_group_list(arg, shape: tuple[int, ...]) -> bool:
+    """Whether ``arg`` is a list of groups (a Python sequence of index lists), not labels.
+
+    A nested list of exactly the coefficients' shape (for a matrix ``w``) could be either: it
+    is refused, with how to say which is meant.
+    """
+    if isinstance(arg, np.ndarray) or not isinstance(arg, list | tuple) or not arg:
+        return False
+    if not all(isinstance(g, list | tuple | range | np.ndarray) for g in arg):
+        return False
+    try:
+        regular = np.shape(arg)
+    except ValueError:  # ragged: groups of different sizes
+        return True
+    if len(shape) >= 2 and regular == tuple(shape):
+        raise ValueError(
+            f"a nested list of shape {regular}, the coefficients' shape, is ambiguous: pass "
+            "labels as an ndarray, or groups as an OverlappingGroups (or "
+            "views_from_groups(groups, p))"
+        )
+    return True
+
+
+def _views_of(arg, shape: tuple[int, ...]) -> list[np.ndarray]:
+    """The views one argument gives: an OverlappingGroups or a list of groups (split by
+    :func:`views_from_groups`), or one label array."""
+    p = math.prod(shape)
+    if isinstance(arg, OverlappingGroups):
+        if arg.n_features != p:
             raise ValueError(
-                f"the groups act on {labels[0].n_features} coefficients, the weights have {size}"
+                f"the groups act on {arg.n_features} coefficients, the weights have {p}"
             )
-        return tuple(views_from_groups(labels[0]))
+        return views_from_groups(arg)
+    if _is_group_list(arg, shape):
+        return views_from_groups(_as_groups(arg, p))
+    return [_check_labels(arg, shape)]
+
+
+def _check_views(labels, shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """The views of ``labels`` (label arrays, lists of groups or OverlappingGroups), checked,
+    for coefficients of ``shape``."""
     if len(labels) == 0:
-        raise ValueError("labels: give at least one view (an array of group labels)")
-    views = tuple(_check_labels(lab, size) for lab in labels)
+        raise ValueError("labels: give at least one view (an array of group labels) or groups")
+    views = tuple(view for arg in labels for view in _views_of(arg, shape))
     # a view with no group adds nothing to the penalty; dropping it keeps one real view exact
     kept = tuple(lab for lab in views if np.any(lab >= 0))
     return kept or views[:1]
@@ -113,7 +155,7 @@ def views_from_groups(groups, n_features: int | None = None) -> list[np.ndarray]
     if not isinstance(groups, OverlappingGroups):
         if n_features is None:
             raise ValueError("n_features is required unless groups is an OverlappingGroups")
-        groups = OverlappingGroups(groups, n_features)
+        groups = _as_groups(groups, n_features)
     elif n_features is not None and n_features != groups.n_features:
         raise ValueError(f"n_features is {n_features} but the groups have {groups.n_features}")
     views: list[np.ndarray] = []
@@ -137,11 +179,29 @@ def exclusive_lasso_penalty(w, *labels) -> float:
     Parameters
     ----------
     w : array-like of float, any shape (p elements)
-    *labels : array-like of int, each shape (p,) or the shape of ``w``; or one OverlappingGroups
-        One view of disjoint groups per argument; the penalty sums over all their groups.
+        Real coefficients (complex ones are refused).
+    *labels : array-like of int, each shape (p,) or the shape of ``w``; or groups
+        Each argument is one view of disjoint groups given as labels (an ndarray or a flat
+        list, ``-1`` = no group), or groups given as an
+        :class:`~projections.groups.OverlappingGroups` or as a list of index lists (e.g.
+        ``[[0, 1], [1, 2]]``), which :func:`views_from_groups` splits into views. The
+        penalty sums over all their groups.
+
+    Returns
+    -------
+    float
+        ``Omega(w) >= 0``.
+
+    Raises
+    ------
+    ValueError
+        A ``w`` that is not real; labels of another shape, not integers or below ``-1``;
+        groups with an empty group or an index out of range; a nested list of exactly
+        ``w``'s (matrix) shape, which could be labels or groups.
     """
-    flat = np.asarray(w, dtype=np.float64).reshape(-1)
-    return sum(_view_penalty(flat, lab) for lab in _check_views(labels, flat.size))
+    arr = _as_real(w, "w").astype(np.float64)
+    flat = arr.reshape(-1)
+    return sum(_view_penalty(flat, lab) for lab in _check_views(labels, arr.shape))
 
 
 def _view_penalty(flat: np.ndarray, lab: np.ndarray) -> float:
@@ -164,7 +224,9 @@ def prox_exclusive_lasso(v, labels, lam: float) -> np.ndarray:
     ----------
     v : array-like of float, any shape (p elements)
     labels : array-like of int, shape (p,) or the shape of ``v``
-        Disjoint groups numbered from 0; ``-1`` = no group (returned unchanged).
+        Disjoint groups; ``-1`` = no group (returned unchanged). Any integers name the
+        groups (ids such as ``10**12`` too). A list of (overlapping) groups is not labels:
+        see :func:`prox_exclusive_lasso_overlapping` and :func:`views_from_groups`.
     lam : float
         Non-negative weight of the penalty.
 
@@ -172,12 +234,12 @@ def prox_exclusive_lasso(v, labels, lam: float) -> np.ndarray:
     -------
     ndarray of float, shape of ``v``
     """
-    arr = np.asarray(v, dtype=np.float64)
+    arr = _as_real(v).astype(np.float64)
     lam = check_nonneg_float(lam, "lam")
     if not np.all(np.isfinite(arr)):
         raise ValueError("v must be finite, got NaN or infinity")
     flat = arr.reshape(-1)
-    lab = _check_labels(labels, flat.size)
+    lab = _check_labels(labels, arr.shape)
     return _prox_flat(flat, lab, lam).reshape(arr.shape)
 
 
@@ -271,7 +333,7 @@ def prox_exclusive_lasso_overlapping(
     operators", Pacific J. Optim. 2008. Tseng, "Convergence of a block coordinate descent
     method for nondifferentiable minimization", JOTA 2001.
     """
-    arr = np.asarray(v, dtype=np.float64)
+    arr = _as_real(v).astype(np.float64)
     lam = check_nonneg_float(lam, "lam")
     tol = check_nonneg_float(tol, "tol")
     max_iter = check_int(max_iter, "max_iter", minimum=1)
@@ -282,7 +344,7 @@ def prox_exclusive_lasso_overlapping(
         views = (views,)
     elif isinstance(views, np.ndarray) and views.ndim == 1:
         raise ValueError("views must be a sequence of label arrays, one per view, got one array")
-    lab = _check_views(tuple(views), flat.size)
+    lab = _check_views(tuple(views), arr.shape)
     x, duals, gap, sweeps, converged = _prox_views(flat, lab, lam, None, tol, max_iter)
     if not converged:
         warnings.warn(
@@ -390,15 +452,17 @@ def exclusive_lasso(
     loss : Loss
         Smooth loss with ``value(w)`` and ``gradient(w)`` (e.g.
         :class:`~projections.solvers.LeastSquares`, :class:`~projections.solvers.SquaredHinge`).
-    *labels : array-like of int, each shape (p,) or the loss's ``feature_shape``; or one
-        :class:`~projections.groups.OverlappingGroups`
-        One view of disjoint groups per argument (``-1`` = in none of the view's groups). For a
-        matrix ``w``, row groups are ``np.repeat(np.arange(n_rows), n_cols)`` and column groups
-        ``np.tile(np.arange(n_cols), n_rows)``; a :class:`~projections.TVCSStructure` ``s``
-        gives the paper's rows-and-columns penalty as ``exclusive_lasso(loss, s.labels1,
-        s.labels2, lam=...)`` and the rows-only one as ``exclusive_lasso(loss, s.labels1,
-        lam=...)``. Overlapping groups given as lists are split into views by
-        :func:`views_from_groups`.
+    *labels : array-like of int, each shape (p,) or the loss's ``feature_shape``; or groups
+        Each argument is one view of disjoint groups given as integer labels (an ndarray or
+        a flat list; ``-1`` = in none of the view's groups), or groups, possibly
+        overlapping, given as an :class:`~projections.groups.OverlappingGroups` or as a list
+        of index lists (``[[0, 1], [1, 2]]``: the groups {0, 1} and {1, 2}), which
+        :func:`views_from_groups` splits into views. For a matrix ``w``, row groups are
+        ``np.repeat(np.arange(n_rows), n_cols)`` and column groups ``np.tile(np.arange(n_cols),
+        n_rows)``; a :class:`~projections.TVCSStructure` ``s`` gives the paper's
+        rows-and-columns penalty as ``exclusive_lasso(loss, s.labels1, s.labels2, lam=...)``
+        and the rows-only one as ``exclusive_lasso(loss, s.labels1, lam=...)``. A nested
+        list of exactly ``feature_shape`` (2-D and more) could be either and is refused.
     lam : float
         Non-negative weight of the penalty.
     w0 : array-like of float, optional
@@ -435,7 +499,7 @@ def exclusive_lasso(
     callback = check_callback(callback)
     time_limit = check_time_limit(time_limit)
     w = initial_point(loss, w0)
-    views = _check_views(labels, w.size)
+    views = _check_views(labels, w.shape)
     if step is None:
         step = lipschitz_step(loss)
         if step is None:

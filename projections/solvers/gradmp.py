@@ -234,16 +234,36 @@ def _restricted_descent(obj: Objective, w, mask, step, *, fixed: bool, n_steps: 
             break
         if t is None:
             t = initial_backtracking_step(obj, z, g)
-        for _ in range(MAX_HALVINGS):
-            cand = z - t * g
-            try:
-                phi_c = obj.phi(cand)
-            except Breakdown:
-                phi_c = np.inf
-            if phi_c <= phi_z - 0.5 * t * gg:
-                break
-            t *= 0.5
-        else:
+        accepted = _armijo_step(obj, z, phi_z, g, gg, t)
+        if accepted is None:
             break  # no decrease found: z is (numerically) stationary on the subspace
-        z, phi_z = cand, phi_c
+        z, phi_z, t = accepted
     return z, t if t is not None else step
+
+
+def _armijo_step(obj: Objective, z, phi_z: float, g, gg: float, t: float):
+    """``(z - t g, phi there, t)`` for the first ``t`` (halved from the given one) that lowers
+    ``phi`` by ``t ||g||^2 / 2``; None when no trial does though some are finite (``z`` is
+    stationary on the subspace).
+
+    Raises
+    ------
+    Breakdown
+        When ``phi`` is NaN or infinite at every trial, as :func:`~projections.solvers.iht`'s
+        backtracking does: the run then ends in ``"breakdown"``, not ``"converged"``.
+    """
+    finite = False
+    for _ in range(MAX_HALVINGS):
+        cand = z - t * g
+        try:
+            phi_c = obj.phi(cand)
+        except Breakdown:
+            t *= 0.5
+            continue
+        finite = True
+        if phi_c <= phi_z - 0.5 * t * gg:
+            return cand, phi_c, t
+        t *= 0.5
+    if not finite:
+        raise Breakdown(f"the loss is not finite at any of {MAX_HALVINGS} trial steps")
+    return None

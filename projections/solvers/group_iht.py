@@ -11,8 +11,11 @@ curvature (the paper's ``1 / L`` with ``L`` the *restricted* smoothness, estimat
 
 from __future__ import annotations
 
+import numpy as np
+
 from projections.groups import (
     OverlappingGroups,
+    _as_groups,
     project_overlapping_groups,
     project_sparse_overlapping_groups,
 )
@@ -39,35 +42,61 @@ from projections.solvers.result import SolverResult
 __all__ = ["group_iht", "group_projection"]
 
 
-def group_projection(groups, *, k: int, per_group: int | None = None):
+def group_projection(groups, *, k: int, per_group: int | None = None, n_features=None):
     """The greedy projection onto ``k``-group sparsity (or SoG) as a one-argument callable.
 
     Parameters
     ----------
     groups : OverlappingGroups or sequence of array-like of int
-        Checked once, here.
+        The groups. A sequence lists each group's coordinates and is checked and turned into
+        an :class:`~projections.groups.OverlappingGroups` once, here.
     k : int
         Maximum number of groups, ``>= 0``.
     per_group : int, optional
         Also keep at most this many coordinates per chosen group (sparse overlapping groups,
         :func:`~projections.groups.project_sparse_overlapping_groups`); None (the default)
         keeps whole groups (:func:`~projections.groups.project_overlapping_groups`).
+    n_features : int, optional
+        ``p``, the length of the vectors to project, for groups given as a sequence; default
+        one more than the largest index in the groups. Must not be given with an
+        :class:`~projections.groups.OverlappingGroups` (it has its own).
 
     Returns
     -------
     callable
         ``projection(v) -> GroupProjectionResult`` for ``v`` of shape ``(p,)``, ready for
         :func:`group_iht` or :func:`~projections.solvers.iht`.
+
+    Raises
+    ------
+    ValueError
+        Naming ``groups`` (an empty group, a repeated or out-of-range index), ``k``,
+        ``per_group`` or ``n_features``.
     """
-    if not isinstance(groups, OverlappingGroups):
-        raise ValueError(
-            f"groups must be an OverlappingGroups (build it once), got {type(groups).__name__}"
-        )
+    groups = _checked_groups(groups, n_features)
     k = check_int(k, "k", minimum=0)
     if per_group is None:
         return lambda v: project_overlapping_groups(v, groups, k=k)
     per_group = check_int(per_group, "per_group", minimum=1)
     return lambda v: project_sparse_overlapping_groups(v, groups, k=k, per_group=per_group)
+
+
+def _checked_groups(groups, n_features) -> OverlappingGroups:
+    """:func:`group_projection`'s ``groups`` as :class:`OverlappingGroups`, over ``n_features``
+    coordinates (default: up to the largest index of a group given as a sequence)."""
+    if isinstance(groups, OverlappingGroups):
+        if n_features is not None:
+            raise ValueError(
+                f"n_features must not be given with an OverlappingGroups (it has "
+                f"n_features={groups.n_features}), got {n_features!r}"
+            )
+        return groups
+    if n_features is None:
+        try:
+            n_features = 1 + max(int(np.max(group, initial=0)) for group in groups)
+        except (TypeError, ValueError):
+            n_features = 1  # not a sequence of index lists: _as_groups says what is wrong
+    return _as_groups(groups, n_features)
 
 
 def group_iht(

@@ -17,20 +17,30 @@ from dataclasses import dataclass
 import numpy as np
 
 from projections.solvers._common import accepts_warm_start
+from projections.tvcs import _as_real
 
 __all__ = ["FreeIntercept", "InterceptProjectionResult", "with_intercept_column"]
 
 
 def with_intercept_column(A) -> np.ndarray:
-    """The design ``A`` (shape ``(n_samples, p)``) with a column of ones appended: shape
-    ``(n_samples, p + 1)``, float64.
+    """The design ``A`` with a column of ones appended, for a model with an intercept.
+
+    Parameters
+    ----------
+    A : array-like of float, shape (n_samples, p)
+        The design, one row per sample (real numbers; complex is refused).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples, p + 1)
+        ``A`` then a column of ones: the last weight fitted on it is the intercept.
 
     Raises
     ------
     ValueError
-        If ``A`` is not two-dimensional.
+        If ``A`` is not two-dimensional or not real-valued.
     """
-    A = np.asarray(A, dtype=np.float64)
+    A = _as_real(A, "A").astype(np.float64)
     if A.ndim != 2:
         raise ValueError(f"A must have shape (n_samples, n_features), got shape {A.shape}")
     return np.hstack([A, np.ones((A.shape[0], 1))])
@@ -84,7 +94,26 @@ class FreeIntercept:
         self._warm = accepts_warm_start(projection)
 
     def __call__(self, v, warm_start=None) -> InterceptProjectionResult:
-        v = np.asarray(v, dtype=np.float64)
+        """Project ``v[:p]`` with the wrapped projection and pass ``v[p]`` through.
+
+        Parameters
+        ----------
+        v : array-like of float, shape (p + 1,)
+            The ``p`` feature weights, then the intercept. Not modified.
+        warm_start : object, optional
+            Handed to the wrapped projection when it takes one (and this is not None).
+
+        Returns
+        -------
+        InterceptProjectionResult
+            ``x`` and ``support`` of shape ``(p + 1,)``, the last entry ``v[p]`` and True.
+
+        Raises
+        ------
+        ValueError
+            ``v`` not a real vector of at least two entries.
+        """
+        v = _as_real(v).astype(np.float64)
         if v.ndim != 1 or v.size < 2:
             raise ValueError(
                 f"v must be a vector of the p features' weights and the intercept, shape "

@@ -40,6 +40,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from projections.tvcs import _as_real
+
 __all__ = ["LeastSquares", "Logistic", "Loss", "SquaredHinge", "StochasticOracle"]
 
 REDUCTIONS = ("mean", "sum")
@@ -95,10 +97,8 @@ class _LinearModelLoss:
     _MARGIN = 1.01
 
     def __init__(self, A, y, *, reduction: str = "mean", batch_size: int = 32) -> None:
-        A = np.asarray(A)
+        A = _as_real(A, "A")
         y = np.asarray(y)
-        if not (np.issubdtype(A.dtype, np.floating) or np.issubdtype(A.dtype, np.integer)):
-            raise ValueError(f"A must be a real-valued array, got dtype {A.dtype}")
         if A.ndim < 2:
             raise ValueError(
                 f"A must have shape (n_samples, *feature_shape) with at least 2 dimensions, "
@@ -110,8 +110,7 @@ class _LinearModelLoss:
             )
         if A.shape[0] == 0:
             raise ValueError("A must have at least one sample")
-        if not (np.issubdtype(y.dtype, np.floating) or np.issubdtype(y.dtype, np.integer)):
-            raise ValueError(f"y must be real-valued, got dtype {y.dtype}")
+        y = _as_real(y, "y")
         if not np.all(np.isfinite(A)) or not np.all(np.isfinite(y)):
             raise ValueError("A and y must be finite, got NaN or infinity")
         if reduction not in REDUCTIONS:
@@ -153,7 +152,8 @@ class _LinearModelLoss:
         return 1.0 / self.n_samples if self.reduction == "mean" else 1.0
 
     def _flat(self, w) -> np.ndarray:
-        arr = np.asarray(w, dtype=np.float64)
+        """``w`` (real; complex is refused, not truncated) as a flat float64 array."""
+        arr = _as_real(w, "w").astype(np.float64, copy=False)
         if arr.shape != self._feature_shape and arr.shape != (self.n_features,):
             raise ValueError(
                 f"w has shape {arr.shape}, expected {self._feature_shape} or ({self.n_features},)"

@@ -19,7 +19,7 @@ import numpy as np
 
 from projections.cardinality import _exclusive_structure, project_exclusive_groups
 from projections.result import ProjectionResult
-from projections.structure import TVCSStructure
+from projections.structure import TVCSStructure, _group_sizes
 from projections.tvcs import METHODS, project
 
 __all__ = [
@@ -34,12 +34,30 @@ __all__ = [
 def double_caps(structure: TVCSStructure) -> TVCSStructure:
     """The same groups as ``structure`` with every cap (``caps1``, ``caps2``, ``total``) doubled.
 
-    The total stays capped at ``n_elements``, as in :class:`TVCSStructure`.
+    GradMP's ``P_2s`` (Yang et al., ICML 2017, Algorithm 2). Each cap is first lowered to its
+    group's size (above it, it binds nothing), so no cap can overflow int64 when doubled; the
+    total stays capped at ``n_elements``, as in :class:`TVCSStructure`.
+
+    Parameters
+    ----------
+    structure : TVCSStructure
+        The structure whose caps to double.
+
+    Returns
+    -------
+    TVCSStructure
+        A new structure with the same shape or labels.
+
+    Raises
+    ------
+    ValueError
+        If ``structure`` is not a :class:`TVCSStructure`.
     """
     if not isinstance(structure, TVCSStructure):
         raise ValueError(f"structure must be a TVCSStructure, got {type(structure).__name__}")
-    caps1 = 2 * structure.caps1
-    caps2 = 2 * structure.caps2
+    sizes1, sizes2 = _group_sizes(structure)
+    caps1 = 2 * np.minimum(structure.caps1, sizes1)
+    caps2 = 2 * np.minimum(structure.caps2, sizes2)
     total = 2 * structure.total
     if structure.shape is not None:
         return TVCSStructure.from_matrix(
@@ -57,12 +75,27 @@ class TVCSProjection:
     ``projections.tvcs.project(v, structure, method=method, warm_start=warm_start, **options)``.
     Build one with :func:`tvcs_projection`.
 
+    Parameters
+    ----------
+    structure : TVCSStructure
+        Groups and caps.
+    method : {"exact", "lp", "pgd", "greedy"}, default "exact"
+        Projection method (see :mod:`projections.tvcs`).
+    **options
+        Passed to :func:`projections.tvcs.project` on every call (e.g. ``pgd``'s
+        ``max_iter``); checked on the first call.
+
     Attributes
     ----------
     structure : TVCSStructure
     method : str
     options : dict
         Extra keyword options for :func:`projections.tvcs.project`.
+
+    Raises
+    ------
+    ValueError
+        ``structure`` not a :class:`TVCSStructure`, or an unknown ``method``.
     """
 
     def __init__(self, structure: TVCSStructure, method: str = "exact", **options) -> None:
@@ -126,6 +159,22 @@ class ExclusiveGroupsProjection:
     :func:`projections.cardinality.project_exclusive_groups` on ``v`` flattened, with ``x`` and
     ``support`` given back in ``v``'s shape (so a matrix ``w`` works with row or column labels).
     Build one with :func:`exclusive_groups_projection`.
+
+    Parameters
+    ----------
+    labels : array-like of int, shape (p,)
+        Group of each element; ``-1`` = no group. With one ``caps`` for all groups the
+        labels are only names (renumbered densely).
+    caps : int or array-like of int, shape (n_groups,)
+        At most this many elements per group; a cap above its group's size binds nothing.
+    total : int or None, default None
+        At most this many elements in all; ``None`` means no total cap.
+
+    Raises
+    ------
+    ValueError
+        Naming ``labels``, ``caps`` or ``total`` (see
+        :func:`~projections.cardinality.project_exclusive_groups`).
 
     Attributes
     ----------

@@ -53,7 +53,11 @@ class SolverResult:
     n_warm_started : int
         How many of those calls received the previous call's ``result.warm_start``.
     step : float or None
-        Final step size (after any backtracking); ``None`` when no step was taken.
+        The solver's step size at the end: the last step taken (after any backtracking), or,
+        when no iteration ran (``max_iter=0``), the step the first iteration would have
+        started from (``1 / loss.lipschitz()``, a given constant ``step``, ...); ``None`` for
+        a solver or a run that has no step size (dual averaging, GradMP's exact subspace
+        minimisation, the adaptive rule with no ``lipschitz()`` and no iteration).
     objective : float
         ``f(solution)`` when it was evaluated, else ``nan``.
     details : dict

@@ -94,3 +94,19 @@ def test_exclusive_groups_errors_name_the_callers_labels_and_caps():
         project_exclusive_groups(v, np.array([0, 0, -2, 1, 1, 1]), caps=1)
     with pytest.raises(ValueError, match=r"^caps has 1 groups but a label 1"):
         exclusive_groups_projection(labels, caps=[1])
+
+
+def test_labels_of_another_length_than_v_are_blamed_on_labels():
+    with pytest.raises(ValueError, match=r"^labels has 4 entries but v has 6"):
+        project_exclusive_groups(np.ones(6), [0, 0, 1, 1], caps=1)
+
+
+def test_labels_that_are_large_ids_are_renumbered_not_used_as_indices():
+    # a label of 10**12 used to index a caps array of 10**12 + 1 entries (7 TiB)
+    result = project_exclusive_groups([1.0, 2.0, 3.0], [0, 10**12, 10**12], caps=1)
+    assert result.support.tolist() == [True, False, True]
+
+
+def test_a_huge_cap_means_no_cap_on_exclusive_groups():
+    result = project_exclusive_groups([1.0, 2.0, 3.0], [0, 0, 0], caps=2**70, total=2)
+    assert result.support.tolist() == [False, True, True]

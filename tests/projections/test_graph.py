@@ -254,3 +254,57 @@ def test_graph_da_with_a_head_smaller_than_its_tail_ends(prices):
     result = graph_da(loss, Graph.grid(4, 4), sparsity=5, head_sparsity=2, gamma=1.0)
     assert result.support.sum() <= 5
     assert Graph.grid(4, 4).n_components(result.support) <= 1
+
+
+def test_an_empty_edge_list_builds_a_graph_without_edges():
+    graph = Graph.from_edges(4, [])
+    assert graph.edges.shape == (0, 2)
+    assert graph.costs.shape == (0,)
+    assert graph.n_components([True, True, False, True]) == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((3, [[0, 7]], [1.0]), r"edges must join nodes in \[0, 3\), got 0..7"),
+        ((3, [[1, 1]]), r"edges must not be self-loops, got \[1, 1\] at edge 0"),
+        ((3, [[0, 1]], [0.0]), "costs must be 1 positive finite numbers"),
+        ((0, []), "n_nodes must be a positive integer"),
+    ],
+)
+def test_the_constructor_validates_like_from_edges(args, message):
+    with pytest.raises(ValueError, match=message):
+        Graph(*args)
+    with pytest.raises(ValueError, match=message):
+        Graph.from_edges(*args)
+
+
+def test_the_constructor_stores_arrays_and_unit_costs_by_default():
+    graph = Graph(3, [[0, 1], [1, 2]])
+    assert graph.edges.dtype == np.int64
+    np.testing.assert_array_equal(graph.costs, [1.0, 1.0])
+
+
+def test_a_misspelt_option_is_refused_when_the_projection_is_built():
+    with pytest.raises(
+        ValueError, match="takes the options n_components, tolerance, max_iter; got tolerence"
+    ):
+        GraphProjection(Graph.grid(2, 2), 2, tolerence=0.2)
+
+
+@pytest.mark.parametrize("project", [head_projection, tail_projection])
+def test_a_sparsity_above_the_number_of_nodes_is_refused_naming_both(project):
+    with pytest.raises(
+        ValueError, match=r"sparsity \(50\) must not exceed the graph's n_nodes \(12\)"
+    ):
+        project(np.ones(12), Graph.grid(3, 4), sparsity=50)
+    with pytest.raises(ValueError, match=r"sparsity \(13\) must not exceed"):
+        GraphProjection(Graph.grid(3, 4), 13)
+
+
+def test_a_zero_vector_says_nothing_was_searched():
+    result = head_projection(np.zeros(12), Graph.grid(3, 4), sparsity=3)
+    assert not result.support.any()
+    assert result.iterations == 0
+    assert "bisection" not in result.message
+    assert "v is 0, nothing to select" in result.message

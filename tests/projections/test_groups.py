@@ -184,3 +184,41 @@ def test_contiguous_groups_share_overlap_coordinates_with_their_neighbours():
 def test_bad_input_is_refused_with_an_error_naming_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize(
+    ("index", "message"),
+    [
+        (-1, r"group index -1, outside \[0, n_groups\) = \[0, 3\)"),
+        (3, r"group index 3, outside \[0, n_groups\) = \[0, 3\)"),
+        (True, "chosen must hold group indices"),
+        (1.0, "chosen must hold group indices"),
+    ],
+)
+def test_union_refuses_an_index_that_is_not_a_group_naming_it_and_n_groups(index, message):
+    groups = OverlappingGroups.contiguous(3, 4, 1)
+    with pytest.raises(ValueError, match=message):
+        groups.union([index])
+
+
+def test_union_of_group_indices_covers_their_members():
+    groups = OverlappingGroups.contiguous(3, 4, 1)
+    assert np.flatnonzero(groups.union([np.int64(2), 0])).tolist() == [0, 1, 2, 3, 6, 7, 8, 9]
+
+
+def test_the_class_names_its_members_argument_and_the_functions_their_groups_argument():
+    with pytest.raises(ValueError, match=r"^members\[0\] repeats an index"):
+        OverlappingGroups([[0, 0]], 3)
+    with pytest.raises(ValueError, match=r"^groups\[0\] repeats an index"):
+        project_overlapping_groups(np.ones(3), [[0, 0]], k=1)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ">f8", "m8[s]"])
+def test_group_projections_take_odd_real_dtypes_and_refuse_timedeltas(dtype):
+    v = np.array([1.0, 3.0, 2.0]).astype(dtype)
+    if np.dtype(dtype).kind == "m":
+        with pytest.raises(ValueError, match=r"^v must be a real-valued"):
+            project_overlapping_groups(v, [[0, 1], [1, 2]], k=1)
+    else:
+        result = project_overlapping_groups(v, [[0, 1], [1, 2]], k=1)
+        assert result.support.tolist() == [False, True, True]

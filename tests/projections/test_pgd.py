@@ -230,3 +230,22 @@ def test_pgd_rejects_invalid_options(option, value, match):
         project_matrix(
             np.ones((2, 2)), max_per_row=1, max_per_col=1, method="pgd", **{option: value}
         )
+
+
+@pytest.mark.parametrize("scale", [10.0, 100.0, 1e-3])
+def test_pgd_finds_the_same_support_whatever_the_scale_of_v(scale):
+    # unscaled weights made the step depend on ||v||: 10 V stalled on an empty support
+    V = np.random.default_rng(0).standard_normal((4, 5))
+    kwargs = {"max_per_row": 2, "max_per_col": 1, "total": 3, "method": "pgd"}
+    reference = project_matrix(V, **kwargs)
+    scaled = project_matrix(scale * V, **kwargs)
+    assert reference.optimal
+    assert scaled.optimal
+    np.testing.assert_array_equal(scaled.support, reference.support)
+
+
+def test_pgd_selects_every_element_when_no_cap_binds():
+    V = np.random.default_rng(0).standard_normal((4, 5))
+    result = project_matrix(V, max_per_row=10, max_per_col=10, method="pgd")
+    assert result.optimal
+    assert result.support.all()

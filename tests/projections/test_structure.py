@@ -138,3 +138,41 @@ def test_the_class_itself_takes_only_the_stored_form_and_says_how_to_build_one()
         with pytest.raises(ValueError, match=re.escape(message)) as caught:
             TVCSStructure(*args)
         assert "from_matrix or TVCSStructure.from_labels" in str(caught.value)
+
+
+@pytest.mark.parametrize("cap", [1e30, 2.0**63, np.iinfo(np.int64).max, 2**70])
+def test_a_cap_above_its_group_size_means_no_cap_and_is_lowered_to_the_size(cap):
+    s = TVCSStructure.from_matrix((3, 4), max_per_row=cap, max_per_col=[cap, 1, 2, 9])
+    np.testing.assert_array_equal(s.caps1, [4, 4, 4])
+    np.testing.assert_array_equal(s.caps2, [3, 1, 2, 3])
+    labelled = TVCSStructure.from_labels([0, 0, 1], [-1, 0, 0], caps1=cap, caps2=[cap])
+    np.testing.assert_array_equal(labelled.caps1, [2, 1])
+    np.testing.assert_array_equal(labelled.caps2, [2])
+
+
+def test_a_structure_cannot_be_changed_after_validation():
+    matrix = TVCSStructure.from_matrix((3, 3), max_per_row=1, max_per_col=1, total=3)
+    general = TVCSStructure.from_labels([0, 1], [1, 0], caps1=1, caps2=[1, 1])
+    for array in (matrix.caps1, matrix.caps2, general.labels1, general.labels2, general.caps2):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = -2
+
+
+def test_the_stored_form_keeps_a_read_only_copy_and_leaves_the_callers_arrays_writeable():
+    caps = np.array([1, 2], dtype=np.int64)
+    s = TVCSStructure(6, caps, np.array([1, 1, 1], dtype=np.int64), 3, (2, 3))
+    caps[0] = 0
+    assert caps.flags.writeable
+    np.testing.assert_array_equal(s.caps1, [1, 2])
+
+
+def test_labels_with_one_cap_for_all_groups_are_names_renumbered_densely():
+    s = TVCSStructure.from_labels([10**12, 7, -1, 10**12], [0, 0, 0, 0], caps1=1, caps2=[2])
+    np.testing.assert_array_equal(s.labels1, [1, 0, -1, 1])
+    np.testing.assert_array_equal(s.caps1, [1, 1])
+    assert s.violations([True, False, False, True]) == ["view 1 group 1: 2 selected > cap 1"]
+
+
+def test_a_shape_that_is_not_a_pair_is_a_value_error_naming_shape():
+    with pytest.raises(ValueError, match="shape must be two non-negative integers, got 6"):
+        TVCSStructure.from_matrix(6, max_per_row=1, max_per_col=1)

@@ -279,3 +279,40 @@ def test_an_option_the_method_does_not_take_is_refused_naming_what_it_takes(
 ):
     with pytest.raises(ValueError, match=re.escape(message)):
         project_matrix(np.ones((2, 2)), max_per_row=1, max_per_col=1, method=method, **{option: 1})
+
+
+@pytest.mark.parametrize("method", ["exact", "greedy", "lp"])
+@pytest.mark.parametrize("dtype", [np.float16, np.longdouble, ">f8", ">i4", "<u2"])
+def test_real_dtypes_the_kernels_cannot_type_are_converted_at_the_edge(method, dtype):
+    V = (np.random.default_rng(0).standard_normal((4, 5)) * 20).astype(dtype)
+    kwargs = {"max_per_row": 2, "max_per_col": 1, "total": 3, "method": method}
+    result = project_matrix(V, **kwargs)
+    reference = project_matrix(V.astype(np.float64), **kwargs)
+    np.testing.assert_array_equal(result.support, reference.support)
+    assert result.x.dtype.isnative
+
+
+@pytest.mark.parametrize("dtype", ["m8[s]", "M8[D]", bool, complex, object])
+def test_values_that_are_not_real_numbers_are_refused_naming_v_and_the_dtype(dtype):
+    V = np.ones((2, 2)).astype(dtype)
+    with pytest.raises(
+        ValueError,
+        match=f"^v must be a real-valued .* got dtype {re.escape(str(np.dtype(dtype)))}$",
+    ):
+        project_matrix(V, max_per_row=1, max_per_col=1)
+
+
+@pytest.mark.parametrize("cap", [1e30, 2.0**63, np.iinfo(np.int64).max, 2**70])
+def test_a_huge_cap_keeps_everything_the_other_caps_allow(cap):
+    V = np.random.default_rng(0).standard_normal((3, 4))
+    result = project_matrix(V, max_per_row=cap, max_per_col=1)
+    assert result.optimal
+    assert int(result.support.sum()) == 4
+
+
+@pytest.mark.parametrize("time_limit", ["1", True, float("nan"), 0, -1.0])
+def test_lp_refuses_a_time_limit_that_is_not_a_positive_number_of_seconds(time_limit):
+    with pytest.raises(ValueError, match=r"^time_limit must be a positive number of seconds"):
+        project_matrix(
+            np.ones((2, 2)), max_per_row=1, max_per_col=1, method="lp", time_limit=time_limit
+        )

@@ -124,3 +124,10 @@ def test_bad_arguments_are_refused_naming_them(kwargs, match):
     problem, _, _ = problem_of(4)
     with pytest.raises(ValueError, match=match):
         dpc_screen(problem, **kwargs)
+
+
+def test_screening_above_lambda_max_discards_every_feature():
+    problem, _, _ = problem_of(3)
+    result = dpc_screen(problem, 2 * problem.lambda_max)
+    assert not result.kept.any()
+    assert mtfl(problem, 2 * problem.lambda_max).support.sum() == 0

@@ -77,7 +77,8 @@ def test_a_feature_put_back_by_the_final_check_is_counted_and_solved_for(monkeyp
         ({"lambdas": ["a"]}, "lambdas must be a non-empty 1-d sequence"),
         ({"screening": "edpp"}, "screening must be one of 'dpc', None"),
         ({"n_lambdas": 0}, "n_lambdas must be an integer >= 1"),
-        ({"min_ratio": 1.5}, r"min_ratio must be in \(0, 1\]"),
+        ({"min_ratio": 1.5}, r"min_ratio must be in \(0, 1\) for n_lambdas = 100 > 1"),
+        ({"min_ratio": 1.0}, r"min_ratio must be in \(0, 1\) for n_lambdas = 100 > 1"),
         ({"tol": 0.0}, "tol must be a finite positive number"),
         ({"max_iter": -1}, "max_iter must be an integer >= 1"),
     ],
@@ -86,3 +87,7 @@ def test_bad_arguments_are_refused_naming_them(kwargs, match):
     problem, _, _ = problem_of(9)
     with pytest.raises(ValueError, match=match):
         mtfl_path(problem, **kwargs)
+
+
+def test_a_grid_of_one_lambda_may_end_where_it_starts():
+    np.testing.assert_array_equal(lambda_grid(2.0, n_lambdas=1, min_ratio=1.0), [2.0])

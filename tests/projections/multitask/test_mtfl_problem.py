@@ -105,3 +105,14 @@ def test_a_three_dimensional_array_is_read_as_tasks_of_equal_size():
 def test_bad_tasks_are_refused_naming_the_argument(X, Y, match):
     with pytest.raises(ValueError, match=match):
         MultiTaskProblem(X, Y)
+
+
+@pytest.mark.parametrize("method", ["certificate", "predict"])
+def test_weights_of_the_wrong_shape_are_refused_naming_both_shapes(method):
+    problem = MultiTaskProblem([np.ones((4, 5)), np.ones((3, 5))], [np.ones(4), np.ones(3)])
+    args = (np.zeros((3, 3)), 0.5) if method == "certificate" else (np.zeros((3, 3)),)
+    with pytest.raises(
+        ValueError,
+        match=r"W must have shape \(n_features, n_tasks\) = \(5, 2\), got shape \(3, 3\)",
+    ):
+        getattr(problem, method)(*args)

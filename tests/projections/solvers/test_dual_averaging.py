@@ -131,3 +131,16 @@ def test_a_gradient_of_the_wrong_shape_is_refused():
 
     with pytest.raises(ValueError, match="sample gradient returned shape"):
         dual_averaging(Wrong(np.ones(4), 3), functools.partial(project_top_k, k=2), gamma=1.0)
+
+
+class _OnlineWithoutFeatureShape:
+    n_samples = 3
+
+    def sample_gradient(self, w, i):
+        return np.ones(4)
+
+
+def test_a_loss_without_feature_shape_is_refused_at_the_edge_naming_it():
+    top_two = functools.partial(project_top_k, k=2)
+    with pytest.raises(ValueError, match=r"^loss\.feature_shape must be the shape of w"):
+        dual_averaging(_OnlineWithoutFeatureShape(), top_two, gamma=1.0)

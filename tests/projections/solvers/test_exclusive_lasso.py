@@ -10,6 +10,7 @@ from projections.solvers import (
     exclusive_lasso,
     exclusive_lasso_penalty,
     prox_exclusive_lasso,
+    views_from_groups,
 )
 
 
@@ -149,3 +150,46 @@ def test_labels_of_the_wrong_length_or_kind_are_rejected():
         prox_exclusive_lasso(np.ones(3), [0, 1], 1.0)
     with pytest.raises(ValueError, match="labels"):
         prox_exclusive_lasso(np.ones(2), [0.5, 1.0], 1.0)
+
+
+def test_a_list_of_groups_is_split_into_views_not_read_as_labels():
+    w = np.array([1.0, 2.0, 3.0, 4.0])
+    # the groups {0, 1} and {2, 3}: 0.5 * (3^2 + 7^2), not the labels [0, 1, 2, 3] (15.0)
+    assert exclusive_lasso_penalty(w, [[0, 1], [2, 3]]) == pytest.approx(29.0)
+    assert exclusive_lasso_penalty(w, [[0, 1], [1, 2, 3]]) == pytest.approx(0.5 * (9 + 81))
+
+
+def test_exclusive_lasso_with_overlapping_groups_as_lists_equals_it_with_their_views():
+    A = np.random.default_rng(0).standard_normal((30, 4))
+    loss = LeastSquares(A, A @ np.array([1.0, 2.0, 3.0, 4.0]))
+    listed = exclusive_lasso(loss, [[0, 1], [1, 2]], lam=1.0)
+    views = exclusive_lasso(loss, *views_from_groups([[0, 1], [1, 2]], 4), lam=1.0)
+    assert listed.details["n_views"] == 2
+    np.testing.assert_allclose(listed.solution, views.solution)
+
+
+def test_a_nested_list_of_the_matrix_shape_is_refused_as_ambiguous():
+    with pytest.raises(ValueError, match=r"nested list of shape \(2, 2\).* is ambiguous"):
+        exclusive_lasso_penalty(np.ones((2, 2)), [[0, 1], [2, 3]])
+    # as an ndarray it is a label matrix: four groups of one
+    assert exclusive_lasso_penalty(np.ones((2, 2)), np.array([[0, 1], [2, 3]])) == 2.0
+
+
+def test_prox_labels_of_another_shape_than_v_are_refused_not_reshaped():
+    with pytest.raises(ValueError, match=r"labels must be integer group labels of shape \(4,\)"):
+        prox_exclusive_lasso(np.ones(4), [[0, 1], [2, 3]], 0.5)
+
+
+def test_labels_that_are_large_ids_are_renumbered_not_used_as_indices():
+    labels = [0, 10**12]
+    np.testing.assert_allclose(prox_exclusive_lasso([1.0, 2.0], labels, 0.5), [2 / 3, 4 / 3])
+    assert exclusive_lasso_penalty([1.0, 2.0], labels) == pytest.approx(2.5)
+
+
+def test_complex_input_is_refused_not_truncated():
+    with pytest.raises(ValueError, match=r"^v must be a real-valued .* got dtype complex128"):
+        prox_exclusive_lasso(np.array([1 + 5j, 2.0]), [0, 0], 0.1)
+    with pytest.raises(ValueError, match=r"^w must be a real-valued .* got dtype complex128"):
+        exclusive_lasso_penalty(np.array([1j, 0.0]), [0, 0])
+    with pytest.raises(ValueError, match=r"^w must be a real-valued .* got dtype complex128"):
+        LeastSquares(np.eye(2), np.ones(2)).value(np.array([1j, 0.0]))

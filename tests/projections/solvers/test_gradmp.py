@@ -129,3 +129,29 @@ def test_gradmp_works_on_a_general_label_structure(planted):
 def test_gradmp_rejects_bad_arguments_with_value_error(planted, kwargs, match):
     with pytest.raises(ValueError, match=match):
         gradmp(LeastSquares(planted.A, planted.y), planted.projection, **kwargs)
+
+
+class _NaNAwayFromZero:
+    """A loss that is NaN everywhere but at 0 (and has no minimize_on_support)."""
+
+    feature_shape = (3,)
+
+    def value(self, w):
+        return float("nan") if np.any(w) else 1.0
+
+    def gradient(self, w):
+        return np.ones(3)
+
+
+def test_a_loss_that_is_nan_at_every_trial_step_is_a_breakdown_as_in_iht():
+    from projections.cardinality import project_top_k
+    from projections.solvers import iht
+
+    def top_two(v):
+        return project_top_k(v, k=2)
+
+    result = gradmp(_NaNAwayFromZero(), top_two, head_projection=top_two)
+    assert result.status == "breakdown"
+    assert not result.converged
+    assert "not finite" in result.message
+    assert iht(_NaNAwayFromZero(), top_two).status == "breakdown"

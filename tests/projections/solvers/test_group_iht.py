@@ -256,7 +256,7 @@ W0 = np.where(GROUPS.union([0, 7]), 1.0, 0.0)  # a 2-group sparse start
         ),
         (lambda loss: group_projection(GROUPS, k=-1), ValueError, "k must"),
         (lambda loss: group_projection(GROUPS, k=1, per_group=0), ValueError, "per_group"),
-        (lambda loss: group_projection([[0, 1]], k=1), ValueError, "groups must"),
+        (lambda loss: group_projection([[0, 1], []], k=1), ValueError, r"groups\[1\] must"),
         (
             lambda loss: group_iht(
                 MINIMAL_LOSS, group_projection(GROUPS, k=1), fully_corrective=True
@@ -270,3 +270,17 @@ def test_bad_input_is_refused_with_an_error_naming_the_argument(call, error, nam
     loss, _ = planted(30)
     with pytest.raises(error, match=name):
         call(loss)
+
+
+def test_group_projection_takes_groups_as_a_list_of_index_lists_as_documented():
+    listed = group_projection([[0, 1], [1, 2]], k=1)(np.arange(3.0))
+    built = group_projection(OverlappingGroups([[0, 1], [1, 2]], 3), k=1)(np.arange(3.0))
+    np.testing.assert_array_equal(listed.support, built.support)
+    assert listed.support.tolist() == [False, True, True]
+
+
+def test_group_projection_over_more_coordinates_than_the_groups_reach_takes_n_features():
+    result = group_projection([[0, 1]], k=1, n_features=4)(np.array([1.0, 2.0, 3.0, 4.0]))
+    assert result.support.tolist() == [True, True, False, False]
+    with pytest.raises(ValueError, match="n_features must not be given with an OverlappingGroups"):
+        group_projection(OverlappingGroups([[0, 1]], 2), k=1, n_features=2)

@@ -282,3 +282,18 @@ def test_iht_stops_at_the_time_limit_without_claiming_convergence(planted):
     assert result.iterations == 1
     assert not result.converged
     assert result.status == "time_limit"
+
+
+def test_a_run_without_iterations_reports_the_step_it_would_have_started_from():
+    from projections.cardinality import project_top_k
+    from projections.solvers import stochastic_iht
+
+    A = np.random.default_rng(0).standard_normal((20, 5))
+    loss = LeastSquares(A, A[:, 0])
+
+    def top_one(v):
+        return project_top_k(v, k=1)
+
+    assert iht(loss, top_one, max_iter=0).step == pytest.approx(1.0 / loss.lipschitz())
+    assert iht(loss, top_one, max_iter=0, step=0.25).step == 0.25
+    assert stochastic_iht(loss, top_one, max_iter=0, step=0.25).step == 0.25

@@ -22,13 +22,13 @@ def test_tvcs_projection_is_project_with_the_structure_bound():
     np.testing.assert_array_equal(again.support, r.support)
 
 
-def test_doubled_doubles_every_cap_of_a_matrix_structure():
+def test_doubled_doubles_every_cap_of_a_matrix_structure_up_to_its_size():
     s = TVCSStructure.from_matrix((4, 5), max_per_row=[1, 2, 0, 3], max_per_col=1, total=6)
     d = tvcs_projection(s).doubled()
 
     assert d.method == "exact"
     assert d.structure.shape == (4, 5)
-    np.testing.assert_array_equal(d.structure.caps1, [2, 4, 0, 6])
+    np.testing.assert_array_equal(d.structure.caps1, [2, 4, 0, 5])  # a row has 5 entries
     np.testing.assert_array_equal(d.structure.caps2, [2] * 5)
     assert d.structure.total == 12
     assert s.total == 6  # the original is untouched
@@ -40,7 +40,7 @@ def test_doubling_a_general_structure_keeps_its_groups_and_caps_the_total_at_p()
 
     np.testing.assert_array_equal(d.labels1, s.labels1)
     np.testing.assert_array_equal(d.labels2, s.labels2)
-    np.testing.assert_array_equal(d.caps1, [2, 2])
+    np.testing.assert_array_equal(d.caps1, [2, 1])  # view-1 group 1 has one element
     assert d.total == 4
 
 
