@@ -1,0 +1,113 @@
+"""Error pages in the site's layout (404, 403, 400, 405, 500, a failed CSRF check), action
+addresses opened as pages, and the API's errors kept as JSON beside them."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import PermissionDenied, SuspiciousOperation
+from django.template.loader import get_template
+from django.test import Client, RequestFactory
+from django.urls import reverse
+
+from assignment.api.errors import bad_request, permission_denied
+from assignment.models import Project
+from frontend.views import projects
+
+pytestmark = pytest.mark.django_db
+
+#: What Chrome asks for when it opens an address.
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def assert_site_page(response, status: int, title: str) -> str:
+    """The response is an HTML page of ``status`` in the site's layout; its text."""
+    assert response.status_code == status
+    assert response["Content-Type"].startswith("text/html")
+    page = response.content.decode()
+    assert f"<title>{title} · tvcs-assign</title>" in page
+    assert 'class="site-header"' in page
+    assert "frontend/site.css" in page
+    assert '<main id="main"' in page
+    return page
+
+
+# --- 404, 403, 400, 500 ---------------------------------------------------------------------
+
+
+def test_a_missing_run_is_a_404_page_with_the_sites_header_and_navigation(client):
+    page = assert_site_page(client.get("/runs/99999/"), 404, "Page not found")
+    assert "<h1>Page not found</h1>" in page
+    assert "/runs/99999/" in page
+    assert "Signed in as <strong>alice</strong>" in page
+    assert f'href="{reverse("frontend:projects")}">Your projects</a>' in page
+
+
+def test_an_upload_from_a_tab_whose_project_was_deleted_is_the_404_page(client, sample_project):
+    url = reverse("frontend:data_upload", args=[sample_project.pk, "workers"])
+    Project.objects.filter(pk=sample_project.pk).delete()
+    response = client.post(url, {"file": ""})
+    page = assert_site_page(response, 404, "Page not found")
+    assert "was deleted" in page
+
+
+def test_an_unknown_address_signed_out_is_the_404_page_with_a_way_to_sign_in():
+    page = assert_site_page(Client().get("/no-such-page/"), 404, "Page not found")
+    assert f'href="{reverse("login")}">Sign in</a>' in page
+
+
+def test_a_refused_page_is_the_403_page(client, monkeypatch):
+    def refuse(**kwargs):
+        raise PermissionDenied
+
+    monkeypatch.setattr(projects.selectors, "project_list_for_user", refuse)
+    page = assert_site_page(client.get(reverse("frontend:projects")), 403, "Not allowed")
+    assert "Nothing was changed" in page
+
+
+def test_a_host_the_site_does_not_serve_is_the_400_page():
+    response = Client(HTTP_HOST="evil.example").get("/")
+    page = assert_site_page(response, 400, "Bad request")
+    assert "Nothing was changed" in page
+
+
+def test_a_failing_page_is_the_500_page_in_the_sites_style_without_what_failed(client, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(projects.selectors, "project_list_for_user", broken)
+    client.raise_request_exception = False
+    response = client.get(reverse("frontend:projects"))
+    assert response.status_code == 500
+    page = response.content.decode()
+    assert "<title>Server error · tvcs-assign</title>" in page
+    assert "frontend/site.css" in page
+    assert "secret" not in page
+
+
+@pytest.mark.django_db(databases=[])
+def test_the_500_page_renders_with_no_context_and_no_database():
+    # Django renders 500.html with an empty context; with databases=[] any query would fail.
+    page = get_template("500.html").render()
+    assert '<html lang="en">' in page
+    assert "<h1>Server error</h1>" in page
+    assert 'href="/static/frontend/site.css"' in page
+
+
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [("/api/no-such-thing/", 404), ("/api/runs/99999/", 404), ("/api/projects/abc/", 404)],
+)
+def test_the_apis_errors_stay_json_for_a_browser_signed_in_to_the_pages(client, url, status):
+    response = client.get(url, HTTP_ACCEPT=BROWSER_ACCEPT)
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["detail"]
+
+
+def test_the_api_handlers_of_400_and_403_answer_json_under_the_api():
+    request = RequestFactory().get("/api/projects/")
+    assert bad_request(request, SuspiciousOperation()).status_code == 400
+    assert bad_request(request, SuspiciousOperation())["Content-Type"] == "application/json"
+    denied = permission_denied(request, PermissionDenied())
+    assert denied.status_code == 403
+    assert denied["Content-Type"] == "application/json"
