@@ -77,6 +77,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "assignment.middleware.DatabaseBusyMiddleware",
+    # A page's empty 405 (an action's address opened as a page) becomes the site's 405.html.
+    "frontend.methods.MethodNotAllowedPageMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

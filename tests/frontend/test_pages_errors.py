@@ -9,8 +9,9 @@ from django.template.loader import get_template
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
+from assignment import services
 from assignment.api.errors import bad_request, permission_denied
-from assignment.models import Project
+from assignment.models import Project, RunStatus, Worker
 from frontend.views import projects
 
 pytestmark = pytest.mark.django_db
@@ -111,3 +112,94 @@ def test_the_api_handlers_of_400_and_403_answer_json_under_the_api():
     denied = permission_denied(request, PermissionDenied())
     assert denied.status_code == 403
     assert denied["Content-Type"] == "application/json"
+
+
+# --- action addresses opened as pages (405) ---------------------------------------------------
+
+
+@pytest.fixture
+def run(sample_project, queued):
+    return services.run_create(project=sample_project, method="random", seed=1)
+
+
+@pytest.mark.parametrize("action", ["run_cancel", "run_withdraw", "run_hand_out"])
+def test_a_runs_action_opened_as_a_page_goes_to_the_run_page_and_does_nothing(client, run, action):
+    response = client.get(reverse(f"frontend:{action}", args=[run.pk]))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("frontend:run", args=[run.pk])
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED
+    assert client.get(response["Location"]).status_code == 200
+
+
+def test_an_upload_address_left_in_the_bar_goes_to_the_data_page_at_its_form(
+    client, sample_project
+):
+    before = Worker.objects.count()
+    response = client.get(reverse("frontend:data_upload", args=[sample_project.pk, "workers"]))
+    assert response.status_code == 302
+    assert response["Location"] == (
+        reverse("frontend:data", args=[sample_project.pk]) + "#kind-workers"
+    )
+    assert Worker.objects.count() == before
+
+
+def test_an_unknown_kind_of_data_is_a_404_whatever_the_method(client, sample_project):
+    url = f"/projects/{sample_project.pk}/data/bogus/"
+    for method in ("get", "post", "put"):
+        response = getattr(client, method)(url)
+        assert_site_page(response, 404, "Page not found")
+
+
+def test_an_action_opened_signed_out_signs_in_first_then_lands_on_its_page(alice, run):
+    client = Client()
+    url = reverse("frontend:run_cancel", args=[run.pk])
+    response = client.get(url)
+    assert response["Location"] == f"{reverse('login')}?next={url}"
+    response = client.post(
+        response["Location"], {"username": "alice", "password": "alice-password"}, follow=True
+    )
+    assert response.redirect_chain[-1][0] == reverse("frontend:run", args=[run.pk])
+    assert response.status_code == 200
+
+
+def test_another_users_action_opened_as_a_page_ends_in_a_404(other_client, run):
+    response = other_client.get(reverse("frontend:run_cancel", args=[run.pk]), follow=True)
+    assert response.status_code == 404
+
+
+def test_other_methods_on_an_action_are_the_405_page_with_allow(client, run):
+    response = client.put(reverse("frontend:run_cancel", args=[run.pk]))
+    page = assert_site_page(response, 405, "Not a page to open")
+    assert response["Allow"] == "POST"
+    assert "where a form of another page" in page
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED
+
+
+def test_a_form_sent_to_a_page_that_takes_none_is_the_405_page(client, sample_project):
+    response = client.post(reverse("frontend:data", args=[sample_project.pk]))
+    page = assert_site_page(response, 405, "This page takes no form")
+    assert response["Allow"] == "GET"
+    assert f'href="{reverse("frontend:data", args=[sample_project.pk])}"' in page
+
+
+def test_the_apis_405_stays_json(client):
+    response = client.get("/api/token/")
+    assert response.status_code == 405
+    assert response["Content-Type"] == "application/json"
+
+
+def test_the_sign_out_address_opened_signed_in_is_a_page_with_the_sign_out_button(client):
+    page = assert_site_page(client.get(reverse("logout")), 200, "Sign out")
+    assert '<form method="post" class="actions">' in page
+    assert client.get(reverse("frontend:projects")).status_code == 200  # still signed in
+    response = client.post(reverse("logout"))
+    assert response["Location"] == reverse("login")
+    assert client.get(reverse("frontend:projects")).status_code == 302
+
+
+def test_the_sign_out_address_opened_signed_out_goes_to_sign_in():
+    response = Client().get(reverse("logout"))
+    assert response.status_code == 302
+    assert response["Location"] == reverse("login")
