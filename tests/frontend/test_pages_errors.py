@@ -3,6 +3,8 @@ addresses opened as pages, and the API's errors kept as JSON beside them."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.template.loader import get_template
@@ -13,6 +15,7 @@ from assignment import services
 from assignment.api.errors import bad_request, permission_denied
 from assignment.models import Project, RunStatus, Worker
 from frontend.views import projects
+from frontend.views.errors import csrf_failure
 
 pytestmark = pytest.mark.django_db
 
@@ -203,3 +206,68 @@ def test_the_sign_out_address_opened_signed_out_goes_to_sign_in():
     response = Client().get(reverse("logout"))
     assert response.status_code == 302
     assert response["Location"] == reverse("login")
+
+
+# --- a failed CSRF check ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def stale_tab(alice):
+    """A browser signed in as alice that enforces CSRF, with a form's token from before a new
+    sign-in (signing in rotates the CSRF secret, as another tab would)."""
+    client = Client(enforce_csrf_checks=True)
+    client.get(reverse("login"))
+    old_token = client.cookies["csrftoken"].value
+    client.post(
+        reverse("login"),
+        {"username": "alice", "password": "alice-password", "csrfmiddlewaretoken": old_token},
+    )
+    assert client.cookies["csrftoken"].value != old_token
+    return client, old_token
+
+
+def test_a_stale_tabs_form_gets_a_page_that_says_the_session_changed_with_a_way_back(
+    stale_tab, sample_project
+):
+    client, old_token = stale_tab
+    project_url = reverse("frontend:project_settings", args=[sample_project.pk])
+    response = client.post(
+        project_url,
+        {"name": "renamed", "csrfmiddlewaretoken": old_token},
+        HTTP_REFERER=f"http://testserver{project_url}",
+    )
+    page = assert_site_page(response, 403, "The form was not sent")
+    assert "session changed or expired" in page
+    assert "More information is available with DEBUG=True" not in page
+    assert f'href="http://testserver{project_url}">Back to the page</a>' in page
+    sample_project.refresh_from_db()
+    assert sample_project.name == "birds and cars"
+
+
+def test_the_csrf_page_links_home_not_to_another_sites_referer(stale_tab, sample_project):
+    client, old_token = stale_tab
+    response = client.post(
+        reverse("frontend:project_settings", args=[sample_project.pk]),
+        {"name": "renamed", "csrfmiddlewaretoken": old_token},
+        HTTP_REFERER="https://evil.example/form",
+    )
+    page = assert_site_page(response, 403, "The form was not sent")
+    assert "evil.example" not in page
+    assert "Back to the page" not in page
+    assert f'href="{reverse("frontend:projects")}">Your projects</a>' in page
+
+
+def test_a_signed_out_stale_tab_is_told_to_sign_in_again(alice, sample_project):
+    client = Client(enforce_csrf_checks=True)
+    client.cookies["csrftoken"] = "x" * 32
+    response = client.post(reverse("frontend:data_upload", args=[sample_project.pk, "workers"]))
+    page = assert_site_page(response, 403, "The form was not sent")
+    assert "Sign in again" in page
+
+
+def test_a_failed_csrf_check_under_the_api_is_json():
+    # DRF's views check CSRF themselves (and answer JSON); this is any other view under /api/.
+    response = csrf_failure(RequestFactory().post("/api/projects/"), "CSRF token missing.")
+    assert response.status_code == 403
+    assert response["Content-Type"] == "application/json"
+    assert json.loads(response.content) == {"detail": "CSRF Failed: CSRF token missing."}
