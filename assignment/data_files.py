@@ -212,6 +212,15 @@ def open_data_file(
     return _open_csv(name, head, reader)
 
 
+def _looks_like(format: str, start: str) -> str:
+    """The message for a file of the other format: a JSON list read as CSV, or the reverse."""
+    other = "CSV" if format == "JSON" else "JSON"
+    return (
+        f"looks like {format}, not {other} (it starts with {start!r}): give the file a "
+        f".{format.lower()} name or choose {format} as its format"
+    )
+
+
 def _guess_format(name: str, head: bytes, reader: _LimitedReader) -> tuple[str, bytes]:
     """("csv" | "json", the bytes read so far) from the suffix, else from the first character."""
     suffix = os.path.splitext(name)[1].lower()
@@ -318,6 +327,10 @@ def _open_csv(name: str, head: bytes, reader: _LimitedReader) -> DataFile:
     if first is None:
         raise ImportValidationError(name, None, None, "is empty: expected a header line")
     header_line, header = first
+    if header[0].lstrip()[:1] in ("[", "{"):
+        raise ImportValidationError(
+            name, header_line, None, _looks_like("JSON", header[0].lstrip()[0])
+        )
     columns = tuple(cell.strip() for cell in header)
     for position, column in enumerate(columns, start=1):
         if not column:
@@ -492,6 +505,13 @@ class _JsonObjects:
             if not self._more():
                 return ""
 
+    def _first_line(self) -> str:
+        """The rest of the current line (up to MAX_LINE_BYTES characters), read if need be."""
+        while "\n" not in self._buffer[self._pos :] and len(self._buffer) < MAX_LINE_BYTES:
+            if not self._more():
+                break
+        return self._buffer[self._pos :].split("\n", 1)[0]
+
     def _describe(self, char: str) -> str:
         return "the end of the file" if char == "" else repr(char)
 
@@ -501,6 +521,8 @@ class _JsonObjects:
         if char == "":
             return False
         if char != "[":
+            if char != "{" and "," in self._first_line():
+                raise self._error(_looks_like("CSV", char))
             raise self._error(
                 f"is not a JSON list of objects: it must start with '[', found {char!r}"
             )

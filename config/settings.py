@@ -77,6 +77,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "assignment.middleware.DatabaseBusyMiddleware",
+    # A page's empty 405 (an action's address opened as a page) becomes the site's 405.html.
+    "frontend.methods.MethodNotAllowedPageMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -145,6 +147,9 @@ TVCS_SIGN_IN_LOCKOUT_SECONDS = env_int("TVCS_SIGN_IN_LOCKOUT_SECONDS", 900, mini
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "frontend:projects"
 LOGOUT_REDIRECT_URL = "login"
+# A form refused by the CSRF check (a stale tab after signing in or out): a page that says so
+# and links back; JSON under /api/.
+CSRF_FAILURE_VIEW = "frontend.views.errors.csrf_failure"
 
 #: Largest data file an import accepts, in bytes.
 TVCS_MAX_IMPORT_BYTES = env_int("TVCS_MAX_IMPORT_BYTES", 200 * 1024 * 1024, minimum=1)

@@ -15,5 +15,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
+# JSON under /api/, the site's error pages (frontend/templates/) elsewhere.
+handler400 = "assignment.api.errors.bad_request"
+handler403 = "assignment.api.errors.permission_denied"
 handler404 = "assignment.api.errors.not_found"
 handler500 = "assignment.api.errors.server_error"

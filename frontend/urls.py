@@ -7,6 +7,7 @@ from django.urls import path
 
 from frontend.forms import SignInForm
 from frontend.views import account, comparisons, data, labels, projects, quality, runs
+from frontend.views.sign_out import SignOutView
 
 app_name = "frontend"
 
@@ -55,5 +56,5 @@ auth_urlpatterns = [
         ),
         name="login",
     ),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", SignOutView.as_view(), name="logout"),
 ]

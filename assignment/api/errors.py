@@ -7,9 +7,10 @@
 - Invalid requests (a serializer's ``ValidationError``): 400 with every problem in ``detail``
   (``"field: message; other.0: message"``) and the same by field in ``fields``.
 - DRF's own errors (401, 403, 404, 405, 429) keep their ``detail``.
-- A URL under ``/api/`` that matches no route, and any unexpected failure, get the JSON
-  handlers below (``config.urls`` installs them) instead of Django's HTML pages; a 500 never
-  shows what failed.
+- A URL under ``/api/`` that matches no route, a 400 or 403 Django raises outside DRF's views,
+  and any unexpected failure, get the JSON handlers below (``config.urls`` installs them)
+  instead of the pages' HTML error pages (``frontend/templates/4xx.html``, ``500.html``); a 500
+  never shows what failed. A failed CSRF check is ``frontend.views.errors.csrf_failure``.
 """
 
 from __future__ import annotations
@@ -75,8 +76,28 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     return drf_exception_handler(exc, context)  # None for the rest: see DatabaseBusyMiddleware
 
 
+def bad_request(request: HttpRequest, exception: Exception):
+    """400 for a request Django refuses before any view (a host it does not serve, a
+    malformed body): JSON under ``/api/``, the site's ``400.html`` elsewhere."""
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse({"detail": "Bad request."}, status=status.HTTP_400_BAD_REQUEST)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception):
+    """403 outside DRF's views (which answer their own): JSON under ``/api/``, the site's
+    ``403.html`` elsewhere."""
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse(
+            {"detail": "You do not have permission to perform this action."},
+            status=status.HTTP_403_FORBIDDEN,
+        )
+    return defaults.permission_denied(request, exception)
+
+
 def not_found(request: HttpRequest, exception: Exception):
-    """404 for a URL no route matches: JSON under ``/api/``, Django's page elsewhere."""
+    """404 for a URL no route matches, or a page's object that is not the user's: JSON under
+    ``/api/``, the site's ``404.html`` elsewhere."""
     if request.path.startswith(API_PREFIX):
         return JsonResponse({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
     return defaults.page_not_found(request, exception)
@@ -84,7 +105,7 @@ def not_found(request: HttpRequest, exception: Exception):
 
 def server_error(request: HttpRequest):
     """500 for an unexpected failure (logged with its traceback by Django): JSON under
-    ``/api/``, Django's page elsewhere; neither says what failed."""
+    ``/api/``, the site's ``500.html`` elsewhere; neither says what failed."""
     if request.path.startswith(API_PREFIX):
         return JsonResponse(
             {"detail": "internal server error"}, status=status.HTTP_500_INTERNAL_SERVER_ERROR

@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from assignment import selectors, services
 from assignment.data_files import FORMATS
@@ -21,6 +21,7 @@ from assignment.importers import KINDS
 from assignment.models import Project
 from frontend.access import user_project
 from frontend.forms import UploadForm
+from frontend.methods import post_action
 from frontend.rates import rate_refusal
 from frontend.samples import sample_text
 
@@ -81,8 +82,15 @@ def data(request: HttpRequest, project_id: int) -> HttpResponse:
     return _render(request, project, _panels(project))
 
 
+def _upload_page(project_id: int, kind: str) -> str:
+    """Where an upload form of ``kind`` is: the data page at that kind (404: no such kind)."""
+    if kind not in KINDS:
+        raise Http404(f"no data kind {kind!r}")
+    return reverse("frontend:data", kwargs={"project_id": project_id}) + f"#kind-{kind}"
+
+
 @login_required
-@require_POST
+@post_action(_upload_page)
 def data_upload(request: HttpRequest, project_id: int, kind: str) -> HttpResponse:
     project = user_project(request, project_id)
     if kind not in KINDS:

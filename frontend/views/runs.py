@@ -8,7 +8,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
 
 from assignment import pictures, selectors, services
 from assignment.data_files import FORMATS
@@ -19,6 +20,7 @@ from assignment.exporters import write_pairs
 from assignment.models import RunStatus
 from frontend.access import user_project, user_run
 from frontend.forms import RunForm
+from frontend.methods import post_action
 from frontend.rates import rate_refusal
 
 RUNS_PER_PAGE = 25
@@ -107,8 +109,13 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(request, "frontend/_run_status.html", _run_context(user_run(request, run_id)))
 
 
+def _run_page(run_id: int) -> str:
+    """Where a run's buttons (cancel, withdraw, hand out) are."""
+    return reverse("frontend:run", kwargs={"run_id": run_id})
+
+
 @login_required
-@require_POST
+@post_action(_run_page)
 def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     run = user_run(request, run_id)
     try:
@@ -121,7 +128,7 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_action(_run_page)
 def run_withdraw(request: HttpRequest, run_id: int) -> HttpResponse:
     run = user_run(request, run_id)
     try:
@@ -138,7 +145,7 @@ def run_withdraw(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
+@post_action(_run_page)
 def run_hand_out(request: HttpRequest, run_id: int) -> HttpResponse:
     run = user_run(request, run_id)
     try:

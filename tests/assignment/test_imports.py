@@ -535,6 +535,20 @@ BAD_FILES = [
     (
         "workers",
         "workers.csv",
+        '[{"worker_id": "x9", "name": "Z"}]\n',
+        "workers.csv, line 1: looks like JSON, not CSV (it starts with '['): give the file a "
+        ".json name or choose JSON as its format",
+    ),
+    (
+        "workers",
+        "workers.csv",
+        '\n[\n  {\n    "worker_id": "x9"\n  }\n]\n',
+        "workers.csv, line 2: looks like JSON, not CSV (it starts with '['): give the file a "
+        ".json name or choose JSON as its format",
+    ),
+    (
+        "workers",
+        "workers.csv",
         "worker_id;name;max_tasks\nw1;Ann;3\n",
         "workers.csv, line 1: the header 'worker_id;name;max_tasks' is one column: columns must "
         "be separated by commas, not semicolons",
@@ -606,6 +620,19 @@ BAD_FILES = [
         "workers.json",
         '{"worker_id": "w1"}',
         "workers.json, line 1: is not a JSON list of objects: it must start with '[', found '{'",
+    ),
+    (
+        "workers",
+        "workers.json",
+        "worker_id,name\nw1,Ann\n",
+        "workers.json, line 1: looks like CSV, not JSON (it starts with 'w'): give the file a "
+        ".csv name or choose CSV as its format",
+    ),
+    (
+        "workers",
+        "workers.json",
+        "worker_id\nw1\n",
+        "workers.json, line 1: is not a JSON list of objects: it must start with '[', found 'w'",
     ),
     ("workers", "workers.json", "[]", "workers.json: is an empty JSON list: it has no rows"),
     ("workers", "workers.json", " \n", "workers.json: is empty: expected a JSON list of objects"),

@@ -475,7 +475,66 @@ def test_a_project_manager_goes_from_sign_in_to_compared_assignments(
         if path in ("/", "/account/"):
             continue
         visit.open(path)
-        assert "Not Found" in visit.driver.title or "Not Found" in visit.driver.page_source, path
+        assert visit.driver.title == "Page not found · tvcs-assign", path
     visit.open("/")
     assert "no project yet" in visit.driver.page_source
     assert worker.process.poll() is None
+
+
+def test_error_pages_and_action_addresses_are_pages_of_the_site(browser, live_server, tmp_path):
+    """A 404, an upload's address opened as a page, a form sent to a page that takes none, the
+    sign-out address, and a stale tab's form after signing in again in another tab: each is a
+    page in the site's layout that passes axe-core."""
+    from assignment import services
+
+    user = get_user_model().objects.create_user("manager", password="manager-password")
+    project = services.project_create(owner=user, name="errors")
+    visit = Visit(browser, live_server.url, tmp_path / "screenshots")
+    visit.sign_in("manager", "manager-password")
+
+    visit.open("/runs/99999/")
+    assert visit.driver.title == "Page not found · tvcs-assign"
+    assert visit.find(".site-header .brand").text == "tvcs-assign"
+    visit.check("error-404")
+
+    visit.open(f"/projects/{project.pk}/data/workers/")  # left in the bar by a rejected upload
+    assert visit.driver.current_url.endswith(f"/projects/{project.pk}/data/#kind-workers")
+    visit.driver.execute_script(
+        "const form = document.createElement('form');"
+        "form.method = 'post'; form.action = location.pathname;"
+        "form.append(document.querySelector('[name=csrfmiddlewaretoken]').cloneNode());"
+        "document.body.append(form); form.submit();"
+    )
+    wait_until(
+        lambda: visit.driver.title == "This page takes no form · tvcs-assign",
+        timeout=10,
+        what="the 405 page",
+    )
+    visit.check("error-405")
+
+    visit.open("/accounts/logout/")
+    assert visit.driver.title == "Sign out · tvcs-assign"
+    visit.check("sign-out")
+
+    visit.open("/account/")  # this tab's form is from the session before the next sign-in
+    stale = visit.driver.current_window_handle
+    visit.driver.switch_to.new_window("tab")
+    visit.open("/")
+    visit.submit("form.account")
+    visit.sign_in("manager", "manager-password")
+    visit.driver.switch_to.window(stale)
+    visit.submit()
+    wait_until(
+        lambda: visit.driver.title == "The form was not sent · tvcs-assign",
+        timeout=10,
+        what="the CSRF failure page",
+    )
+    assert "session changed or expired" in visit.find("main").text
+    visit.check("error-csrf")
+    visit.find("main .actions a").click()  # back to the page, which loads it anew
+    wait_until(
+        lambda: visit.driver.current_url == live_server.url + "/account/",
+        timeout=10,
+        what="the page again",
+    )
+    assert not visit.problems, visit.problems

@@ -151,6 +151,21 @@ def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, sa
     assert not Worker.objects.filter(external_id="w8").exists()
 
 
+def test_a_json_file_named_csv_is_said_to_look_like_json_not_to_have_no_rows(
+    client, sample_project
+):
+    content = b'[{"worker_id": "x9", "name": "Z"}]\n'
+    response = upload(client, sample_project, "workers", content, name="bad_json_as_csv.csv")
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "has a header but no rows" not in page
+    assert (
+        "bad_json_as_csv.csv, line 1: looks like JSON, not CSV (it starts with &#x27;[&#x27;): "
+        "give the file a .json name or choose JSON as its format" in page
+    )
+    assert '<dd class="error-line">1</dd>' in page
+
+
 def test_a_quality_upload_makes_a_new_matrix_and_says_so(client, sample_project):
     before = QualityMatrix.objects.count()
     response = upload(client, sample_project, "quality", sample_bytes("quality"))

@@ -60,7 +60,8 @@ def test_a_comparisons_run_is_handed_out_from_its_page_and_the_pages_say_so(clie
     assert 'id="round-awaiting-answers"' in overview  # its 3 pairs are pending
     again = client.post(reverse("frontend:run_hand_out", args=[greedy.pk]), follow=True)
     assert "was handed out already" in again.content.decode()
-    assert client.get(reverse("frontend:run_hand_out", args=[greedy.pk])).status_code == 405
+    opened = client.get(reverse("frontend:run_hand_out", args=[greedy.pk]))  # a GET acts not
+    assert opened["Location"] == reverse("frontend:run", args=[greedy.pk])
 
 
 def test_a_refused_hand_out_says_why_on_the_run_page(client, sample_project):
