@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, JsonResponse
 from django.views import defaults
 from rest_framework import status
@@ -80,8 +82,25 @@ def bad_request(request: HttpRequest, exception: Exception):
     """400 for a request Django refuses before any view (a host it does not serve, a
     malformed body): JSON under ``/api/``, the site's ``400.html`` elsewhere."""
     if request.path.startswith(API_PREFIX):
-        return JsonResponse({"detail": "Bad request."}, status=status.HTTP_400_BAD_REQUEST)
+        return JsonResponse({"detail": _bad_request_detail(exception)}, status=400)
     return defaults.bad_request(request, exception)
+
+
+def _bad_request_detail(exception: Exception) -> str:
+    """What a client can do about a request Django refused: the limit it went over, by name."""
+    if isinstance(exception, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return (
+            f"the request body is larger than the {limit:,} bytes a request may send "
+            "(DATA_UPLOAD_MAX_MEMORY_SIZE); send data files as multipart uploads to "
+            "/api/projects/{id}/data/{kind}/"
+        )
+    if isinstance(exception, TooManyFieldsSent):
+        return (
+            f"the request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} form fields "
+            "(DATA_UPLOAD_MAX_NUMBER_FIELDS): an upload takes one file and a format"
+        )
+    return "Bad request."
 
 
 def permission_denied(request: HttpRequest, exception: Exception):

@@ -119,3 +119,12 @@ def test_a_body_nested_too_deeply_for_the_decoder_is_a_json_400(api, path):
     assert response.status_code == 400
     assert response["Content-Type"] == "application/json"
     assert "nested too deeply" in response.json()["detail"]
+
+
+def test_a_body_over_the_size_limit_is_a_json_400_naming_the_limit(api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    api.raise_request_exception = False
+    response = api.post("/api/projects/", {"name": "x", "description": "d" * 2000})
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert "larger than the 1,000 bytes" in response.json()["detail"]
