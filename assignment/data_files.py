@@ -22,6 +22,7 @@ import codecs
 import csv
 import json
 import os
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -51,6 +52,19 @@ MAX_LINE_BYTES = 1 << 20
 #: (:func:`quote_formula`); imports of CSV files remove that quote again
 #: (:func:`unquote_formula`), so that an export imports back unchanged.
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "\x00")
+
+
+def invisible_character(text: str) -> str:
+    """Why ``text``, a name that must match the same name typed elsewhere (an id, a category,
+    a label), cannot be one: it holds an invisible format character (a byte order mark, a
+    zero-width space: Unicode category Cf), which would make it differ while looking the same;
+    "" if it holds none."""
+    at = next((k for k, char in enumerate(text) if unicodedata.category(char) == "Cf"), None)
+    if at is None:
+        return ""
+    char = text[at]
+    name = unicodedata.name(char, "a format character")
+    return f"contains an invisible character, U+{ord(char):04X} ({name}), at position {at + 1}"
 
 
 def _formula_like(text: str) -> bool:

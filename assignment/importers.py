@@ -19,7 +19,6 @@ import json
 import logging
 import math
 import re
-import unicodedata
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import models
 
-from assignment.data_files import DataFile, Row, parse_json_text, unquote_formula
+from assignment.data_files import (
+    DataFile,
+    Row,
+    invisible_character,
+    parse_json_text,
+    unquote_formula,
+)
 from assignment.errors import ImportValidationError
 from assignment.models import (
     MAX_COUNT,
@@ -148,16 +153,9 @@ class _Cells:
         without invisible format characters (a byte order mark, a zero-width space), which
         would make it differ from the same id typed elsewhere while looking the same."""
         text = self.text(value)
-        hidden = next(
-            (k for k, char in enumerate(text) if unicodedata.category(char) == "Cf"), None
-        )
-        if hidden is not None:
-            char = text[hidden]
-            name = unicodedata.name(char, "a format character")
-            raise _Invalid(
-                f"contains an invisible character, U+{ord(char):04X} ({name}), at position "
-                f"{hidden + 1}: remove it, or the id will not match the same id elsewhere"
-            )
+        hidden = invisible_character(text)
+        if hidden:
+            raise _Invalid(f"{hidden}: remove it, or the id will not match the same id elsewhere")
         return text
 
     def label(self, value: object) -> str:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
+import unicodedata
 from typing import BinaryIO
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from assignment.data_files import open_data_file
+from assignment.data_files import invisible_character, open_data_file
+from assignment.engine.multiclass import MAX_LABELS
 from assignment.errors import (
     ProjectAlreadyExistsError,
     ProjectValidationError,
@@ -40,11 +42,26 @@ _MAX_LABEL_LENGTH = 100
 def _clean_labels(labels: list[str]) -> list[str]:
     if not isinstance(labels, list | tuple):
         raise ProjectValidationError(f"labels must be a list of strings, got {labels!r}")
+    if len(labels) > MAX_LABELS:
+        raise ProjectValidationError(
+            f"a project may have at most {MAX_LABELS} labels (the exact accuracy of K labels "
+            f"enumerates K^k answers of k workers), got {len(labels):,}"
+        )
     cleaned = []
     for label in labels:
         if not isinstance(label, str) or not label.strip():
             raise ProjectValidationError(f"every label must be a non-empty string, got {label!r}")
         label = label.strip()
+        unseen = invisible_character(label) or (
+            "contains a line break or another control character"
+            if any(unicodedata.category(char) == "Cc" for char in label)
+            else ""
+        )
+        if unseen:
+            raise ProjectValidationError(
+                f"the label {label!r} {unseen}: remove it, or answers typed with the label "
+                "will not match it"
+            )
         if len(label) > _MAX_LABEL_LENGTH:
             raise ProjectValidationError(
                 f"labels must be at most {_MAX_LABEL_LENGTH} characters long, got {label!r}"

@@ -277,6 +277,22 @@ def test_a_project_of_three_labels_refuses_the_binary_prior_and_writes_nothing(a
     assert Project.objects.get(pk=project.pk).default_prior == 0.5
 
 
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        (["a\u200b", "a"], r"contains an invisible character, U\+200B \(ZERO WIDTH SPACE\)"),
+        (["cat", "\ufeffdog"], "U\\+FEFF"),
+        (["a\nb", "c"], "contains a line break or another control character"),
+        ([f"l{k}" for k in range(51)], "at most 50 labels"),
+    ],
+)
+def test_a_label_set_that_could_not_be_told_apart_or_computed_is_refused(alice, labels, message):
+    with pytest.raises(ProjectValidationError, match=message):
+        services.project_create(owner=alice, name="pets", labels=labels)
+    assert not Project.objects.exists()
+    services.project_create(owner=alice, name="fifty", labels=[f"l{k}" for k in range(50)])
+
+
 def test_an_estimate_from_answers_over_the_api_takes_a_bound_on_em_iterations(api, filled_project):
     url = f"/api/projects/{filled_project.pk}/quality/estimate/"
     response = api.post(url, {"source": "both", "max_iterations": 1}, format="json")
