@@ -50,6 +50,7 @@ from assignment.engine.shards import (
     split_tasks,
 )
 from assignment.engine.solve import evaluate
+from assignment.engine.under_confusion import CHOSEN_UNDER_MATRICES
 from assignment.models import AssignmentRun, RunShard, RunStatus
 from assignment.services.runs import (
     _bayes_vote_prior,
@@ -369,7 +370,10 @@ def _finish(run: AssignmentRun, best, state: dict) -> str:
     problem, nxt = _sharded_problem(run)
     x = merge_outcomes(problem, best)
     rounds = len(state["history"])
-    under = "" if problem.confusion is None else ", chosen under the Dawid-Skene matrices"
+    under = ""
+    if problem.confusion is not None:  # the rule of AssignmentRun.chosen_under
+        chosen = "chosen" if run.method in CHOSEN_UNDER_MATRICES else "scored"
+        under = f", {chosen} under the Dawid-Skene matrices"
     plural = "s" * (rounds != 1)
     message = f"{run.method} in {len(best)} shards, {rounds} price round{plural}{under}"
     if nxt is not None and (run.rounds_left or 1) > 1:

@@ -360,6 +360,24 @@ def test_a_sharded_run_on_dawid_skene_quality_is_chosen_and_scored_under_the_mat
     assert abs(run.expected_accuracy - single.expected_accuracy) < 0.005
 
 
+@pytest.mark.parametrize(("method", "word"), [("greedy", "chosen"), ("random", "scored")])
+def test_a_sharded_runs_message_says_what_its_chosen_under_says(
+    ds_project, broker, django_capture_on_commit_callbacks, method, word
+):
+    run = services.run_create(
+        project=ds_project, method=method, enqueue=False, shards=2, budget=100, seed=0
+    )
+    assert services.run_claim(run_id=run.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.run_execute(run_id=run.pk)
+    drain(broker, django_capture_on_commit_callbacks)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    expected = {"chosen": "dawid_skene", "scored": "symmetric"}[word]
+    assert run.chosen_under == expected
+    assert f"{word} under the Dawid-Skene matrices" in run.progress_message
+
+
 def test_a_sharded_run_on_dawid_skene_quality_that_could_pass_the_exact_limit_is_refused(
     ds_project,
 ):
