@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 
 from assignment.data_files import FORMATS
 from assignment.engine import METHODS, Option, method_spec
@@ -77,6 +78,10 @@ class KnownFieldsOnlyMixin:
                     }
                 )
         return super().to_internal_value(data)
+
+
+class SignInSerializer(KnownFieldsOnlyMixin, AuthTokenSerializer):
+    """Username and password for ``POST /api/token/``; any other field is a 400."""
 
 
 def _shallow_copy(field: serializers.Field) -> serializers.Field:

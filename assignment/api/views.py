@@ -19,7 +19,7 @@ from drf_spectacular.utils import (
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import NotAuthenticated, NotFound
+from rest_framework.exceptions import NotAuthenticated, NotFound, ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -51,6 +51,7 @@ from assignment.api.serializers import (
     RunCreateSerializer,
     RunFilterSerializer,
     RunSerializer,
+    SignInSerializer,
     TokenSerializer,
     UploadSerializer,
 )
@@ -161,6 +162,7 @@ class TokenView(ObtainAuthToken):
 
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "token"
+    serializer_class = SignInSerializer
     # ObtainAuthToken's parsers, with the API's JSON parser (a body nested too deeply is a 400).
     parser_classes = [FormParser, MultiPartParser, JSONParser]
 
@@ -467,6 +469,17 @@ class RunListView(APIView):
         return _paginated(self, runs, RunSerializer)
 
 
+def _refuse_body(request) -> None:
+    """A 400 naming the fields of a body sent to an action that takes none (a client that
+    sends ``{"force": true}`` to cancel must not believe it was read)."""
+    if not request.data:
+        return
+    if isinstance(request.data, Mapping):
+        unknown = "Unknown field; this request takes no body."
+        raise ValidationError({name: [unknown] for name in sorted(request.data)})
+    raise ValidationError("This request takes no body.")
+
+
 class RunDetailView(APIView):
     @extend_schema(
         summary="A run: status, progress, timings and result",
@@ -483,6 +496,7 @@ class RunCancelView(APIView):
         responses={200: RunSerializer, 404: _NOT_FOUND, 409: _CONFLICT},
     )
     def post(self, request, run_id: int):
+        _refuse_body(request)
         run = services.run_cancel(run=_run(request, run_id))
         return Response(RunSerializer(run).data)
 
@@ -498,6 +512,7 @@ class RunWithdrawView(APIView):
         responses={200: RunSerializer, 404: _NOT_FOUND, 409: _CONFLICT},
     )
     def post(self, request, run_id: int):
+        _refuse_body(request)
         run = services.run_withdraw(run=_run(request, run_id))
         return Response(RunSerializer(run).data)
 
@@ -516,6 +531,7 @@ class RunHandOutView(APIView):
         responses={200: RunSerializer, 404: _NOT_FOUND, 409: _CONFLICT},
     )
     def post(self, request, run_id: int):
+        _refuse_body(request)
         run = services.run_hand_out(run=_run(request, run_id))
         return Response(RunSerializer(run).data)
 

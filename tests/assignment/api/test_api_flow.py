@@ -50,6 +50,27 @@ def test_a_wrong_password_gets_no_token(alice):
     assert "token" not in response.json()
 
 
+def test_a_token_request_with_a_field_it_does_not_take_is_a_400_naming_it(alice):
+    response = APIClient().post(
+        "/api/token/",
+        {"username": "alice", "password": "alice-password", "remember": True},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert "remember" in response.json()["fields"]
+
+
+@pytest.mark.parametrize("action", ["cancel", "withdraw", "hand-out"])
+def test_a_runs_action_with_a_body_is_a_400_and_changes_nothing(
+    api, filled_project, queued, action
+):
+    run = api.post(f"/api/projects/{filled_project.pk}/runs/", {"method": "random"}).json()
+    response = api.post(f"/api/runs/{run['id']}/{action}/", {"force": True})
+    assert response.status_code == 400
+    assert response.json()["fields"] == {"force": ["Unknown field; this request takes no body."]}
+    assert AssignmentRun.objects.get(pk=run["id"]).status == "queued"
+
+
 def test_the_whole_flow_from_a_new_project_to_the_downloaded_assignment(
     api, queued, django_capture_on_commit_callbacks
 ):

@@ -204,6 +204,7 @@ def test_the_schema_closes_the_request_bodies_that_refuse_unknown_fields(tmp_pat
         "QualityEstimateRequest",
         "RunCreateRequest",
         "ComparisonCreateRequest",
+        "SignInRequest",
     }
     response = api.post("/api/projects/", {"name": "p", "colour": "red"}, format="json")
     assert response.status_code == 400
