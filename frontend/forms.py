@@ -26,6 +26,7 @@ from assignment.models import (
     EstimateSource,
     Project,
 )
+from assignment.services.rounds import target_posterior_refusal
 from assignment.sign_in import LockoutFormMixin
 
 
@@ -39,14 +40,24 @@ def add_service_error(form: forms.Form, error: Exception) -> None:
     """A service's refusal on ``form``: beside the field it names first (``default_prior is
     ...``, ``default_label_prior: ...``), in the field's label, else above the form."""
     message = str(error)
-    for name, field in form.fields.items():
-        for separator in (": ", " "):
-            if message.startswith(name + separator):
-                rest = message[len(name) + len(separator) :]
-                text = rest[:1].upper() + rest[1:] if separator == ": " else f"{field.label} {rest}"
-                form.add_error(name, text)
-                return
+    for name in form.fields:
+        text = _in_words(form, name, message)
+        if text:
+            form.add_error(name, text)
+            return
     form.add_error(None, message)
+
+
+def _in_words(form: forms.Form, name: str, message: str) -> str:
+    """A service's ``message`` about field ``name`` (``name is ...``, ``name: ...``) said in
+    the field's label; "" when it is not about that field."""
+    for separator in (": ", " "):
+        if message.startswith(name + separator):
+            rest = message[len(name) + len(separator) :]
+            if separator == ": ":
+                return rest[:1].upper() + rest[1:]
+            return f"{form.fields[name].label} {rest}"
+    return ""
 
 
 class SignInForm(LockoutFormMixin, AuthenticationForm):
@@ -347,7 +358,8 @@ class _CapsForm(forms.Form):
 
 
 class _RoundForm(forms.Form):
-    """The next-round fields of the run and comparison forms."""
+    """The next-round fields of the run and comparison forms, for a project of ``n_labels``
+    labels (the bound of a target posterior depends on it)."""
 
     next_round = forms.BooleanField(
         label="Next round",
@@ -381,10 +393,16 @@ class _RoundForm(forms.Form):
         "round plans them all and takes its share in layers; empty or 1 = the last round.",
     )
 
+    def __init__(self, *args, n_labels: int, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.n_labels = n_labels
+
     def clean_target_posterior(self) -> float | None:
+        """The services' one rule of a target posterior (above 1/K for K labels)."""
         value = self.cleaned_data.get("target_posterior")
-        if value is not None and value <= 0.5:
-            raise forms.ValidationError("Must be above 0.5.")
+        refusal = target_posterior_refusal(value, n_labels=self.n_labels)
+        if refusal:
+            raise forms.ValidationError(_in_words(self, "target_posterior", refusal) or refusal)
         return value
 
     def clean_target_accuracy(self) -> float | None:

@@ -39,7 +39,11 @@ def comparison_list(request: HttpRequest, project_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def comparison_create(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
-    form = ComparisonForm(request.POST or None, initial={"next_round": "round" in request.GET})
+    form = ComparisonForm(
+        request.POST or None,
+        initial={"next_round": "round" in request.GET},
+        n_labels=len(project.labels),
+    )
     refusal = request.method == "POST" and rate_refusal(request, scope="runs")
     if refusal:
         form.add_error(None, refusal)
