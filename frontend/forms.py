@@ -177,8 +177,9 @@ class ProjectCreateForm(ProjectDefaultsForm):
 
     def clean(self) -> dict:
         """The prior of the project's label set: ``default_prior`` for two labels (required),
-        ``default_label_prior`` for more; the other one's initial value is not passed on, and
-        a value typed into it is refused rather than dropped."""
+        ``default_label_prior`` for more. For more, the two-label box is not passed on: left
+        as it was or emptied it is ignored, and another value typed into it is refused rather
+        than dropped."""
         data = super().clean()
         labels = data.get("labels")
         if labels is None:
@@ -186,7 +187,10 @@ class ProjectCreateForm(ProjectDefaultsForm):
         if len(labels) == 2 and data.get("default_prior") is None:
             self.add_error("default_prior", "Required for a project of two labels.")
         elif len(labels) > 2:
-            if "default_prior" in self.changed_data:
+            typed = data.get("default_prior")
+            if typed is not None and typed != self.get_initial_for_field(
+                self.fields["default_prior"], "default_prior"
+            ):
                 self.add_error(
                     "default_prior",
                     f"For two labels only; this project has {len(labels)}: give the default "

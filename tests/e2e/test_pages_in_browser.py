@@ -172,8 +172,7 @@ def create_project(visit: Visit) -> Project:
         "id_name": "birds <script>alert(1)</script>",
         "id_description": "",
         "id_labels": None,  # keeps "0, 1"
-        "id_default_prior": None,
-        "id_default_label_prior": None,  # empty: uniform (for more than two labels)
+        "id_default_prior": None,  # (the prior over the labels is hidden for two labels)
         "id_default_max_workers_per_task": str(PER_TASK),
         "id_default_max_tasks_per_worker": str(PER_WORKER),
         "id_default_budget": str(BUDGET),

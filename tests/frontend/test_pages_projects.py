@@ -214,6 +214,13 @@ def test_a_project_of_three_labels_is_created_with_the_binary_prior_left_as_it_w
     assert project.default_label_prior is None  # uniform
 
 
+def test_a_project_of_three_labels_is_created_with_the_binary_prior_emptied(client, alice):
+    data = {**NEW, "labels": "cat, dog, bird", "default_prior": ""}
+    response = client.post(reverse("frontend:project_create"), data)
+    assert response.status_code == 302, response.content.decode()
+    assert Project.objects.get(owner=alice).labels == ["cat", "dog", "bird"]
+
+
 def test_a_label_with_a_comma_is_written_in_quotes_and_its_settings_save_unchanged(client, alice):
     data = {**NEW, "labels": '"a, b", c, "say ""hi"""', "default_prior": "0.5"}
     assert client.post(reverse("frontend:project_create"), data).status_code == 302
