@@ -18,6 +18,7 @@ from assignment.errors import (
     full_clean_or_raise,
 )
 from assignment.importers import KINDS, ImportResult, import_data_file
+from assignment.importers import _show as show_value  # quoted as import messages quote
 from assignment.models import (
     Answer,
     GoldAnswer,
@@ -40,13 +41,14 @@ def _clean_labels(labels: list[str]) -> list[str]:
     if not isinstance(labels, list | tuple):
         raise ProjectValidationError(f"labels must be a list of strings, got {labels!r}")
     cleaned = []
-    for label in labels:
+    for number, label in enumerate(labels, start=1):
         if not isinstance(label, str) or not label.strip():
             raise ProjectValidationError(f"every label must be a non-empty string, got {label!r}")
         label = label.strip()
         if len(label) > _MAX_LABEL_LENGTH:
             raise ProjectValidationError(
-                f"labels must be at most {_MAX_LABEL_LENGTH} characters long, got {label!r}"
+                f"labels: label {number} of {len(labels)} is {len(label):,} characters long, "
+                f"and a label may have at most {_MAX_LABEL_LENGTH}: {show_value(label)}"
             )
         if label in cleaned:
             raise ProjectValidationError(f"the label {label!r} is given twice")

@@ -64,6 +64,15 @@ def test_a_project_the_services_refuse_is_shown_with_the_reason_and_not_created(
     assert not Project.objects.exists()
 
 
+def test_a_label_too_long_is_named_beside_the_label_set_and_quoted_in_part(client):
+    response = client.post(reverse("frontend:project_create"), {**NEW, "labels": "a" * 150 + ", b"})
+    assert response.status_code == 400
+    (error,) = response.context["form"].errors["labels"]
+    assert error.startswith("Label 1 of 2 is 150 characters long, and a label may have at most 100")
+    assert "a" * 81 not in error
+    assert "(152 characters)" in error  # the quotation's length, quotes included
+
+
 def test_a_second_project_of_the_same_name_is_refused(client, sample_project):
     response = client.post(reverse("frontend:project_create"), {**NEW, "name": sample_project.name})
     assert response.status_code == 400
