@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -19,6 +18,7 @@ from assignment.exporters import write_pairs
 from assignment.models import RunStatus
 from frontend.access import user_project, user_run
 from frontend.forms import RunForm
+from frontend.paging import page_of
 from frontend.rates import rate_refusal
 
 RUNS_PER_PAGE = 25
@@ -29,7 +29,7 @@ RUNS_PER_PAGE = 25
 def run_list(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
     runs = selectors.run_list_for_user(user=request.user, project_id=project.pk)
-    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    page = page_of(runs, RUNS_PER_PAGE, request.GET.get("page"))
     return render(
         request, "frontend/run_list.html", {"project": project, "page": page, "tab": "runs"}
     )
