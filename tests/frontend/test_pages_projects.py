@@ -9,7 +9,7 @@ from django.urls import reverse
 from page_helpers import execute
 
 from assignment import services
-from assignment.models import Project, Worker
+from assignment.models import AssignmentRun, Project, RunStatus, Worker
 
 pytestmark = pytest.mark.django_db
 
@@ -127,6 +127,18 @@ def test_deleting_asks_first_and_then_removes_everything(client, sample_project)
     assert response.redirect_chain[-1][0] == reverse("frontend:projects")
     assert not Project.objects.exists()
     assert not Worker.objects.exists()
+
+
+def test_deleting_says_which_runs_are_computing_now_and_counts_in_words(
+    client, sample_project, queued
+):
+    for status in (RunStatus.RUNNING, RunStatus.SUCCEEDED, RunStatus.QUEUED):
+        run = services.run_create(project=sample_project, method="random", enqueue=False)
+        AssignmentRun.objects.filter(pk=run.pk).update(status=status)
+    page = client.get(reverse("frontend:project_delete", args=[sample_project.pk]))
+    text = " ".join(page.content.decode().split())
+    assert "3 runs, 1 of them computing now (it will be stopped), 1 queued (it will not" in text
+    assert "1 quality matrix," in text
 
 
 def test_the_overview_counts_the_data_and_says_what_to_do_next(client, sample_project):
