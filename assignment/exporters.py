@@ -295,7 +295,7 @@ EXPORT_KINDS: dict[str, ExportKind] = {
     "labels_dawid_skene": ExportKind(
         ("task_id", "label", "posterior", "n_answers"),
         _dawid_skene_label_rows,
-        "Dawid-Skene labels of the collected answers (EM over the answers alone)",
+        "Dawid\u2013Skene labels of the collected answers (EM over the answers alone)",
     ),
 }
 

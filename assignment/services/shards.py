@@ -369,7 +369,7 @@ def _finish(run: AssignmentRun, best, state: dict) -> str:
     problem, nxt = _sharded_problem(run)
     x = merge_outcomes(problem, best)
     rounds = len(state["history"])
-    under = "" if problem.confusion is None else ", chosen under the Dawid-Skene matrices"
+    under = "" if problem.confusion is None else ", chosen under the Dawid\u2013Skene matrices"
     plural = "s" * (rounds != 1)
     message = f"{run.method} in {len(best)} shards, {rounds} price round{plural}{under}"
     if nxt is not None and (run.rounds_left or 1) > 1:

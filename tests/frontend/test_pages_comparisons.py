@@ -183,3 +183,20 @@ def test_a_range_with_more_steps_than_whole_budgets_says_which_it_made(client, s
         "Every run is on the whole project; at most 3 workers per task and 3 tasks per "
         "worker; seed 2."
     )
+
+
+def test_budgets_are_written_with_thousands_separators_and_a_random_seed_is_called_random(
+    client, sample_project, queued
+):
+    post(client, sample_project, budget_mode="list", budgets="1200")
+    comparison = Comparison.objects.get()
+    run = AssignmentRun.objects.filter(comparison=comparison).first()
+    page = client.get(reverse("frontend:comparison", args=[comparison.pk])).content.decode()
+    assert '<td class="num">1,200</td>' in page
+    assert "seed random" in page
+    listed = client.get(reverse("frontend:comparisons", args=[sample_project.pk])).content.decode()
+    assert "<td>1,200</td>" in listed
+    run_page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
+    assert "<dt>Budget</dt><dd>1,200 pairs</dd>" in run_page
+    runs = client.get(reverse("frontend:runs", args=[sample_project.pk])).content.decode()
+    assert '<td class="num">1,200</td>' in runs

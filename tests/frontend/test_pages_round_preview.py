@@ -102,3 +102,10 @@ def test_an_error_is_a_readable_escaped_message_not_a_500(client, sample_project
 def test_another_users_project_is_not_found(other_client, sample_project):
     url = reverse("frontend:round_preview", args=[sample_project.pk])
     assert other_client.get(url).status_code == 404
+
+
+def test_a_budget_of_one_pair_is_one_pair(client, sample_project):
+    answers = Answer.objects.filter(task__project=sample_project).count()
+    services.project_update(project=sample_project, default_budget=answers + 1)
+    html = fragment(client, sample_project)
+    assert "(a budget of 1 pair," in html
