@@ -213,6 +213,10 @@ class ProjectSettingsForm(ProjectDefaultsForm):
     def __init__(self, *args, labels: list[str], **kwargs) -> None:
         super().__init__(*args, **kwargs)
         del self.fields["default_label_prior" if len(labels) == 2 else "default_prior"]
+        # Each value as the page showed it goes back with the form, so that changed_data is
+        # what this page changed: a save does not undo another tab's change of another field.
+        for field in self.fields.values():
+            field.show_hidden_initial = True
 
 
 class UploadForm(forms.Form):

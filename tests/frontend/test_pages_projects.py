@@ -6,7 +6,7 @@ import io
 
 import pytest
 from django.urls import reverse
-from page_helpers import execute
+from page_helpers import execute, form_inputs
 
 from assignment import services
 from assignment.models import AssignmentRun, Project, RunStatus, Worker
@@ -94,6 +94,16 @@ def test_settings_change_only_what_was_changed(client, sample_project):
     assert "strictly between 0 and 1" in refused.content.decode()
     sample_project.refresh_from_db()
     assert sample_project.default_prior == 0.5
+
+
+def test_settings_saved_in_two_tabs_keep_each_tabs_own_change(client, sample_project):
+    url = reverse("frontend:project_settings", args=[sample_project.pk])
+    tab_a = form_inputs(client.get(url).content.decode(), 1)  # the site header's is the first
+    tab_b = form_inputs(client.get(url).content.decode(), 1)
+    assert client.post(url, {**tab_a, "name": "renamed"}).status_code == 302
+    assert client.post(url, {**tab_b, "default_max_tasks_per_worker": "7"}).status_code == 302
+    sample_project.refresh_from_db()
+    assert (sample_project.name, sample_project.default_max_tasks_per_worker) == ("renamed", 7)
 
 
 def test_settings_refuse_a_budget_below_the_answers_and_the_pairs_awaiting_answers(
