@@ -137,6 +137,16 @@ def test_an_upload_says_how_many_rows_were_new_and_how_many_already_there(client
     assert "workers.csv: 1 row of workers imported (new)." in page
 
 
+def test_an_uploads_message_is_beside_its_form_where_the_page_opens(client, alice):
+    project = services.project_create(owner=alice, name="fresh")
+    response = upload(client, project, "workers", sample_bytes("workers"))
+    page = client.get(response["Location"]).content.decode()
+    section = page.split('id="kind-workers"')[1].split("</section>")[0]
+    assert '<div role="status" id="uploaded-workers">' in section
+    assert "workers.csv: 4 rows of workers imported (all 4 new)." in section
+    assert page.count("rows of workers imported") == 1  # not above the first section too
+
+
 def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, sample_project):
     before = Worker.objects.count()
     bad = b"worker_id,name,max_tasks\nw8,New,\nw9,Bad,-3\n"
