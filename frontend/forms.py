@@ -495,7 +495,7 @@ class ComparisonForm(_RoundForm, _CapsForm):
         required=False,
         help_text="Comma-separated positive integers, e.g. 500, 1000, 2000.",
     )
-    budget_from = _count("From (A)")
+    budget_from = _count("From (A)", "All three empty = the project's default budget.")
     budget_to = _count("To (B)")
     budget_steps = forms.IntegerField(label="Steps (N)", required=False, min_value=1, max_value=60)
 
@@ -528,10 +528,21 @@ class ComparisonForm(_RoundForm, _CapsForm):
         return budgets
 
     def _range(self, low: int | None, high: int | None, steps: int | None) -> list[int]:
-        for name, value in (("budget_from", low), ("budget_to", high), ("budget_steps", steps)):
-            if value is None and not self.has_error(name):  # not a value out of bounds
-                self.add_error(name, "Required for a range of budgets.")
-        if low is None or high is None or steps is None:
+        """The budgets from ``low`` to ``high`` in ``steps``; none (the project's default
+        budget, for the services) when the three are left empty."""
+        names = ("budget_from", "budget_to", "budget_steps")
+        if any(self.has_error(name) for name in names):  # a value out of bounds: said already
+            return []
+        given = [value is not None for value in (low, high, steps)]
+        if not any(given):
+            return []
+        if not all(given):
+            missing = [self.fields[n].label for n, g in zip(names, given, strict=True) if not g]
+            self.add_error(
+                names[given.index(False)],
+                f"Give {' and '.join(missing)} too, or leave A, B and N all empty for one run "
+                "per method at the project's default budget.",
+            )
             return []
         if low > high:
             self.add_error("budget_to", "B must be at least A.")
