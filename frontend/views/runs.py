@@ -88,6 +88,9 @@ def _run_context(run) -> dict:
             context["other_out"] = selectors.comparison_run_handed_out(
                 comparison_id=run.comparison_id
             )
+            if not context["other_out"] and not run.withdrawn_at:
+                # the button only where the service would hand it out, else why not
+                context["hand_out_refusal"] = services.run_hand_out_refusal(run=run)
     return context
 
 
