@@ -43,7 +43,9 @@ def _clean_labels(labels: list[str]) -> list[str]:
     cleaned = []
     for number, label in enumerate(labels, start=1):
         if not isinstance(label, str) or not label.strip():
-            raise ProjectValidationError(f"every label must be a non-empty string, got {label!r}")
+            raise ProjectValidationError(
+                f"labels: every label must be a non-empty string, got {label!r}"
+            )
         label = label.strip()
         if len(label) > _MAX_LABEL_LENGTH:
             raise ProjectValidationError(
@@ -51,10 +53,12 @@ def _clean_labels(labels: list[str]) -> list[str]:
                 f"and a label may have at most {_MAX_LABEL_LENGTH}: {show_value(label)}"
             )
         if label in cleaned:
-            raise ProjectValidationError(f"the label {label!r} is given twice")
+            raise ProjectValidationError(f"labels: the label {label!r} is given twice")
         cleaned.append(label)
     if len(cleaned) < 2:
-        raise ProjectValidationError(f"a project needs at least two labels, got {cleaned!r}")
+        raise ProjectValidationError(
+            f"labels: a project needs at least two labels, got {cleaned!r}"
+        )
     return cleaned
 
 

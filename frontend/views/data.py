@@ -80,6 +80,9 @@ def _render(request, project, panels, *, status: int = 200, other_messages=None)
         "formats": FORMATS,
         "tab": "data",
         "other_messages": other_messages,
+        # the form sent, when it has errors: the page's error summary and title say so
+        "form": next((p.form for p in panels if p.form.errors), None),
+        "has_error": any(p.error for p in panels),
     }
     return render(request, "frontend/data.html", context, status=status)
 

@@ -478,3 +478,44 @@ def test_a_project_manager_goes_from_sign_in_to_compared_assignments(
     visit.open("/")
     assert "no project yet" in visit.driver.page_source
     assert worker.process.poll() is None
+
+
+def test_a_form_with_errors_moves_focus_to_a_summary_that_links_each_field(
+    browser, live_server, tmp_path
+):
+    """The new-project form (no worker needed): a label set of three shows only the prior
+    over the labels; a bad budget and an empty name are summed up at the top of the page,
+    focused and read out, with "Error: " in the title, and a link of the summary goes to its
+    field, which is marked invalid."""
+    get_user_model().objects.create_user("manager", password="manager-password")
+    visit = Visit(browser, live_server.url, tmp_path / "screenshots")
+    visit.sign_in("manager", "manager-password")
+    visit.open("/projects/new/")
+    assert visit.find("#id_default_prior").is_displayed()
+    assert not visit.find("#id_default_label_prior").is_displayed()
+    labels = visit.find("#id_labels")
+    labels.send_keys(Keys.CONTROL, "a")
+    labels.send_keys('cat, "dog, or wolf", bird')
+    assert not visit.find("#id_default_prior").is_displayed()
+    assert visit.find("#id_default_label_prior").is_displayed()
+    visit.find("#id_default_budget").send_keys("-5")
+    visit.submit()
+    summary = wait_until(lambda: visit.finds("#error-summary"), timeout=10, what="the errors")[0]
+    assert visit.driver.title.startswith("Error: New project")
+    assert visit.driver.switch_to.active_element == summary
+    assert summary.location["y"] < visit.driver.execute_script("return window.innerHeight")
+    links = {link.text: link for link in summary.find_elements(By.TAG_NAME, "a")}
+    assert sorted(links) == [
+        "Default budget: Ensure this value is greater than or equal to 0.",
+        "Name: This field is required.",
+    ]
+    links["Default budget: Ensure this value is greater than or equal to 0."].click()
+    budget = visit.driver.switch_to.active_element
+    assert budget.get_attribute("id") == "id_default_budget"
+    assert budget.get_attribute("aria-invalid") == "true"
+    assert "id_default_budget_error" in budget.get_attribute("aria-describedby")
+    # The three labels are kept: only their prior shows, and the emptied two-label box is
+    # not sent.
+    assert not visit.find("#id_default_prior").is_displayed()
+    visit.check("project-new-errors")
+    assert not visit.problems, visit.problems

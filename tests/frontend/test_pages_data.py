@@ -156,7 +156,9 @@ def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, sa
     assert '<dd class="error-line">3</dd>' in page
     assert '<dd class="error-column">max_tasks</dd>' in page
     assert "bad-workers.csv, line 3, column max_tasks: must be a non-negative integer" in page
-    assert 'id="problem-workers"' in page
+    assert 'id="problem-workers" tabindex="-1" data-error-summary>' in page  # focused
+    assert page.count("data-error-summary") == 1
+    assert "<title>Error: Data · " in page
     assert Worker.objects.count() == before
     assert not Worker.objects.filter(external_id="w8").exists()
 
@@ -180,7 +182,9 @@ def test_a_file_over_the_size_limit_is_refused_on_the_page(client, sample_projec
 def test_an_upload_without_a_file_is_a_form_error_not_a_500(client, sample_project):
     response = client.post(reverse("frontend:data_upload", args=[sample_project.pk, "tasks"]), {})
     assert response.status_code == 400
-    assert "This field is required" in response.content.decode()
+    page = response.content.decode()
+    assert '<a href="#id_tasks_file">File: This field is required.</a>' in page  # the summary
+    assert "<title>Error: Data · " in page
     url = reverse("frontend:data_upload", args=[sample_project.pk, "nonsense"])
     assert client.post(url, {}).status_code == 404
 

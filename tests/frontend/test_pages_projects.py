@@ -310,3 +310,34 @@ def test_a_project_without_a_budget_shows_how_many_pairs_its_caps_allow(client, 
     services.project_update(project=sample_project, default_budget=20)
     page = client.get(url).content.decode()
     assert 'id="caps-allow"' not in page
+
+
+def test_a_form_with_errors_says_so_in_the_title_and_a_summary_linking_each_field(client):
+    response = client.post(
+        reverse("frontend:project_create"), {**NEW, "default_budget": "-5", "name": ""}
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "<title>Error: New project · tvcs-assign</title>" in page
+    summary = page.split('id="error-summary"')[1].split("</div>")[0]
+    assert "data-error-summary" in summary  # focused by live.js
+    assert '<a href="#id_name">Name: This field is required.</a>' in summary
+    assert '<a href="#id_default_budget">Default budget: Ensure this value' in summary
+    budget = page.split('name="default_budget"')[1].split(">")[0]
+    assert 'aria-invalid="true"' in budget
+    assert 'aria-describedby="id_default_budget_helptext id_default_budget_error"' in budget
+    assert 'id="id_default_budget_error"' in page
+
+
+def test_a_label_set_the_services_refuse_is_an_error_of_that_field_in_the_summary(client):
+    response = client.post(reverse("frontend:project_create"), {**NEW, "labels": "a, a"})
+    assert response.context["form"].errors["labels"] == ["The label 'a' is given twice"]
+    page = response.content.decode()
+    assert '<a href="#id_labels">Label set: The label &#x27;a&#x27; is given twice</a>' in page
+    assert 'aria-invalid="true"' in page.split('name="labels"')[1].split(">")[0]
+
+
+def test_a_page_without_errors_has_no_summary_and_a_plain_title(client):
+    page = client.get(reverse("frontend:project_create")).content.decode()
+    assert "<title>New project · tvcs-assign</title>" in page
+    assert "data-error-summary" not in page

@@ -125,6 +125,22 @@
     showPrior();
   }
 
+  /* A page that shows a form's errors moves focus to their summary (data-error-summary), so
+   * that it is read out and in view; a link of the summary focuses its field. */
+  var summary = document.querySelector("[data-error-summary]");
+  if (summary) {
+    summary.focus();
+    summary.addEventListener("click", function (event) {
+      var link = event.target.closest("a[href^='#']");
+      var field = link && document.getElementById(link.getAttribute("href").slice(1));
+      if (field) {
+        event.preventDefault();
+        field.scrollIntoView({ block: "center" });
+        field.focus();
+      }
+    });
+  }
+
   /* A form with data-confirm asks before it is sent (one that cannot be undone, such as
    * withdrawing a round); listened for on the document, so forms swapped in live ask too.
    * Without JavaScript the form's own text says what it does. */
