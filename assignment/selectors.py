@@ -115,6 +115,9 @@ class ProjectStatistics:
     comparisons: int
     #: The latest ``RECENT_RUNS`` runs, newest first.
     recent_runs: tuple[RunSummary, ...]
+    #: Of ``runs``, those computing now and those waiting for a computing process.
+    runs_running: int = 0
+    runs_queued: int = 0
 
 
 def _count_per_project(queryset: QuerySet) -> Coalesce:
@@ -258,6 +261,11 @@ def project_statistics(*, project: Project) -> ProjectStatistics:
     runs = run_list(queryset=AssignmentRun.objects.filter(project=project)).order_by(
         "-created_at", "-id"
     )
+    run_counts = AssignmentRun.objects.filter(project=project).aggregate(
+        total=Count("pk"),
+        running=Count("pk", filter=Q(status=RunStatus.RUNNING)),
+        queued=Count("pk", filter=Q(status=RunStatus.QUEUED)),
+    )
     return ProjectStatistics(
         workers=worker_counts["total"],
         active_workers=worker_counts["active"],
@@ -272,7 +280,9 @@ def project_statistics(*, project: Project) -> ProjectStatistics:
         latest_quality_matrix=(
             None if latest is None else quality_matrix_statistics(matrix=latest)
         ),
-        runs=runs.count(),
+        runs=run_counts["total"],
+        runs_running=run_counts["running"],
+        runs_queued=run_counts["queued"],
         comparisons=Comparison.objects.filter(project=project).count(),
         recent_runs=tuple(
             RunSummary(

@@ -26,6 +26,7 @@ from assignment.models import (
     EstimateSource,
     Project,
 )
+from assignment.services.rounds import target_posterior_refusal
 from assignment.sign_in import LockoutFormMixin
 
 
@@ -39,14 +40,24 @@ def add_service_error(form: forms.Form, error: Exception) -> None:
     """A service's refusal on ``form``: beside the field it names first (``default_prior is
     ...``, ``default_label_prior: ...``), in the field's label, else above the form."""
     message = str(error)
-    for name, field in form.fields.items():
-        for separator in (": ", " "):
-            if message.startswith(name + separator):
-                rest = message[len(name) + len(separator) :]
-                text = rest[:1].upper() + rest[1:] if separator == ": " else f"{field.label} {rest}"
-                form.add_error(name, text)
-                return
+    for name in form.fields:
+        text = _in_words(form, name, message)
+        if text:
+            form.add_error(name, text)
+            return
     form.add_error(None, message)
+
+
+def _in_words(form: forms.Form, name: str, message: str) -> str:
+    """A service's ``message`` about field ``name`` (``name is ...``, ``name: ...``) said in
+    the field's label; "" when it is not about that field."""
+    for separator in (": ", " "):
+        if message.startswith(name + separator):
+            rest = message[len(name) + len(separator) :]
+            if separator == ": ":
+                return rest[:1].upper() + rest[1:]
+            return f"{form.fields[name].label} {rest}"
+    return ""
 
 
 class SignInForm(LockoutFormMixin, AuthenticationForm):
@@ -166,8 +177,9 @@ class ProjectCreateForm(ProjectDefaultsForm):
 
     def clean(self) -> dict:
         """The prior of the project's label set: ``default_prior`` for two labels (required),
-        ``default_label_prior`` for more; the other one's initial value is not passed on, and
-        a value typed into it is refused rather than dropped."""
+        ``default_label_prior`` for more. For more, the two-label box is not passed on: left
+        as it was or emptied it is ignored, and another value typed into it is refused rather
+        than dropped."""
         data = super().clean()
         labels = data.get("labels")
         if labels is None:
@@ -175,7 +187,10 @@ class ProjectCreateForm(ProjectDefaultsForm):
         if len(labels) == 2 and data.get("default_prior") is None:
             self.add_error("default_prior", "Required for a project of two labels.")
         elif len(labels) > 2:
-            if "default_prior" in self.changed_data:
+            typed = data.get("default_prior")
+            if typed is not None and typed != self.get_initial_for_field(
+                self.fields["default_prior"], "default_prior"
+            ):
                 self.add_error(
                     "default_prior",
                     f"For two labels only; this project has {len(labels)}: give the default "
@@ -198,6 +213,10 @@ class ProjectSettingsForm(ProjectDefaultsForm):
     def __init__(self, *args, labels: list[str], **kwargs) -> None:
         super().__init__(*args, **kwargs)
         del self.fields["default_label_prior" if len(labels) == 2 else "default_prior"]
+        # Each value as the page showed it goes back with the form, so that changed_data is
+        # what this page changed: a save does not undo another tab's change of another field.
+        for field in self.fields.values():
+            field.show_hidden_initial = True
 
 
 class UploadForm(forms.Form):
@@ -347,7 +366,8 @@ class _CapsForm(forms.Form):
 
 
 class _RoundForm(forms.Form):
-    """The next-round fields of the run and comparison forms."""
+    """The next-round fields of the run and comparison forms, for a project of ``n_labels``
+    labels (the bound of a target posterior depends on it)."""
 
     next_round = forms.BooleanField(
         label="Next round",
@@ -381,10 +401,16 @@ class _RoundForm(forms.Form):
         "round plans them all and takes its share in layers; empty or 1 = the last round.",
     )
 
+    def __init__(self, *args, n_labels: int, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.n_labels = n_labels
+
     def clean_target_posterior(self) -> float | None:
+        """The services' one rule of a target posterior (above 1/K for K labels)."""
         value = self.cleaned_data.get("target_posterior")
-        if value is not None and value <= 0.5:
-            raise forms.ValidationError("Must be above 0.5.")
+        refusal = target_posterior_refusal(value, n_labels=self.n_labels)
+        if refusal:
+            raise forms.ValidationError(_in_words(self, "target_posterior", refusal) or refusal)
         return value
 
     def clean_target_accuracy(self) -> float | None:
@@ -469,7 +495,7 @@ class ComparisonForm(_RoundForm, _CapsForm):
         required=False,
         help_text="Comma-separated positive integers, e.g. 500, 1000, 2000.",
     )
-    budget_from = _count("From (A)")
+    budget_from = _count("From (A)", "All three empty = the project's default budget.")
     budget_to = _count("To (B)")
     budget_steps = forms.IntegerField(label="Steps (N)", required=False, min_value=1, max_value=60)
 
@@ -502,10 +528,21 @@ class ComparisonForm(_RoundForm, _CapsForm):
         return budgets
 
     def _range(self, low: int | None, high: int | None, steps: int | None) -> list[int]:
-        for name, value in (("budget_from", low), ("budget_to", high), ("budget_steps", steps)):
-            if value is None and not self.has_error(name):  # not a value out of bounds
-                self.add_error(name, "Required for a range of budgets.")
-        if low is None or high is None or steps is None:
+        """The budgets from ``low`` to ``high`` in ``steps``; none (the project's default
+        budget, for the services) when the three are left empty."""
+        names = ("budget_from", "budget_to", "budget_steps")
+        if any(self.has_error(name) for name in names):  # a value out of bounds: said already
+            return []
+        given = [value is not None for value in (low, high, steps)]
+        if not any(given):
+            return []
+        if not all(given):
+            missing = [self.fields[n].label for n, g in zip(names, given, strict=True) if not g]
+            self.add_error(
+                names[given.index(False)],
+                f"Give {' and '.join(missing)} too, or leave A, B and N all empty for one run "
+                "per method at the project's default budget.",
+            )
             return []
         if low > high:
             self.add_error("budget_to", "B must be at least A.")

@@ -338,7 +338,7 @@ class LabelsDownloadSerializer(DownloadSerializer):
         choices=list(LABEL_AGGREGATIONS),
         default="bayes",
         help_text="bayes: the Bayes vote under the latest quality matrix (two labels); "
-        "dawid-skene: Dawid-Skene's labels (any number of labels): under the latest quality "
+        "dawid-skene: Dawid\u2013Skene's labels (any number of labels): under the latest quality "
         "matrix's confusion matrices when it was estimated with that model, else EM over the "
         "answers alone.",
     )
@@ -540,7 +540,7 @@ class _ShardsSerializer(serializers.Serializer):
         help_text=f"Solve the tasks of the run (of each run of a comparison) in this many "
         f"shards on separate workers, coordinated by prices (any number of labels; a next "
         f"round too, its round's problem split as one worker would solve it); default 1. "
-        f"At most {MAX_SHARDS}. On Dawid-Skene quality the shards are chosen and priced "
+        f"At most {MAX_SHARDS}. On Dawid\u2013Skene quality the shards are chosen and priced "
         f"under the confusion matrices; a 400 if the method could give a task more workers "
         f"than their exact limit (7 for 3 labels; greedy stops there).",
     )
@@ -582,16 +582,16 @@ _VOTE_ACCURACY_SCHEMA = {
             "bayes_vote": _VOTE_ACCURACY_SCHEMA,
         },
         "required": ["dawid_skene_vote", "bayes_vote"],
-        "description": "Only for a run whose quality was estimated by Dawid-Skene EM: the "
+        "description": "Only for a run whose quality was estimated by Dawid\u2013Skene EM: the "
         "assignment's expected accuracy if the workers answer as their fitted confusion "
-        "matrices say, for the Dawid-Skene vote (the best vote under that model) and for the "
+        "matrices say, for the Dawid\u2013Skene vote (the best vote under that model) and for the "
         "Bayes vote of the symmetric model. The run was chosen under those matrices and its "
-        "expected_accuracy is the Dawid-Skene vote's, a sharded run's too (each shard chosen "
+        "expected_accuracy is the Dawid\u2013Skene vote's, a sharded run's too (each shard chosen "
         "and its workers priced under the matrices; sharded runs stored before that were "
         "chosen and scored under the symmetric model). For a next round (round: "
         "true, round_start.dawid_skene true) both are of the final labels, the vote over all "
         "the answers, given the answers in hand, and the round was chosen from the "
-        "Dawid-Skene posteriors of those. Standard error 0 where the sum over answer "
+        "Dawid\u2013Skene posteriors of those. Standard error 0 where the sum over answer "
         "patterns was exact.",
     }
 )
@@ -607,8 +607,8 @@ class RunSerializer(FieldsBuiltOnceMixin, serializers.ModelSerializer):
         read_only=True,
         allow_null=True,
         help_text="The worker model the assignment was chosen under (null until the run has "
-        "succeeded): dawid_skene, the quality's Dawid-Skene confusion matrices (a greedy or "
-        "tvcs-iht run on Dawid-Skene quality; a sharded one planned under them, shard_state's "
+        "succeeded): dawid_skene, the quality's Dawid\u2013Skene confusion matrices (a greedy or "
+        "tvcs-iht run on Dawid\u2013Skene quality; a sharded one planned under them, shard_state's "
         "dawid_skene; a next round with round_start.dawid_skene true), else symmetric, the "
         "symmetric model of the quality (quality without confusion matrices; q-lp and random, "
         "which are only scored under the matrices; a sharded run planned before shards were "
@@ -819,7 +819,7 @@ class RoundPreviewSerializer(serializers.Serializer):
     )
     seconds = serializers.FloatField(allow_null=True, help_text="Greedy's time.")
     dawid_skene = serializers.BooleanField(
-        help_text="Computed under the quality's Dawid-Skene matrices."
+        help_text="Computed under the quality's Dawid\u2013Skene matrices."
     )
     target_posterior = serializers.FloatField(allow_null=True)
 

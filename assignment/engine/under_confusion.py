@@ -48,7 +48,7 @@ __all__ = [
 _LEAST_TIME = 1e-3
 
 #: What ``details["objective"]`` says of every number reported under the matrices.
-OBJECTIVE = "accuracy of the Dawid-Skene vote under the confusion matrices"
+OBJECTIVE = "accuracy of the Dawid\u2013Skene vote under the confusion matrices"
 
 
 def dawid_skene_accuracy(
@@ -130,7 +130,7 @@ def choose_under_confusion(
     """
     if method == "greedy":
         out = greedy_confusion(problem, progress=progress)
-        message = f"chosen by the Dawid-Skene vote's exact accuracy; {out.message}"
+        message = f"chosen by the Dawid\u2013Skene vote's exact accuracy; {out.message}"
         return _relabelled(out, message, {**out.details, "objective": OBJECTIVE})
     if method == "tvcs-iht":
         return _tvcs_iht(problem, run_symmetric, seed, rng=rng, options=options)
@@ -163,7 +163,7 @@ def _tvcs_iht(problem, run_symmetric, seed, *, rng, options) -> MethodOutput:
     )
     estimated = "" if search_se is None else f" (Monte Carlo, standard error {search_se:.1e})"
     message = (
-        f"Dawid-Skene greedy {greedy_acc:.4f}, final pass under the confusion matrices "
+        f"Dawid\u2013Skene greedy {greedy_acc:.4f}, final pass under the confusion matrices "
         f"{refined_acc:.4f} ({note}); tvcs-iht's search on the symmetric surrogate, "
         f"no upper-bound stop, {search_acc:.4f}{estimated} under the confusion matrices; "
         f"kept the {kept}"

@@ -23,7 +23,7 @@ from assignment.services.projects import (
     project_update_check,
 )
 from assignment.services.quality import EM_MAX_ITERATIONS, quality_estimate
-from assignment.services.rounds import run_hand_out, run_withdraw
+from assignment.services.rounds import run_hand_out, run_hand_out_refusal, run_withdraw
 from assignment.services.runs import (
     run_cancel,
     run_claim,
@@ -72,6 +72,7 @@ __all__ = [
     "run_execute",
     "run_fail",
     "run_hand_out",
+    "run_hand_out_refusal",
     "run_withdraw",
     "runs_enqueue",
     "runs_hand_back",

@@ -146,7 +146,7 @@ def comparison_create(
 
 
 _NO_BOUND_UNDER_CONFUSION = (
-    "the runs are chosen and scored under the quality's Dawid-Skene confusion matrices; the "
+    "the runs are chosen and scored under the quality's Dawid\u2013Skene confusion matrices; the "
     "upper bound is written for the symmetric worker model, not for them"
 )
 

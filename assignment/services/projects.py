@@ -20,6 +20,7 @@ from assignment.errors import (
     full_clean_or_raise,
 )
 from assignment.importers import KINDS, ImportResult, import_data_file
+from assignment.importers import _show as show_value  # quoted as import messages quote
 from assignment.models import (
     Answer,
     GoldAnswer,
@@ -48,9 +49,11 @@ def _clean_labels(labels: list[str]) -> list[str]:
             f"enumerates K^k answers of k workers), got {len(labels):,}"
         )
     cleaned = []
-    for label in labels:
+    for number, label in enumerate(labels, start=1):
         if not isinstance(label, str) or not label.strip():
-            raise ProjectValidationError(f"every label must be a non-empty string, got {label!r}")
+            raise ProjectValidationError(
+                f"labels: every label must be a non-empty string, got {label!r}"
+            )
         label = label.strip()
         unseen = invisible_character(label) or (
             "contains a line break or another control character"
@@ -64,13 +67,16 @@ def _clean_labels(labels: list[str]) -> list[str]:
             )
         if len(label) > _MAX_LABEL_LENGTH:
             raise ProjectValidationError(
-                f"labels must be at most {_MAX_LABEL_LENGTH} characters long, got {label!r}"
+                f"labels: label {number} of {len(labels)} is {len(label):,} characters long, "
+                f"and a label may have at most {_MAX_LABEL_LENGTH}: {show_value(label)}"
             )
         if label in cleaned:
-            raise ProjectValidationError(f"the label {label!r} is given twice")
+            raise ProjectValidationError(f"labels: the label {label!r} is given twice")
         cleaned.append(label)
     if len(cleaned) < 2:
-        raise ProjectValidationError(f"a project needs at least two labels, got {cleaned!r}")
+        raise ProjectValidationError(
+            f"labels: a project needs at least two labels, got {cleaned!r}"
+        )
     return cleaned
 
 

@@ -361,6 +361,26 @@ def run_hand_out(*, run: AssignmentRun) -> AssignmentRun:
     return run
 
 
+def run_hand_out_refusal(*, run: AssignmentRun) -> str:
+    """Why :func:`run_hand_out` would refuse ``run`` now ("" if it would hand it out): its
+    own checks, run without claiming anything, for a page to offer the button only where it
+    works. (The answer may change before a POST; :func:`run_hand_out` checks again.)"""
+    if run.comparison_id is None:
+        return (
+            f"run #{run.pk} is not a comparison's run: a round started on its own counts as "
+            "handed out already, and a run on the whole project never does"
+        )
+    run = AssignmentRun.objects.select_related("project", "quality_matrix", "comparison").get(
+        pk=run.pk
+    )
+    try:
+        _hand_out_state_check(run)
+        _hand_out_fit_check(run)
+    except RunStateError as exc:
+        return str(exc)
+    return ""
+
+
 def _hand_out_state_check(run: AssignmentRun) -> None:
     """Raise :class:`RunStateError` if ``run``'s state (its and its comparison's other runs')
     forbids handing it out."""

@@ -284,8 +284,9 @@ def _check_shards_under_confusion(run: AssignmentRun) -> None:
     limit = max_confusion_workers(k)
     if most_workers_a_task(run.method, n_labels=k, max_workers_per_task=cap) > limit:
         raise RunValidationError(
-            f"a sharded run on Dawid-Skene quality prices its workers by the exact accuracy of "
-            f"the Dawid-Skene vote, exact for at most {limit} workers a task with {k} labels, "
+            f"a sharded run on Dawid\u2013Skene quality prices its workers by the exact "
+            f"accuracy of the Dawid\u2013Skene vote, exact for at most {limit} workers a task "
+            f"with {k} labels, "
             f"and {run.method} may give a task up to {cap}: set max_workers_per_task (and the "
             f"tasks' own caps) to at most {limit}, use greedy (it stops at {limit}), or run "
             "without shards"

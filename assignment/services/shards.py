@@ -373,7 +373,7 @@ def _finish(run: AssignmentRun, best, state: dict) -> str:
     under = ""
     if problem.confusion is not None:  # the rule of AssignmentRun.chosen_under
         chosen = "chosen" if run.method in CHOSEN_UNDER_MATRICES else "scored"
-        under = f", {chosen} under the Dawid-Skene matrices"
+        under = f", {chosen} under the Dawid\u2013Skene matrices"
     plural = "s" * (rounds != 1)
     message = f"{run.method} in {len(best)} shards, {rounds} price round{plural}{under}"
     if nxt is not None and (run.rounds_left or 1) > 1:

@@ -6,7 +6,6 @@ from dataclasses import asdict
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -16,6 +15,7 @@ from assignment.errors import DomainError
 from assignment.models import RunStatus
 from frontend.access import user_comparison, user_project
 from frontend.forms import ComparisonForm
+from frontend.paging import page_of
 from frontend.rates import rate_refusal
 
 COMPARISONS_PER_PAGE = 20
@@ -26,7 +26,7 @@ COMPARISONS_PER_PAGE = 20
 def comparison_list(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
     comparisons = selectors.comparison_list_for_user(user=request.user, project_id=project.pk)
-    page = Paginator(comparisons, COMPARISONS_PER_PAGE).get_page(request.GET.get("page"))
+    page = page_of(comparisons, COMPARISONS_PER_PAGE, request.GET.get("page"))
     summaries = [selectors.comparison_summary(comparison=c) for c in page]
     return render(
         request,
@@ -39,7 +39,11 @@ def comparison_list(request: HttpRequest, project_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def comparison_create(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
-    form = ComparisonForm(request.POST or None, initial={"next_round": "round" in request.GET})
+    form = ComparisonForm(
+        request.POST or None,
+        initial={"next_round": "round" in request.GET},
+        n_labels=len(project.labels),
+    )
     refusal = request.method == "POST" and rate_refusal(request, scope="runs")
     if refusal:
         form.add_error(None, refusal)

@@ -38,6 +38,8 @@ class KindPanel:
     sample_urls: tuple[tuple[str, str], ...]  # (format, address): a sample file in each
     form: UploadForm
     error: DomainError | None
+    #: What the last upload of this kind said (shown beside its form, where it was sent from).
+    messages: tuple = ()
 
 
 def _stored(stats, kind: str) -> int:
@@ -46,8 +48,11 @@ def _stored(stats, kind: str) -> int:
     return getattr(stats, kind)
 
 
-def _panels(project: Project, *, failed_kind: str = "", form=None, error=None) -> list[KindPanel]:
+def _panels(
+    project: Project, *, failed_kind: str = "", form=None, error=None, said=None
+) -> list[KindPanel]:
     stats = selectors.project_statistics(project=project)
+    said = said or {}
     return [
         KindPanel(
             kind=kind,
@@ -61,25 +66,44 @@ def _panels(project: Project, *, failed_kind: str = "", form=None, error=None) -
             ),
             form=form if kind == failed_kind else UploadForm(auto_id=f"id_{kind}_%s"),
             error=error if kind == failed_kind else None,
+            messages=tuple(said.get(kind, ())),
         )
         for kind in KINDS
     ]
 
 
-def _render(request, project, panels, *, status: int = 200) -> HttpResponse:
-    return render(
-        request,
-        "frontend/data.html",
-        {"project": project, "panels": panels, "formats": FORMATS, "tab": "data"},
-        status=status,
-    )
+def _render(request, project, panels, *, status: int = 200, other_messages=None) -> HttpResponse:
+    if other_messages is None:
+        other_messages = list(messages.get_messages(request))
+    context = {
+        "project": project,
+        "panels": panels,
+        "formats": FORMATS,
+        "tab": "data",
+        "other_messages": other_messages,
+        # the form sent, when it has errors: the page's error summary and title say so
+        "form": next((p.form for p in panels if p.form.errors), None),
+        "has_error": any(p.error for p in panels),
+    }
+    return render(request, "frontend/data.html", context, status=status)
+
+
+#: The extra tag of an upload's message: which kind's panel shows it.
+_UPLOADED = "uploaded-"
 
 
 @login_required
 @require_GET
 def data(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
-    return _render(request, project, _panels(project))
+    said, other = {}, []
+    for message in messages.get_messages(request):
+        kind = message.extra_tags.removeprefix(_UPLOADED)
+        if message.extra_tags.startswith(_UPLOADED) and kind in KINDS:
+            said.setdefault(kind, []).append(message)
+        else:
+            other.append(message)
+    return _render(request, project, _panels(project, said=said), other_messages=other)
 
 
 def _upload_page(project_id: int, kind: str) -> str:
@@ -113,7 +137,7 @@ def data_upload(request: HttpRequest, project_id: int, kind: str) -> HttpRespons
         except DomainError as exc:
             panels = _panels(project, failed_kind=kind, form=form, error=exc)
             return _render(request, project, panels, status=400)
-        messages.success(request, _imported(result))
+        messages.success(request, _imported(result), extra_tags=_UPLOADED + kind)
         return redirect(
             reverse("frontend:data", kwargs={"project_id": project.pk}) + f"#kind-{kind}"
         )

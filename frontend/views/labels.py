@@ -4,7 +4,6 @@ confident first."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -14,6 +13,7 @@ from assignment.data_files import FORMATS
 from assignment.errors import ExportError
 from assignment.exporters import LABEL_AGGREGATIONS
 from frontend.access import user_project
+from frontend.paging import page_of
 
 LABELS_PER_PAGE = 50
 #: Dawid-Skene's labels of tasks with fewer answers than this lean on the class prior it learns
@@ -51,7 +51,7 @@ def labels(request: HttpRequest, project_id: int) -> HttpResponse:
     except ExportError as exc:
         context["problem"] = str(exc)
     else:
-        context["page"] = Paginator(rows, LABELS_PER_PAGE).get_page(request.GET.get("page"))
+        context["page"] = page_of(rows, LABELS_PER_PAGE, request.GET.get("page"))
         context["total"] = len(rows)
         if aggregation == "dawid-skene":
             context["sparse"] = sum(row.n_answers < SPARSE_ANSWERS for row in rows)

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -17,6 +16,7 @@ from assignment.errors import DomainError
 from assignment.priors import label_prior_mapping
 from frontend.access import user_project
 from frontend.forms import ProjectCreateForm, ProjectSettingsForm, add_service_error
+from frontend.paging import page_of
 
 PROJECTS_PER_PAGE = 25
 _DEFAULT_FIELDS = (
@@ -30,7 +30,7 @@ _DEFAULT_FIELDS = (
 @login_required
 def project_list(request: HttpRequest) -> HttpResponse:
     projects = selectors.project_overview_list(user=request.user)
-    page = Paginator(projects, PROJECTS_PER_PAGE).get_page(request.GET.get("page"))
+    page = page_of(projects, PROJECTS_PER_PAGE, request.GET.get("page"))
     return render(request, "frontend/project_list.html", {"page": page})
 
 

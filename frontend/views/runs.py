@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -21,6 +20,7 @@ from assignment.models import RunStatus
 from frontend.access import user_project, user_run
 from frontend.forms import RunForm
 from frontend.methods import post_action
+from frontend.paging import page_of
 from frontend.rates import rate_refusal
 
 RUNS_PER_PAGE = 25
@@ -31,7 +31,7 @@ RUNS_PER_PAGE = 25
 def run_list(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
     runs = selectors.run_list_for_user(user=request.user, project_id=project.pk)
-    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    page = page_of(runs, RUNS_PER_PAGE, request.GET.get("page"))
     return render(
         request, "frontend/run_list.html", {"project": project, "page": page, "tab": "runs"}
     )
@@ -41,7 +41,11 @@ def run_list(request: HttpRequest, project_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def run_create(request: HttpRequest, project_id: int) -> HttpResponse:
     project = user_project(request, project_id)
-    form = RunForm(request.POST or None, initial={"next_round": "round" in request.GET})
+    form = RunForm(
+        request.POST or None,
+        initial={"next_round": "round" in request.GET},
+        n_labels=len(project.labels),
+    )
     refusal = request.method == "POST" and rate_refusal(request, scope="runs")
     if refusal:
         form.add_error(None, refusal)
@@ -86,6 +90,9 @@ def _run_context(run) -> dict:
             context["other_out"] = selectors.comparison_run_handed_out(
                 comparison_id=run.comparison_id
             )
+            if not context["other_out"] and not run.withdrawn_at:
+                # the button only where the service would hand it out, else why not
+                context["hand_out_refusal"] = services.run_hand_out_refusal(run=run)
     return context
 
 

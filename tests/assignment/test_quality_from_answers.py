@@ -409,7 +409,7 @@ def test_a_run_on_dawid_skene_quality_is_chosen_and_scored_under_the_confusion_m
     assert run.dawid_skene_accuracy["dawid_skene_vote"]["expected_accuracy"] == pytest.approx(
         ds.expected_accuracy, abs=1e-12
     )
-    assert "Dawid-Skene" in run.progress_message
+    assert "Dawid\u2013Skene" in run.progress_message
     # The page's histogram is of the Dawid-Skene vote's per-task accuracies too.
     bins = np.linspace(1 / 3, 1, 21)
     counts = np.histogram(np.clip(ds.task_accuracy, bins[0], 1.0), bins=bins)[0]
@@ -477,7 +477,7 @@ def test_a_next_round_on_dawid_skene_quality_is_chosen_and_scored_under_the_conf
     np.testing.assert_array_equal(run.pairs[:, 0], chosen.rows)
     np.testing.assert_array_equal(run.pairs[:, 1], chosen.cols)
     assert not (np.c_[rows, columns][:, None] == run.pairs[None]).all(axis=2).any()
-    assert "Dawid-Skene" in run.progress_message
+    assert "Dawid\u2013Skene" in run.progress_message
     # Its accuracy: the Dawid-Skene vote's of the final labels given the answers in hand.
     final = confusion_accuracy(confusion, chosen.rows, chosen.cols, prior=nxt.prior_distribution)
     assert run.expected_accuracy == final.expected_accuracy
@@ -522,7 +522,7 @@ def test_a_next_round_on_one_coin_quality_is_not_flagged_dawid_skene():
     assert run.round_start["dawid_skene"] is False
     run = _executed(run)
     assert run.dawid_skene_accuracy is None
-    assert "Dawid-Skene" not in run.progress_message
+    assert "Dawid\u2013Skene" not in run.progress_message
 
 
 def test_a_comparison_on_dawid_skene_quality_shows_no_symmetric_upper_bound():

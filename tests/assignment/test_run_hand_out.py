@@ -4,6 +4,8 @@ withdrawn. It is refused whenever it would be infeasible or count twice."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from django.db import IntegrityError, transaction
@@ -219,6 +221,30 @@ def test_a_run_whose_pairs_no_longer_fit_the_round_plan_is_refused_saying_why(
     with pytest.raises(RunStateError, match=f"run #{run.pk} cannot be handed out now: {reason}"):
         services.run_hand_out(run=run)
     assert AssignmentRun.objects.get(pk=run.pk).handed_out_at is None
+
+
+@pytest.mark.parametrize(
+    ("change", "budgets", "reason"),
+    [
+        (_answer_one_pair, (20,), r"1 of its pairs have an answer already"),
+        (_budget_lowered, (), r"it assigns 40 pairs and what remains of the project's budget "),
+    ],
+    ids=["answered", "budget"],
+)
+def test_the_refusal_a_page_shows_is_the_one_hand_out_gives_and_it_changes_nothing(
+    project_with_round_defaults, change, budgets, reason
+):
+    run = compared(project_with_round_defaults, budgets=budgets)["greedy"]
+    assert services.run_hand_out_refusal(run=run) == ""
+    change(run)
+    refusal = services.run_hand_out_refusal(run=run)
+    assert re.match(f"run #{run.pk} cannot be handed out now: {reason}", refusal)
+    with pytest.raises(RunStateError) as refused:
+        services.run_hand_out(run=run)
+    assert str(refused.value) == refusal
+    assert AssignmentRun.objects.get(pk=run.pk).handed_out_at is None
+    whole = executed(services.run_create(project=run.project, method="random", enqueue=False))
+    assert "is not a comparison's run" in services.run_hand_out_refusal(run=whole)
 
 
 def test_a_run_of_a_comparison_given_budgets_is_held_to_its_own_budget_as_a_round_is(

@@ -347,7 +347,7 @@ def test_a_sharded_run_on_dawid_skene_quality_is_chosen_and_scored_under_the_mat
     assert run.dawid_skene_accuracy["dawid_skene_vote"]["expected_accuracy"] == pytest.approx(
         ds.expected_accuracy, abs=1e-12
     )
-    assert "Dawid-Skene" in run.progress_message
+    assert "Dawid\u2013Skene" in run.progress_message
     # Each shard of the answer was solved and scored under the matrices: its stored accuracy
     # is the Dawid-Skene vote's over its tasks.
     for row in RunShard.objects.filter(pk__in=run.shard_state["best_rows"]):
@@ -375,7 +375,7 @@ def test_a_sharded_runs_message_says_what_its_chosen_under_says(
     assert run.status == RunStatus.SUCCEEDED, run.error
     expected = {"chosen": "dawid_skene", "scored": "symmetric"}[word]
     assert run.chosen_under == expected
-    assert f"{word} under the Dawid-Skene matrices" in run.progress_message
+    assert f"{word} under the Dawid\u2013Skene matrices" in run.progress_message
 
 
 def test_a_sharded_run_on_dawid_skene_quality_that_could_pass_the_exact_limit_is_refused(
@@ -421,7 +421,7 @@ def test_a_sharded_run_planned_under_the_symmetric_model_ends_under_it(
         problem.quality, x, prior=problem.prior_distribution, n_labels=3
     )
     assert run.expected_accuracy == pytest.approx(exact, abs=1e-12)
-    assert "Dawid-Skene" not in run.progress_message
+    assert "Dawid\u2013Skene" not in run.progress_message
 
 
 def run_state(run: AssignmentRun) -> dict:

@@ -172,8 +172,7 @@ def create_project(visit: Visit) -> Project:
         "id_name": "birds <script>alert(1)</script>",
         "id_description": "",
         "id_labels": None,  # keeps "0, 1"
-        "id_default_prior": None,
-        "id_default_label_prior": None,  # empty: uniform (for more than two labels)
+        "id_default_prior": None,  # (the prior over the labels is hidden for two labels)
         "id_default_max_workers_per_task": str(PER_TASK),
         "id_default_max_tasks_per_worker": str(PER_WORKER),
         "id_default_budget": str(BUDGET),
@@ -537,4 +536,45 @@ def test_error_pages_and_action_addresses_are_pages_of_the_site(browser, live_se
         timeout=10,
         what="the page again",
     )
+    assert not visit.problems, visit.problems
+
+
+def test_a_form_with_errors_moves_focus_to_a_summary_that_links_each_field(
+    browser, live_server, tmp_path
+):
+    """The new-project form (no worker needed): a label set of three shows only the prior
+    over the labels; a bad budget and an empty name are summed up at the top of the page,
+    focused and read out, with "Error: " in the title, and a link of the summary goes to its
+    field, which is marked invalid."""
+    get_user_model().objects.create_user("manager", password="manager-password")
+    visit = Visit(browser, live_server.url, tmp_path / "screenshots")
+    visit.sign_in("manager", "manager-password")
+    visit.open("/projects/new/")
+    assert visit.find("#id_default_prior").is_displayed()
+    assert not visit.find("#id_default_label_prior").is_displayed()
+    labels = visit.find("#id_labels")
+    labels.send_keys(Keys.CONTROL, "a")
+    labels.send_keys('cat, "dog, or wolf", bird')
+    assert not visit.find("#id_default_prior").is_displayed()
+    assert visit.find("#id_default_label_prior").is_displayed()
+    visit.find("#id_default_budget").send_keys("-5")
+    visit.submit()
+    summary = wait_until(lambda: visit.finds("#error-summary"), timeout=10, what="the errors")[0]
+    assert visit.driver.title.startswith("Error: New project")
+    assert visit.driver.switch_to.active_element == summary
+    assert summary.location["y"] < visit.driver.execute_script("return window.innerHeight")
+    links = {link.text: link for link in summary.find_elements(By.TAG_NAME, "a")}
+    assert sorted(links) == [
+        "Default budget: Ensure this value is greater than or equal to 0.",
+        "Name: This field is required.",
+    ]
+    links["Default budget: Ensure this value is greater than or equal to 0."].click()
+    budget = visit.driver.switch_to.active_element
+    assert budget.get_attribute("id") == "id_default_budget"
+    assert budget.get_attribute("aria-invalid") == "true"
+    assert "id_default_budget_error" in budget.get_attribute("aria-describedby")
+    # The three labels are kept: only their prior shows, and the emptied two-label box is
+    # not sent.
+    assert not visit.find("#id_default_prior").is_displayed()
+    visit.check("project-new-errors")
     assert not visit.problems, visit.problems

@@ -54,7 +54,7 @@ def test_a_list_of_budgets_is_taken_as_given(client, sample_project):
             {"budget_from": "4", "budget_to": "16", "budget_steps": "1"},
             "One budget cannot run from 4 to 16: give 2 or more.",
         ),
-        ({"budget_from": "1", "budget_to": "3"}, "Required for a range of budgets"),
+        ({"budget_from": "1", "budget_to": "3"}, "Give Steps (N) too, or leave A, B and N"),
         ({"budget_mode": "list", "budgets": "0"}, "&#x27;0&#x27; is not an integer from 1"),
         (  # the API's bound, which SQLite alone would not enforce
             {"budget_mode": "list", "budgets": "5, 99999999999"},
@@ -163,6 +163,29 @@ def test_the_comparison_list_shows_each_comparison_with_its_methods(client, samp
     assert "computing" in page
 
 
+def test_the_form_as_it_opens_compares_the_methods_at_the_default_budget(client, sample_project):
+    url = reverse("frontend:comparison_create", args=[sample_project.pk])
+    form = client.get(url).context["form"]
+    data = {name: form[name].initial for name in form.fields if form[name].initial is not None}
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()
+    comparison = Comparison.objects.get()
+    assert comparison.budgets == []  # the project's default budget
+    runs = AssignmentRun.objects.filter(comparison=comparison)
+    assert sorted(runs.values_list("method", flat=True)) == sorted(form["methods"].initial)
+
+
+def test_a_range_given_in_part_gets_one_error(client, sample_project):
+    response = post(client, sample_project, budget_to="30")
+    assert response.status_code == 400
+    errors = response.context["form"].errors
+    assert list(errors) == ["budget_from"]
+    assert errors["budget_from"] == [
+        "Give From (A) and Steps (N) too, or leave A, B and N all empty for one run per method "
+        "at the project's default budget."
+    ]
+
+
 def test_steps_out_of_bounds_get_that_error_alone(client, sample_project):
     response = post(client, sample_project, budget_from="1", budget_to="3", budget_steps="61")
     assert response.status_code == 400
@@ -183,3 +206,20 @@ def test_a_range_with_more_steps_than_whole_budgets_says_which_it_made(client, s
         "Every run is on the whole project; at most 3 workers per task and 3 tasks per "
         "worker; seed 2."
     )
+
+
+def test_budgets_are_written_with_thousands_separators_and_a_random_seed_is_called_random(
+    client, sample_project, queued
+):
+    post(client, sample_project, budget_mode="list", budgets="1200")
+    comparison = Comparison.objects.get()
+    run = AssignmentRun.objects.filter(comparison=comparison).first()
+    page = client.get(reverse("frontend:comparison", args=[comparison.pk])).content.decode()
+    assert '<td class="num">1,200</td>' in page
+    assert "seed random" in page
+    listed = client.get(reverse("frontend:comparisons", args=[sample_project.pk])).content.decode()
+    assert "<td>1,200</td>" in listed
+    run_page = client.get(reverse("frontend:run", args=[run.pk])).content.decode()
+    assert "<dt>Budget</dt><dd>1,200 pairs</dd>" in run_page
+    runs = client.get(reverse("frontend:runs", args=[sample_project.pk])).content.decode()
+    assert '<td class="num">1,200</td>' in runs

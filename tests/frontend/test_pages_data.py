@@ -137,6 +137,16 @@ def test_an_upload_says_how_many_rows_were_new_and_how_many_already_there(client
     assert "workers.csv: 1 row of workers imported (new)." in page
 
 
+def test_an_uploads_message_is_beside_its_form_where_the_page_opens(client, alice):
+    project = services.project_create(owner=alice, name="fresh")
+    response = upload(client, project, "workers", sample_bytes("workers"))
+    page = client.get(response["Location"]).content.decode()
+    section = page.split('id="kind-workers"')[1].split("</section>")[0]
+    assert '<div role="status" id="uploaded-workers">' in section
+    assert "workers.csv: 4 rows of workers imported (all 4 new)." in section
+    assert page.count("rows of workers imported") == 1  # not above the first section too
+
+
 def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, sample_project):
     before = Worker.objects.count()
     bad = b"worker_id,name,max_tasks\nw8,New,\nw9,Bad,-3\n"
@@ -146,7 +156,9 @@ def test_a_rejected_file_shows_its_line_and_column_and_writes_nothing(client, sa
     assert '<dd class="error-line">3</dd>' in page
     assert '<dd class="error-column">max_tasks</dd>' in page
     assert "bad-workers.csv, line 3, column max_tasks: must be a non-negative integer" in page
-    assert 'id="problem-workers"' in page
+    assert 'id="problem-workers" tabindex="-1" data-error-summary>' in page  # focused
+    assert page.count("data-error-summary") == 1
+    assert "<title>Error: Data · " in page
     assert Worker.objects.count() == before
     assert not Worker.objects.filter(external_id="w8").exists()
 
@@ -185,7 +197,9 @@ def test_a_file_over_the_size_limit_is_refused_on_the_page(client, sample_projec
 def test_an_upload_without_a_file_is_a_form_error_not_a_500(client, sample_project):
     response = client.post(reverse("frontend:data_upload", args=[sample_project.pk, "tasks"]), {})
     assert response.status_code == 400
-    assert "This field is required" in response.content.decode()
+    page = response.content.decode()
+    assert '<a href="#id_tasks_file">File: This field is required.</a>' in page  # the summary
+    assert "<title>Error: Data · " in page
     url = reverse("frontend:data_upload", args=[sample_project.pk, "nonsense"])
     assert client.post(url, {}).status_code == 404
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
-from page_helpers import execute
+from page_helpers import execute, fill_from_samples
 
 from assignment import services
+from assignment.importers import KINDS
 from assignment.models import AssignmentRun
 
 pytestmark = pytest.mark.django_db
@@ -74,8 +75,28 @@ def test_a_refused_hand_out_says_why_on_the_run_page(client, sample_project):
     text = response.content.decode()
     assert f"run #{greedy.pk} cannot be handed out now" in text
     assert f"the project now counts those of round #{since.pk}" in text
-    assert 'id="hand-out-run"' in text  # still an alternative
+    assert 'id="hand-out-run"' not in text  # not offered while it would be refused ...
+    assert 'id="hand-out-refused"' in text  # ... which the page says, with the reason
     assert AssignmentRun.objects.get(pk=greedy.pk).handed_out_at is None
+
+
+def test_a_run_that_cannot_be_handed_out_offers_no_button_but_says_why(client, alice):
+    project = services.project_create(owner=alice, name="no answers yet")
+    fill_from_samples(project, [kind for kind in KINDS if kind != "answers"])
+    comparison = services.comparison_create(
+        project=project, methods=["greedy"], budgets=[3], seed=0, enqueue=False
+    )
+    (whole,) = comparison.runs.all()
+    execute(whole.pk)
+    assert 'id="hand-out-run"' in page(client, "run", whole.pk)  # nothing since: it fits
+    since = services.run_create(
+        project=project, method="random", next_round=True, budget=2, seed=0, enqueue=False
+    )
+    execute(since.pk)
+    text = page(client, "run", whole.pk)
+    assert 'id="hand-out-run"' not in text
+    refused = text.split('id="hand-out-refused">')[1].split("</p>")[0]
+    assert f"run #{whole.pk} cannot be handed out now: its comparison was on the whole" in refused
 
 
 def test_a_handed_out_run_is_withdrawn_from_its_page_and_another_may_go_out(client, sample_project):

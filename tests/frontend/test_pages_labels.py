@@ -70,6 +70,17 @@ def test_labels_are_paginated(client, sample_project, monkeypatch):
     assert "Page 3 of 3" in third
 
 
+@pytest.mark.parametrize(("asked", "shown"), [("0", 1), ("-1", 1), ("x", 1), ("2", 2), ("99", 3)])
+def test_a_page_below_the_first_is_the_first_and_one_past_the_last_the_last(
+    client, sample_project, monkeypatch, asked, shown
+):
+    from frontend.views import labels
+
+    monkeypatch.setattr(labels, "LABELS_PER_PAGE", 2)
+    url = reverse("frontend:labels", args=[sample_project.pk])
+    assert f"Page {shown} of 3" in client.get(url, {"page": asked}).content.decode()
+
+
 def test_a_project_that_cannot_have_labels_says_why(client, alice):
     fresh = services.project_create(owner=alice, name="fresh")
     fill_from_samples(fresh, kinds=("workers", "tasks"))

@@ -6,10 +6,10 @@ import io
 
 import pytest
 from django.urls import reverse
-from page_helpers import execute
+from page_helpers import execute, form_inputs
 
 from assignment import services
-from assignment.models import Project, Worker
+from assignment.models import AssignmentRun, Project, RunStatus, Worker
 
 pytestmark = pytest.mark.django_db
 
@@ -64,6 +64,15 @@ def test_a_project_the_services_refuse_is_shown_with_the_reason_and_not_created(
     assert not Project.objects.exists()
 
 
+def test_a_label_too_long_is_named_beside_the_label_set_and_quoted_in_part(client):
+    response = client.post(reverse("frontend:project_create"), {**NEW, "labels": "a" * 150 + ", b"})
+    assert response.status_code == 400
+    (error,) = response.context["form"].errors["labels"]
+    assert error.startswith("Label 1 of 2 is 150 characters long, and a label may have at most 100")
+    assert "a" * 81 not in error
+    assert "(152 characters)" in error  # the quotation's length, quotes included
+
+
 def test_a_second_project_of_the_same_name_is_refused(client, sample_project):
     response = client.post(reverse("frontend:project_create"), {**NEW, "name": sample_project.name})
     assert response.status_code == 400
@@ -85,6 +94,16 @@ def test_settings_change_only_what_was_changed(client, sample_project):
     assert "strictly between 0 and 1" in refused.content.decode()
     sample_project.refresh_from_db()
     assert sample_project.default_prior == 0.5
+
+
+def test_settings_saved_in_two_tabs_keep_each_tabs_own_change(client, sample_project):
+    url = reverse("frontend:project_settings", args=[sample_project.pk])
+    tab_a = form_inputs(client.get(url).content.decode(), 1)  # the site header's is the first
+    tab_b = form_inputs(client.get(url).content.decode(), 1)
+    assert client.post(url, {**tab_a, "name": "renamed"}).status_code == 302
+    assert client.post(url, {**tab_b, "default_max_tasks_per_worker": "7"}).status_code == 302
+    sample_project.refresh_from_db()
+    assert (sample_project.name, sample_project.default_max_tasks_per_worker) == ("renamed", 7)
 
 
 def test_settings_refuse_a_budget_below_the_answers_and_the_pairs_awaiting_answers(
@@ -118,6 +137,18 @@ def test_deleting_asks_first_and_then_removes_everything(client, sample_project)
     assert response.redirect_chain[-1][0] == reverse("frontend:projects")
     assert not Project.objects.exists()
     assert not Worker.objects.exists()
+
+
+def test_deleting_says_which_runs_are_computing_now_and_counts_in_words(
+    client, sample_project, queued
+):
+    for status in (RunStatus.RUNNING, RunStatus.SUCCEEDED, RunStatus.QUEUED):
+        run = services.run_create(project=sample_project, method="random", enqueue=False)
+        AssignmentRun.objects.filter(pk=run.pk).update(status=status)
+    page = client.get(reverse("frontend:project_delete", args=[sample_project.pk]))
+    text = " ".join(page.content.decode().split())
+    assert "3 runs, 1 of them computing now (it will be stopped), 1 queued (it will not" in text
+    assert "1 quality matrix," in text
 
 
 def test_the_overview_counts_the_data_and_says_what_to_do_next(client, sample_project):
@@ -214,6 +245,13 @@ def test_a_project_of_three_labels_is_created_with_the_binary_prior_left_as_it_w
     assert project.default_label_prior is None  # uniform
 
 
+def test_a_project_of_three_labels_is_created_with_the_binary_prior_emptied(client, alice):
+    data = {**NEW, "labels": "cat, dog, bird", "default_prior": ""}
+    response = client.post(reverse("frontend:project_create"), data)
+    assert response.status_code == 302, response.content.decode()
+    assert Project.objects.get(owner=alice).labels == ["cat", "dog", "bird"]
+
+
 def test_a_label_with_a_comma_is_written_in_quotes_and_its_settings_save_unchanged(client, alice):
     data = {**NEW, "labels": '"a, b", c, "say ""hi"""', "default_prior": "0.5"}
     assert client.post(reverse("frontend:project_create"), data).status_code == 302
@@ -272,3 +310,34 @@ def test_a_project_without_a_budget_shows_how_many_pairs_its_caps_allow(client, 
     services.project_update(project=sample_project, default_budget=20)
     page = client.get(url).content.decode()
     assert 'id="caps-allow"' not in page
+
+
+def test_a_form_with_errors_says_so_in_the_title_and_a_summary_linking_each_field(client):
+    response = client.post(
+        reverse("frontend:project_create"), {**NEW, "default_budget": "-5", "name": ""}
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "<title>Error: New project · tvcs-assign</title>" in page
+    summary = page.split('id="error-summary"')[1].split("</div>")[0]
+    assert "data-error-summary" in summary  # focused by live.js
+    assert '<a href="#id_name">Name: This field is required.</a>' in summary
+    assert '<a href="#id_default_budget">Default budget: Ensure this value' in summary
+    budget = page.split('name="default_budget"')[1].split(">")[0]
+    assert 'aria-invalid="true"' in budget
+    assert 'aria-describedby="id_default_budget_helptext id_default_budget_error"' in budget
+    assert 'id="id_default_budget_error"' in page
+
+
+def test_a_label_set_the_services_refuse_is_an_error_of_that_field_in_the_summary(client):
+    response = client.post(reverse("frontend:project_create"), {**NEW, "labels": "a, a"})
+    assert response.context["form"].errors["labels"] == ["The label 'a' is given twice"]
+    page = response.content.decode()
+    assert '<a href="#id_labels">Label set: The label &#x27;a&#x27; is given twice</a>' in page
+    assert 'aria-invalid="true"' in page.split('name="labels"')[1].split(">")[0]
+
+
+def test_a_page_without_errors_has_no_summary_and_a_plain_title(client):
+    page = client.get(reverse("frontend:project_create")).content.decode()
+    assert "<title>New project · tvcs-assign</title>" in page
+    assert "data-error-summary" not in page

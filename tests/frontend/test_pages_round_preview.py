@@ -87,6 +87,29 @@ def test_nothing_left_to_spend_is_said(client, sample_project):
     html = fragment(client, sample_project)
     assert 'id="round-preview-done"' in html
     assert "nothing left to spend" in html
+    assert "Start the next round" not in html  # not offered as if it would help
+    assert "A round started now with the defaults would assign nobody" in html
+    url = reverse("frontend:project", args=[sample_project.pk])
+    page = client.get(url, {"preview": "1"}).content.decode()
+    assert "Start the next round" not in page  # nor beside it, without JavaScript
+
+
+def test_a_preview_with_a_gain_offers_the_next_round(client, sample_project):
+    assert "Start the next round</a>" in fragment(client, sample_project)
+
+
+def test_a_stale_matrix_keeps_the_answers_in_the_rounds_section_and_says_what_it_needs(
+    client, sample_project
+):
+    Task.objects.create(project=sample_project, external_id="new", category="birds")
+    page = client.get(reverse("frontend:project", args=[sample_project.pk])).content.decode()
+    rounds = page.split('<section id="rounds">')[1].split("</section>")[0]
+    answers = Answer.objects.filter(task__project=sample_project).count()
+    assert f"{answers} answers collected." in rounds
+    assert 'id="rounds-need-quality"' in rounds
+    assert "a fresh estimate of the quality matrix" in rounds
+    assert reverse("frontend:quality", args=[sample_project.pk]) + "#estimate" in rounds
+    assert "Start the next round" not in rounds
 
 
 def test_an_error_is_a_readable_escaped_message_not_a_500(client, sample_project, monkeypatch):
@@ -102,3 +125,10 @@ def test_an_error_is_a_readable_escaped_message_not_a_500(client, sample_project
 def test_another_users_project_is_not_found(other_client, sample_project):
     url = reverse("frontend:round_preview", args=[sample_project.pk])
     assert other_client.get(url).status_code == 404
+
+
+def test_a_budget_of_one_pair_is_one_pair(client, sample_project):
+    answers = Answer.objects.filter(task__project=sample_project).count()
+    services.project_update(project=sample_project, default_budget=answers + 1)
+    html = fragment(client, sample_project)
+    assert "(a budget of 1 pair," in html

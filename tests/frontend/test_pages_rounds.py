@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
-from page_helpers import execute
+from page_helpers import execute, fill_from_samples
 
+from assignment import services
+from assignment.importers import KINDS
 from assignment.models import Answer, AssignmentRun
 
 pytestmark = pytest.mark.django_db
@@ -67,7 +69,7 @@ def test_a_next_round_started_from_the_form_counts_the_answers_and_shows_its_gai
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("target_posterior", "0.5", "Must be above 0.5."),
+        ("target_posterior", "0.5", "Target posterior must be a number above 0.5, at most 1"),
         ("target_accuracy", "2", "less than or equal to 1"),
     ],
 )
@@ -79,6 +81,26 @@ def test_a_round_target_out_of_range_is_a_form_error(
     assert response.status_code == 400
     assert message in response.content.decode()
     assert not AssignmentRun.objects.exists()
+
+
+def test_a_three_label_project_takes_a_target_posterior_above_one_third_on_both_forms(
+    client, alice, queued
+):
+    project = services.project_create(owner=alice, name="pets", labels=["cat", "dog", "bird"])
+    fill_from_samples(project, [kind for kind in KINDS if kind != "answers"])  # all open
+    round_fields = {"next_round": "on", "target_posterior": "0.4"}
+    compare_url = reverse("frontend:comparison_create", args=[project.pk])
+    comparison = {"methods": ["greedy"], "budget_mode": "list", "budgets": "3", **round_fields}
+    response = client.post(compare_url, comparison)
+    assert response.status_code == 302, response.content.decode()
+    run_url = reverse("frontend:run_create", args=[project.pk])
+    response = client.post(run_url, form_data(client, project, method="greedy", **round_fields))
+    assert response.status_code == 302, response.content.decode()
+    assert [run.target_posterior for run in AssignmentRun.objects.all()] == [0.4, 0.4]
+    # Below 1/3 is refused by the services' rule, in the field's words.
+    response = client.post(compare_url, {**comparison, "target_posterior": "0.3"})
+    assert response.status_code == 400
+    assert "Target posterior must be a number above 1/3" in response.content.decode()
 
 
 def test_a_target_without_the_round_ticked_is_told_why(client, sample_project, queued):

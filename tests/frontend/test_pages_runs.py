@@ -329,3 +329,15 @@ def test_runs_and_comparisons_from_the_pages_share_the_users_api_rate(
     assert refused.status_code == 429
     assert AssignmentRun.objects.count() == 2
     assert api.post(api_url, {"method": "random"}, format="json").status_code == 429
+
+
+def test_an_error_of_a_choice_links_from_the_summary_to_its_first_option(client, sample_project):
+    data = {**form_defaults(client, sample_project), "method": "simplex"}
+    page = client.post(reverse("frontend:run_create", args=[sample_project.pk]), data)
+    text = page.content.decode()
+    assert '<a href="#id_method_0">Method: Select a valid choice.' in text
+    assert '<fieldset id="id_method_0">' in text
+    url = reverse("frontend:comparison_create", args=[sample_project.pk])
+    text = client.post(url, {"methods": ["simplex"], "budget_mode": "list"}).content.decode()
+    assert '<a href="#id_methods_0">Methods: Select a valid choice.' in text
+    assert 'id="id_methods_0"' in text

@@ -89,6 +89,58 @@
   revealChosen("method", "options-");
   revealChosen("budget_mode", "budgets-");
 
+  /* The new-project form shows the prior its label set takes: the two-label box for two
+   * labels, the prior over the labels for more. The other is disabled, so it is not sent
+   * (the server ignores it anyway when left as it was or emptied). */
+  function countLabels(text) {
+    var count = 0, item = "", quoted = false;
+    for (var i = 0; i <= text.length; i += 1) {
+      var c = text.charAt(i);
+      if (c === '"') {
+        quoted = !quoted;
+        item += c;
+      } else if (i === text.length || (c === "," && !quoted)) {
+        count += item.trim() ? 1 : 0;
+        item = "";
+      } else {
+        item += c;
+      }
+    }
+    return count;
+  }
+  var labelSet = document.querySelector("textarea[name=labels], input[name=labels]");
+  var twoLabels = document.querySelector("[data-field=default_prior]");
+  var overLabels = document.querySelector("[data-field=default_label_prior]");
+  function showPrior() {
+    var many = countLabels(labelSet.value) > 2;
+    [[twoLabels, many], [overLabels, !many]].forEach(function (pair) {
+      pair[0].hidden = pair[1];
+      pair[0].querySelectorAll("input, textarea").forEach(function (input) {
+        input.disabled = pair[1];
+      });
+    });
+  }
+  if (labelSet && twoLabels && overLabels) {
+    labelSet.addEventListener("input", showPrior);
+    showPrior();
+  }
+
+  /* A page that shows a form's errors moves focus to their summary (data-error-summary), so
+   * that it is read out and in view; a link of the summary focuses its field. */
+  var summary = document.querySelector("[data-error-summary]");
+  if (summary) {
+    summary.focus();
+    summary.addEventListener("click", function (event) {
+      var link = event.target.closest("a[href^='#']");
+      var field = link && document.getElementById(link.getAttribute("href").slice(1));
+      if (field) {
+        event.preventDefault();
+        field.scrollIntoView({ block: "center" });
+        field.focus();
+      }
+    });
+  }
+
   /* A form with data-confirm asks before it is sent (one that cannot be undone, such as
    * withdrawing a round); listened for on the document, so forms swapped in live ask too.
    * Without JavaScript the form's own text says what it does. */

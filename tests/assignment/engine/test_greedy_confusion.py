@@ -206,7 +206,7 @@ def test_every_method_reports_the_dawid_skene_accuracy_of_a_feasible_answer(meth
     )
     assert result.expected_accuracy == expected.expected_accuracy
     assert result.details["accuracy"] == expected.expected_accuracy
-    assert "Dawid-Skene" in result.details["objective"]
+    assert "Dawid\u2013Skene" in result.details["objective"]
     assert result.history == []
     if method == "tvcs-iht":  # never below the greedy under the matrices
         greedy = solve(problem, method="greedy")

@@ -353,7 +353,7 @@ def test_the_dawid_skene_round_scores_the_accuracy_of_the_final_dawid_skene_vote
     nxt = next_round(problem, worker_index=workers, task_index=tasks, label=labels)
     result = solve(nxt.problem, method="greedy")
     assert result.accuracy_standard_error is None
-    assert "Dawid-Skene" in result.details["objective"]
+    assert "Dawid\u2013Skene" in result.details["objective"]
     old = [
         [(i, a) for i, t, a in zip(workers, tasks, labels, strict=True) if t == j] for j in range(m)
     ]
@@ -436,7 +436,7 @@ def test_a_dawid_skene_round_plans_and_takes_layers_like_any_other():
     assert nxt.problem.is_feasible(take)
     assert take.sum() == nxt.layer_budget(3)
     assert not take[workers, tasks].any()
-    assert "Dawid-Skene" in plan.details["objective"]
+    assert "Dawid\u2013Skene" in plan.details["objective"]
 
 
 @pytest.mark.parametrize(
