@@ -34,15 +34,18 @@ def test_tvcs_iht_beats_random_on_a_figure_4_instance():
     assert iht.expected_accuracy > rand.expected_accuracy + 0.02
 
 
-def test_tvcs_iht_reports_progress_after_every_iteration_not_only_at_evaluations():
+@pytest.mark.parametrize(("max_iter", "greedy_share"), [(10, 0.6), (12, 0.5), (40, 0.15)])
+def test_tvcs_iht_reports_progress_after_every_iteration_not_only_at_evaluations(
+    max_iter, greedy_share
+):
     calls = []
     solve(
         make_problem(),
         method="tvcs-iht",
         seed=0,
-        max_iter=12,
+        max_iter=max_iter,
         eval_every=6,
-        patience=12,
+        patience=max_iter,
         bound_gap=0.0,
         search_when_spent=True,
         progress=lambda f, msg: calls.append((f, msg)),
@@ -51,11 +54,16 @@ def test_tvcs_iht_reports_progress_after_every_iteration_not_only_at_evaluations
     assert fractions == sorted(fractions)
     start = [f for f, msg in calls if msg.startswith("greedy start: ")]
     assert start
-    assert max(start) == pytest.approx(0.6)  # the greedy start: 60% of the bar
+    # The greedy start's part of the bar: 60% at the default 10 steps, less with more steps.
+    assert max(start) == pytest.approx(greedy_share)
     steps = [(f, msg) for f, msg in calls if msg.startswith("iteration ")]
-    assert [msg.split()[1] for _, msg in steps] == [f"{t}/12," for t in range(1, 13)]
-    # the steps' 20% of the bar, one step at a time
-    np.testing.assert_allclose(np.diff([0.6, *(f for f, _ in steps)]), 0.2 / 12)
+    assert [msg.split()[1] for _, msg in steps] == [
+        f"{t}/{max_iter}," for t in range(1, max_iter + 1)
+    ]
+    # the steps' part of the bar up to 80%, one step at a time
+    np.testing.assert_allclose(
+        np.diff([greedy_share, *(f for f, _ in steps)]), (0.8 - greedy_share) / max_iter
+    )
 
 
 def test_the_final_pass_removes_second_workers_that_add_nothing_under_prior_one_half():
