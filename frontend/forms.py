@@ -26,6 +26,7 @@ from assignment.models import (
     EstimateSource,
     Project,
 )
+from assignment.services.quality import EM_MAX_ITERATIONS
 from assignment.services.rounds import target_posterior_refusal
 from assignment.sign_in import LockoutFormMixin
 
@@ -283,6 +284,15 @@ class QualityEstimateForm(forms.Form):
         help_text="Prior pseudo-answers pulling a worker's accuracy on one category towards "
         'that worker\'s overall accuracy. "auto" fits it (gold only).',
     )
+    max_iterations = forms.IntegerField(
+        label="EM iterations at most",
+        required=False,
+        min_value=1,
+        max_value=100_000,
+        help_text=f"When learning from collected answers (or both); empty = "
+        f"{EM_MAX_ITERATIONS}. An estimate that has not converged by then is stored all the "
+        "same, and the page says so: raise this to let it converge.",
+    )
 
     def clean(self) -> dict:
         """A worker model other than the default chosen for an estimate from gold answers is
@@ -295,11 +305,18 @@ class QualityEstimateForm(forms.Form):
                 "An estimate from gold answers counts them, with no worker model: learn from "
                 "collected answers (or both) to use this model.",
             )
+        if gold and data.get("max_iterations") is not None:
+            self.add_error(
+                "max_iterations",
+                "An estimate from gold answers counts them, with no EM to bound: learn from "
+                "collected answers (or both), or leave this empty.",
+            )
         return data
 
     def estimate_arguments(self) -> dict:
         """The keyword arguments of ``services.quality_estimate``: the source (gold when not
-        given), the model only for an estimate by EM, and the strengths."""
+        given), the model and the bound on iterations only for an estimate by EM, and the
+        strengths."""
         data = self.cleaned_data
         source = data.get("source") or EstimateSource.GOLD.value
         arguments = {
@@ -309,6 +326,7 @@ class QualityEstimateForm(forms.Form):
         }
         if source != EstimateSource.GOLD:
             arguments["model"] = data.get("model") or MODELS[0]
+            arguments["max_iterations"] = data.get("max_iterations")
         return arguments
 
 

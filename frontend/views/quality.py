@@ -66,6 +66,8 @@ def _report_estimate(request: HttpRequest, matrix: QualityMatrix) -> None:
     else:
         messages.warning(
             request,
-            f"{text}. The EM did not converge in {details['iterations']} iterations; the "
-            "matrix is stored all the same.",
+            f"{text}. The EM did not converge in {details['iterations']} iteration"
+            f"{'s' * (details['iterations'] != 1)}; the "
+            'matrix is stored all the same. Estimate again with more "EM iterations at '
+            'most" to let it converge.',
         )

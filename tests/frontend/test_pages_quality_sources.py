@@ -96,18 +96,23 @@ def test_the_default_model_left_selected_with_gold_is_not_used(client, crowd):
     )
 
 
-def test_an_estimate_that_did_not_converge_is_a_warning_on_the_page(client, crowd, monkeypatch):
-    real = services.quality_estimate
-    monkeypatch.setattr(
-        services,
-        "quality_estimate",
-        lambda **arguments: real(**arguments, max_iterations=0),
-    )
+def test_an_estimate_that_did_not_converge_is_a_warning_that_says_how_to_let_it(client, crowd):
     url = reverse("frontend:quality", args=[crowd.pk])
-    client.post(url, {**ESTIMATE, "source": "answers"})
+    client.post(url, {**ESTIMATE, "source": "answers", "max_iterations": 1})
+    assert QualityMatrix.objects.get(project=crowd).details["iterations"] == 1
     page = client.get(url).content.decode()
-    assert "The EM did not converge in 0 iterations; the matrix is stored all the same." in page
-    assert "did not converge in 0 iterations (stored all the same)" in how_made(page)
+    assert "The EM did not converge in 1 iteration; the matrix is stored all the same." in page
+    assert 'more "EM iterations at most" to let it converge' in page.replace("&quot;", '"')
+    assert "did not converge in 1 iteration (stored all the same;" in how_made(page)
+    assert 'href="#id_max_iterations"' in page
+
+
+def test_a_bound_on_em_iterations_with_gold_is_refused_as_the_api_refuses_it(client, crowd):
+    url = reverse("frontend:quality", args=[crowd.pk])
+    response = client.post(url, {**ESTIMATE, "source": "gold", "max_iterations": 5})
+    assert response.status_code == 400
+    assert "with no EM to bound" in response.content.decode()
+    assert not QualityMatrix.objects.filter(project=crowd).exists()
 
 
 @pytest.mark.parametrize(
