@@ -184,6 +184,15 @@ def _quality_rows(project: Project) -> Rows:
     return generate()
 
 
+def _answers_in_hand(project: Project, matrix: QualityMatrix):
+    """The project's answers on ``matrix`` (:func:`~assignment.answers.answers_in_hand`), or
+    :class:`ExportError` with why they cannot be read."""
+    try:
+        return answers_in_hand(project=project, matrix=matrix)
+    except AnswersError as exc:
+        raise ExportError(str(exc)) from exc
+
+
 def _label_rows(project: Project) -> Rows:
     """Bayes-vote label of every task with answers, with the posterior of that label.
 
@@ -194,10 +203,7 @@ def _label_rows(project: Project) -> Rows:
     """
     labels = list(project.labels)
     matrix = _latest_quality_matrix(project)
-    try:
-        answers = answers_in_hand(project=project, matrix=matrix)
-    except AnswersError as exc:
-        raise ExportError(str(exc)) from exc
+    answers = _answers_in_hand(project, matrix)
     if not answers.count:
         return iter(())
     answered, task_of_answer = np.unique(answers.columns, return_inverse=True)
@@ -259,10 +265,7 @@ def _dawid_skene_label_rows(project: Project) -> Rows:
 def _confusion_label_rows(project: Project, matrix: QualityMatrix, confusion) -> Rows:
     """The Dawid–Skene labels under ``matrix``'s ``confusion`` matrices (n_workers, K, K)."""
     labels = list(project.labels)
-    try:
-        answers = answers_in_hand(project=project, matrix=matrix)
-    except AnswersError as exc:
-        raise ExportError(str(exc)) from exc
+    answers = _answers_in_hand(project, matrix)
     if not answers.count:
         return iter(())
     answered, task_of_answer = np.unique(answers.columns, return_inverse=True)
