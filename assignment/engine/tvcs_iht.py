@@ -71,6 +71,7 @@ def _start_share(max_iter: int) -> float:
     the next 52 s."""
     return _START_SHARE * min(1.0, _START_STEPS / max(max_iter, 1))
 
+
 #: Above this many pairs ``n * m``, tvcs-iht returns greedy's assignment: its steps and final
 #: pass hold dense (n, m) arrays (docs/design.md#tvcs-iht).
 DENSE_PAIRS_MAX = 600_000_000
@@ -149,6 +150,7 @@ OPTIONS = (
         "Step size: step t moves by step / sqrt(1 + t / 10) along the sampled gradient.",
         minimum=0,
         exclusive_minimum=True,
+        maximum=1_000,  # 1e308 overflowed the iterate (a QA pass)
     ),
     Option(
         "batch_size",
@@ -161,8 +163,8 @@ OPTIONS = (
         "temperature",
         float,
         "Smoothing of the vote's sigmoid in the surrogate objective: larger is smoother.",
-        minimum=0,
-        exclusive_minimum=True,
+        minimum=0.001,  # 1e-320 overflowed the sigmoid (a QA pass)
+        maximum=1_000,
     ),
     Option(
         "eval_every",

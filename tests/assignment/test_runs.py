@@ -401,7 +401,7 @@ def test_a_pool_process_stopping_alone_hands_back_only_its_own_run(project_in_on
             {"method": "tvcs-iht", "options": {"eval_every": 0}},
             r"eval_every must be an integer in \[1, 10000\]",
         ),
-        ({"method": "tvcs-iht", "options": {"step": -1}}, "step must be a positive number"),
+        ({"method": "tvcs-iht", "options": {"step": -1}}, r"step must be a number in \(0, 1000\]"),
         (
             {"method": "q-lp", "options": {"target_error": 2}},
             r"target_error must be a number in \(0, 1\)",

@@ -64,7 +64,7 @@ def test_a_run_started_from_the_page_is_queued_with_only_the_changed_options(
     [
         ({"tvcs-iht__max_iter": "1e30"}, "Enter a whole number"),
         ({"tvcs-iht__max_iter": "20000"}, "max_iter must be an integer in [0, 10000]"),
-        ({"tvcs-iht__step": "0"}, "step must be a positive number"),
+        ({"tvcs-iht__step": "0"}, "step must be a number in (0, 1000]"),
         ({"budget": "-4"}, "greater than or equal to 0"),
         ({"method": "simplex"}, "Select a valid choice"),
     ],

@@ -89,8 +89,11 @@ def test_progress_is_reported_and_ends_at_one():
         ({"method": "tvcs-iht", "max_iter": -1}, r"max_iter must be an integer in \[0, 10000\]"),
         ({"method": "tvcs-iht", "max_iter": 2.5}, r"max_iter must be an integer in \[0, 10000\]"),
         ({"method": "tvcs-iht", "eval_every": 0}, r"eval_every must be an integer in \[1, 10000\]"),
-        ({"method": "tvcs-iht", "step": float("nan")}, "step must be a positive number"),
-        ({"method": "tvcs-iht", "temperature": 0}, "temperature must be a positive number"),
+        ({"method": "tvcs-iht", "step": float("nan")}, r"step must be a number in \(0, 1000\]"),
+        (
+            {"method": "tvcs-iht", "temperature": 0},
+            r"temperature must be a number in \[0.001, 1000\]",
+        ),
         ({"method": "tvcs-iht", "refine": 1}, "refine must be true or false"),
         (
             {"method": "tvcs-iht", "time_limit": -3},
