@@ -6,6 +6,7 @@ import logging
 
 from django.db import OperationalError
 from django.http import HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 
 from assignment.api.errors import API_PREFIX
 
@@ -19,8 +20,8 @@ _BUSY = "the database is busy; nothing was written, try again in a few seconds"
 class DatabaseBusyMiddleware:
     """Turn a lock the database could not get in time ("database is locked" on SQLite, a lock
     or statement timeout on PostgreSQL) into 503 with ``Retry-After``: JSON under ``/api/``,
-    a short page elsewhere. Each request's writes are one transaction (the services'), so
-    nothing of it was written."""
+    the site's ``503.html`` elsewhere (self-contained: no query while the database is busy).
+    Each request's writes are one transaction (the services'), so nothing of it was written."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -35,9 +36,8 @@ class DatabaseBusyMiddleware:
         if request.path.startswith(API_PREFIX):
             response = JsonResponse({"detail": _BUSY}, status=503)
         else:
-            response = HttpResponse(
-                f"<!doctype html><title>Busy</title><p>{_BUSY}.</p>", status=503
-            )
+            page = render_to_string("503.html", {"retry_after": RETRY_AFTER})  # no request
+            response = HttpResponse(page, status=503)
         response["Retry-After"] = str(RETRY_AFTER)
         return response
 

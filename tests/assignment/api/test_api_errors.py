@@ -109,6 +109,11 @@ def test_a_busy_database_is_a_503_on_the_pages_too(alice, monkeypatch):
     )
     assert response.status_code == 503
     assert response["Retry-After"] == "5"
+    # The site's page, in its layout (self-contained: the database is busy).
+    page = response.content.decode()
+    assert "<title>Busy · tvcs-assign</title>" in page
+    assert 'class="site-header"' in page
+    assert "nothing of this request was saved. Try again in\n    5 seconds" in page
 
 
 @pytest.mark.parametrize("path", ["/api/token/", "/api/projects/"])
